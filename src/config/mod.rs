@@ -1,0 +1,148 @@
+//! Configuration: the data folder and its paths, companion caps read once from the
+//! environment, and settings.yaml whose live keys are re-read on use (validated key by
+//! key: a bad value names the key and keeps the last good one).
+
+mod caps;
+mod settings;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use caps::CompanionCaps;
+pub use settings::{ApiStyle, SettingError, Settings, VoiceMode};
+
+/// Every environment name Kotoba reads, so the README can list them and tests can
+/// build a [`Config`] without touching the process environment.
+pub const ENV_NAMES: &[&str] = &[
+    "KOTOBA_HOME",
+    "KOTOBA_SETTINGS",
+    "KOTOBA_LLM_BASE_URL",
+    "KOTOBA_LLM_API",
+    "KOTOBA_MODEL",
+    "KOTOBA_REASONING_EFFORT",
+    "OPENAI_API_KEY",
+    "KOTOBA_MAX_TOOL_CALLS",
+    "KOTOBA_FAIL_LIMIT",
+    "KOTOBA_PER_TOOL_LIMIT",
+    "KOTOBA_DELEGATE_LIMIT",
+    "KOTOBA_WEB_SEARCH_LIMIT",
+];
+
+/// Where things live.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The data folder (`KOTOBA_HOME`, default `~/.kotoba`).
+    pub home: PathBuf,
+    /// settings.yaml (`KOTOBA_SETTINGS`, default `<home>/settings.yaml`).
+    pub settings: PathBuf,
+    /// The SQLite database.
+    pub db: PathBuf,
+    /// Memory Markdown files.
+    pub memory: PathBuf,
+}
+
+impl Paths {
+    /// Paths under one data folder.
+    pub fn under(home: &Path, settings: Option<PathBuf>) -> Paths {
+        Paths {
+            home: home.to_path_buf(),
+            settings: settings.unwrap_or_else(|| home.join("settings.yaml")),
+            db: home.join("kotoba.db"),
+            memory: home.join("memory"),
+        }
+    }
+}
+
+/// The process's configuration, loaded once and shared as `Arc`.
+#[derive(Debug)]
+pub struct Config {
+    /// Where things live.
+    pub paths: Paths,
+    /// Companion caps, read once at start.
+    pub caps: CompanionCaps,
+    env: HashMap<String, String>,
+    live: Mutex<settings::LiveState>,
+}
+
+impl Config {
+    /// Load from the process environment (main only; tests use [`Config::from_env_map`]).
+    pub fn from_process_env() -> Arc<Config> {
+        let env: HashMap<String, String> = ENV_NAMES
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        Config::from_env_map(env)
+    }
+
+    /// Build from an explicit map of environment values.
+    pub fn from_env_map(env: HashMap<String, String>) -> Arc<Config> {
+        let home = env
+            .get("KOTOBA_HOME")
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(default_home);
+        let settings = env.get("KOTOBA_SETTINGS").filter(|v| !v.trim().is_empty()).map(PathBuf::from);
+        let paths = Paths::under(&home, settings);
+        let caps = CompanionCaps::from_env(|k| env.get(k).cloned());
+        Arc::new(Config { paths, caps, env, live: Mutex::new(settings::LiveState::default()) })
+    }
+
+    /// A config for tests: data folder `home`, the given env values, nothing else.
+    pub fn for_home(home: &Path, extra_env: &[(&str, &str)]) -> Arc<Config> {
+        let mut env: HashMap<String, String> =
+            extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        env.insert("KOTOBA_HOME".into(), home.display().to_string());
+        Config::from_env_map(env)
+    }
+
+    /// One environment value as it was at start.
+    pub fn env(&self, key: &str) -> Option<&str> {
+        self.env.get(key).map(String::as_str)
+    }
+
+    /// The live settings: settings.yaml re-read when it changed, each key validated,
+    /// environment overrides applied on top.
+    pub fn settings(&self) -> Settings {
+        let mut live = match self.live.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        live.refresh(&self.paths.settings);
+        let mut s = live.current.clone();
+        s.apply_env(|k| self.env(k));
+        s
+    }
+
+    /// Warnings from the last read of settings.yaml (bad keys, unreadable file).
+    pub fn settings_warnings(&self) -> Vec<String> {
+        let mut live = match self.live.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        live.refresh(&self.paths.settings);
+        live.warnings.clone()
+    }
+
+    /// Validate and write one key of settings.yaml. A bad value is refused with an
+    /// error naming the key, and the file is left as it was.
+    pub fn set(&self, key: &str, value: &str) -> Result<(), SettingError> {
+        settings::write_key(&self.paths.settings, key, value)
+    }
+
+    /// The API key for the model, from the env name the settings name.
+    pub fn api_key(&self) -> Option<String> {
+        let name = self.settings().api_key_env;
+        self.env(&name)
+            .map(str::to_string)
+            .or_else(|| std::env::var(&name).ok())
+            .filter(|k| !k.trim().is_empty())
+    }
+}
+
+fn default_home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join(".kotoba")
+}

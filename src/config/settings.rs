@@ -1,0 +1,418 @@
+//! settings.yaml: the live keys, each validated on its own. Reading keeps the last good
+//! value of a bad key (and says which key); writing refuses a bad value naming the key.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_yaml_ng::{Mapping, Value};
+
+/// Which wire API the model client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiStyle {
+    /// OpenAI Responses (`/responses`).
+    Responses,
+    /// Chat Completions (`/chat/completions`): Ollama, vLLM, llama.cpp, OpenRouter, Groq.
+    Chat,
+}
+
+/// How voice is produced: locally, or by an ElevenLabs agent that fills gaps itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoiceMode {
+    /// Kotoba speaks herself: heartbeats are spoken (or hummed).
+    Local,
+    /// An agent speaks: no heartbeats.
+    Agent,
+}
+
+/// The live settings, defaults filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `model` (gpt-5.6-luna).
+    pub model: String,
+    /// `base_url` (https://api.openai.com/v1).
+    pub base_url: String,
+    /// `api`: responses | chat (responses).
+    pub api: ApiStyle,
+    /// `api_key_env`: the env variable holding the key (OPENAI_API_KEY).
+    pub api_key_env: String,
+    /// `reasoning_effort`: "", off, minimal, low, medium, high (low).
+    pub reasoning_effort: String,
+    /// `voice_mode`: local | agent (local).
+    pub voice_mode: VoiceMode,
+    /// `work_max_iter` (40, ≥1).
+    pub work_max_iter: u32,
+    /// `work_max_tool_calls` (40, ≥1).
+    pub work_max_tool_calls: u32,
+    /// `work_fail_limit` (6, ≥1).
+    pub work_fail_limit: u32,
+    /// `work_timeout` seconds (3600, ≥30).
+    pub work_timeout: u64,
+    /// `disabled_toolsets`: families switched off ([]).
+    pub disabled_toolsets: Vec<String>,
+    /// `workspace`: the folder file tools are confined to (<home>/workspace).
+    pub workspace: Option<PathBuf>,
+    /// `owners`: ids that may answer host cards ([]).
+    pub owners: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            model: "gpt-5.6-luna".into(),
+            base_url: "https://api.openai.com/v1".into(),
+            api: ApiStyle::Responses,
+            api_key_env: "OPENAI_API_KEY".into(),
+            reasoning_effort: "low".into(),
+            voice_mode: VoiceMode::Local,
+            work_max_iter: 40,
+            work_max_tool_calls: 40,
+            work_fail_limit: 6,
+            work_timeout: 3600,
+            disabled_toolsets: Vec::new(),
+            workspace: None,
+            owners: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    /// A reasoning model is one whose reasoning effort is not empty or `off`.
+    pub fn is_reasoning_model(&self) -> bool {
+        let e = self.reasoning_effort.trim().to_ascii_lowercase();
+        !(e.is_empty() || e == "off" || e == "none")
+    }
+
+    /// Apply environment overrides (an env variable beats the file). A bad env value
+    /// is ignored with a warning naming it.
+    pub fn apply_env<'a>(&mut self, get: impl Fn(&str) -> Option<&'a str>) {
+        let pairs = [
+            ("KOTOBA_LLM_BASE_URL", "base_url"),
+            ("KOTOBA_LLM_API", "api"),
+            ("KOTOBA_MODEL", "model"),
+            ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
+        ];
+        for (env, key) in pairs {
+            if let Some(v) = get(env) {
+                if let Err(e) = apply_key(self, key, &Value::String(v.to_string())) {
+                    tracing::warn!("{env}: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// A settings value that was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// The key is not a setting.
+    #[error("'{0}' is not a setting")]
+    UnknownKey(String),
+    /// The value is wrong for the key; the message names both.
+    #[error("setting '{key}': {reason}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The file could not be read or written.
+    #[error("settings file {path}: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Every key settings.yaml understands.
+pub const KEYS: &[&str] = &[
+    "model",
+    "base_url",
+    "api",
+    "api_key_env",
+    "reasoning_effort",
+    "voice_mode",
+    "work_max_iter",
+    "work_max_tool_calls",
+    "work_fail_limit",
+    "work_timeout",
+    "disabled_toolsets",
+    "workspace",
+    "owners",
+];
+
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some(String::new()),
+        _ => None,
+    }
+}
+
+fn as_count(v: &Value, min: u64) -> Result<u64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= min => Ok(n),
+        _ => Err(format!("must be a whole number ≥ {min}, got {}", show(v))),
+    }
+}
+
+fn as_list(v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::Null => Ok(Vec::new()),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|i| as_text(i).ok_or_else(|| format!("must be a list of words, got {}", show(v))))
+            .collect(),
+        Value::String(s) => Ok(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()),
+        _ => Err(format!("must be a list, got {}", show(v))),
+    }
+}
+
+fn show(v: &Value) -> String {
+    serde_yaml_ng::to_string(v).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Validate `v` for `key` and store it in `s`.
+fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
+    let text = || as_text(v).ok_or_else(|| format!("must be text, got {}", show(v)));
+    match key {
+        "model" => {
+            let t = text()?;
+            if t.trim().is_empty() {
+                return Err("must not be empty".into());
+            }
+            s.model = t.trim().to_string();
+        }
+        "base_url" => {
+            let t = text()?;
+            let t = t.trim().trim_end_matches('/');
+            if !(t.starts_with("http://") || t.starts_with("https://")) {
+                return Err(format!("must be an http(s) URL, got {t:?}"));
+            }
+            s.base_url = t.to_string();
+        }
+        "api" => {
+            s.api = match text()?.trim().to_ascii_lowercase().as_str() {
+                "responses" => ApiStyle::Responses,
+                "chat" | "chat_completions" => ApiStyle::Chat,
+                other => return Err(format!("must be 'responses' or 'chat', got {other:?}")),
+            }
+        }
+        "api_key_env" => {
+            let t = text()?;
+            let ok = !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok {
+                return Err(format!("must be an environment variable name, got {t:?}"));
+            }
+            s.api_key_env = t;
+        }
+        "reasoning_effort" => {
+            let t = text()?.trim().to_ascii_lowercase();
+            if !["", "off", "none", "minimal", "low", "medium", "high", "xhigh"].contains(&t.as_str()) {
+                return Err(format!("must be one of off, minimal, low, medium, high; got {t:?}"));
+            }
+            s.reasoning_effort = t;
+        }
+        "voice_mode" => {
+            s.voice_mode = match text()?.trim().to_ascii_lowercase().as_str() {
+                "local" => VoiceMode::Local,
+                "agent" => VoiceMode::Agent,
+                other => return Err(format!("must be 'local' or 'agent', got {other:?}")),
+            }
+        }
+        "work_max_iter" => s.work_max_iter = as_count(v, 1)?.min(u32::MAX as u64) as u32,
+        "work_max_tool_calls" => s.work_max_tool_calls = as_count(v, 1)?.min(u32::MAX as u64) as u32,
+        "work_fail_limit" => s.work_fail_limit = as_count(v, 1)?.min(u32::MAX as u64) as u32,
+        "work_timeout" => s.work_timeout = as_count(v, 30)?,
+        "disabled_toolsets" => s.disabled_toolsets = as_list(v)?,
+        "owners" => s.owners = as_list(v)?,
+        "workspace" => {
+            let t = text()?;
+            s.workspace = if t.trim().is_empty() { None } else { Some(PathBuf::from(t.trim())) };
+        }
+        _ => return Err(format!("'{key}' is not a setting")),
+    }
+    Ok(())
+}
+
+/// The cached state of settings.yaml between reads.
+#[derive(Debug, Default)]
+pub(super) struct LiveState {
+    stamp: Option<(SystemTime, u64)>,
+    read_once: bool,
+    pub(super) current: Settings,
+    pub(super) warnings: Vec<String>,
+}
+
+impl LiveState {
+    /// Re-read the file if it changed since the last read.
+    pub(super) fn refresh(&mut self, path: &Path) {
+        let stamp = std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())));
+        if self.read_once && stamp == self.stamp {
+            return;
+        }
+        self.read_once = true;
+        self.stamp = stamp;
+        self.warnings.clear();
+        let Some(_) = stamp else {
+            // No file: defaults (a deleted file returns to defaults).
+            self.current = Settings::default();
+            return;
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return self.warn(format!("settings file {}: {e}; keeping the last good settings", path.display())),
+        };
+        let map: Mapping = match serde_yaml_ng::from_str::<Option<Mapping>>(&text) {
+            Ok(m) => m.unwrap_or_default(),
+            Err(e) => return self.warn(format!("settings file {} is not valid YAML ({e}); keeping the last good settings", path.display())),
+        };
+        let mut next = Settings::default();
+        for key in KEYS {
+            if let Some(v) = map.get(*key) {
+                if let Err(reason) = apply_key(&mut next, key, v) {
+                    // Keep the last good value of this key.
+                    let mut last = self.current.clone();
+                    copy_key(&mut next, &mut last, key);
+                    self.warn(format!("setting '{key}': {reason}; keeping {key} as it was"));
+                }
+            }
+        }
+        for k in map.keys() {
+            if let Some(k) = k.as_str() {
+                if !KEYS.contains(&k) {
+                    self.warn(format!("setting '{k}' is not a setting; ignored"));
+                }
+            }
+        }
+        self.current = next;
+    }
+
+    fn warn(&mut self, w: String) {
+        tracing::warn!("{w}");
+        self.warnings.push(w);
+    }
+}
+
+/// Copy one key's value from `from` into `to`.
+fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
+    match key {
+        "model" => to.model = std::mem::take(&mut from.model),
+        "base_url" => to.base_url = std::mem::take(&mut from.base_url),
+        "api" => to.api = from.api,
+        "api_key_env" => to.api_key_env = std::mem::take(&mut from.api_key_env),
+        "reasoning_effort" => to.reasoning_effort = std::mem::take(&mut from.reasoning_effort),
+        "voice_mode" => to.voice_mode = from.voice_mode,
+        "work_max_iter" => to.work_max_iter = from.work_max_iter,
+        "work_max_tool_calls" => to.work_max_tool_calls = from.work_max_tool_calls,
+        "work_fail_limit" => to.work_fail_limit = from.work_fail_limit,
+        "work_timeout" => to.work_timeout = from.work_timeout,
+        "disabled_toolsets" => to.disabled_toolsets = std::mem::take(&mut from.disabled_toolsets),
+        "workspace" => to.workspace = from.workspace.take(),
+        "owners" => to.owners = std::mem::take(&mut from.owners),
+        _ => {}
+    }
+}
+
+/// Validate `value` (YAML text) for `key` and write it into the file at `path`.
+pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), SettingError> {
+    if !KEYS.contains(&key) {
+        return Err(SettingError::UnknownKey(key.to_string()));
+    }
+    let v: Value = serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let mut probe = Settings::default();
+    apply_key(&mut probe, key, &v)
+        .map_err(|reason| SettingError::BadValue { key: key.to_string(), reason })?;
+    let io = |e: String| SettingError::Io { path: path.display().to_string(), reason: e };
+    let mut map: Mapping = match std::fs::read_to_string(path) {
+        Ok(t) => serde_yaml_ng::from_str::<Option<Mapping>>(&t).map_err(|e| io(e.to_string()))?.unwrap_or_default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
+        Err(e) => return Err(io(e.to_string())),
+    };
+    map.insert(Value::String(key.to_string()), v);
+    let text = serde_yaml_ng::to_string(&map).map_err(|e| io(e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+    }
+    let tmp = path.with_extension("yaml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| io(e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, body: &str) {
+        std::fs::write(path, body).unwrap();
+        // Make sure the stamp changes even within one mtime tick.
+    }
+
+    #[test]
+    fn a_bad_setting_names_the_key_and_keeps_the_last_good_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        write(&path, "work_max_iter: 12\nmodel: m1\n");
+        live.refresh(&path);
+        assert_eq!(live.current.work_max_iter, 12);
+        write(&path, "work_max_iter: zero-ish\nmodel: m2\n# pad\n");
+        live.refresh(&path);
+        assert_eq!(live.current.work_max_iter, 12, "last good value kept");
+        assert_eq!(live.current.model, "m2", "other keys still apply");
+        assert!(live.warnings.iter().any(|w| w.contains("work_max_iter")), "{:?}", live.warnings);
+    }
+
+    #[test]
+    fn a_bad_first_value_keeps_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        write(&path, "work_timeout: 5\napi: soap\n");
+        let mut live = LiveState::default();
+        live.refresh(&path);
+        assert_eq!(live.current.work_timeout, 3600);
+        assert_eq!(live.current.api, ApiStyle::Responses);
+        assert_eq!(live.warnings.len(), 2);
+    }
+
+    #[test]
+    fn writing_a_bad_value_is_refused_naming_the_key_and_the_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        write_key(&path, "work_fail_limit", "9").unwrap();
+        let err = write_key(&path, "work_fail_limit", "0").unwrap_err();
+        assert!(err.to_string().contains("work_fail_limit"), "{err}");
+        assert!(std::fs::read_to_string(&path).unwrap().contains("work_fail_limit: 9"));
+        assert!(matches!(write_key(&path, "colour", "red"), Err(SettingError::UnknownKey(_))));
+    }
+
+    #[test]
+    fn reasoning_effort_off_or_empty_is_not_a_reasoning_model() {
+        let mut s = Settings::default();
+        assert!(s.is_reasoning_model(), "the shipped default low counts as reasoning");
+        s.reasoning_effort = "off".into();
+        assert!(!s.is_reasoning_model());
+        s.reasoning_effort = String::new();
+        assert!(!s.is_reasoning_model());
+    }
+
+    #[test]
+    fn an_environment_variable_overrides_the_file() {
+        let mut s = Settings::default();
+        s.apply_env(|k| match k {
+            "KOTOBA_LLM_API" => Some("chat"),
+            "KOTOBA_MODEL" => Some("llama3"),
+            _ => None,
+        });
+        assert_eq!(s.api, ApiStyle::Chat);
+        assert_eq!(s.model, "llama3");
+    }
+}

@@ -1,0 +1,17 @@
+//! Kotoba: an AI companion that lives in Discord and runs real tools behind an
+//! approval gate. The layout map, one line per module:
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs)]
+
+/// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
+pub mod protocol;
+/// The model client trait and its two wire APIs.
+pub mod llm;
+/// The Tool trait, registry, and one file per tool family.
+pub mod tools;
+/// Configuration: paths, env caps, live settings.yaml.
+pub mod config;
+/// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
+pub mod store;
+/// The soul file and the system prompt.
+pub mod soul;

@@ -1,0 +1,2 @@
+//! The `kotoba` binary: parse the command line and run a surface.
+fn main() {}

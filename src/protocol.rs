@@ -1,0 +1,435 @@
+//! The wire types shared by the engine and every surface: frames, step rows, outcomes,
+//! cards and the three axes of a turn. Serialised as stable JSON (snake_case tags);
+//! surfaces render these and never invent their own.
+
+use serde::{Deserialize, Serialize};
+
+/// What she writes: the written register gets markdown, the spoken one none of it.
+/// Read by the system prompt and by narration (engine.md §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Register {
+    /// Chat text: terminal, a written Discord message, the text-only web page.
+    Text,
+    /// Spoken: web page (default), Discord voice, /v1.
+    Voice,
+}
+
+/// The approval clock: how long a person gets to answer a card (engine.md §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// Nothing times the turn out: the roomy window.
+    Text,
+    /// A live voice turn: tight windows.
+    Voice,
+}
+
+/// Companion (a conversation turn) or work (a background job's loop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// A conversation turn: companion caps, companion tools.
+    Companion,
+    /// A background job: work caps, work tools.
+    Work,
+}
+
+/// The risk a tool declares; anything but `read` is an action and opens a step row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Looks, changes nothing: a peek frame, no row, auto-safe at the gate.
+    Read,
+    /// Changes files or memory.
+    Write,
+    /// Runs a process on the host.
+    Exec,
+    /// Reaches the network.
+    Network,
+}
+
+impl Risk {
+    /// True for write, exec and network: those open a step row.
+    pub fn is_action(self) -> bool {
+        !matches!(self, Risk::Read)
+    }
+}
+
+/// How a client styles a step row (engine.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// `shell`.
+    Shell,
+    /// `execute_code`.
+    Code,
+    /// `web_*`.
+    Web,
+    /// File tools.
+    File,
+    /// `mcp_*`, `browser__*`, a connected MCP server's tools.
+    Mcp,
+    /// `skill_*`.
+    Skill,
+    /// `memory*`.
+    Memory,
+    /// Everything else.
+    Tool,
+}
+
+impl StepKind {
+    /// The kind a tool name implies, by the rules of engine.md §3.
+    pub fn for_tool(name: &str) -> StepKind {
+        match name {
+            "shell" => StepKind::Shell,
+            "execute_code" => StepKind::Code,
+            "read_file" | "write_file" | "patch" | "search_files" => StepKind::File,
+            n if n.starts_with("web_") => StepKind::Web,
+            n if n.starts_with("mcp_") || n.contains("__") => StepKind::Mcp,
+            n if n.starts_with("skill_") => StepKind::Skill,
+            n if n.starts_with("memory") => StepKind::Memory,
+            _ => StepKind::Tool,
+        }
+    }
+}
+
+/// Whether a row is opening or closing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The tool started.
+    Start,
+    /// The tool ended (with an outcome).
+    Done,
+}
+
+/// How a step ended, decided by witnesses, never by words (engine.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// It ran and handed back usable output.
+    Ok,
+    /// It ran and did not work (not ok, or exit code ≠ 0, 124 on a timeout kill).
+    Failed,
+    /// It never ran: a gate or the tool itself refused. See [`Ending`].
+    Refused,
+    /// Deferred: the card is up, the run has not happened yet.
+    Pending,
+    /// The turn was cut while it ran.
+    Interrupted,
+}
+
+/// The four endings of a refusal; each has its own sentence and audit approver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// The person said no (approver `user`).
+    Declined,
+    /// The card expired unread (approver `expired`).
+    Unanswered,
+    /// Nobody could be asked (approver `error`).
+    Unreachable,
+    /// The card went away when the person spoke over it (approver `dismissed`).
+    Dismissed,
+    /// The tool refused its own arguments, or a policy refused before any card.
+    Policy,
+}
+
+/// One step row, as it opens or closes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRow {
+    /// Stable id of the row (the tool call's id); a closing frame reuses it.
+    pub id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// How to style it.
+    pub step_kind: StepKind,
+    /// The action line written from the real arguments.
+    pub action: String,
+    /// Start or done.
+    pub phase: Phase,
+    /// Set on `done`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Set on `done` when the outcome is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Ending>,
+    /// The trimmed result shown in the row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// The whole output behind an expander, capped like the model's copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output: Option<String>,
+    /// True when `full_output` was cut; `clipped_note` says by how much.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clipped: bool,
+}
+
+/// What kind of narration line a `say` frame carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SayKind {
+    /// Before a tool runs.
+    Announce,
+    /// While a tool runs (a phrase or a wordless hum).
+    Heartbeat,
+    /// After a tool ran ok.
+    After,
+    /// After a tool failed.
+    Fail,
+}
+
+/// Who may answer a card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answerers {
+    /// A host card: only these owner ids. Empty means nobody can answer.
+    Owners {
+        /// Owner ids from configuration.
+        ids: Vec<String>,
+    },
+    /// A local surface whose person is the owner by construction (the terminal).
+    Local,
+}
+
+/// What a card asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardKind {
+    /// May this action run?
+    Approval,
+    /// A question that wants typed input.
+    Input,
+}
+
+/// A card a surface draws and a person answers (gate.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    /// The id an answer names.
+    pub request_id: String,
+    /// The session the card belongs to.
+    pub session: String,
+    /// Approval or input.
+    pub kind: CardKind,
+    /// The tool asking.
+    pub tool: String,
+    /// What will run: the exact command or code.
+    pub action: String,
+    /// Why she wants to run it.
+    pub why: String,
+    /// Its risk (colour).
+    pub risk: Risk,
+    /// Whether "always (family)" may be offered.
+    pub can_always: bool,
+    /// Whether "always (this exact line)" may be offered.
+    pub can_always_exact: bool,
+    /// One sentence saying why the family option is missing, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_always_reason: Option<String>,
+    /// Expiry as unix milliseconds.
+    pub expires_at_ms: u64,
+    /// The window it was given, in seconds.
+    pub window_secs: u64,
+    /// Who may answer.
+    pub answerers: Answerers,
+}
+
+/// A person's answer to a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run it once.
+    Approve,
+    /// Run it and always allow this exact line.
+    AlwaysExact,
+    /// Run it and always allow its family.
+    AlwaysFamily,
+    /// Do not run it.
+    Deny,
+}
+
+impl Decision {
+    /// True for every decision that lets the action run.
+    pub fn approves(self) -> bool {
+        !matches!(self, Decision::Deny)
+    }
+}
+
+/// How a card settled, as a surface shows it afterwards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum CardSettlement {
+    /// A person decided.
+    Decided {
+        /// What they chose.
+        decision: Decision,
+        /// Who chose it.
+        by: String,
+    },
+    /// Nobody answered in time: nothing ran.
+    Expired,
+    /// It went away when the person spoke over it.
+    Dismissed,
+    /// The turn that asked is gone.
+    Cancelled,
+}
+
+/// One event on a session's bus. `run_id` marks a background job's frames.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Set for frames of a background job (8 hex) so clients draw them apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The frame itself.
+    #[serde(flatten)]
+    pub frame: Frame,
+}
+
+/// Everything the engine tells a surface, one variant per frame type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Frame {
+    /// A turn began.
+    TurnStarted {
+        /// The turn's id.
+        turn_id: String,
+    },
+    /// A piece of her streamed answer.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A step row opening or closing.
+    Step(StepRow),
+    /// The read tool she is inside, or `None` to clear.
+    Peek {
+        /// Tool name or null.
+        tool: Option<String>,
+    },
+    /// The working chip.
+    Working {
+        /// On or off.
+        on: bool,
+    },
+    /// Her face.
+    Face {
+        /// Expression name: focus, fail, …
+        expression: String,
+    },
+    /// A narration line to speak (voice register only).
+    Say {
+        /// Announce, heartbeat, after, fail.
+        kind: SayKind,
+        /// What to say.
+        text: String,
+    },
+    /// A card to draw.
+    Card(Card),
+    /// A card settled; surfaces disable its buttons.
+    CardSettled {
+        /// Which card.
+        request_id: String,
+        /// How.
+        settlement: CardSettlement,
+    },
+    /// A turn ended; `text` is her whole answer.
+    TurnDone {
+        /// The turn's id.
+        turn_id: String,
+        /// Her answer.
+        text: String,
+        /// How the turn ended.
+        status: TurnStatus,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// The model answered without a tool call.
+    Completed,
+    /// The iteration cap cut a chain: never reported as "Done.".
+    Capped,
+    /// The model failed; the text is one plain sentence.
+    Error,
+    /// The turn was cut (superseded, barge-in, shutdown).
+    Interrupted,
+}
+
+/// What a surface asks the engine to do: one turn.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// Session id (a channel, DM, web session, terminal).
+    pub session: String,
+    /// The person's words.
+    pub text: String,
+    /// Who said it (display name or id), stored with the line.
+    pub author: String,
+    /// What she writes.
+    pub register: Register,
+    /// The approval clock.
+    pub channel: Channel,
+    /// `Some(true)` only from /v1's producer.
+    pub el_call_bound: Option<bool>,
+    /// Cancel a turn already running in the session instead of waiting for it.
+    pub replace_running: bool,
+    /// A hidden turn (`__work_done__`): never shown in a transcript or memory.
+    pub hidden: bool,
+}
+
+impl TurnRequest {
+    /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send.
+    pub fn text(session: impl Into<String>, author: impl Into<String>, text: impl Into<String>) -> Self {
+        TurnRequest {
+            session: session.into(),
+            text: text.into(),
+            author: author.into(),
+            register: Register::Text,
+            channel: Channel::Text,
+            el_call_bound: Some(false),
+            replace_running: false,
+            hidden: false,
+        }
+    }
+}
+
+/// What a finished turn hands back to the surface that asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    /// Her whole answer.
+    pub text: String,
+    /// How it ended.
+    pub status: TurnStatus,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_serialise_as_stable_tagged_json() {
+        let ev = Event {
+            run_id: Some("0a1b2c3d".into()),
+            frame: Frame::Peek { tool: Some("read_file".into()) },
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert_eq!(json, r#"{"run_id":"0a1b2c3d","type":"peek","tool":"read_file"}"#);
+        let back: Event = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ev);
+    }
+
+    #[test]
+    fn step_kind_follows_the_tool_name_rules() {
+        assert_eq!(StepKind::for_tool("shell"), StepKind::Shell);
+        assert_eq!(StepKind::for_tool("execute_code"), StepKind::Code);
+        assert_eq!(StepKind::for_tool("web_extract"), StepKind::Web);
+        assert_eq!(StepKind::for_tool("read_file"), StepKind::File);
+        assert_eq!(StepKind::for_tool("browser__click"), StepKind::Mcp);
+        assert_eq!(StepKind::for_tool("mcp_find"), StepKind::Mcp);
+        assert_eq!(StepKind::for_tool("skill_view"), StepKind::Skill);
+        assert_eq!(StepKind::for_tool("memory_write"), StepKind::Memory);
+        assert_eq!(StepKind::for_tool("todo"), StepKind::Tool);
+    }
+}

@@ -1,0 +1,160 @@
+//! SQLite store in the data folder: WAL, migrations by `user_version`. Holds the
+//! transcripts (with full-text search) now; audit, grants, keystore and cron join later.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Why the store failed. Callers log it; a turn never fails because a line was not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite said no (locked, corrupt, disk full, …).
+    #[error("store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The data folder could not be made.
+    #[error("store folder: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One stored line of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Who said it.
+    pub author: String,
+    /// What was said.
+    pub text: String,
+    /// Unix milliseconds.
+    pub at_ms: i64,
+}
+
+/// The database. One connection behind a mutex: every call is short.
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+const MIGRATIONS: &[&str] = &[
+    // 1: transcripts and their full-text index.
+    "CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        session TEXT NOT NULL,
+        role TEXT NOT NULL,
+        author TEXT NOT NULL,
+        text TEXT NOT NULL,
+        hidden INTEGER NOT NULL DEFAULT 0,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX messages_session ON messages(session, id);
+     CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages', content_rowid='id');
+     CREATE TRIGGER messages_ai AFTER INSERT ON messages WHEN new.hidden = 0 BEGIN
+        INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+     END;",
+];
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+impl Store {
+    /// Open (or create) the database at `path` and bring its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let conn = Connection::open(path)?;
+        Self::init(conn)
+    }
+
+    /// An in-memory store (benchmarks, unit tests).
+    pub fn in_memory() -> Result<Store, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Store, StoreError> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(Store { conn: Mutex::new(conn) })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        match self.conn.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Append one line to a session's transcript. Hidden lines (`__work_done__`) are
+    /// stored for the record but never shown or searched.
+    pub fn append_message(
+        &self,
+        session: &str,
+        role: &str,
+        author: &str,
+        text: &str,
+        hidden: bool,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO messages(session, role, author, text, hidden, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![session, role, author, text, hidden as i64, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// The last `limit` visible lines of a session, oldest first.
+    pub fn history(&self, session: &str, limit: usize) -> Result<Vec<StoredMessage>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT role, author, text, at_ms FROM messages WHERE session = ?1 AND hidden = 0
+             ORDER BY id DESC LIMIT ?2",
+        )?;
+        let mut rows: Vec<StoredMessage> = stmt
+            .query_map(params![session, limit as i64], |r| {
+                Ok(StoredMessage { role: r.get(0)?, author: r.get(1)?, text: r.get(2)?, at_ms: r.get(3)? })
+            })?
+            .collect::<Result<_, _>>()?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// Whether a session has any stored line.
+    pub fn has_session(&self, session: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .query_row("SELECT 1 FROM messages WHERE session = ?1 LIMIT 1", [session], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transcript_survives_reopening_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        {
+            let s = Store::open(&path).unwrap();
+            s.append_message("s1", "user", "ann", "hello", false).unwrap();
+            s.append_message("s1", "assistant", "kotoba", "hi ann", false).unwrap();
+            s.append_message("s1", "user", "system", "__work_done__", true).unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let h = s.history("s1", 10).unwrap();
+        assert_eq!(h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["hello", "hi ann"]);
+        assert!(s.history("s2", 10).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,242 @@
+//! The Tool trait, its declared spec (name, family, risk, step_kind, timeout, scope,
+//! default lines, schema) and the registry the loop offers from. One file per family.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
+
+pub mod args;
+
+/// Where a tool may be offered (engine.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Companion turns and work jobs alike.
+    Both,
+    /// Only in a conversation (start_work, cancel_work).
+    CompanionOnly,
+    /// Only in a background job (delegate, mcp_*, secrets, MCP server tools).
+    WorkOnly,
+}
+
+/// A tool's default narration lines; the soul file may override each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolLines {
+    /// Said once per turn before it runs (voice register, non-reasoning model).
+    pub announce: Option<String>,
+    /// Said while it runs, in order, the last repeated.
+    pub heartbeat: Vec<String>,
+    /// Said after it ran ok.
+    pub after: Option<String>,
+    /// Said after it failed.
+    pub fail: Option<String>,
+}
+
+/// Everything a tool declares about itself.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The name the model calls.
+    pub name: String,
+    /// What the model is told it does.
+    pub description: String,
+    /// Its toolset (family), switchable off in settings.
+    pub family: String,
+    /// Read, write, exec or network.
+    pub risk: Risk,
+    /// How its rows are styled.
+    pub step_kind: StepKind,
+    /// A declared budget that wins over the 30 s default.
+    pub timeout: Option<Duration>,
+    /// True when the tool takes a `timeout` argument in seconds (shell, execute_code).
+    pub takes_timeout_arg: bool,
+    /// Companion, work-only or companion-only.
+    pub scope: Scope,
+    /// Default narration lines.
+    pub lines: ToolLines,
+    /// JSON schema of the arguments.
+    pub parameters: Value,
+}
+
+/// Paths a tool may need.
+#[derive(Debug, Clone)]
+pub struct ToolPaths {
+    /// The data folder (`KOTOBA_HOME`).
+    pub home: PathBuf,
+    /// The workspace folder file tools are confined to.
+    pub workspace: PathBuf,
+}
+
+/// What a tool knows about the call it serves. Built once per call from the turn's
+/// context; the transport mark travels here explicitly (never ambient state).
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The session.
+    pub session: String,
+    /// This call's id (the row id).
+    pub call_id: String,
+    /// The turn's register.
+    pub register: Register,
+    /// The turn's channel.
+    pub channel: Channel,
+    /// `Some(true)` only inside a /v1 turn.
+    pub el_call_bound: Option<bool>,
+    /// Companion or work.
+    pub mode: Mode,
+    /// The background job's id, when in one.
+    pub run_id: Option<String>,
+    /// The person's own words for this turn.
+    pub user_request: Option<String>,
+    /// Data folder and workspace.
+    pub paths: Arc<ToolPaths>,
+}
+
+/// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,
+/// `exit_code`, `ok`) to decide the outcome, never the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// Whether the model got usable output.
+    pub ok: bool,
+    /// What the model reads (capped by the loop).
+    pub text: String,
+    /// A process's exit code, when one ran.
+    pub exit_code: Option<i32>,
+    /// Set when the call never ran: a gate or the tool's own argument check refused.
+    pub refused: Option<Ending>,
+    /// Set when the run was deferred: the row stays pending.
+    pub pending: bool,
+}
+
+impl ToolOutput {
+    /// A call that worked.
+    pub fn ok(text: impl Into<String>) -> Self {
+        ToolOutput { ok: true, text: text.into(), exit_code: None, refused: None, pending: false }
+    }
+
+    /// A call that ran and did not work.
+    pub fn failed(text: impl Into<String>) -> Self {
+        ToolOutput { ok: false, text: text.into(), exit_code: None, refused: None, pending: false }
+    }
+
+    /// The tool refused its own arguments or policy: nothing ran.
+    pub fn refused(text: impl Into<String>) -> Self {
+        Self::refused_with(Ending::Policy, text)
+    }
+
+    /// A refusal with a specific ending.
+    pub fn refused_with(ending: Ending, text: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: false,
+            text: text.into(),
+            exit_code: None,
+            refused: Some(ending),
+            pending: false,
+        }
+    }
+
+    /// A process that exited with `code`; ok only for 0.
+    pub fn exited(code: i32, text: impl Into<String>) -> Self {
+        ToolOutput {
+            ok: code == 0,
+            text: text.into(),
+            exit_code: Some(code),
+            refused: None,
+            pending: false,
+        }
+    }
+}
+
+/// What the availability check may look at.
+#[derive(Debug, Clone)]
+pub struct Availability<'a> {
+    /// Companion or work.
+    pub mode: Mode,
+    /// The last few user messages of the session, newest last.
+    pub recent_user_messages: &'a [String],
+}
+
+/// One tool. Implementations live one family per file in this folder.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// What it declares.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Whether it can be offered right now (a port registered, a key set, …).
+    fn available(&self, _ctx: &Availability<'_>) -> bool {
+        true
+    }
+
+    /// The action line for a row, from the real arguments (engine.md §3).
+    fn action_line(&self, args: &Value) -> String {
+        default_action_line(self.spec(), args)
+    }
+
+    /// Run it. Bad arguments → `ToolOutput::refused` with a sentence naming the problem.
+    async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// Cut `s` to at most `max` characters, adding ` …` when cut.
+pub fn clip_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push_str(" …");
+    out
+}
+
+/// The action line by the rules of engine.md §3: shell `$ cmd` (≤200 chars), code
+/// `python> first line` (+ ` …`), file tools `name path`, web `name url-or-query`,
+/// otherwise the tool name.
+pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    match spec.step_kind {
+        StepKind::Shell => clip_chars(&format!("$ {}", s("command")), 200),
+        StepKind::Code => {
+            let code = s("code");
+            let mut lines = code.lines().filter(|l| !l.trim().is_empty());
+            let first = lines.next().unwrap_or("").to_string();
+            let more = if lines.next().is_some() { " …" } else { "" };
+            format!("python> {}{more}", clip_chars(&first, 200))
+        }
+        StepKind::File => format!("{} {}", spec.name, s("path")).trim_end().to_string(),
+        StepKind::Web => {
+            let target = ["url", "query"].iter().map(|k| s(k)).find(|v| !v.is_empty());
+            format!("{} {}", spec.name, target.unwrap_or_default()).trim_end().to_string()
+        }
+        _ => spec.name.clone(),
+    }
+}
+
+/// The tools the engine can offer, in a stable order.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Add a tool (a later tool of the same name replaces the earlier one).
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.spec().name.clone();
+        self.tools.retain(|t| t.spec().name != name);
+        self.tools.push(tool);
+    }
+
+    /// Look a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    /// Every tool, in registration order.
+    pub fn all(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+}

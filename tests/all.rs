@@ -1,0 +1,1 @@
+//! Integration tests as one binary: `suite/` holds the tests, `support/` the loopback fakes.
