@@ -15,3 +15,5 @@ pub mod config;
 pub mod store;
 /// The soul file and the system prompt.
 pub mod soul;
+/// The engine: sessions, the loop, dispatch, narration, cards.
+pub mod engine;

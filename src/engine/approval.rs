@@ -1,0 +1,208 @@
+//! The approval card board: puts a card on a session's bus, waits for an answer within
+//! its window, and settles it exactly once (decided, expired, dismissed, cancelled).
+//! Until the gate issue lands every exec call asks here; nobody listening → unreachable.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use tokio::sync::oneshot;
+
+use crate::protocol::{Answerers, Card, CardSettlement, Decision, Ending, Frame};
+use crate::store::now_ms;
+
+use super::session::Session;
+
+/// Who is answering a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answerer {
+    /// Their id on the surface (a Discord user id, "local" for the terminal).
+    pub id: String,
+    /// Display name for "who decided what".
+    pub name: String,
+    /// True when the surface is local to the owner by construction (the terminal).
+    pub local: bool,
+}
+
+/// Why an answer changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// The card settled already (answered, expired or dismissed).
+    #[error("that card was already settled; nothing changed")]
+    AlreadySettled,
+    /// No such card.
+    #[error("there is no card with that id")]
+    Unknown,
+    /// The answerer may not answer this card.
+    #[error("that card is not yours to answer")]
+    NotYours,
+}
+
+/// How an ask ended, from the asker's side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskEnd {
+    /// A person decided.
+    Decided {
+        /// What.
+        decision: Decision,
+        /// Who.
+        by: String,
+    },
+    /// Nobody could be asked (no listener); no card was shown.
+    Unreachable,
+    /// The card expired unanswered.
+    Expired,
+    /// The card went away when the person spoke over it.
+    Dismissed,
+}
+
+impl AskEnd {
+    /// The refusal ending, when the action must not run.
+    pub fn ending(&self) -> Option<Ending> {
+        match self {
+            AskEnd::Decided { decision, .. } if decision.approves() => None,
+            AskEnd::Decided { .. } => Some(Ending::Declined),
+            AskEnd::Unreachable => Some(Ending::Unreachable),
+            AskEnd::Expired => Some(Ending::Unanswered),
+            AskEnd::Dismissed => Some(Ending::Dismissed),
+        }
+    }
+}
+
+/// The sentence the model is handed for each refusal ending.
+pub fn refusal_sentence(ending: Ending, tool: &str, window: Duration) -> String {
+    match ending {
+        Ending::Declined => format!(
+            "The person DECLINED '{tool}' on the approval card, so NOTHING ran and there is no result. \
+             Tell them, in the first person and in their language, that you held off because they said no. \
+             Do not retry it or route around it."
+        ),
+        Ending::Unanswered => format!(
+            "The approval card for '{tool}' EXPIRED unanswered after {} s: nobody decided and NOTHING ran. \
+             Do not say they declined it and do not say it ran; tell them the card timed out and nothing happened.",
+            window.as_secs()
+        ),
+        Ending::Unreachable => format!(
+            "'{tool}' needs a person's approval, but nobody could be asked (no one is watching this conversation \
+             to answer a card), so NOTHING ran and there is no result. Tell them plainly it did not run and why."
+        ),
+        Ending::Dismissed => format!(
+            "The approval card for '{tool}' went away when the person spoke over it, so NOTHING ran. \
+             Do not say it ran or that they declined; answer what they just said."
+        ),
+        Ending::Policy => format!("'{tool}' was refused before it started, so NOTHING ran."),
+    }
+}
+
+struct Pending {
+    card: Card,
+    tx: oneshot::Sender<(Decision, String)>,
+}
+
+/// Every open card of the process.
+#[derive(Default)]
+pub struct CardBoard {
+    open: DashMap<String, Pending>,
+    settled: Mutex<VecDeque<String>>,
+}
+
+const SETTLED_MEMORY: usize = 4096;
+
+impl CardBoard {
+    fn remember_settled(&self, id: &str) {
+        let mut s = match self.settled.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        s.push_back(id.to_string());
+        while s.len() > SETTLED_MEMORY {
+            s.pop_front();
+        }
+    }
+
+    fn was_settled(&self, id: &str) -> bool {
+        match self.settled.lock() {
+            Ok(g) => g.iter().any(|s| s == id),
+            Err(p) => p.into_inner().iter().any(|s| s == id),
+        }
+    }
+
+    /// The cards still open for a session.
+    pub fn open_cards(&self, session: &str) -> Vec<Card> {
+        self.open.iter().filter(|p| p.card.session == session).map(|p| p.card.clone()).collect()
+    }
+
+    /// Show `card` on the session's bus and wait up to `window` for an answer. With no
+    /// listener nothing is shown and the ask is unreachable. Dropping the future (the
+    /// turn was cut) settles the card as dismissed.
+    pub async fn ask(&self, session: &Arc<Session>, mut card: Card, window: Duration) -> AskEnd {
+        if !session.has_listener() {
+            return AskEnd::Unreachable;
+        }
+        card.window_secs = window.as_secs();
+        card.expires_at_ms = (now_ms().max(0) as u64).saturating_add(window.as_millis() as u64);
+        let id = card.request_id.clone();
+        let (tx, rx) = oneshot::channel();
+        self.open.insert(id.clone(), Pending { card: card.clone(), tx });
+        session.emit(None, Frame::Card(card));
+        let mut guard = SettleOnDrop { board: self, session, id: id.clone(), armed: true };
+        let end = tokio::select! {
+            answer = rx => match answer {
+                Ok((decision, by)) => AskEnd::Decided { decision, by },
+                Err(_) => AskEnd::Dismissed,
+            },
+            _ = tokio::time::sleep(window) => AskEnd::Expired,
+        };
+        guard.armed = false;
+        let settlement = match &end {
+            AskEnd::Decided { decision, by } => CardSettlement::Decided { decision: *decision, by: by.clone() },
+            AskEnd::Expired => CardSettlement::Expired,
+            _ => CardSettlement::Dismissed,
+        };
+        self.settle(session, &id, settlement);
+        end
+    }
+
+    fn settle(&self, session: &Session, id: &str, settlement: CardSettlement) {
+        self.open.remove(id);
+        self.remember_settled(id);
+        session.emit(None, Frame::CardSettled { request_id: id.to_string(), settlement });
+    }
+
+    /// Answer a card. Refused (and nothing changes) for someone who may not answer it,
+    /// for a card already settled, or for an unknown id.
+    pub fn answer(&self, request_id: &str, decision: Decision, who: &Answerer) -> Result<(), AnswerError> {
+        let allowed = match self.open.get(request_id) {
+            None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
+            None => return Err(AnswerError::Unknown),
+            Some(p) => match &p.card.answerers {
+                Answerers::Local => who.local,
+                Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
+            },
+        };
+        if !allowed {
+            return Err(AnswerError::NotYours);
+        }
+        let Some((_, pending)) = self.open.remove(request_id) else {
+            return Err(AnswerError::AlreadySettled);
+        };
+        self.remember_settled(request_id);
+        pending.tx.send((decision, who.name.clone())).map_err(|_| AnswerError::AlreadySettled)
+    }
+}
+
+struct SettleOnDrop<'a> {
+    board: &'a CardBoard,
+    session: &'a Arc<Session>,
+    id: String,
+    armed: bool,
+}
+
+impl Drop for SettleOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.board.settle(self.session, &self.id, CardSettlement::Dismissed);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The engine: sessions, the one agentic loop, cards and narration. It knows turns,
+//! tools, cards and frames, and never imports a surface (serenity, songbird, axum).
+
+pub mod approval;
+pub mod budget;
+mod dispatch;
+pub mod narration;
+pub mod output;
+pub mod rows;
+pub mod session;
+pub mod transport;
+pub mod turn;
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::llm::{Item, ModelClient};
+use crate::protocol::{Decision, Frame, Mode, TurnRequest, TurnResult, TurnStatus};
+use crate::soul::Soul;
+use crate::store::Store;
+use crate::tools::Registry;
+
+pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
+pub use dispatch::{
+    companion_only_sentence, switched_off_sentence, unknown_sentence, withheld_sentence, work_only_sentence,
+};
+pub use session::{Session, Sessions};
+pub use turn::{LoopEnd, TurnContext};
+
+/// The sentinel of the hidden announce turn a surface fires when a job ends.
+pub const WORK_DONE_SENTINEL: &str = "__work_done__";
+
+/// One engine per process, shared by every surface as `Arc<Engine>`.
+pub struct Engine {
+    /// Configuration.
+    pub config: Arc<Config>,
+    pub(crate) model: Arc<dyn ModelClient>,
+    pub(crate) tools: Registry,
+    pub(crate) soul: Soul,
+    /// The durable store.
+    pub store: Arc<Store>,
+    /// Every loaded session.
+    pub sessions: Sessions,
+    /// Every open card.
+    pub cards: CardBoard,
+    shutdown: CancellationToken,
+}
+
+impl Engine {
+    /// Build an engine from its parts.
+    pub fn new(
+        config: Arc<Config>,
+        model: Arc<dyn ModelClient>,
+        tools: Registry,
+        soul: Soul,
+        store: Arc<Store>,
+    ) -> Arc<Engine> {
+        Arc::new(Engine {
+            config,
+            model,
+            tools,
+            soul,
+            store,
+            sessions: Sessions::default(),
+            cards: CardBoard::default(),
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// The tools registered.
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// The session `id`, loaded from the store on first use.
+    pub fn session(&self, id: &str) -> Arc<Session> {
+        self.sessions.get_or_load(id, &self.store)
+    }
+
+    /// Answer a card on behalf of `who`.
+    pub fn answer_card(&self, request_id: &str, decision: Decision, who: &Answerer) -> Result<(), AnswerError> {
+        self.cards.answer(request_id, decision, who)
+    }
+
+    /// Cut every running turn (process shutdown): their rows close as interrupted.
+    pub fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// Run one turn: one at a time per session (a new one waits, unless it replaces the
+    /// running one). The turn's frames go to the session's bus; the result comes back.
+    pub async fn run_turn(&self, req: TurnRequest) -> TurnResult {
+        let session = self.session(&req.session);
+        if req.replace_running {
+            session.cancel_running();
+        }
+        let _turn = session.turn_lock.lock().await;
+        let cancel = self.shutdown.child_token();
+        session.set_current(Some(cancel.clone()));
+        let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
+        let run_id: Option<String> = None;
+        session.emit(run_id.as_deref(), Frame::TurnStarted { turn_id: turn_id.clone() });
+        if !req.hidden {
+            if let Err(e) = self.store.append_message(&session.id, "user", &req.author, &req.text, false) {
+                tracing::warn!("saving a user line: {e}");
+            }
+        }
+        let mut items = session.history();
+        items.push(Item::User { text: req.text.clone() });
+        let ctx = TurnContext {
+            register: req.register,
+            channel: req.channel,
+            el_call_bound: req.el_call_bound,
+            mode: Mode::Companion,
+            run_id: None,
+            user_request: (!req.hidden).then(|| req.text.clone()),
+        };
+        let end = tokio::select! {
+            end = turn::run_loop(self, session.clone(), ctx, items) => end,
+            _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
+        };
+        session.set_current(None);
+        if !req.hidden {
+            let mut lines = vec![Item::User { text: req.text.clone() }];
+            if !end.text.is_empty() {
+                lines.push(Item::Assistant { text: end.text.clone() });
+                if let Err(e) = self.store.append_message(&session.id, "assistant", "kotoba", &end.text, false) {
+                    tracing::warn!("saving her line: {e}");
+                }
+            }
+            session.push_history(lines);
+        }
+        session.emit(None, Frame::TurnDone { turn_id, text: end.text.clone(), status: end.status });
+        TurnResult { text: end.text, status: end.status }
+    }
+}

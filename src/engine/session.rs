@@ -1,0 +1,144 @@
+//! Sessions: a concurrent map of conversations, each with one turn at a time, its
+//! transcript (loaded from the store on first use) and its own event bus, whose
+//! receiver count is `has_listener`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashMap;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::Item;
+use crate::protocol::{Event, Frame};
+use crate::store::Store;
+
+/// How many frames a slow listener may fall behind before it loses some.
+const BUS_CAPACITY: usize = 256;
+/// How many past lines of a conversation the model sees.
+pub const HISTORY_LINES: usize = 40;
+
+/// One conversation.
+pub struct Session {
+    /// Its id.
+    pub id: String,
+    bus: broadcast::Sender<Arc<Event>>,
+    pub(crate) turn_lock: tokio::sync::Mutex<()>,
+    current: Mutex<Option<CancellationToken>>,
+    history: Mutex<Vec<Item>>,
+    job_running: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+impl Session {
+    fn new(id: &str, history: Vec<Item>) -> Session {
+        let (bus, _) = broadcast::channel(BUS_CAPACITY);
+        Session {
+            id: id.to_string(),
+            bus,
+            turn_lock: tokio::sync::Mutex::new(()),
+            current: Mutex::new(None),
+            history: Mutex::new(history),
+            job_running: AtomicBool::new(false),
+        }
+    }
+
+    /// Listen to this session's frames.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.bus.subscribe()
+    }
+
+    /// Whether anyone is listening (a page open on it, the terminal, a Discord channel).
+    pub fn has_listener(&self) -> bool {
+        self.bus.receiver_count() > 0
+    }
+
+    /// Put a frame on the bus (dropped silently when nobody listens).
+    pub fn emit(&self, run_id: Option<&str>, frame: Frame) {
+        let _ = self.bus.send(Arc::new(Event { run_id: run_id.map(str::to_string), frame }));
+    }
+
+    /// Whether a background job runs in this session (the chip stays on).
+    pub fn job_running(&self) -> bool {
+        self.job_running.load(Ordering::SeqCst)
+    }
+
+    /// Mark a background job as running or not.
+    pub fn set_job_running(&self, on: bool) {
+        self.job_running.store(on, Ordering::SeqCst);
+    }
+
+    /// Cancel the turn running now, if any (supersede, barge-in).
+    pub fn cancel_running(&self) {
+        if let Some(t) = lock(&self.current).as_ref() {
+            t.cancel();
+        }
+    }
+
+    pub(crate) fn set_current(&self, token: Option<CancellationToken>) {
+        *lock(&self.current) = token;
+    }
+
+    /// The conversation so far as model items (user and assistant lines).
+    pub fn history(&self) -> Vec<Item> {
+        lock(&self.history).clone()
+    }
+
+    /// Append lines to the in-memory transcript, keeping the last [`HISTORY_LINES`].
+    pub(crate) fn push_history(&self, items: impl IntoIterator<Item = Item>) {
+        let mut h = lock(&self.history);
+        h.extend(items);
+        let extra = h.len().saturating_sub(HISTORY_LINES);
+        h.drain(..extra);
+    }
+}
+
+/// Every session of the process.
+#[derive(Default)]
+pub struct Sessions {
+    map: DashMap<String, Arc<Session>>,
+}
+
+impl Sessions {
+    /// The session `id`, created (with its stored transcript) on first use.
+    pub fn get_or_load(&self, id: &str, store: &Store) -> Arc<Session> {
+        if let Some(s) = self.map.get(id) {
+            return s.clone();
+        }
+        let history = match store.history(id, HISTORY_LINES) {
+            Ok(lines) => lines
+                .into_iter()
+                .map(|m| match m.role.as_str() {
+                    "assistant" => Item::Assistant { text: m.text },
+                    _ => Item::User { text: m.text },
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!("loading the transcript of {id}: {e}");
+                Vec::new()
+            }
+        };
+        self.map.entry(id.to_string()).or_insert_with(|| Arc::new(Session::new(id, history))).clone()
+    }
+
+    /// The session `id` if it is loaded.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.map.get(id).map(|s| s.clone())
+    }
+
+    /// How many sessions are loaded.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether none is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}

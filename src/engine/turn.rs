@@ -1,0 +1,214 @@
+//! run_loop: one turn's iterations — ask the model, dispatch the calls, feed results
+//! back — until the model answers in words or a cap withdraws the tools.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::config::Settings;
+use crate::llm::{FunctionSpec, Item, LlmError, ModelReply, ModelRequest};
+use crate::protocol::{Channel, Frame, Mode, Register, TurnStatus};
+use crate::soul::build_system_prompt;
+use crate::tools::{Availability, Scope, Tool, ToolPaths};
+
+use super::budget::{Caps, Spent};
+use super::narration::Narrator;
+use super::rows::RowTracker;
+use super::session::Session;
+use super::Engine;
+
+/// Who asked for a loop and under which axes (engine.md §1). Built once per turn;
+/// child contexts copy it; a detached job gets `el_call_bound: Some(false)`.
+#[derive(Debug, Clone)]
+pub struct TurnContext {
+    /// What she writes.
+    pub register: Register,
+    /// The approval clock.
+    pub channel: Channel,
+    /// `Some(true)` only inside /v1's producer.
+    pub el_call_bound: Option<bool>,
+    /// Companion or work.
+    pub mode: Mode,
+    /// The job's id in work mode.
+    pub run_id: Option<String>,
+    /// The person's own words.
+    pub user_request: Option<String>,
+}
+
+/// How a loop ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopEnd {
+    /// Her words.
+    pub text: String,
+    /// Completed, capped or error.
+    pub status: TurnStatus,
+}
+
+/// The state of one running loop.
+pub(super) struct Loop<'a> {
+    pub(super) engine: &'a Engine,
+    pub(super) session: Arc<Session>,
+    pub(super) ctx: TurnContext,
+    pub(super) settings: Settings,
+    pub(super) caps: Caps,
+    pub(super) spent: Spent,
+    pub(super) rows: RowTracker,
+    pub(super) narrator: Narrator<'a>,
+    pub(super) offered: Vec<Arc<dyn Tool>>,
+    pub(super) words_only: bool,
+    pub(super) blocked: Arc<AtomicUsize>,
+    pub(super) paths: Arc<ToolPaths>,
+}
+
+/// Run one loop over `items` (history + the new user line). Never panics, never hangs
+/// on a model failure: every end is a [`LoopEnd`].
+pub(super) async fn run_loop(
+    engine: &Engine,
+    session: Arc<Session>,
+    ctx: TurnContext,
+    mut items: Vec<Item>,
+) -> LoopEnd {
+    let settings = engine.config.settings();
+    let caps = match ctx.mode {
+        Mode::Companion => Caps::companion(&engine.config.caps),
+        Mode::Work => Caps::work(&settings, &engine.config.caps),
+    };
+    let reasoning = settings.is_reasoning_model();
+    let narrator = Narrator::new(&engine.soul, ctx.register, settings.voice_mode, reasoning);
+    let workspace = settings.workspace.clone().unwrap_or_else(|| engine.config.paths.home.join("workspace"));
+    let paths = Arc::new(ToolPaths { home: engine.config.paths.home.clone(), workspace });
+    let rows = RowTracker::new(session.clone(), ctx.run_id.clone());
+    let recent: Vec<String> = items
+        .iter()
+        .rev()
+        .filter_map(|i| match i {
+            Item::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .take(3)
+        .collect();
+    let offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    let mut lp = Loop {
+        engine,
+        session,
+        ctx,
+        settings,
+        caps,
+        spent: Spent::default(),
+        rows,
+        narrator,
+        offered,
+        words_only: false,
+        blocked: Arc::new(AtomicUsize::new(0)),
+        paths,
+    };
+    let end = lp.iterate(&mut items).await;
+    lp.rows.finish();
+    end
+}
+
+/// The tools offered this turn: registered, in scope for the mode, not switched off,
+/// and passing their own availability check. No keyword router.
+fn offered_tools(engine: &Engine, settings: &Settings, mode: Mode, recent: &[String]) -> Vec<Arc<dyn Tool>> {
+    let avail = Availability { mode, recent_user_messages: recent };
+    engine
+        .tools
+        .all()
+        .iter()
+        .filter(|t| {
+            let spec = t.spec();
+            let in_scope = matches!(
+                (spec.scope, mode),
+                (Scope::Both, _) | (Scope::CompanionOnly, Mode::Companion) | (Scope::WorkOnly, Mode::Work)
+            );
+            in_scope && !settings.disabled_toolsets.contains(&spec.family) && t.available(&avail)
+        })
+        .cloned()
+        .collect()
+}
+
+impl Loop<'_> {
+    async fn iterate(&mut self, items: &mut Vec<Item>) -> LoopEnd {
+        let mut texts: Vec<String> = Vec::new();
+        for iteration in 1..=self.caps.max_iter {
+            let spent = self.spent.tools_spent(&self.caps);
+            self.words_only = spent || iteration == self.caps.max_iter;
+            let specs: Vec<&crate::tools::ToolSpec> =
+                if self.words_only { Vec::new() } else { self.offered.iter().map(|t| t.spec()).collect() };
+            let system = build_system_prompt(&self.engine.soul, self.ctx.register, self.ctx.mode, &specs);
+            let tools = specs
+                .iter()
+                .map(|s| FunctionSpec {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                    parameters: s.parameters.clone(),
+                })
+                .collect();
+            let req = ModelRequest { system, items: items.clone(), tools };
+            let reply = match self.ask_model(&req, !texts.is_empty()).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(session = %self.session.id, "model request failed: {e}");
+                    let sentence = e.user_sentence();
+                    self.emit(Frame::TextDelta { text: sentence.clone() });
+                    texts.push(sentence);
+                    return LoopEnd { text: texts.join("\n\n"), status: TurnStatus::Error };
+                }
+            };
+            let text = reply.text();
+            if !text.trim().is_empty() {
+                texts.push(text);
+            }
+            let calls: Vec<_> = reply.tool_calls().into_iter().cloned().collect();
+            items.extend(reply.items);
+            if calls.is_empty() {
+                // A chain a cap cut is never reported as done.
+                let status = if self.words_only && iteration > 1 {
+                    TurnStatus::Capped
+                } else {
+                    TurnStatus::Completed
+                };
+                return LoopEnd { text: texts.join("\n\n"), status };
+            }
+            if self.words_only {
+                // Tools were withdrawn, yet it called some: nothing runs, the chain is cut.
+                break;
+            }
+            for call in calls {
+                let output = self.dispatch(&call).await;
+                items.push(Item::ToolResult { call_id: call.call_id.clone(), output });
+            }
+        }
+        let note = "I ran out of steps for this turn before finishing, so this is not done yet.".to_string();
+        self.emit(Frame::TextDelta { text: note.clone() });
+        texts.push(note);
+        LoopEnd { text: texts.join("\n\n"), status: TurnStatus::Capped }
+    }
+
+    pub(super) fn emit(&self, frame: Frame) {
+        self.session.emit(self.ctx.run_id.as_deref(), frame);
+    }
+
+    /// One model request, its text deltas forwarded to the bus as they arrive.
+    async fn ask_model(&self, req: &ModelRequest, separate: bool) -> Result<ModelReply, LlmError> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let request = async {
+            let r = self.engine.model.stream(req, &tx).await;
+            drop(tx);
+            r
+        };
+        let forward = async {
+            let mut first = true;
+            while let Some(delta) = rx.recv().await {
+                if first && separate {
+                    self.emit(Frame::TextDelta { text: "\n\n".into() });
+                }
+                first = false;
+                self.emit(Frame::TextDelta { text: delta });
+            }
+        };
+        let (reply, ()) = tokio::join!(request, forward);
+        reply
+    }
+}
