@@ -130,7 +130,11 @@ impl CardBoard {
 
     /// The cards still open for a session.
     pub fn open_cards(&self, session: &str) -> Vec<Card> {
-        self.open.iter().filter(|p| p.card.session == session).map(|p| p.card.clone()).collect()
+        self.open
+            .iter()
+            .filter(|p| p.card.session == session)
+            .map(|p| p.card.clone())
+            .collect()
     }
 
     /// Show `card` on the session's bus and wait up to `window` for an answer. With no
@@ -144,9 +148,20 @@ impl CardBoard {
         card.expires_at_ms = (now_ms().max(0) as u64).saturating_add(window.as_millis() as u64);
         let id = card.request_id.clone();
         let (tx, rx) = oneshot::channel();
-        self.open.insert(id.clone(), Pending { card: card.clone(), tx });
+        self.open.insert(
+            id.clone(),
+            Pending {
+                card: card.clone(),
+                tx,
+            },
+        );
         session.emit(None, Frame::Card(card));
-        let mut guard = SettleOnDrop { board: self, session, id: id.clone(), armed: true };
+        let mut guard = SettleOnDrop {
+            board: self,
+            session,
+            id: id.clone(),
+            armed: true,
+        };
         let end = tokio::select! {
             answer = rx => match answer {
                 Ok((decision, by)) => AskEnd::Decided { decision, by },
@@ -156,7 +171,10 @@ impl CardBoard {
         };
         guard.armed = false;
         let settlement = match &end {
-            AskEnd::Decided { decision, by } => CardSettlement::Decided { decision: *decision, by: by.clone() },
+            AskEnd::Decided { decision, by } => CardSettlement::Decided {
+                decision: *decision,
+                by: by.clone(),
+            },
             AskEnd::Expired => CardSettlement::Expired,
             _ => CardSettlement::Dismissed,
         };
@@ -167,12 +185,23 @@ impl CardBoard {
     fn settle(&self, session: &Session, id: &str, settlement: CardSettlement) {
         self.open.remove(id);
         self.remember_settled(id);
-        session.emit(None, Frame::CardSettled { request_id: id.to_string(), settlement });
+        session.emit(
+            None,
+            Frame::CardSettled {
+                request_id: id.to_string(),
+                settlement,
+            },
+        );
     }
 
     /// Answer a card. Refused (and nothing changes) for someone who may not answer it,
     /// for a card already settled, or for an unknown id.
-    pub fn answer(&self, request_id: &str, decision: Decision, who: &Answerer) -> Result<(), AnswerError> {
+    pub fn answer(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
@@ -188,7 +217,10 @@ impl CardBoard {
             return Err(AnswerError::AlreadySettled);
         };
         self.remember_settled(request_id);
-        pending.tx.send((decision, who.name.clone())).map_err(|_| AnswerError::AlreadySettled)
+        pending
+            .tx
+            .send((decision, who.name.clone()))
+            .map_err(|_| AnswerError::AlreadySettled)
     }
 }
 
@@ -202,7 +234,8 @@ struct SettleOnDrop<'a> {
 impl Drop for SettleOnDrop<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.board.settle(self.session, &self.id, CardSettlement::Dismissed);
+            self.board
+                .settle(self.session, &self.id, CardSettlement::Dismissed);
         }
     }
 }

@@ -145,9 +145,16 @@ mod tests {
 
     #[test]
     fn the_iteration_cap_is_always_above_the_tool_call_cap() {
-        let c = CompanionCaps { max_tool_calls: 20, ..CompanionCaps::default() };
+        let c = CompanionCaps {
+            max_tool_calls: 20,
+            ..CompanionCaps::default()
+        };
         assert_eq!(Caps::companion(&c).max_iter, 21);
-        let s = Settings { work_max_iter: 40, work_max_tool_calls: 40, ..Settings::default() };
+        let s = Settings {
+            work_max_iter: 40,
+            work_max_tool_calls: 40,
+            ..Settings::default()
+        };
         assert_eq!(Caps::work(&s, &c).max_iter, 41);
     }
 

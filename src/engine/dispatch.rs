@@ -123,7 +123,9 @@ impl Loop<'_> {
         let args = match parse_args(&call.arguments) {
             Ok(a) => a,
             Err(why) => {
-                return format!("'{name}' was NOT run: {why}. Call it again with valid JSON arguments.");
+                return format!(
+                    "'{name}' was NOT run: {why}. Call it again with valid JSON arguments."
+                );
             }
         };
         let key = call_key(name, &args);
@@ -140,18 +142,28 @@ impl Loop<'_> {
     }
 
     /// Run a call that passed the door: row or peek, announce, gate, budget, heartbeat.
-    async fn run_call(&mut self, tool: &dyn Tool, call_id: &str, args: Value) -> (ToolOutput, Outcome) {
+    async fn run_call(
+        &mut self,
+        tool: &dyn Tool,
+        call_id: &str,
+        args: Value,
+    ) -> (ToolOutput, Outcome) {
         let spec = tool.spec();
         let is_action = spec.risk.is_action();
         if is_action {
             let action = tool.action_line(&args);
             self.rows.open(call_id, &spec.name, spec.step_kind, &action);
-            self.emit(Frame::Face { expression: "focus".into() });
+            self.emit(Frame::Face {
+                expression: "focus".into(),
+            });
         } else {
             self.rows.set_peek(Some(&spec.name));
         }
         if let Some(line) = self.narrator.announce(spec) {
-            self.emit(Frame::Say { kind: SayKind::Announce, text: line });
+            self.emit(Frame::Say {
+                kind: SayKind::Announce,
+                text: line,
+            });
         }
         let budget = tool_budget(spec, &args, self.ctx.channel, self.ctx.el_call_bound);
         let plan = self.narrator.heartbeat(spec);
@@ -169,7 +181,10 @@ impl Loop<'_> {
         let action_text = tool.action_line(&args);
         let work = async {
             if spec.risk == Risk::Exec {
-                if let Some(refusal) = self.ask_approval(spec.name.as_str(), spec.risk, &args, action_text).await {
+                if let Some(refusal) = self
+                    .ask_approval(spec.name.as_str(), spec.risk, &args, action_text)
+                    .await
+                {
                     return refusal;
                 }
             }
@@ -189,11 +204,19 @@ impl Loop<'_> {
             self.rows.close(call_id, close);
         }
         if outcome == Outcome::Failed {
-            self.emit(Frame::Face { expression: "fail".into() });
+            self.emit(Frame::Face {
+                expression: "fail".into(),
+            });
         }
         let confirm = match outcome {
-            Outcome::Ok => self.narrator.confirm(spec, SayKind::After).map(|l| (SayKind::After, l)),
-            Outcome::Failed => self.narrator.confirm(spec, SayKind::Fail).map(|l| (SayKind::Fail, l)),
+            Outcome::Ok => self
+                .narrator
+                .confirm(spec, SayKind::After)
+                .map(|l| (SayKind::After, l)),
+            Outcome::Failed => self
+                .narrator
+                .confirm(spec, SayKind::Fail)
+                .map(|l| (SayKind::Fail, l)),
             _ => None,
         };
         if let Some((kind, text)) = confirm {
@@ -203,7 +226,13 @@ impl Loop<'_> {
     }
 
     /// Ask a person through a card; `Some(refusal)` when the action must not run.
-    async fn ask_approval(&self, tool: &str, risk: Risk, args: &Value, action: String) -> Option<ToolOutput> {
+    async fn ask_approval(
+        &self,
+        tool: &str,
+        risk: Risk,
+        args: &Value,
+        action: String,
+    ) -> Option<ToolOutput> {
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         let what = ["command", "code"]
             .iter()
@@ -220,14 +249,18 @@ impl Loop<'_> {
             risk,
             can_always: false,
             can_always_exact: false,
-            no_always_reason: Some("Saved grants arrive with the approval gate; this card can only approve once.".into()),
+            no_always_reason: Some(
+                "Saved grants arrive with the approval gate; this card can only approve once."
+                    .into(),
+            ),
             expires_at_ms: 0,
             window_secs: window.as_secs(),
             answerers: self.answerers(),
         };
         let _blocked = Blocked::new(&self.blocked);
         let end = self.engine.cards.ask(&self.session, card, window).await;
-        end.ending().map(|ending| ToolOutput::refused_with(ending, refusal_sentence(ending, tool, window)))
+        end.ending()
+            .map(|ending| ToolOutput::refused_with(ending, refusal_sentence(ending, tool, window)))
     }
 
     /// Who may answer a host card in this session: the configured owners; a local
@@ -236,12 +269,20 @@ impl Loop<'_> {
         if self.session.id.starts_with("terminal:") {
             Answerers::Local
         } else {
-            Answerers::Owners { ids: self.settings.owners.clone() }
+            Answerers::Owners {
+                ids: self.settings.owners.clone(),
+            }
         }
     }
 
     /// Drive `work` under its budget, polling every 3 s for heartbeats.
-    async fn with_heartbeat<F>(&self, work: F, budget: Duration, name: &str, plan: HeartbeatPlan) -> ToolOutput
+    async fn with_heartbeat<F>(
+        &self,
+        work: F,
+        budget: Duration,
+        name: &str,
+        plan: HeartbeatPlan,
+    ) -> ToolOutput
     where
         F: Future<Output = ToolOutput>,
     {

@@ -24,7 +24,8 @@ use crate::tools::Registry;
 
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
 pub use dispatch::{
-    companion_only_sentence, switched_off_sentence, unknown_sentence, withheld_sentence, work_only_sentence,
+    companion_only_sentence, switched_off_sentence, unknown_sentence, withheld_sentence,
+    work_only_sentence,
 };
 pub use session::{Session, Sessions};
 pub use turn::{LoopEnd, TurnContext};
@@ -80,7 +81,12 @@ impl Engine {
     }
 
     /// Answer a card on behalf of `who`.
-    pub fn answer_card(&self, request_id: &str, decision: Decision, who: &Answerer) -> Result<(), AnswerError> {
+    pub fn answer_card(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
         self.cards.answer(request_id, decision, who)
     }
 
@@ -101,14 +107,24 @@ impl Engine {
         session.set_current(Some(cancel.clone()));
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
         let run_id: Option<String> = None;
-        session.emit(run_id.as_deref(), Frame::TurnStarted { turn_id: turn_id.clone() });
+        session.emit(
+            run_id.as_deref(),
+            Frame::TurnStarted {
+                turn_id: turn_id.clone(),
+            },
+        );
         if !req.hidden {
-            if let Err(e) = self.store.append_message(&session.id, "user", &req.author, &req.text, false) {
+            if let Err(e) =
+                self.store
+                    .append_message(&session.id, "user", &req.author, &req.text, false)
+            {
                 tracing::warn!("saving a user line: {e}");
             }
         }
         let mut items = session.history();
-        items.push(Item::User { text: req.text.clone() });
+        items.push(Item::User {
+            text: req.text.clone(),
+        });
         let ctx = TurnContext {
             register: req.register,
             channel: req.channel,
@@ -122,17 +138,41 @@ impl Engine {
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         session.set_current(None);
+        // A hidden turn's sentinel never reaches the transcript; her answer does.
+        let mut lines = Vec::new();
         if !req.hidden {
-            let mut lines = vec![Item::User { text: req.text.clone() }];
-            if !end.text.is_empty() {
-                lines.push(Item::Assistant { text: end.text.clone() });
-                if let Err(e) = self.store.append_message(&session.id, "assistant", "kotoba", &end.text, false) {
-                    tracing::warn!("saving her line: {e}");
-                }
-            }
-            session.push_history(lines);
+            lines.push(Item::User {
+                text: req.text.clone(),
+            });
         }
-        session.emit(None, Frame::TurnDone { turn_id, text: end.text.clone(), status: end.status });
-        TurnResult { text: end.text, status: end.status }
+        if !end.text.is_empty() {
+            lines.push(Item::Assistant {
+                text: end.text.clone(),
+            });
+            if let Err(e) =
+                self.store
+                    .append_message(&session.id, "assistant", "kotoba", &end.text, false)
+            {
+                tracing::warn!("saving her line: {e}");
+            }
+        }
+        session.push_history(lines);
+        session.emit(
+            None,
+            Frame::TurnDone {
+                turn_id,
+                text: end.text.clone(),
+                status: end.status,
+            },
+        );
+        TurnResult {
+            text: end.text,
+            status: end.status,
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_cards;

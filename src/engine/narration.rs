@@ -67,7 +67,11 @@ pub struct HeartbeatClock {
 
 impl Default for HeartbeatClock {
     fn default() -> Self {
-        HeartbeatClock { counted: Duration::ZERO, next: HEARTBEAT_FIRST, beats: 0 }
+        HeartbeatClock {
+            counted: Duration::ZERO,
+            next: HEARTBEAT_FIRST,
+            beats: 0,
+        }
     }
 }
 
@@ -100,7 +104,13 @@ pub struct Narrator<'a> {
 impl<'a> Narrator<'a> {
     /// Narration for a turn.
     pub fn new(soul: &'a Soul, register: Register, voice_mode: VoiceMode, reasoning: bool) -> Self {
-        Narrator { soul, register, voice_mode, reasoning, announced: HashSet::new() }
+        Narrator {
+            soul,
+            register,
+            voice_mode,
+            reasoning,
+            announced: HashSet::new(),
+        }
     }
 
     fn speaks_canned_lines(&self, spec: &ToolSpec) -> bool {
@@ -108,13 +118,7 @@ impl<'a> Narrator<'a> {
     }
 
     fn line(&self, spec: &ToolSpec, kind: SayKind) -> Option<String> {
-        let own = match kind {
-            SayKind::Announce => spec.lines.announce.as_deref(),
-            SayKind::After => spec.lines.after.as_deref(),
-            SayKind::Fail => spec.lines.fail.as_deref(),
-            SayKind::Heartbeat => spec.lines.heartbeat.first().map(String::as_str),
-        };
-        self.soul.line(&spec.name, kind).or(own).map(str::to_string)
+        self.soul.line_or_default(spec, kind).map(str::to_string)
     }
 
     /// The announce line, once per tool name per turn; `None` when nothing is said.
@@ -138,7 +142,7 @@ impl<'a> Narrator<'a> {
         if spec.step_kind == StepKind::Mcp && !self.reasoning {
             return HeartbeatPlan::Silent;
         }
-        let lines = self.soul.heartbeats(&spec.name).unwrap_or(&spec.lines.heartbeat);
+        let lines = self.soul.heartbeats_or_default(spec);
         heartbeat_plan(self.register, self.voice_mode, self.reasoning, lines)
     }
 }
@@ -151,14 +155,49 @@ mod tests {
     fn heartbeat_lines_by_register_voice_mode_and_reasoning() {
         let lines = vec!["one".to_string(), "two".to_string()];
         let table = [
-            (Register::Text, VoiceMode::Local, true, HeartbeatPlan::Silent),
-            (Register::Text, VoiceMode::Local, false, HeartbeatPlan::Silent),
-            (Register::Text, VoiceMode::Agent, true, HeartbeatPlan::Silent),
-            (Register::Text, VoiceMode::Agent, false, HeartbeatPlan::Silent),
+            (
+                Register::Text,
+                VoiceMode::Local,
+                true,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Text,
+                VoiceMode::Local,
+                false,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Text,
+                VoiceMode::Agent,
+                true,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Text,
+                VoiceMode::Agent,
+                false,
+                HeartbeatPlan::Silent,
+            ),
             (Register::Voice, VoiceMode::Local, true, HeartbeatPlan::Hums),
-            (Register::Voice, VoiceMode::Agent, true, HeartbeatPlan::Silent),
-            (Register::Voice, VoiceMode::Agent, false, HeartbeatPlan::Silent),
-            (Register::Voice, VoiceMode::Local, false, HeartbeatPlan::Lines(lines.clone())),
+            (
+                Register::Voice,
+                VoiceMode::Agent,
+                true,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Voice,
+                VoiceMode::Agent,
+                false,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Voice,
+                VoiceMode::Local,
+                false,
+                HeartbeatPlan::Lines(lines.clone()),
+            ),
         ];
         for (register, mode, reasoning, want) in table {
             assert_eq!(

@@ -61,7 +61,12 @@ pub fn model_text(tool: &str, out: &ToolOutput, outcome: Outcome) -> String {
 
 /// The trimmed result a row shows.
 pub fn row_result(kind: StepKind, out: &ToolOutput, outcome: Outcome) -> String {
-    let non_blank = || out.text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let non_blank = || {
+        out.text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+    };
     match outcome {
         Outcome::Pending => "waiting for approval".into(),
         Outcome::Interrupted => "(interrupted)".into(),
@@ -70,21 +75,31 @@ pub fn row_result(kind: StepKind, out: &ToolOutput, outcome: Outcome) -> String 
             Some(Ending::Unanswered) => "expired unanswered — nothing ran".into(),
             Some(Ending::Unreachable) => "nobody could be asked — nothing ran".into(),
             Some(Ending::Dismissed) => "dismissed — nothing ran".into(),
-            Some(Ending::Policy) | None => {
-                clip_chars(non_blank().next().unwrap_or("refused — nothing ran"), ROW_LINE)
-            }
+            Some(Ending::Policy) | None => clip_chars(
+                non_blank().next().unwrap_or("refused — nothing ran"),
+                ROW_LINE,
+            ),
         },
-        Outcome::Failed => format!("! {}", clip_chars(non_blank().next().unwrap_or("failed"), ROW_LINE)),
+        Outcome::Failed => format!(
+            "! {}",
+            clip_chars(non_blank().next().unwrap_or("failed"), ROW_LINE)
+        ),
         Outcome::Ok => match kind {
             StepKind::Shell | StepKind::Code => {
-                let lines: Vec<String> = non_blank().take(4).map(|l| clip_chars(l, ROW_LINE)).collect();
+                let lines: Vec<String> = non_blank()
+                    .take(4)
+                    .map(|l| clip_chars(l, ROW_LINE))
+                    .collect();
                 if lines.is_empty() {
                     "done".into()
                 } else {
                     lines.join("\n")
                 }
             }
-            _ => non_blank().next().map(|l| clip_chars(l, ROW_LINE)).unwrap_or_else(|| "done".into()),
+            _ => non_blank()
+                .next()
+                .map(|l| clip_chars(l, ROW_LINE))
+                .unwrap_or_else(|| "done".into()),
         },
     }
 }
@@ -109,11 +124,19 @@ mod tests {
         let mut o = ToolOutput::ok("fine");
         assert_eq!(outcome_of(&o), Outcome::Ok);
         o.exit_code = Some(2);
-        assert_eq!(outcome_of(&o), Outcome::Failed, "an exit code ≠ 0 fails even when ok is true");
+        assert_eq!(
+            outcome_of(&o),
+            Outcome::Failed,
+            "an exit code ≠ 0 fails even when ok is true"
+        );
         o.exit_code = Some(124);
         assert_eq!(outcome_of(&o), Outcome::Failed, "a timeout kill fails");
         o.refused = Some(Ending::Declined);
-        assert_eq!(outcome_of(&o), Outcome::Refused, "refusal is checked before failure");
+        assert_eq!(
+            outcome_of(&o),
+            Outcome::Refused,
+            "refusal is checked before failure"
+        );
         o.pending = true;
         assert_eq!(outcome_of(&o), Outcome::Pending);
     }
@@ -127,7 +150,12 @@ mod tests {
         let out = ToolOutput::ok("");
         assert_eq!(row_result(StepKind::Memory, &out, Outcome::Ok), "done");
         let long = "x".repeat(400);
-        assert_eq!(row_result(StepKind::File, &ToolOutput::ok(long), Outcome::Ok).chars().count(), 162);
+        assert_eq!(
+            row_result(StepKind::File, &ToolOutput::ok(long), Outcome::Ok)
+                .chars()
+                .count(),
+            162
+        );
     }
 
     #[test]
@@ -137,7 +165,10 @@ mod tests {
         assert!(t.starts_with(&"y".repeat(16_000)));
         assert!(t.contains("4000 of 20000 characters were not shown"));
         let b = model_text("browser__snapshot", &out, Outcome::Ok);
-        assert!(b.starts_with(&"y".repeat(20_000)), "browser tools get 24,000");
+        assert!(
+            b.starts_with(&"y".repeat(20_000)),
+            "browser tools get 24,000"
+        );
         let (full, clipped) = row_full_output("shell", &out);
         assert!(clipped && full.contains("clipped"));
     }

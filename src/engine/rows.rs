@@ -37,7 +37,14 @@ pub struct RowClose {
 impl RowTracker {
     /// A tracker emitting on `session`'s bus, marking frames with `run_id`.
     pub fn new(session: Arc<Session>, run_id: Option<String>) -> Self {
-        RowTracker { session, run_id, open: BTreeMap::new(), chip_on: false, peek: None, finished: false }
+        RowTracker {
+            session,
+            run_id,
+            open: BTreeMap::new(),
+            chip_on: false,
+            peek: None,
+            finished: false,
+        }
     }
 
     fn emit(&self, frame: Frame) {
@@ -69,7 +76,9 @@ impl RowTracker {
 
     /// Close an open row with its outcome.
     pub fn close(&mut self, id: &str, close: RowClose) {
-        let Some(mut row) = self.open.remove(id) else { return };
+        let Some(mut row) = self.open.remove(id) else {
+            return;
+        };
         row.phase = Phase::Done;
         row.outcome = Some(close.outcome);
         row.ending = close.ending;
@@ -85,7 +94,9 @@ impl RowTracker {
             return;
         }
         self.peek = tool.map(str::to_string);
-        self.emit(Frame::Peek { tool: self.peek.clone() });
+        self.emit(Frame::Peek {
+            tool: self.peek.clone(),
+        });
     }
 
     /// Whether a row is open.

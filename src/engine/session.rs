@@ -61,7 +61,10 @@ impl Session {
 
     /// Put a frame on the bus (dropped silently when nobody listens).
     pub fn emit(&self, run_id: Option<&str>, frame: Frame) {
-        let _ = self.bus.send(Arc::new(Event { run_id: run_id.map(str::to_string), frame }));
+        let _ = self.bus.send(Arc::new(Event {
+            run_id: run_id.map(str::to_string),
+            frame,
+        }));
     }
 
     /// Whether a background job runs in this session (the chip stays on).
@@ -124,7 +127,10 @@ impl Sessions {
                 Vec::new()
             }
         };
-        self.map.entry(id.to_string()).or_insert_with(|| Arc::new(Session::new(id, history))).clone()
+        self.map
+            .entry(id.to_string())
+            .or_insert_with(|| Arc::new(Session::new(id, history)))
+            .clone()
     }
 
     /// The session `id` if it is loaded.

@@ -76,8 +76,14 @@ pub(super) async fn run_loop(
     };
     let reasoning = settings.is_reasoning_model();
     let narrator = Narrator::new(&engine.soul, ctx.register, settings.voice_mode, reasoning);
-    let workspace = settings.workspace.clone().unwrap_or_else(|| engine.config.paths.home.join("workspace"));
-    let paths = Arc::new(ToolPaths { home: engine.config.paths.home.clone(), workspace });
+    let workspace = settings
+        .workspace
+        .clone()
+        .unwrap_or_else(|| engine.config.paths.home.join("workspace"));
+    let paths = Arc::new(ToolPaths {
+        home: engine.config.paths.home.clone(),
+        workspace,
+    });
     let rows = RowTracker::new(session.clone(), ctx.run_id.clone());
     let recent: Vec<String> = items
         .iter()
@@ -110,8 +116,16 @@ pub(super) async fn run_loop(
 
 /// The tools offered this turn: registered, in scope for the mode, not switched off,
 /// and passing their own availability check. No keyword router.
-fn offered_tools(engine: &Engine, settings: &Settings, mode: Mode, recent: &[String]) -> Vec<Arc<dyn Tool>> {
-    let avail = Availability { mode, recent_user_messages: recent };
+fn offered_tools(
+    engine: &Engine,
+    settings: &Settings,
+    mode: Mode,
+    recent: &[String],
+) -> Vec<Arc<dyn Tool>> {
+    let avail = Availability {
+        mode,
+        recent_user_messages: recent,
+    };
     engine
         .tools
         .all()
@@ -120,7 +134,9 @@ fn offered_tools(engine: &Engine, settings: &Settings, mode: Mode, recent: &[Str
             let spec = t.spec();
             let in_scope = matches!(
                 (spec.scope, mode),
-                (Scope::Both, _) | (Scope::CompanionOnly, Mode::Companion) | (Scope::WorkOnly, Mode::Work)
+                (Scope::Both, _)
+                    | (Scope::CompanionOnly, Mode::Companion)
+                    | (Scope::WorkOnly, Mode::Work)
             );
             in_scope && !settings.disabled_toolsets.contains(&spec.family) && t.available(&avail)
         })
@@ -134,9 +150,13 @@ impl Loop<'_> {
         for iteration in 1..=self.caps.max_iter {
             let spent = self.spent.tools_spent(&self.caps);
             self.words_only = spent || iteration == self.caps.max_iter;
-            let specs: Vec<&crate::tools::ToolSpec> =
-                if self.words_only { Vec::new() } else { self.offered.iter().map(|t| t.spec()).collect() };
-            let system = build_system_prompt(&self.engine.soul, self.ctx.register, self.ctx.mode, &specs);
+            let specs: Vec<&crate::tools::ToolSpec> = if self.words_only {
+                Vec::new()
+            } else {
+                self.offered.iter().map(|t| t.spec()).collect()
+            };
+            let system =
+                build_system_prompt(&self.engine.soul, self.ctx.register, self.ctx.mode, &specs);
             let tools = specs
                 .iter()
                 .map(|s| FunctionSpec {
@@ -145,15 +165,24 @@ impl Loop<'_> {
                     parameters: s.parameters.clone(),
                 })
                 .collect();
-            let req = ModelRequest { system, items: items.clone(), tools };
+            let req = ModelRequest {
+                system,
+                items: items.clone(),
+                tools,
+            };
             let reply = match self.ask_model(&req, !texts.is_empty()).await {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!(session = %self.session.id, "model request failed: {e}");
                     let sentence = e.user_sentence();
-                    self.emit(Frame::TextDelta { text: sentence.clone() });
+                    self.emit(Frame::TextDelta {
+                        text: sentence.clone(),
+                    });
                     texts.push(sentence);
-                    return LoopEnd { text: texts.join("\n\n"), status: TurnStatus::Error };
+                    return LoopEnd {
+                        text: texts.join("\n\n"),
+                        status: TurnStatus::Error,
+                    };
                 }
             };
             let text = reply.text();
@@ -169,7 +198,10 @@ impl Loop<'_> {
                 } else {
                     TurnStatus::Completed
                 };
-                return LoopEnd { text: texts.join("\n\n"), status };
+                return LoopEnd {
+                    text: texts.join("\n\n"),
+                    status,
+                };
             }
             if self.words_only {
                 // Tools were withdrawn, yet it called some: nothing runs, the chain is cut.
@@ -177,13 +209,20 @@ impl Loop<'_> {
             }
             for call in calls {
                 let output = self.dispatch(&call).await;
-                items.push(Item::ToolResult { call_id: call.call_id.clone(), output });
+                items.push(Item::ToolResult {
+                    call_id: call.call_id.clone(),
+                    output,
+                });
             }
         }
-        let note = "I ran out of steps for this turn before finishing, so this is not done yet.".to_string();
+        let note = "I ran out of steps for this turn before finishing, so this is not done yet."
+            .to_string();
         self.emit(Frame::TextDelta { text: note.clone() });
         texts.push(note);
-        LoopEnd { text: texts.join("\n\n"), status: TurnStatus::Capped }
+        LoopEnd {
+            text: texts.join("\n\n"),
+            status: TurnStatus::Capped,
+        }
     }
 
     pub(super) fn emit(&self, frame: Frame) {
@@ -202,7 +241,9 @@ impl Loop<'_> {
             let mut first = true;
             while let Some(delta) = rx.recv().await {
                 if first && separate {
-                    self.emit(Frame::TextDelta { text: "\n\n".into() });
+                    self.emit(Frame::TextDelta {
+                        text: "\n\n".into(),
+                    });
                 }
                 first = false;
                 self.emit(Frame::TextDelta { text: delta });
