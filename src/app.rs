@@ -1,0 +1,47 @@
+//! App::build(config): the engine with its model client, tools, soul and store — the
+//! one object every surface is started from.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::llm::client::OpenAiClient;
+use crate::soul::Soul;
+use crate::store::Store;
+use crate::tools::builtin::builtin_registry;
+
+/// The running process's shared parts.
+pub struct App {
+    /// The engine every surface drives.
+    pub engine: Arc<Engine>,
+}
+
+impl App {
+    /// Open the store in the data folder and build the engine.
+    pub fn build(config: Arc<Config>) -> anyhow::Result<App> {
+        std::fs::create_dir_all(&config.paths.home)
+            .with_context(|| format!("creating the data folder {}", config.paths.home.display()))?;
+        let store = Store::open(&config.paths.db)
+            .with_context(|| format!("opening the store {}", config.paths.db.display()))?;
+        let soul = Soul::load(&config.paths.home);
+        let model = Arc::new(OpenAiClient::new(config.clone()));
+        let engine = Engine::new(config, model, builtin_registry(), soul, Arc::new(store));
+        Ok(App { engine })
+    }
+
+    /// One line saying what is missing before she can think, if anything.
+    pub fn missing_setup(&self) -> Option<String> {
+        let config = &self.engine.config;
+        let s = config.settings();
+        let needs_key = s.base_url.contains("api.openai.com");
+        if needs_key && config.api_key().is_none() {
+            return Some(format!(
+                "No model key is configured: set {} (or point KOTOBA_LLM_BASE_URL at a local server such as Ollama).",
+                s.api_key_env
+            ));
+        }
+        None
+    }
+}

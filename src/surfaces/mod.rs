@@ -1,0 +1,4 @@
+//! Surfaces: each turns its input into turn requests and the engine's frames into its
+//! own pixels or sounds. Only surfaces may print or import a UI/protocol crate.
+
+pub mod terminal;

@@ -1,0 +1,138 @@
+//! `kotoba chat`: a line-based chat against the same engine (register text) — streamed
+//! answer text, a spinner while a tool runs, approval cards answered at the keyboard.
+
+pub mod render;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::engine::{Answerer, Engine};
+use crate::protocol::{Decision, Frame, Phase, TurnRequest};
+
+/// The terminal's session id prefix: a local session is its owner's by construction.
+pub const SESSION_PREFIX: &str = "terminal:";
+
+/// What the keyboard's next line answers.
+#[derive(Default)]
+struct Prompt {
+    card: Option<String>,
+    spinning: Option<String>,
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Run the chat until end of input or `/quit`.
+pub async fn run(engine: Arc<Engine>, session_name: &str, notice: Option<String>) -> anyhow::Result<()> {
+    let session_id = format!("{SESSION_PREFIX}{session_name}");
+    let session = engine.session(&session_id);
+    let prompt = Arc::new(Mutex::new(Prompt::default()));
+    let mut rx = session.subscribe();
+    if let Some(n) = notice {
+        out(&format!("{n}\n"));
+    }
+    out("Kotoba is listening. Type a message; /quit to leave.\n> ");
+
+    let drawer = {
+        let prompt = prompt.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(120));
+            let mut n = 0usize;
+            loop {
+                tokio::select! {
+                    ev = rx.recv() => match ev {
+                        Ok(ev) => draw(&ev.frame, &prompt),
+                        Err(RecvError::Lagged(k)) => out(&format!("\n({k} updates skipped)\n")),
+                        Err(RecvError::Closed) => break,
+                    },
+                    _ = tick.tick() => {
+                        let p = lock(&prompt);
+                        if let Some(action) = &p.spinning {
+                            n += 1;
+                            out(&format!("\r{} {action}", render::SPINNER[n % render::SPINNER.len()]));
+                        }
+                    }
+                }
+            }
+        })
+    };
+
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut turns = Vec::new();
+    while let Some(line) = lines.next_line().await? {
+        let line = line.trim().to_string();
+        let card = lock(&prompt).card.take();
+        if let Some(request_id) = card {
+            let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") { Decision::Approve } else { Decision::Deny };
+            let me = Answerer { id: "local".into(), name: "you".into(), local: true };
+            if let Err(e) = engine.answer_card(&request_id, decision, &me) {
+                out(&format!("({e})\n"));
+            }
+            continue;
+        }
+        match line.as_str() {
+            "" => out("> "),
+            "/quit" | "/exit" => break,
+            "/stop" => out("No background job is running, so there is nothing to stop.\n> "),
+            l if l.starts_with("/stop ") => out(&format!(
+                "/stop takes no argument: '{}' was not acted on. Type /stop alone.\n> ",
+                l.trim_start_matches("/stop ").trim()
+            )),
+            _ => {
+                let engine = engine.clone();
+                let req = TurnRequest::text(session_id.clone(), "you", line);
+                turns.push(tokio::spawn(async move { engine.run_turn(req).await }));
+            }
+        }
+    }
+    for t in turns {
+        let _ = t.await;
+    }
+    drawer.abort();
+    out("\n");
+    Ok(())
+}
+
+fn lock(p: &Mutex<Prompt>) -> std::sync::MutexGuard<'_, Prompt> {
+    match p.lock() {
+        Ok(g) => g,
+        Err(e) => e.into_inner(),
+    }
+}
+
+fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
+    let mut p = lock(prompt);
+    match frame {
+        Frame::TextDelta { text } => out(text),
+        Frame::Step(row) if row.phase == Phase::Start => {
+            out(&format!("\n{} {}", render::SPINNER[0], row.action));
+            p.spinning = Some(row.action.clone());
+        }
+        Frame::Card(card) => {
+            p.card = Some(card.request_id.clone());
+            out(&render::card(card));
+        }
+        Frame::CardSettled { request_id, .. } if p.card.as_deref() == Some(request_id) => {
+            p.card = None;
+            if let Some(l) = render::line(frame) {
+                out(&format!("\n{l}\n"));
+            }
+        }
+        Frame::TurnDone { .. } => out("\n> "),
+        other => {
+            if let Some(l) = render::line(other) {
+                if p.spinning.take().is_some() {
+                    out("\r");
+                }
+                out(&format!("{l}\n"));
+            }
+        }
+    }
+}

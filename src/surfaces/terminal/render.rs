@@ -1,0 +1,94 @@
+//! How the terminal draws each frame: pure functions from a frame to text, so the
+//! look is testable without a terminal.
+
+use crate::protocol::{Card, CardSettlement, Ending, Frame, Outcome, Phase, StepRow};
+
+/// The spinner's frames.
+pub const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// The mark a closed row shows.
+pub fn mark(outcome: Option<Outcome>, ending: Option<Ending>) -> String {
+    match (outcome, ending) {
+        (Some(Outcome::Ok), _) => "✓".into(),
+        (Some(Outcome::Failed), _) => "✗".into(),
+        (Some(Outcome::Pending), _) => "…".into(),
+        (Some(Outcome::Interrupted), _) => "■".into(),
+        (Some(Outcome::Refused), Some(e)) => format!("⊘ {}", ending_word(e)),
+        (Some(Outcome::Refused), None) => "⊘".into(),
+        (None, _) => SPINNER[0].to_string(),
+    }
+}
+
+fn ending_word(e: Ending) -> &'static str {
+    match e {
+        Ending::Declined => "declined",
+        Ending::Unanswered => "expired",
+        Ending::Unreachable => "unreachable",
+        Ending::Dismissed => "dismissed",
+        Ending::Policy => "refused",
+    }
+}
+
+/// A finished row: the mark, the action, and the trimmed result indented below.
+pub fn finished_row(row: &StepRow) -> String {
+    let mut out = format!("{} {}", mark(row.outcome, row.ending), row.action);
+    if let Some(result) = row.result.as_deref().filter(|r| !r.is_empty()) {
+        for line in result.lines() {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// An approval card as the keyboard prompt shows it.
+pub fn card(card: &Card) -> String {
+    format!(
+        "\n┌ approval needed ({} s) — {}\n│ {}\n│ why: {}\n└ approve? [y]es / [n]o: ",
+        card.window_secs,
+        card.tool,
+        card.action.replace('\n', "\n│ "),
+        if card.why.is_empty() { "(no reason given)" } else { &card.why },
+    )
+}
+
+/// What a frame prints as a whole line, if it prints one (text deltas and spinner
+/// updates are handled by the caller).
+pub fn line(frame: &Frame) -> Option<String> {
+    match frame {
+        Frame::Step(row) if row.phase == Phase::Done => Some(finished_row(row)),
+        Frame::CardSettled { settlement: CardSettlement::Expired, .. } => {
+            Some("(the card expired unanswered; nothing ran)".into())
+        }
+        Frame::CardSettled { settlement: CardSettlement::Dismissed, .. } => Some("(the card was dismissed)".into()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::StepKind;
+
+    fn row(outcome: Outcome, ending: Option<Ending>, result: &str) -> StepRow {
+        StepRow {
+            id: "c1".into(),
+            tool: "shell".into(),
+            step_kind: StepKind::Shell,
+            action: "$ ls".into(),
+            phase: Phase::Done,
+            outcome: Some(outcome),
+            ending,
+            result: Some(result.into()),
+            full_output: None,
+            clipped: false,
+        }
+    }
+
+    #[test]
+    fn a_finished_row_shows_its_mark_action_and_trimmed_result() {
+        assert_eq!(finished_row(&row(Outcome::Ok, None, "a\nb")), "✓ $ ls\n    a\n    b");
+        assert_eq!(finished_row(&row(Outcome::Failed, None, "! boom")), "✗ $ ls\n    ! boom");
+        assert!(finished_row(&row(Outcome::Refused, Some(Ending::Unanswered), "x")).starts_with("⊘ expired $ ls"));
+    }
+}
