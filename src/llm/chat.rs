@@ -69,7 +69,9 @@ fn messages(req: &ModelRequest) -> Vec<Value> {
                     _ => false,
                 };
                 if !joined {
-                    out.push(json!({ "role": "assistant", "content": null, "tool_calls": [entry] }));
+                    out.push(
+                        json!({ "role": "assistant", "content": null, "tool_calls": [entry] }),
+                    );
                 }
             }
             Item::ToolResult { call_id, output } => {
@@ -188,7 +190,11 @@ impl Decoder for ChatDecoder {
             items.push(Item::Assistant { text: self.text });
         }
         for (index, call) in self.calls {
-            let call_id = if call.id.is_empty() { format!("call_{index}") } else { call.id };
+            let call_id = if call.id.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id
+            };
             items.push(Item::ToolCall(ToolCall {
                 call_id,
                 name: call.name,

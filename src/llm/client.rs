@@ -57,7 +57,10 @@ struct Failure {
 
 impl From<LlmError> for Failure {
     fn from(error: LlmError) -> Failure {
-        Failure { error, streamed: false }
+        Failure {
+            error,
+            streamed: false,
+        }
     }
 }
 
@@ -67,13 +70,15 @@ impl OpenAiClient {
     pub fn new(config: Arc<Config>) -> OpenAiClient {
         // No request timeout on purpose: a long answer streams for minutes, and the idle
         // timeout between chunks is what catches a stalled server.
-        let http = reqwest::Client::builder()
-            .build()
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "HTTP client builder failed; using the default client");
-                reqwest::Client::new()
-            });
-        OpenAiClient { config, http, idle_timeout: Some(DEFAULT_IDLE_TIMEOUT) }
+        let http = reqwest::Client::builder().build().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "HTTP client builder failed; using the default client");
+            reqwest::Client::new()
+        });
+        OpenAiClient {
+            config,
+            http,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+        }
     }
 
     /// Set the idle timeout between stream chunks (and before the response headers);
@@ -145,12 +150,19 @@ impl OpenAiClient {
                 match decoder.feed(&ev.data, deltas) {
                     Ok(true) => return decoder.finish().map_err(Failure::from),
                     Ok(false) => {}
-                    Err(error) => return Err(Failure { error, streamed: decoder.streamed() }),
+                    Err(error) => {
+                        return Err(Failure {
+                            error,
+                            streamed: decoder.streamed(),
+                        })
+                    }
                 }
             }
             if ended {
                 let streamed = decoder.streamed();
-                return decoder.finish().map_err(|error| Failure { error, streamed });
+                return decoder
+                    .finish()
+                    .map_err(|error| Failure { error, streamed });
             }
         }
     }
@@ -185,19 +197,25 @@ impl ModelClient for OpenAiClient {
         let settings = self.config.settings();
         let base = settings.base_url.trim().trim_end_matches('/').to_string();
         if reqwest::Url::parse(&base).is_err() {
-            return Err(LlmError::Connect(format!("the base URL {base:?} is not a URL")));
+            return Err(LlmError::Connect(format!(
+                "the base URL {base:?} is not a URL"
+            )));
         }
         let key = self.config.api_key();
         if key.is_none() && needs_key(&base) {
-            return Err(LlmError::NoKey { env: settings.api_key_env.clone() });
+            return Err(LlmError::NoKey {
+                env: settings.api_key_env.clone(),
+            });
         }
         let (url, body) = match settings.api {
-            ApiStyle::Responses => {
-                (format!("{base}/responses"), responses::request_body(req, &settings))
-            }
-            ApiStyle::Chat => {
-                (format!("{base}/chat/completions"), chat::request_body(req, &settings))
-            }
+            ApiStyle::Responses => (
+                format!("{base}/responses"),
+                responses::request_body(req, &settings),
+            ),
+            ApiStyle::Chat => (
+                format!("{base}/chat/completions"),
+                chat::request_body(req, &settings),
+            ),
         };
         let mut retry = 0;
         loop {
@@ -205,20 +223,27 @@ impl ModelClient for OpenAiClient {
             let result = match settings.api {
                 ApiStyle::Responses => {
                     let decoder = responses::ResponsesDecoder::new();
-                    self.attempt(&url, key.as_deref(), &body, decoder, deltas).await
+                    self.attempt(&url, key.as_deref(), &body, decoder, deltas)
+                        .await
                 }
                 ApiStyle::Chat => {
                     let decoder = chat::ChatDecoder::new();
-                    self.attempt(&url, key.as_deref(), &body, decoder, deltas).await
+                    self.attempt(&url, key.as_deref(), &body, decoder, deltas)
+                        .await
                 }
             };
             match result {
                 Ok(reply) => return Ok(reply),
-                Err(Failure { error: LlmError::RateLimited { retry_after }, streamed: false })
-                    if retry < MAX_RATE_LIMIT_RETRIES =>
-                {
+                Err(Failure {
+                    error: LlmError::RateLimited { retry_after },
+                    streamed: false,
+                }) if retry < MAX_RATE_LIMIT_RETRIES => {
                     let wait = backoff(retry, retry_after);
-                    tracing::warn!(retry = retry + 1, wait_s = wait.as_secs_f64(), "rate limited; retrying");
+                    tracing::warn!(
+                        retry = retry + 1,
+                        wait_s = wait.as_secs_f64(),
+                        "rate limited; retrying"
+                    );
                     tokio::time::sleep(wait).await;
                     retry += 1;
                 }
@@ -243,7 +268,10 @@ mod tests {
 
     #[test]
     fn a_given_retry_after_wins_over_the_backoff_but_is_capped() {
-        assert_eq!(backoff(4, Some(Duration::from_secs(3))), Duration::from_secs(3));
+        assert_eq!(
+            backoff(4, Some(Duration::from_secs(3))),
+            Duration::from_secs(3)
+        );
         assert_eq!(backoff(0, Some(Duration::from_secs(999))), MAX_RETRY_AFTER);
     }
 

@@ -11,8 +11,11 @@ use super::{LlmError, ModelReply};
 pub trait Decoder {
     /// Read one data payload; text deltas go to `deltas` as they arrive. Returns true
     /// when the response is complete.
-    fn feed(&mut self, data: &str, deltas: &mpsc::UnboundedSender<String>)
-        -> Result<bool, LlmError>;
+    fn feed(
+        &mut self,
+        data: &str,
+        deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<bool, LlmError>;
     /// Whether any text has been sent to `deltas` yet (after that nothing is retried).
     fn streamed(&self) -> bool;
     /// The stream ended: the reply, or [`LlmError::Stream`] when it was cut short.
@@ -25,11 +28,18 @@ pub fn error_from_body(code: &str, message: &str) -> LlmError {
     if is_context_message(&hay) {
         LlmError::ContextTooLong
     } else if hay.contains("insufficient_quota") {
-        LlmError::Http { status: 429, body: clip(message, 300) }
+        LlmError::Http {
+            status: 429,
+            body: clip(message, 300),
+        }
     } else if hay.contains("rate_limit") || hay.contains("rate limit") {
         LlmError::RateLimited { retry_after: None }
     } else {
-        let text = if code.is_empty() { message.to_string() } else { format!("{code}: {message}") };
+        let text = if code.is_empty() {
+            message.to_string()
+        } else {
+            format!("{code}: {message}")
+        };
         LlmError::Stream(clip(&text, 300))
     }
 }
@@ -46,13 +56,17 @@ pub fn error_from_status(status: u16, retry_after: Option<Duration>, body: &str)
     let lower = body.to_ascii_lowercase();
     match status {
         // Quota exhaustion also answers 429, but waiting will not fix it.
-        429 if lower.contains("insufficient_quota") => {
-            LlmError::Http { status, body: clip(body, 300) }
-        }
+        429 if lower.contains("insufficient_quota") => LlmError::Http {
+            status,
+            body: clip(body, 300),
+        },
         429 => LlmError::RateLimited { retry_after },
         401 | 403 => LlmError::Auth(format!("{status}: {}", clip(body, 300))),
         400 | 413 if is_context_message(&lower) => LlmError::ContextTooLong,
-        _ => LlmError::Http { status, body: clip(body, 300) },
+        _ => LlmError::Http {
+            status,
+            body: clip(body, 300),
+        },
     }
 }
 
@@ -78,16 +92,28 @@ mod tests {
     #[test]
     fn statuses_map_to_their_typed_errors() {
         let ra = Some(Duration::from_secs(3));
-        assert_eq!(error_from_status(429, ra, ""), LlmError::RateLimited { retry_after: ra });
-        assert!(matches!(error_from_status(401, None, "bad key"), LlmError::Auth(_)));
-        assert!(matches!(error_from_status(403, None, ""), LlmError::Auth(_)));
+        assert_eq!(
+            error_from_status(429, ra, ""),
+            LlmError::RateLimited { retry_after: ra }
+        );
+        assert!(matches!(
+            error_from_status(401, None, "bad key"),
+            LlmError::Auth(_)
+        ));
+        assert!(matches!(
+            error_from_status(403, None, ""),
+            LlmError::Auth(_)
+        ));
         let ctx = r#"{"error":{"code":"context_length_exceeded"}}"#;
         assert_eq!(error_from_status(400, None, ctx), LlmError::ContextTooLong);
         let ctx2 = "This model's maximum context length is 8192 tokens";
         assert_eq!(error_from_status(400, None, ctx2), LlmError::ContextTooLong);
         assert_eq!(
             error_from_status(400, None, "bad tool schema"),
-            LlmError::Http { status: 400, body: "bad tool schema".into() }
+            LlmError::Http {
+                status: 400,
+                body: "bad tool schema".into()
+            }
         );
     }
 
@@ -103,13 +129,19 @@ mod tests {
     #[test]
     fn an_exhausted_quota_is_not_a_rate_limit() {
         let body = r#"{"error":{"code":"insufficient_quota"}}"#;
-        assert!(matches!(error_from_status(429, None, body), LlmError::Http { status: 429, .. }));
+        assert!(matches!(
+            error_from_status(429, None, body),
+            LlmError::Http { status: 429, .. }
+        ));
     }
 
     #[test]
     fn retry_after_reads_whole_and_fractional_seconds_only() {
         assert_eq!(parse_retry_after("5"), Some(Duration::from_secs(5)));
-        assert_eq!(parse_retry_after(" 1.5 "), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            parse_retry_after(" 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
     }

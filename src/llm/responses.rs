@@ -85,7 +85,12 @@ impl ResponsesDecoder {
     fn on_item_done(&mut self, item: &Value, deltas: &mpsc::UnboundedSender<String>) {
         match item.get("type").and_then(Value::as_str) {
             Some("function_call") => {
-                let field = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let field = |k: &str| {
+                    item.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
                 self.items.push(Item::ToolCall(ToolCall {
                     call_id: field("call_id"),
                     name: field("name"),
@@ -96,9 +101,16 @@ impl ResponsesDecoder {
             Some("reasoning") => self.items.push(Item::Reasoning { raw: item.clone() }),
             Some("message") => {
                 let id = item.get("id").and_then(Value::as_str).unwrap_or("");
-                let text = match self.text_by_item.remove(id) {
+                // Deltas that named no item are filed under "": they belong to this one.
+                let key = if self.text_by_item.contains_key(id) {
+                    id
+                } else {
+                    ""
+                };
+                let id = key.to_string();
+                let text = match self.text_by_item.remove(&id) {
                     Some(streamed) => {
-                        self.open_order.retain(|x| x != id);
+                        self.open_order.retain(|x| *x != id);
                         streamed
                     }
                     None => {
@@ -145,8 +157,14 @@ fn message_text(item: &Value) -> String {
 
 /// The error inside an `error` or `response.failed` event, typed.
 fn event_error(err: Option<&Value>) -> LlmError {
-    let code = err.and_then(|e| e.get("code")).and_then(Value::as_str).unwrap_or("");
-    let message = err.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("");
+    let code = err
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let message = err
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     error_from_body(code, message)
 }
 
@@ -164,7 +182,11 @@ impl Decoder for ResponsesDecoder {
                 if delta.is_empty() {
                     return Ok(false);
                 }
-                let id = ev.get("item_id").and_then(Value::as_str).unwrap_or("").to_string();
+                let id = ev
+                    .get("item_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 if !self.text_by_item.contains_key(&id) {
                     self.open_order.push(id.clone());
                 }
@@ -205,8 +227,87 @@ impl Decoder for ResponsesDecoder {
 
     fn finish(self) -> Result<ModelReply, LlmError> {
         if !self.completed {
-            return Err(LlmError::Stream("the stream ended before response.completed".into()));
+            return Err(LlmError::Stream(
+                "the stream ended before response.completed".into(),
+            ));
         }
         Ok(ModelReply { items: self.items })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(events: &[Value]) -> (Result<ModelReply, LlmError>, Vec<String>) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut d = ResponsesDecoder::new();
+        let mut result = None;
+        for ev in events {
+            match d.feed(&ev.to_string(), &tx) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => result = Some(Err(e)),
+            }
+        }
+        let result = result.unwrap_or_else(|| d.finish());
+        let mut deltas = Vec::new();
+        while let Ok(s) = rx.try_recv() {
+            deltas.push(s);
+        }
+        (result, deltas)
+    }
+
+    fn message_done(id: &str, text: &str) -> Value {
+        json!({"type": "response.output_item.done", "item": {"type": "message", "id": id,
+            "content": [{"type": "output_text", "text": text}]}})
+    }
+
+    #[test]
+    fn a_message_with_no_deltas_is_sent_whole_once() {
+        let done = json!({"type": "response.completed"});
+        let (reply, deltas) = run(&[message_done("m1", "Hello there"), done]);
+        assert_eq!(reply.unwrap().text(), "Hello there");
+        assert_eq!(deltas, vec!["Hello there"]);
+    }
+
+    #[test]
+    fn streamed_text_is_not_sent_twice_when_its_message_item_is_done() {
+        let events = [
+            json!({"type": "response.output_text.delta", "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "delta": "lo"}),
+            message_done("m1", "Hello"),
+            json!({"type": "response.completed"}),
+        ];
+        let (reply, deltas) = run(&events);
+        assert_eq!(
+            reply.unwrap().items,
+            vec![Item::Assistant {
+                text: "Hello".into()
+            }]
+        );
+        assert_eq!(deltas, vec!["Hel", "lo"]);
+    }
+
+    #[test]
+    fn a_failed_response_names_its_error_type() {
+        let failed = json!({"type": "response.failed", "response": {"error":
+            {"code": "context_length_exceeded", "message": "too long"}}});
+        assert_eq!(run(&[failed]).0, Err(LlmError::ContextTooLong));
+        let other = json!({"type": "response.failed", "response": {"error":
+            {"code": "server_error", "message": "boom"}}});
+        assert_eq!(
+            run(&[other]).0,
+            Err(LlmError::Stream("server_error: boom".into()))
+        );
+    }
+
+    #[test]
+    fn the_final_output_is_read_when_no_item_events_came() {
+        let done = json!({"type": "response.completed", "response": {"output": [
+            {"type": "function_call", "call_id": "c9", "name": "shell", "arguments": "{}"}
+        ]}});
+        let reply = run(&[done]).0.unwrap();
+        assert_eq!(reply.tool_calls()[0].call_id, "c9");
     }
 }

@@ -102,7 +102,10 @@ impl SseParser {
             return;
         }
         self.has_data = false;
-        out.push(SseEvent { event, data: std::mem::take(&mut self.data) });
+        out.push(SseEvent {
+            event,
+            data: std::mem::take(&mut self.data),
+        });
     }
 }
 
@@ -135,7 +138,10 @@ mod tests {
         let ev = feed(&[b"event: x\r", b"\ndata: one\r\n\r", b"\ndata: two\r\n\r\n"]);
         assert_eq!(data(&ev), vec!["one", "two"]);
         assert_eq!(ev[0].event.as_deref(), Some("x"));
-        assert_eq!(ev[1].event, None, "the event name does not leak into the next event");
+        assert_eq!(
+            ev[1].event, None,
+            "the event name does not leak into the next event"
+        );
     }
 
     #[test]

@@ -26,7 +26,11 @@ async fn fixture(api: &str) -> Fixture {
     let home = TempDir::new().unwrap();
     let config = server.config_for(home.path(), api);
     let client = OpenAiClient::new(config).with_idle_timeout(None);
-    Fixture { server, client, _home: home }
+    Fixture {
+        server,
+        client,
+        _home: home,
+    }
 }
 
 fn path_of(api: &str) -> &'static str {
@@ -46,7 +50,11 @@ fn shell_tool() -> FunctionSpec {
 }
 
 fn request(items: Vec<Item>, tools: Vec<FunctionSpec>) -> ModelRequest {
-    ModelRequest { system: "You are Kotoba.".into(), items, tools }
+    ModelRequest {
+        system: "You are Kotoba.".into(),
+        items,
+        tools,
+    }
 }
 
 fn user(text: &str) -> Item {
@@ -75,12 +83,23 @@ async fn text_streams_as_several_deltas_and_the_reply_holds_the_whole_text() {
         f.server.push(Reply::text(said));
         let (reply, deltas) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
         let reply = reply.unwrap();
-        assert!(deltas.len() > 3, "{api}: words arrive in pieces, got {deltas:?}");
+        assert!(
+            deltas.len() > 3,
+            "{api}: words arrive in pieces, got {deltas:?}"
+        );
         assert_eq!(deltas.concat(), said, "{api}");
         assert_eq!(reply.text(), said, "{api}");
-        assert_eq!(reply.items, vec![Item::Assistant { text: said.into() }], "{api}");
+        assert_eq!(
+            reply.items,
+            vec![Item::Assistant { text: said.into() }],
+            "{api}"
+        );
         assert_eq!(f.server.request_paths(), vec![path_of(api)], "{api}");
-        assert_eq!(f.server.authorizations(), vec![Some("Bearer test-key".into())], "{api}");
+        assert_eq!(
+            f.server.authorizations(),
+            vec![Some("Bearer test-key".into())],
+            "{api}"
+        );
     }
 }
 
@@ -88,13 +107,22 @@ async fn text_streams_as_several_deltas_and_the_reply_holds_the_whole_text() {
 async fn the_request_names_the_model_streams_and_puts_the_system_prompt_first() {
     for api in APIS {
         let f = fixture(api).await;
-        ask(&f.client, &request(vec![user("hi")], vec![])).await.0.unwrap();
+        ask(&f.client, &request(vec![user("hi")], vec![]))
+            .await
+            .0
+            .unwrap();
         let body = &f.server.requests()[0];
         assert_eq!(body["model"], "scripted", "{api}");
         assert_eq!(body["stream"], true, "{api}");
         if api == "chat" {
-            assert_eq!(body["messages"][0], json!({"role": "system", "content": "You are Kotoba."}));
-            assert_eq!(body["messages"][1], json!({"role": "user", "content": "hi"}));
+            assert_eq!(
+                body["messages"][0],
+                json!({"role": "system", "content": "You are Kotoba."})
+            );
+            assert_eq!(
+                body["messages"][1],
+                json!({"role": "user", "content": "hi"})
+            );
         } else {
             assert_eq!(body["instructions"], "You are Kotoba.");
             assert_eq!(body["input"], json!([{"role": "user", "content": "hi"}]));
@@ -108,16 +136,29 @@ async fn the_request_names_the_model_streams_and_puts_the_system_prompt_first() 
 async fn a_words_only_request_has_no_tools_key_and_a_tool_request_offers_function_tools() {
     for api in APIS {
         let f = fixture(api).await;
-        ask(&f.client, &request(vec![user("hi")], vec![])).await.0.unwrap();
-        ask(&f.client, &request(vec![user("hi")], vec![shell_tool()])).await.0.unwrap();
+        ask(&f.client, &request(vec![user("hi")], vec![]))
+            .await
+            .0
+            .unwrap();
+        ask(&f.client, &request(vec![user("hi")], vec![shell_tool()]))
+            .await
+            .0
+            .unwrap();
         let bodies = f.server.requests();
         assert!(bodies[0].get("tools").is_none(), "{api}: {}", bodies[0]);
         let tool = &bodies[1]["tools"][0];
         assert_eq!(tool["type"], "function", "{api}");
-        let spec = if api == "chat" { &tool["function"] } else { tool };
+        let spec = if api == "chat" {
+            &tool["function"]
+        } else {
+            tool
+        };
         assert_eq!(spec["name"], "shell", "{api}");
         assert_eq!(spec["description"], "Run a command", "{api}");
-        assert_eq!(spec["parameters"]["properties"]["command"]["type"], "string", "{api}");
+        assert_eq!(
+            spec["parameters"]["properties"]["command"]["type"], "string",
+            "{api}"
+        );
     }
 }
 
@@ -125,7 +166,11 @@ async fn a_words_only_request_has_no_tools_key_and_a_tool_request_offers_functio
 async fn a_tool_call_round_trip_carries_the_call_and_its_result_back_by_call_id() {
     for api in APIS {
         let f = fixture(api).await;
-        f.server.push(Reply::text_then_call("Let me look.", "shell", json!({"command": "ls -la"})));
+        f.server.push(Reply::text_then_call(
+            "Let me look.",
+            "shell",
+            json!({"command": "ls -la"}),
+        ));
         f.server.push(Reply::text("Two files."));
         let first = request(vec![user("what is here?")], vec![shell_tool()]);
         let reply = ask(&f.client, &first).await.0.unwrap();
@@ -140,8 +185,14 @@ async fn a_tool_call_round_trip_carries_the_call_and_its_result_back_by_call_id(
 
         let mut items = first.items.clone();
         items.extend(reply.items.clone());
-        items.push(Item::ToolResult { call_id: call.call_id.clone(), output: "a\nb".into() });
-        let second = ask(&f.client, &request(items, vec![shell_tool()])).await.0.unwrap();
+        items.push(Item::ToolResult {
+            call_id: call.call_id.clone(),
+            output: "a\nb".into(),
+        });
+        let second = ask(&f.client, &request(items, vec![shell_tool()]))
+            .await
+            .0
+            .unwrap();
         assert_eq!(second.text(), "Two files.", "{api}");
 
         let body = &f.server.requests()[1];
@@ -153,15 +204,25 @@ async fn a_tool_call_round_trip_carries_the_call_and_its_result_back_by_call_id(
             assert_eq!(asked["tool_calls"][0]["id"], call.call_id.as_str());
             assert_eq!(asked["tool_calls"][0]["type"], "function");
             assert_eq!(asked["tool_calls"][0]["function"]["name"], "shell");
-            assert_eq!(asked["tool_calls"][0]["function"]["arguments"], call.arguments.as_str());
+            assert_eq!(
+                asked["tool_calls"][0]["function"]["arguments"],
+                call.arguments.as_str()
+            );
             assert_eq!(
                 msgs[3],
                 json!({"role": "tool", "tool_call_id": call.call_id, "content": "a\nb"})
             );
         } else {
             let input = body["input"].as_array().unwrap();
-            assert_eq!(input[1], json!({"role": "assistant", "content": "Let me look."}));
-            assert_eq!(Some(&input[2]), call.raw.as_ref(), "the call item goes back unchanged");
+            assert_eq!(
+                input[1],
+                json!({"role": "assistant", "content": "Let me look."})
+            );
+            assert_eq!(
+                Some(&input[2]),
+                call.raw.as_ref(),
+                "the call item goes back unchanged"
+            );
             assert_eq!(input[2]["type"], "function_call");
             assert_eq!(input[2]["call_id"], call.call_id.as_str());
             assert_eq!(
@@ -184,18 +245,32 @@ async fn several_calls_in_one_reply_keep_their_order_and_group_into_one_chat_mes
         let reply = ask(&f.client, &first).await.0.unwrap();
         let names: Vec<&str> = reply.tool_calls().iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["shell", "read_file"], "{api}");
-        let ids: Vec<String> = reply.tool_calls().iter().map(|c| c.call_id.clone()).collect();
+        let ids: Vec<String> = reply
+            .tool_calls()
+            .iter()
+            .map(|c| c.call_id.clone())
+            .collect();
         assert_ne!(ids[0], ids[1], "{api}: call ids are unique");
 
         let mut items = first.items.clone();
         items.extend(reply.items.clone());
         for id in &ids {
-            items.push(Item::ToolResult { call_id: id.clone(), output: "ok".into() });
+            items.push(Item::ToolResult {
+                call_id: id.clone(),
+                output: "ok".into(),
+            });
         }
         ask(&f.client, &request(items, vec![])).await.0.unwrap();
         if api == "chat" {
-            let msgs = f.server.requests()[1]["messages"].as_array().unwrap().clone();
-            assert_eq!(msgs.len(), 5, "system, user, one assistant message, two tool results");
+            let msgs = f.server.requests()[1]["messages"]
+                .as_array()
+                .unwrap()
+                .clone();
+            assert_eq!(
+                msgs.len(),
+                5,
+                "system, user, one assistant message, two tool results"
+            );
             assert_eq!(msgs[2]["tool_calls"].as_array().unwrap().len(), 2);
             assert_eq!(msgs[3]["tool_call_id"], ids[0].as_str());
             assert_eq!(msgs[4]["tool_call_id"], ids[1].as_str());
@@ -206,19 +281,30 @@ async fn several_calls_in_one_reply_keep_their_order_and_group_into_one_chat_mes
 #[tokio::test]
 async fn a_responses_reasoning_item_is_carried_back_unchanged_in_the_next_request() {
     let f = fixture("responses").await;
-    f.server.push(Reply::reasoning_then_call("shell", json!({"command": "date"})));
+    f.server.push(Reply::reasoning_then_call(
+        "shell",
+        json!({"command": "date"}),
+    ));
     let first = request(vec![user("time?")], vec![shell_tool()]);
     let reply = ask(&f.client, &first).await.0.unwrap();
     let Item::Reasoning { raw } = &reply.items[0] else {
         panic!("the reasoning item comes first: {:?}", reply.items);
     };
-    assert!(raw["encrypted_content"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(raw["encrypted_content"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
     let call = reply.tool_calls()[0].clone();
 
     let mut items = first.items.clone();
     items.extend(reply.items.clone());
-    items.push(Item::ToolResult { call_id: call.call_id.clone(), output: "noon".into() });
-    ask(&f.client, &request(items, vec![shell_tool()])).await.0.unwrap();
+    items.push(Item::ToolResult {
+        call_id: call.call_id.clone(),
+        output: "noon".into(),
+    });
+    ask(&f.client, &request(items, vec![shell_tool()]))
+        .await
+        .0
+        .unwrap();
     let input = f.server.requests()[1]["input"].as_array().unwrap().clone();
     assert_eq!(&input[1], raw, "byte-for-byte the item that arrived");
     assert_eq!(input[2]["call_id"], call.call_id.as_str());
@@ -240,7 +326,10 @@ async fn a_reasoning_model_asks_for_its_effort_and_a_plain_model_does_not() {
             ],
         );
         let client = OpenAiClient::new(config).with_idle_timeout(None);
-        ask(&client, &request(vec![user("hi")], vec![])).await.0.unwrap();
+        ask(&client, &request(vec![user("hi")], vec![]))
+            .await
+            .0
+            .unwrap();
         let body = &server.requests()[0];
         if api == "chat" {
             assert_eq!(body["reasoning_effort"], "medium");
@@ -262,12 +351,25 @@ async fn settings_are_read_live_on_every_call() {
     config.set("reasoning_effort", "off").unwrap();
     config.set("model", "first-model").unwrap();
     let client = OpenAiClient::new(config.clone()).with_idle_timeout(None);
-    ask(&client, &request(vec![user("a")], vec![])).await.0.unwrap();
+    ask(&client, &request(vec![user("a")], vec![]))
+        .await
+        .0
+        .unwrap();
     config.set("model", "second-model").unwrap();
     config.set("api", "chat").unwrap();
-    ask(&client, &request(vec![user("b")], vec![])).await.0.unwrap();
-    assert_eq!(server.request_paths(), vec!["/v1/responses", "/v1/chat/completions"]);
-    let models: Vec<Value> = server.requests().iter().map(|b| b["model"].clone()).collect();
+    ask(&client, &request(vec![user("b")], vec![]))
+        .await
+        .0
+        .unwrap();
+    assert_eq!(
+        server.request_paths(),
+        vec!["/v1/responses", "/v1/chat/completions"]
+    );
+    let models: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|b| b["model"].clone())
+        .collect();
     assert_eq!(models, vec![json!("first-model"), json!("second-model")]);
 }
 
@@ -275,7 +377,8 @@ async fn settings_are_read_live_on_every_call() {
 async fn a_rate_limit_is_retried_after_its_retry_after_and_then_succeeds() {
     for api in APIS {
         let f = fixture(api).await;
-        f.server.push(Reply::status(429, r#"{"error":{"code":"rate_limit_exceeded"}}"#).retry_after(5));
+        f.server
+            .push(Reply::status(429, r#"{"error":{"code":"rate_limit_exceeded"}}"#).retry_after(5));
         f.server.push(Reply::text("Back again."));
         let started = tokio::time::Instant::now();
         let (reply, _) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
@@ -283,7 +386,10 @@ async fn a_rate_limit_is_retried_after_its_retry_after_and_then_succeeds() {
         assert_eq!(f.server.request_count(), 2, "{api}");
         let waited = started.elapsed();
         assert!(waited >= Duration::from_secs(5), "{api}: waited {waited:?}");
-        assert!(waited < Duration::from_secs(6), "{api}: Retry-After wins over backoff");
+        assert!(
+            waited < Duration::from_secs(6),
+            "{api}: Retry-After wins over backoff"
+        );
     }
 }
 
@@ -315,18 +421,30 @@ async fn a_rate_limit_in_the_stream_is_retried_only_while_nothing_has_streamed()
     assert_eq!(f.server.request_count(), 2, "nothing had streamed: retried");
 
     let delta = r#"{"type":"response.output_text.delta","item_id":"m","delta":"Half a "}"#;
-    f.server.push(Reply::raw_sse(&format!("data: {delta}\n\ndata: {limit}\n\n")));
+    f.server.push(Reply::raw_sse(&format!(
+        "data: {delta}\n\ndata: {limit}\n\n"
+    )));
     let (reply, deltas) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
     assert_eq!(deltas, vec!["Half a "]);
-    assert!(matches!(reply, Err(LlmError::RateLimited { .. })), "{reply:?}");
-    assert_eq!(f.server.request_count(), 3, "text had streamed: never retried");
+    assert!(
+        matches!(reply, Err(LlmError::RateLimited { .. })),
+        "{reply:?}"
+    );
+    assert_eq!(
+        f.server.request_count(),
+        3,
+        "text had streamed: never retried"
+    );
 }
 
 #[tokio::test]
 async fn an_auth_failure_is_returned_at_once_without_a_retry() {
     for api in APIS {
         let f = fixture(api).await;
-        f.server.push(Reply::status(401, r#"{"error":{"message":"Incorrect API key"}}"#));
+        f.server.push(Reply::status(
+            401,
+            r#"{"error":{"message":"Incorrect API key"}}"#,
+        ));
         let (reply, _) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
         assert!(matches!(reply, Err(LlmError::Auth(_))), "{api}: {reply:?}");
         assert_eq!(f.server.request_count(), 1, "{api}");
@@ -343,7 +461,10 @@ async fn error_statuses_map_to_context_too_long_and_http_with_the_body() {
     assert_eq!(ask(&f.client, &req).await.0, Err(LlmError::ContextTooLong));
     assert_eq!(
         ask(&f.client, &req).await.0,
-        Err(LlmError::Http { status: 503, body: "overloaded".into() })
+        Err(LlmError::Http {
+            status: 503,
+            body: "overloaded".into()
+        })
     );
     assert_eq!(f.server.request_count(), 2, "a 5xx is not retried");
 }
@@ -354,8 +475,15 @@ async fn a_stream_that_ends_before_completion_is_a_stream_error() {
         let f = fixture(api).await;
         f.server.push(Reply::truncated("I was saying something"));
         let (reply, deltas) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
-        assert_eq!(deltas.concat(), "I was saying something", "{api}: the words did stream");
-        assert!(matches!(reply, Err(LlmError::Stream(_))), "{api}: {reply:?}");
+        assert_eq!(
+            deltas.concat(),
+            "I was saying something",
+            "{api}: the words did stream"
+        );
+        assert!(
+            matches!(reply, Err(LlmError::Stream(_))),
+            "{api}: {reply:?}"
+        );
         assert_eq!(f.server.request_count(), 1, "{api}: never retried");
     }
 }
@@ -364,9 +492,13 @@ async fn a_stream_that_ends_before_completion_is_a_stream_error() {
 async fn invalid_json_in_an_sse_data_line_is_malformed() {
     for api in APIS {
         let f = fixture(api).await;
-        f.server.push(Reply::raw_sse("data: {\"type\": not json\n\n"));
+        f.server
+            .push(Reply::raw_sse("data: {\"type\": not json\n\n"));
         let (reply, _) = ask(&f.client, &request(vec![user("hi")], vec![])).await;
-        assert!(matches!(reply, Err(LlmError::Malformed(_))), "{api}: {reply:?}");
+        assert!(
+            matches!(reply, Err(LlmError::Malformed(_))),
+            "{api}: {reply:?}"
+        );
     }
 }
 
@@ -375,8 +507,14 @@ async fn tool_call_arguments_streamed_in_many_small_pieces_reassemble_exactly() 
     for api in APIS {
         let f = fixture(api).await;
         let script = "for f in *.txt; do echo \"ファイル: $f\"; done | sort -r | head -n 40";
-        f.server.push(Reply::call("shell", json!({"command": script, "timeout": 30})));
-        let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()])).await.0.unwrap();
+        f.server.push(Reply::call(
+            "shell",
+            json!({"command": script, "timeout": 30}),
+        ));
+        let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()]))
+            .await
+            .0
+            .unwrap();
         let args: Value = serde_json::from_str(&reply.tool_calls()[0].arguments).unwrap();
         assert_eq!(args, json!({"command": script, "timeout": 30}), "{api}");
     }
@@ -386,18 +524,29 @@ async fn tool_call_arguments_streamed_in_many_small_pieces_reassemble_exactly() 
 async fn chat_tool_call_deltas_are_accumulated_by_index_when_interleaved() {
     let f = fixture("chat").await;
     let chunk = |delta: Value| {
-        format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}))
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+        )
     };
     let mut body = String::new();
-    body += &chunk(json!({"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "shell", "arguments": ""}}]}));
-    body += &chunk(json!({"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "read_file", "arguments": "{\"pa"}}]}));
-    body += &chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"command\":"}}]}));
+    body += &chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "shell", "arguments": ""}}]}),
+    );
+    body += &chunk(
+        json!({"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "read_file", "arguments": "{\"pa"}}]}),
+    );
+    body +=
+        &chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"command\":"}}]}));
     body += &chunk(json!({"tool_calls": [{"index": 1, "function": {"arguments": "th\":\"x\"}"}}]}));
     body += &chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"ls\"}"}}]}));
     body += "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
     body += "data: [DONE]\n\n";
     f.server.push(Reply::raw_sse(&body));
-    let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()])).await.0.unwrap();
+    let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()]))
+        .await
+        .0
+        .unwrap();
     let calls: Vec<(String, String, String)> = reply
         .tool_calls()
         .iter()
@@ -406,8 +555,16 @@ async fn chat_tool_call_deltas_are_accumulated_by_index_when_interleaved() {
     assert_eq!(
         calls,
         vec![
-            ("call_a".into(), "shell".into(), r#"{"command":"ls"}"#.into()),
-            ("call_b".into(), "read_file".into(), r#"{"path":"x"}"#.into()),
+            (
+                "call_a".into(),
+                "shell".into(),
+                r#"{"command":"ls"}"#.into()
+            ),
+            (
+                "call_b".into(),
+                "read_file".into(),
+                r#"{"path":"x"}"#.into()
+            ),
         ]
     );
 }
@@ -417,7 +574,10 @@ async fn invalid_argument_text_is_passed_through_verbatim_for_the_engine_to_judg
     for api in APIS {
         let f = fixture(api).await;
         f.server.push(Reply::raw_args("shell", "not json {"));
-        let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()])).await.0.unwrap();
+        let reply = ask(&f.client, &request(vec![user("go")], vec![shell_tool()]))
+            .await
+            .0
+            .unwrap();
         assert_eq!(reply.tool_calls()[0].arguments, "not json {", "{api}");
     }
 }
@@ -427,11 +587,18 @@ async fn no_key_against_api_openai_com_is_no_key_before_anything_is_sent() {
     let home = TempDir::new().unwrap();
     let config = Config::for_home(home.path(), &[]);
     // An env name nobody sets, so the process environment cannot supply a key.
-    config.set("api_key_env", "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET").unwrap();
+    config
+        .set("api_key_env", "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET")
+        .unwrap();
     assert_eq!(config.settings().base_url, "https://api.openai.com/v1");
     let client = OpenAiClient::new(config);
     let (reply, _) = ask(&client, &request(vec![user("hi")], vec![])).await;
-    assert_eq!(reply, Err(LlmError::NoKey { env: "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET".into() }));
+    assert_eq!(
+        reply,
+        Err(LlmError::NoKey {
+            env: "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET".into()
+        })
+    );
 }
 
 #[tokio::test]
@@ -440,9 +607,14 @@ async fn a_keyless_local_server_is_asked_without_an_authorization_header() {
     let home = TempDir::new().unwrap();
     let base = server.base_url();
     let config = Config::for_home(home.path(), &[("KOTOBA_LLM_BASE_URL", base.as_str())]);
-    config.set("api_key_env", "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET").unwrap();
+    config
+        .set("api_key_env", "KOTOBA_TEST_KEY_THAT_IS_NEVER_SET")
+        .unwrap();
     let client = OpenAiClient::new(config).with_idle_timeout(None);
-    ask(&client, &request(vec![user("hi")], vec![])).await.0.unwrap();
+    ask(&client, &request(vec![user("hi")], vec![]))
+        .await
+        .0
+        .unwrap();
     assert_eq!(server.authorizations(), vec![None]);
 }
 
@@ -472,7 +644,10 @@ async fn a_server_that_goes_silent_ends_in_a_stream_error_after_the_idle_timeout
     let base = format!("http://{addr}/v1");
     let config = Config::for_home(
         home.path(),
-        &[("KOTOBA_LLM_BASE_URL", base.as_str()), ("OPENAI_API_KEY", "k")],
+        &[
+            ("KOTOBA_LLM_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "k"),
+        ],
     );
     let client = OpenAiClient::new(config).with_idle_timeout(Some(Duration::from_secs(20)));
     let (reply, _) = ask(&client, &request(vec![user("hi")], vec![])).await;
@@ -483,9 +658,15 @@ async fn a_server_that_goes_silent_ends_in_a_stream_error_after_the_idle_timeout
 #[tokio::test]
 async fn the_fallback_answers_once_the_script_is_empty() {
     let f = fixture("chat").await;
-    let reply = ask(&f.client, &request(vec![user("hi")], vec![])).await.0.unwrap();
+    let reply = ask(&f.client, &request(vec![user("hi")], vec![]))
+        .await
+        .0
+        .unwrap();
     assert_eq!(reply.text(), "(the script is empty)");
     f.server.set_fallback(Reply::text("something else"));
-    let reply = ask(&f.client, &request(vec![user("hi")], vec![])).await.0.unwrap();
+    let reply = ask(&f.client, &request(vec![user("hi")], vec![]))
+        .await
+        .0
+        .unwrap();
     assert_eq!(reply.text(), "something else");
 }

@@ -46,7 +46,12 @@ enum Kind {
 impl Reply {
     fn stream(text: &str, calls: Vec<(String, String)>) -> Reply {
         Reply {
-            kind: Kind::Stream { reasoning: false, text: text.to_string(), calls, truncated: false },
+            kind: Kind::Stream {
+                reasoning: false,
+                text: text.to_string(),
+                calls,
+                truncated: false,
+            },
         }
     }
 
@@ -62,7 +67,13 @@ impl Reply {
 
     /// Several function calls in one reply, in order.
     pub fn calls(calls: Vec<(&str, Value)>) -> Reply {
-        Reply::stream("", calls.into_iter().map(|(n, a)| (n.to_string(), a.to_string())).collect())
+        Reply::stream(
+            "",
+            calls
+                .into_iter()
+                .map(|(n, a)| (n.to_string(), a.to_string()))
+                .collect(),
+        )
     }
 
     /// One function call whose arguments text is sent verbatim (e.g. invalid JSON).
@@ -83,7 +94,13 @@ impl Reply {
 
     /// An HTTP error status with this body.
     pub fn status(code: u16, body: &str) -> Reply {
-        Reply { kind: Kind::Status { code, body: body.to_string(), retry_after: None } }
+        Reply {
+            kind: Kind::Status {
+                code,
+                body: body.to_string(),
+                retry_after: None,
+            },
+        }
     }
 
     /// Streams the text's deltas, then ends the body with no completion event, no
@@ -101,7 +118,9 @@ impl Reply {
 
     /// A 200 `text/event-stream` whose body is exactly this text.
     pub fn raw_sse(body: &str) -> Reply {
-        Reply { kind: Kind::RawSse(body.to_string()) }
+        Reply {
+            kind: Kind::RawSse(body.to_string()),
+        }
     }
 
     /// Add words before the calls (replacing any words already set).
@@ -209,17 +228,26 @@ impl ScriptedModel {
 
     /// Every request body, in order.
     pub fn requests(&self) -> Vec<Value> {
-        lock(&self.shared.seen).iter().map(|s| s.body.clone()).collect()
+        lock(&self.shared.seen)
+            .iter()
+            .map(|s| s.body.clone())
+            .collect()
     }
 
     /// Every request path (`/v1/responses` or `/v1/chat/completions`), in order.
     pub fn request_paths(&self) -> Vec<String> {
-        lock(&self.shared.seen).iter().map(|s| s.path.clone()).collect()
+        lock(&self.shared.seen)
+            .iter()
+            .map(|s| s.path.clone())
+            .collect()
     }
 
     /// Every request's Authorization header, in order.
     pub fn authorizations(&self) -> Vec<Option<String>> {
-        lock(&self.shared.seen).iter().map(|s| s.authorization.clone()).collect()
+        lock(&self.shared.seen)
+            .iter()
+            .map(|s| s.authorization.clone())
+            .collect()
     }
 
     /// How many requests arrived.
@@ -248,9 +276,15 @@ impl Shared {
     fn take(&self, path: &str, headers: &HeaderMap, body: &Bytes) -> (Reply, Value) {
         let body: Value = serde_json::from_slice(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
-        let authorization =
-            headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
-        lock(&self.seen).push(Seen { path: path.to_string(), body: body.clone(), authorization });
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        lock(&self.seen).push(Seen {
+            path: path.to_string(),
+            body: body.clone(),
+            authorization,
+        });
         let next = lock(&self.script).pop_front();
         let reply = next.unwrap_or_else(|| lock(&self.fallback).clone());
         (reply, body)
@@ -273,11 +307,22 @@ async fn responses_route(
 ) -> Response {
     let (reply, req) = shared.take("/v1/responses", &headers, &body);
     match reply.kind {
-        Kind::Stream { reasoning, text, calls, truncated } => {
+        Kind::Stream {
+            reasoning,
+            text,
+            calls,
+            truncated,
+        } => {
             let model = req.get("model").cloned().unwrap_or(Value::Null);
-            sse(responses_events(&shared, &model, reasoning, &text, &calls, truncated))
+            sse(responses_events(
+                &shared, &model, reasoning, &text, &calls, truncated,
+            ))
         }
-        Kind::Status { code, body, retry_after } => status_response(code, body, retry_after),
+        Kind::Status {
+            code,
+            body,
+            retry_after,
+        } => status_response(code, body, retry_after),
         Kind::RawSse(body) => sse(vec![body]),
     }
 }
@@ -289,11 +334,20 @@ async fn chat_route(
 ) -> Response {
     let (reply, req) = shared.take("/v1/chat/completions", &headers, &body);
     match reply.kind {
-        Kind::Stream { text, calls, truncated, .. } => {
+        Kind::Stream {
+            text,
+            calls,
+            truncated,
+            ..
+        } => {
             let model = req.get("model").cloned().unwrap_or(Value::Null);
             sse(chat_chunks(&shared, &model, &text, &calls, truncated))
         }
-        Kind::Status { code, body, retry_after } => status_response(code, body, retry_after),
+        Kind::Status {
+            code,
+            body,
+            retry_after,
+        } => status_response(code, body, retry_after),
         Kind::RawSse(body) => sse(vec![body]),
     }
 }
@@ -302,8 +356,10 @@ async fn chat_route(
 fn sse(chunks: Vec<String>) -> Response {
     let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
     let mut resp = Response::new(Body::from_stream(stream));
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
     resp
 }
 
@@ -311,10 +367,16 @@ fn status_response(code: u16, body: String, retry_after: Option<u64>) -> Respons
     let json = serde_json::from_str::<Value>(&body).is_ok();
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let ct = if json { "application/json" } else { "text/plain" };
-    resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(ct));
+    let ct = if json {
+        "application/json"
+    } else {
+        "text/plain"
+    };
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(ct));
     if let Some(secs) = retry_after {
-        resp.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
     }
     resp
 }
@@ -357,15 +419,24 @@ fn responses_events(
             "encrypted_content": format!("opaque-{id}-ciphertext"),
         });
         let index = output.len();
-        out.push(event("response.output_item.added", json!({ "output_index": index, "item": item })));
-        out.push(event("response.output_item.done", json!({ "output_index": index, "item": item })));
+        out.push(event(
+            "response.output_item.added",
+            json!({ "output_index": index, "item": item }),
+        ));
+        out.push(event(
+            "response.output_item.done",
+            json!({ "output_index": index, "item": item }),
+        ));
         output.push(item);
     }
     if !text.is_empty() {
         let id = shared.id("msg");
         let index = output.len();
         let added = json!({ "type": "message", "id": id, "role": "assistant", "status": "in_progress", "content": [] });
-        out.push(event("response.output_item.added", json!({ "output_index": index, "item": added })));
+        out.push(event(
+            "response.output_item.added",
+            json!({ "output_index": index, "item": added }),
+        ));
         for piece in word_pieces(text) {
             out.push(event(
                 "response.output_text.delta",
@@ -383,7 +454,10 @@ fn responses_events(
             "type": "message", "id": id, "role": "assistant", "status": "completed",
             "content": [{ "type": "output_text", "text": text, "annotations": [] }],
         });
-        out.push(event("response.output_item.done", json!({ "output_index": index, "item": item })));
+        out.push(event(
+            "response.output_item.done",
+            json!({ "output_index": index, "item": item }),
+        ));
         output.push(item);
     }
     if truncated {
@@ -397,7 +471,10 @@ fn responses_events(
             "type": "function_call", "id": id, "call_id": call_id, "name": name,
             "arguments": "", "status": "in_progress",
         });
-        out.push(event("response.output_item.added", json!({ "output_index": index, "item": added })));
+        out.push(event(
+            "response.output_item.added",
+            json!({ "output_index": index, "item": added }),
+        ));
         for piece in arg_pieces(args) {
             out.push(event(
                 "response.function_call_arguments.delta",
@@ -412,7 +489,10 @@ fn responses_events(
             "type": "function_call", "id": id, "call_id": call_id, "name": name,
             "arguments": args, "status": "completed",
         });
-        out.push(event("response.output_item.done", json!({ "output_index": index, "item": item })));
+        out.push(event(
+            "response.output_item.done",
+            json!({ "output_index": index, "item": item }),
+        ));
         output.push(item);
     }
     out.push(event(
@@ -437,7 +517,10 @@ fn chat_chunks(
         });
         format!("data: {c}\n\n")
     };
-    let mut out = vec![chunk(json!({ "role": "assistant", "content": "" }), Value::Null)];
+    let mut out = vec![chunk(
+        json!({ "role": "assistant", "content": "" }),
+        Value::Null,
+    )];
     for piece in word_pieces(text) {
         out.push(chunk(json!({ "content": piece }), Value::Null));
     }
@@ -458,7 +541,11 @@ fn chat_chunks(
             ));
         }
     }
-    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     out.push(chunk(json!({}), json!(finish)));
     out.push("data: [DONE]\n\n".to_string());
     out
