@@ -186,3 +186,14 @@ pub trait ModelClient: Send + Sync {
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError>;
 }
+
+mod chat;
+mod client;
+mod decode;
+mod responses;
+pub mod sse;
+
+pub use client::{
+    backoff, OpenAiClient, DEFAULT_IDLE_TIMEOUT, MAX_BACKOFF, MAX_RATE_LIMIT_RETRIES,
+    MAX_RETRY_AFTER,
+};

@@ -1,0 +1,148 @@
+//! What both wire formats share: the decoder seam the client drives, and the mapping
+//! from HTTP statuses and error bodies to typed [`LlmError`]s.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::{LlmError, ModelReply};
+
+/// A wire format's stream decoder: fed one SSE `data` payload at a time.
+pub trait Decoder {
+    /// Read one data payload; text deltas go to `deltas` as they arrive. Returns true
+    /// when the response is complete.
+    fn feed(
+        &mut self,
+        data: &str,
+        deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<bool, LlmError>;
+    /// Whether any text has been sent to `deltas` yet (after that nothing is retried).
+    fn streamed(&self) -> bool;
+    /// The stream ended: the reply, or [`LlmError::Stream`] when it was cut short.
+    fn finish(self) -> Result<ModelReply, LlmError>;
+}
+
+/// An error named in a body or event (`code`, `message`), typed.
+pub fn error_from_body(code: &str, message: &str) -> LlmError {
+    let hay = format!("{code} {message}").to_ascii_lowercase();
+    if is_context_message(&hay) {
+        LlmError::ContextTooLong
+    } else if hay.contains("insufficient_quota") {
+        LlmError::Http {
+            status: 429,
+            body: clip(message, 300),
+        }
+    } else if hay.contains("rate_limit") || hay.contains("rate limit") {
+        LlmError::RateLimited { retry_after: None }
+    } else {
+        let text = if code.is_empty() {
+            message.to_string()
+        } else {
+            format!("{code}: {message}")
+        };
+        LlmError::Stream(clip(&text, 300))
+    }
+}
+
+fn is_context_message(hay: &str) -> bool {
+    hay.contains("context_length_exceeded")
+        || hay.contains("maximum context length")
+        || hay.contains("exceeds the available context")
+        || hay.contains("context window")
+}
+
+/// A non-success HTTP status and its body, typed.
+pub fn error_from_status(status: u16, retry_after: Option<Duration>, body: &str) -> LlmError {
+    let lower = body.to_ascii_lowercase();
+    match status {
+        // Quota exhaustion also answers 429, but waiting will not fix it.
+        429 if lower.contains("insufficient_quota") => LlmError::Http {
+            status,
+            body: clip(body, 300),
+        },
+        429 => LlmError::RateLimited { retry_after },
+        401 | 403 => LlmError::Auth(format!("{status}: {}", clip(body, 300))),
+        400 | 413 if is_context_message(&lower) => LlmError::ContextTooLong,
+        _ => LlmError::Http {
+            status,
+            body: clip(body, 300),
+        },
+    }
+}
+
+/// The first `n` characters of `s`.
+pub fn clip(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// A Retry-After header value in seconds (the HTTP-date form is not honoured).
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    if secs.is_finite() && secs >= 0.0 {
+        Some(Duration::from_secs_f64(secs.min(3600.0)))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_their_typed_errors() {
+        let ra = Some(Duration::from_secs(3));
+        assert_eq!(
+            error_from_status(429, ra, ""),
+            LlmError::RateLimited { retry_after: ra }
+        );
+        assert!(matches!(
+            error_from_status(401, None, "bad key"),
+            LlmError::Auth(_)
+        ));
+        assert!(matches!(
+            error_from_status(403, None, ""),
+            LlmError::Auth(_)
+        ));
+        let ctx = r#"{"error":{"code":"context_length_exceeded"}}"#;
+        assert_eq!(error_from_status(400, None, ctx), LlmError::ContextTooLong);
+        let ctx2 = "This model's maximum context length is 8192 tokens";
+        assert_eq!(error_from_status(400, None, ctx2), LlmError::ContextTooLong);
+        assert_eq!(
+            error_from_status(400, None, "bad tool schema"),
+            LlmError::Http {
+                status: 400,
+                body: "bad tool schema".into()
+            }
+        );
+    }
+
+    #[test]
+    fn an_error_body_is_clipped_to_300_characters() {
+        let long = "x".repeat(1000);
+        match error_from_status(500, None, &long) {
+            LlmError::Http { status: 500, body } => assert_eq!(body.chars().count(), 300),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_exhausted_quota_is_not_a_rate_limit() {
+        let body = r#"{"error":{"code":"insufficient_quota"}}"#;
+        assert!(matches!(
+            error_from_status(429, None, body),
+            LlmError::Http { status: 429, .. }
+        ));
+    }
+
+    #[test]
+    fn retry_after_reads_whole_and_fractional_seconds_only() {
+        assert_eq!(parse_retry_after("5"), Some(Duration::from_secs(5)));
+        assert_eq!(
+            parse_retry_after(" 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+}

@@ -1,0 +1,3 @@
+//! The integration suites, one file per area.
+
+mod llm;

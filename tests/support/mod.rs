@@ -1,0 +1,3 @@
+//! Loopback fakes the suite drives the real code against.
+
+pub mod model_server;
