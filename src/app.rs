@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::llm::client::OpenAiClient;
+use crate::llm::OpenAiClient;
 use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::builtin::builtin_registry;
