@@ -475,6 +475,14 @@ impl Walk<'_> {
     }
 }
 
+/// How long one search may walk: 5 s in a conversation, 20 s in a background job.
+pub fn search_budget(mode: Mode) -> Duration {
+    match mode {
+        Mode::Work => Duration::from_secs(20),
+        Mode::Companion => Duration::from_secs(5),
+    }
+}
+
 #[async_trait]
 impl Tool for SearchFiles {
     fn spec(&self) -> &ToolSpec {
@@ -509,10 +517,7 @@ impl Tool for SearchFiles {
         if !start.exists() {
             return ToolOutput::failed(format!("search_files: '{path}' does not exist."));
         }
-        let budget = match ctx.mode {
-            Mode::Work => Duration::from_secs(20),
-            Mode::Companion => Duration::from_secs(5),
-        };
+        let budget = search_budget(ctx.mode);
         let root = ws.canonicalize().unwrap_or_else(|_| ws.clone());
         let job = tokio::task::spawn_blocking(move || {
             let mut walk = Walk {

@@ -189,7 +189,7 @@ impl MemoryStore {
                 (score > 0).then_some((score, f))
             })
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|s| std::cmp::Reverse(s.0));
         let total = scored.len();
         Ok((
             scored
@@ -236,10 +236,7 @@ fn sentence_count(text: &str) -> usize {
         if !matches!(chars[i], '.' | '!' | '?') {
             continue;
         }
-        let next_word = chars[i + 1..]
-            .iter()
-            .skip_while(|c| c.is_whitespace())
-            .next();
+        let next_word = chars[i + 1..].iter().find(|c| !c.is_whitespace());
         let spaced = chars.get(i + 1).is_some_and(|c| c.is_whitespace());
         if !spaced || !next_word.is_some_and(|c| c.is_uppercase()) {
             continue;

@@ -225,3 +225,30 @@ fn glob_matches_stars_and_question_marks() {
     assert!(glob_match("te?t*", "test_file"));
     assert!(!glob_match("a*b", "acd"));
 }
+
+#[test]
+fn the_search_walk_stops_at_its_deadline_and_says_results_are_partial() {
+    let f = fx();
+    std::fs::write(f.ws.join("a.txt"), "needle").unwrap();
+    let re = build_regex("needle").unwrap();
+    let mut walk = Walk {
+        root: &f.ws,
+        re: &re,
+        glob: None,
+        deadline: Instant::now(),
+        found: Found {
+            hits: Vec::new(),
+            truncated: false,
+            out_of_time: false,
+        },
+    };
+    walk.dir(&f.ws);
+    assert!(walk.found.out_of_time);
+    assert!(walk.found.hits.is_empty());
+}
+
+#[test]
+fn search_time_box_is_five_seconds_in_companion_and_twenty_in_work() {
+    assert_eq!(search_budget(Mode::Companion), Duration::from_secs(5));
+    assert_eq!(search_budget(Mode::Work), Duration::from_secs(20));
+}
