@@ -3,15 +3,15 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 
-/// Configuration: paths, env caps, live settings.yaml.
-pub mod config;
-/// The model client trait and its two wire APIs.
-pub mod llm;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
-/// The soul file and the system prompt.
-pub mod soul;
-/// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
-pub mod store;
+/// The model client trait and its two wire APIs.
+pub mod llm;
 /// The Tool trait, registry, and one file per tool family.
 pub mod tools;
+/// Configuration: paths, env caps, live settings.yaml.
+pub mod config;
+/// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
+pub mod store;
+/// The soul file and the system prompt.
+pub mod soul;

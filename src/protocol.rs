@@ -381,11 +381,7 @@ pub struct TurnRequest {
 
 impl TurnRequest {
     /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send.
-    pub fn text(
-        session: impl Into<String>,
-        author: impl Into<String>,
-        text: impl Into<String>,
-    ) -> Self {
+    pub fn text(session: impl Into<String>, author: impl Into<String>, text: impl Into<String>) -> Self {
         TurnRequest {
             session: session.into(),
             text: text.into(),
@@ -416,15 +412,10 @@ mod tests {
     fn frames_serialise_as_stable_tagged_json() {
         let ev = Event {
             run_id: Some("0a1b2c3d".into()),
-            frame: Frame::Peek {
-                tool: Some("read_file".into()),
-            },
+            frame: Frame::Peek { tool: Some("read_file".into()) },
         };
         let json = serde_json::to_string(&ev).unwrap();
-        assert_eq!(
-            json,
-            r#"{"run_id":"0a1b2c3d","type":"peek","tool":"read_file"}"#
-        );
+        assert_eq!(json, r#"{"run_id":"0a1b2c3d","type":"peek","tool":"read_file"}"#);
         let back: Event = serde_json::from_str(&json).unwrap();
         assert_eq!(back, ev);
     }

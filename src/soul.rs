@@ -14,9 +14,7 @@ pub struct Soul {
 impl Soul {
     /// The soul shipped in the binary.
     pub fn shipped() -> Soul {
-        Soul {
-            personality: String::new(),
-        }
+        Soul { personality: String::new() }
     }
 
     /// The soul's line of `kind` for `tool`, if it has one (wins over the tool's).
@@ -31,12 +29,7 @@ impl Soul {
 }
 
 /// The system prompt for a register and mode, describing only the tools offered.
-pub fn build_system_prompt(
-    soul: &Soul,
-    register: Register,
-    _mode: Mode,
-    _tools: &[&ToolSpec],
-) -> String {
+pub fn build_system_prompt(soul: &Soul, register: Register, _mode: Mode, _tools: &[&ToolSpec]) -> String {
     let _ = register;
     soul.personality.clone()
 }

@@ -82,26 +82,16 @@ impl Config {
             .filter(|v| !v.trim().is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(default_home);
-        let settings = env
-            .get("KOTOBA_SETTINGS")
-            .filter(|v| !v.trim().is_empty())
-            .map(PathBuf::from);
+        let settings = env.get("KOTOBA_SETTINGS").filter(|v| !v.trim().is_empty()).map(PathBuf::from);
         let paths = Paths::under(&home, settings);
         let caps = CompanionCaps::from_env(|k| env.get(k).cloned());
-        Arc::new(Config {
-            paths,
-            caps,
-            env,
-            live: Mutex::new(settings::LiveState::default()),
-        })
+        Arc::new(Config { paths, caps, env, live: Mutex::new(settings::LiveState::default()) })
     }
 
     /// A config for tests: data folder `home`, the given env values, nothing else.
     pub fn for_home(home: &Path, extra_env: &[(&str, &str)]) -> Arc<Config> {
-        let mut env: HashMap<String, String> = extra_env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut env: HashMap<String, String> =
+            extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         env.insert("KOTOBA_HOME".into(), home.display().to_string());
         Config::from_env_map(env)
     }

@@ -171,20 +171,13 @@ fn as_list(v: &Value) -> Result<Vec<String>, String> {
             .iter()
             .map(|i| as_text(i).ok_or_else(|| format!("must be a list of words, got {}", show(v))))
             .collect(),
-        Value::String(s) => Ok(s
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()),
+        Value::String(s) => Ok(s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()),
         _ => Err(format!("must be a list, got {}", show(v))),
     }
 }
 
 fn show(v: &Value) -> String {
-    serde_yaml_ng::to_string(v)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    serde_yaml_ng::to_string(v).map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
 /// Validate `v` for `key` and store it in `s`.
@@ -223,14 +216,8 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
         }
         "reasoning_effort" => {
             let t = text()?.trim().to_ascii_lowercase();
-            if ![
-                "", "off", "none", "minimal", "low", "medium", "high", "xhigh",
-            ]
-            .contains(&t.as_str())
-            {
-                return Err(format!(
-                    "must be one of off, minimal, low, medium, high; got {t:?}"
-                ));
+            if !["", "off", "none", "minimal", "low", "medium", "high", "xhigh"].contains(&t.as_str()) {
+                return Err(format!("must be one of off, minimal, low, medium, high; got {t:?}"));
             }
             s.reasoning_effort = t;
         }
@@ -242,20 +229,14 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
             }
         }
         "work_max_iter" => s.work_max_iter = as_count(v, 1)?.min(u32::MAX as u64) as u32,
-        "work_max_tool_calls" => {
-            s.work_max_tool_calls = as_count(v, 1)?.min(u32::MAX as u64) as u32
-        }
+        "work_max_tool_calls" => s.work_max_tool_calls = as_count(v, 1)?.min(u32::MAX as u64) as u32,
         "work_fail_limit" => s.work_fail_limit = as_count(v, 1)?.min(u32::MAX as u64) as u32,
         "work_timeout" => s.work_timeout = as_count(v, 30)?,
         "disabled_toolsets" => s.disabled_toolsets = as_list(v)?,
         "owners" => s.owners = as_list(v)?,
         "workspace" => {
             let t = text()?;
-            s.workspace = if t.trim().is_empty() {
-                None
-            } else {
-                Some(PathBuf::from(t.trim()))
-            };
+            s.workspace = if t.trim().is_empty() { None } else { Some(PathBuf::from(t.trim())) };
         }
         _ => return Err(format!("'{key}' is not a setting")),
     }
@@ -274,9 +255,7 @@ pub(super) struct LiveState {
 impl LiveState {
     /// Re-read the file if it changed since the last read.
     pub(super) fn refresh(&mut self, path: &Path) {
-        let stamp = std::fs::metadata(path)
-            .ok()
-            .and_then(|m| Some((m.modified().ok()?, m.len())));
+        let stamp = std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())));
         if self.read_once && stamp == self.stamp {
             return;
         }
@@ -290,21 +269,11 @@ impl LiveState {
         };
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) => {
-                return self.warn(format!(
-                    "settings file {}: {e}; keeping the last good settings",
-                    path.display()
-                ))
-            }
+            Err(e) => return self.warn(format!("settings file {}: {e}; keeping the last good settings", path.display())),
         };
         let map: Mapping = match serde_yaml_ng::from_str::<Option<Mapping>>(&text) {
             Ok(m) => m.unwrap_or_default(),
-            Err(e) => {
-                return self.warn(format!(
-                    "settings file {} is not valid YAML ({e}); keeping the last good settings",
-                    path.display()
-                ))
-            }
+            Err(e) => return self.warn(format!("settings file {} is not valid YAML ({e}); keeping the last good settings", path.display())),
         };
         let mut next = Settings::default();
         for key in KEYS {
@@ -313,9 +282,7 @@ impl LiveState {
                     // Keep the last good value of this key.
                     let mut last = self.current.clone();
                     copy_key(&mut next, &mut last, key);
-                    self.warn(format!(
-                        "setting '{key}': {reason}; keeping {key} as it was"
-                    ));
+                    self.warn(format!("setting '{key}': {reason}; keeping {key} as it was"));
                 }
             }
         }
@@ -360,21 +327,13 @@ pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), Setti
     if !KEYS.contains(&key) {
         return Err(SettingError::UnknownKey(key.to_string()));
     }
-    let v: Value =
-        serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let v: Value = serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
     let mut probe = Settings::default();
-    apply_key(&mut probe, key, &v).map_err(|reason| SettingError::BadValue {
-        key: key.to_string(),
-        reason,
-    })?;
-    let io = |e: String| SettingError::Io {
-        path: path.display().to_string(),
-        reason: e,
-    };
+    apply_key(&mut probe, key, &v)
+        .map_err(|reason| SettingError::BadValue { key: key.to_string(), reason })?;
+    let io = |e: String| SettingError::Io { path: path.display().to_string(), reason: e };
     let mut map: Mapping = match std::fs::read_to_string(path) {
-        Ok(t) => serde_yaml_ng::from_str::<Option<Mapping>>(&t)
-            .map_err(|e| io(e.to_string()))?
-            .unwrap_or_default(),
+        Ok(t) => serde_yaml_ng::from_str::<Option<Mapping>>(&t).map_err(|e| io(e.to_string()))?.unwrap_or_default(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
         Err(e) => return Err(io(e.to_string())),
     };
@@ -409,11 +368,7 @@ mod tests {
         live.refresh(&path);
         assert_eq!(live.current.work_max_iter, 12, "last good value kept");
         assert_eq!(live.current.model, "m2", "other keys still apply");
-        assert!(
-            live.warnings.iter().any(|w| w.contains("work_max_iter")),
-            "{:?}",
-            live.warnings
-        );
+        assert!(live.warnings.iter().any(|w| w.contains("work_max_iter")), "{:?}", live.warnings);
     }
 
     #[test]
@@ -435,22 +390,14 @@ mod tests {
         write_key(&path, "work_fail_limit", "9").unwrap();
         let err = write_key(&path, "work_fail_limit", "0").unwrap_err();
         assert!(err.to_string().contains("work_fail_limit"), "{err}");
-        assert!(std::fs::read_to_string(&path)
-            .unwrap()
-            .contains("work_fail_limit: 9"));
-        assert!(matches!(
-            write_key(&path, "colour", "red"),
-            Err(SettingError::UnknownKey(_))
-        ));
+        assert!(std::fs::read_to_string(&path).unwrap().contains("work_fail_limit: 9"));
+        assert!(matches!(write_key(&path, "colour", "red"), Err(SettingError::UnknownKey(_))));
     }
 
     #[test]
     fn reasoning_effort_off_or_empty_is_not_a_reasoning_model() {
         let mut s = Settings::default();
-        assert!(
-            s.is_reasoning_model(),
-            "the shipped default low counts as reasoning"
-        );
+        assert!(s.is_reasoning_model(), "the shipped default low counts as reasoning");
         s.reasoning_effort = "off".into();
         assert!(!s.is_reasoning_model());
         s.reasoning_effort = String::new();

@@ -56,10 +56,7 @@ const MIGRATIONS: &[&str] = &[
 
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 impl Store {
@@ -88,9 +85,7 @@ impl Store {
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
-        Ok(Store {
-            conn: Mutex::new(conn),
-        })
+        Ok(Store { conn: Mutex::new(conn) })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -126,12 +121,7 @@ impl Store {
         )?;
         let mut rows: Vec<StoredMessage> = stmt
             .query_map(params![session, limit as i64], |r| {
-                Ok(StoredMessage {
-                    role: r.get(0)?,
-                    author: r.get(1)?,
-                    text: r.get(2)?,
-                    at_ms: r.get(3)?,
-                })
+                Ok(StoredMessage { role: r.get(0)?, author: r.get(1)?, text: r.get(2)?, at_ms: r.get(3)? })
             })?
             .collect::<Result<_, _>>()?;
         rows.reverse();
@@ -142,11 +132,7 @@ impl Store {
     pub fn has_session(&self, session: &str) -> Result<bool, StoreError> {
         Ok(self
             .conn()
-            .query_row(
-                "SELECT 1 FROM messages WHERE session = ?1 LIMIT 1",
-                [session],
-                |_| Ok(()),
-            )
+            .query_row("SELECT 1 FROM messages WHERE session = ?1 LIMIT 1", [session], |_| Ok(()))
             .optional()?
             .is_some())
     }
@@ -162,19 +148,13 @@ mod tests {
         let path = dir.path().join("k.db");
         {
             let s = Store::open(&path).unwrap();
-            s.append_message("s1", "user", "ann", "hello", false)
-                .unwrap();
-            s.append_message("s1", "assistant", "kotoba", "hi ann", false)
-                .unwrap();
-            s.append_message("s1", "user", "system", "__work_done__", true)
-                .unwrap();
+            s.append_message("s1", "user", "ann", "hello", false).unwrap();
+            s.append_message("s1", "assistant", "kotoba", "hi ann", false).unwrap();
+            s.append_message("s1", "user", "system", "__work_done__", true).unwrap();
         }
         let s = Store::open(&path).unwrap();
         let h = s.history("s1", 10).unwrap();
-        assert_eq!(
-            h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
-            ["hello", "hi ann"]
-        );
+        assert_eq!(h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["hello", "hi ann"]);
         assert!(s.history("s2", 10).unwrap().is_empty());
     }
 }

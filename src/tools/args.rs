@@ -37,11 +37,7 @@ pub fn opt_u64(args: &Value, key: &str, tool: &str) -> Result<Option<u64>, ToolO
         None | Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_u64()
-            .or_else(|| {
-                v.as_f64()
-                    .filter(|f| *f >= 0.0 && f.fract() == 0.0)
-                    .map(|f| f as u64)
-            })
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
             .map(Some)
             .ok_or_else(|| {
                 ToolOutput::refused(format!(

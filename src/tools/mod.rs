@@ -119,24 +119,12 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A call that worked.
     pub fn ok(text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: true,
-            text: text.into(),
-            exit_code: None,
-            refused: None,
-            pending: false,
-        }
+        ToolOutput { ok: true, text: text.into(), exit_code: None, refused: None, pending: false }
     }
 
     /// A call that ran and did not work.
     pub fn failed(text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: false,
-            text: text.into(),
-            exit_code: None,
-            refused: None,
-            pending: false,
-        }
+        ToolOutput { ok: false, text: text.into(), exit_code: None, refused: None, pending: false }
     }
 
     /// The tool refused its own arguments or policy: nothing ran.
@@ -210,12 +198,7 @@ pub fn clip_chars(s: &str, max: usize) -> String {
 /// `python> first line` (+ ` …`), file tools `name path`, web `name url-or-query`,
 /// otherwise the tool name.
 pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
-    let s = |k: &str| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     match spec.step_kind {
         StepKind::Shell => clip_chars(&format!("$ {}", s("command")), 200),
         StepKind::Code => {
@@ -225,17 +208,10 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
             let more = if lines.next().is_some() { " …" } else { "" };
             format!("python> {}{more}", clip_chars(&first, 200))
         }
-        StepKind::File => format!("{} {}", spec.name, s("path"))
-            .trim_end()
-            .to_string(),
+        StepKind::File => format!("{} {}", spec.name, s("path")).trim_end().to_string(),
         StepKind::Web => {
-            let target = ["url", "query"]
-                .iter()
-                .map(|k| s(k))
-                .find(|v| !v.is_empty());
-            format!("{} {}", spec.name, target.unwrap_or_default())
-                .trim_end()
-                .to_string()
+            let target = ["url", "query"].iter().map(|k| s(k)).find(|v| !v.is_empty());
+            format!("{} {}", spec.name, target.unwrap_or_default()).trim_end().to_string()
         }
         _ => spec.name.clone(),
     }
