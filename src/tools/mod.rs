@@ -11,6 +11,12 @@ use serde_json::Value;
 use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
 
 pub mod args;
+pub mod builtin;
+pub mod code;
+pub mod files;
+pub mod memory;
+pub mod process;
+pub mod shell;
 
 /// Where a tool may be offered (engine.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
