@@ -3,6 +3,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 
+/// App::build: the engine and its parts, started once per process.
+pub mod app;
 /// Configuration: paths, env caps, live settings.yaml.
 pub mod config;
 /// The engine: sessions, the loop, dispatch, narration, cards.
@@ -15,5 +17,7 @@ pub mod protocol;
 pub mod soul;
 /// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
 pub mod store;
+/// Surfaces: terminal now; web, /v1 and Discord next.
+pub mod surfaces;
 /// The Tool trait, registry, and one file per tool family.
 pub mod tools;

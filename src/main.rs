@@ -1,2 +1,112 @@
-//! The `kotoba` binary: parse the command line and run a surface.
-fn main() {}
+//! The `kotoba` binary: parse the command line (serve | chat | doctor), load the
+//! configuration once, build the App, run the chosen surface.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+use kotoba::app::App;
+use kotoba::config::Config;
+
+/// Kotoba: an AI companion that lives in Discord and runs real tools behind an approval gate.
+#[derive(Parser)]
+#[command(name = "kotoba", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bot: every surface configured (Discord if a token is set, web and /v1).
+    Serve,
+    /// Chat in this terminal (register text, cards answered at the keyboard).
+    Chat {
+        /// Session name (the conversation to continue).
+        #[arg(long, default_value = "local")]
+        session: String,
+    },
+    /// Show the configuration she would run with, and what is missing.
+    Doctor,
+}
+
+fn init_logging(to_stderr: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KOTOBA_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if to_stderr { "info" } else { "warn" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(matches!(cli.command, Command::Serve));
+    let config = Config::from_process_env();
+    match cli.command {
+        Command::Chat { session } => {
+            let app = App::build(config)?;
+            let notice = app.missing_setup();
+            kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await
+        }
+        Command::Doctor => doctor(config),
+        Command::Serve => serve(config).await,
+    }
+}
+
+async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
+    let app = App::build(config)?;
+    if let Some(missing) = app.missing_setup() {
+        tracing::warn!("{missing}");
+    }
+    tracing::info!(
+        "engine ready ({} tools). The web page, /v1 and Discord surfaces are not built yet; use `kotoba chat` meanwhile. Ctrl-C stops.",
+        app.engine.tools().all().len()
+    );
+    tokio::signal::ctrl_c().await?;
+    app.engine.shutdown();
+    Ok(())
+}
+
+fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
+    let s = config.settings();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "data folder:    {}", config.paths.home.display())?;
+    writeln!(out, "settings file:  {}", config.paths.settings.display())?;
+    writeln!(
+        out,
+        "model:          {} via {} ({:?} API)",
+        s.model, s.base_url, s.api
+    )?;
+    writeln!(
+        out,
+        "reasoning:      {:?} (reasoning model: {})",
+        s.reasoning_effort,
+        s.is_reasoning_model()
+    )?;
+    let key = if config.api_key().is_some() {
+        "set"
+    } else {
+        "NOT set"
+    };
+    writeln!(out, "api key:        {} is {key}", s.api_key_env)?;
+    writeln!(out, "companion caps: {:?}", config.caps)?;
+    for w in config.settings_warnings() {
+        writeln!(out, "warning:        {w}")?;
+    }
+    let app = App::build(config)?;
+    let names: Vec<String> = app
+        .engine
+        .tools()
+        .all()
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
+    writeln!(out, "tools:          {}", names.join(", "))?;
+    if let Some(m) = app.missing_setup() {
+        writeln!(out, "missing:        {m}")?;
+    }
+    Ok(())
+}

@@ -30,7 +30,11 @@ fn out(text: &str) {
 }
 
 /// Run the chat until end of input or `/quit`.
-pub async fn run(engine: Arc<Engine>, session_name: &str, notice: Option<String>) -> anyhow::Result<()> {
+pub async fn run(
+    engine: Arc<Engine>,
+    session_name: &str,
+    notice: Option<String>,
+) -> anyhow::Result<()> {
     let session_id = format!("{SESSION_PREFIX}{session_name}");
     let session = engine.session(&session_id);
     let prompt = Arc::new(Mutex::new(Prompt::default()));
@@ -70,8 +74,16 @@ pub async fn run(engine: Arc<Engine>, session_name: &str, notice: Option<String>
         let line = line.trim().to_string();
         let card = lock(&prompt).card.take();
         if let Some(request_id) = card {
-            let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") { Decision::Approve } else { Decision::Deny };
-            let me = Answerer { id: "local".into(), name: "you".into(), local: true };
+            let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") {
+                Decision::Approve
+            } else {
+                Decision::Deny
+            };
+            let me = Answerer {
+                id: "local".into(),
+                name: "you".into(),
+                local: true,
+            };
             if let Err(e) = engine.answer_card(&request_id, decision, &me) {
                 out(&format!("({e})\n"));
             }

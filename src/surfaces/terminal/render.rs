@@ -48,7 +48,11 @@ pub fn card(card: &Card) -> String {
         card.window_secs,
         card.tool,
         card.action.replace('\n', "\n│ "),
-        if card.why.is_empty() { "(no reason given)" } else { &card.why },
+        if card.why.is_empty() {
+            "(no reason given)"
+        } else {
+            &card.why
+        },
     )
 }
 
@@ -57,10 +61,14 @@ pub fn card(card: &Card) -> String {
 pub fn line(frame: &Frame) -> Option<String> {
     match frame {
         Frame::Step(row) if row.phase == Phase::Done => Some(finished_row(row)),
-        Frame::CardSettled { settlement: CardSettlement::Expired, .. } => {
-            Some("(the card expired unanswered; nothing ran)".into())
-        }
-        Frame::CardSettled { settlement: CardSettlement::Dismissed, .. } => Some("(the card was dismissed)".into()),
+        Frame::CardSettled {
+            settlement: CardSettlement::Expired,
+            ..
+        } => Some("(the card expired unanswered; nothing ran)".into()),
+        Frame::CardSettled {
+            settlement: CardSettlement::Dismissed,
+            ..
+        } => Some("(the card was dismissed)".into()),
         _ => None,
     }
 }
@@ -87,8 +95,17 @@ mod tests {
 
     #[test]
     fn a_finished_row_shows_its_mark_action_and_trimmed_result() {
-        assert_eq!(finished_row(&row(Outcome::Ok, None, "a\nb")), "✓ $ ls\n    a\n    b");
-        assert_eq!(finished_row(&row(Outcome::Failed, None, "! boom")), "✗ $ ls\n    ! boom");
-        assert!(finished_row(&row(Outcome::Refused, Some(Ending::Unanswered), "x")).starts_with("⊘ expired $ ls"));
+        assert_eq!(
+            finished_row(&row(Outcome::Ok, None, "a\nb")),
+            "✓ $ ls\n    a\n    b"
+        );
+        assert_eq!(
+            finished_row(&row(Outcome::Failed, None, "! boom")),
+            "✗ $ ls\n    ! boom"
+        );
+        assert!(
+            finished_row(&row(Outcome::Refused, Some(Ending::Unanswered), "x"))
+                .starts_with("⊘ expired $ ls")
+        );
     }
 }
