@@ -334,7 +334,11 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn stdout_and_stderr_are_both_captured_in_arrival_order() {
-        let r = run_sh("echo one; echo two >&2; sleep 0.1; echo three", 10).await;
+        let r = run_sh(
+            "echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three",
+            10,
+        )
+        .await;
         assert_eq!(r.output, "one\ntwo\nthree\n");
         assert_eq!(r.exit_code, 0);
     }
