@@ -1,3 +1,5 @@
 //! The integration suites, one file per area.
 
+mod cli;
+mod engine;
 mod llm;

@@ -1,0 +1,126 @@
+//! The `kotoba` binary as a person uses it: `kotoba chat` over a pipe against the
+//! scripted model server, and `kotoba doctor`.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+use crate::support::model_server::{Reply, ScriptedModel};
+
+fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home)
+        .env("KOTOBA_LLM_BASE_URL", server.base_url())
+        .env("KOTOBA_LLM_API", "chat")
+        .env("KOTOBA_REASONING_EFFORT", "off")
+        .env("OPENAI_API_KEY", "test-key")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Read the child's stdout until it contains `needle` (or 20 s pass).
+async fn read_until(child: &mut Child, seen: &mut String, needle: &str) {
+    let out = child.stdout.as_mut().unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut buf = [0u8; 4096];
+    while !seen.contains(needle) {
+        let n = tokio::time::timeout_at(deadline, out.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} in output: {seen}"))
+            .unwrap();
+        if n == 0 {
+            panic!("output ended without {needle:?}: {seen}");
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+#[tokio::test]
+async fn kotoba_chat_streams_her_answer_to_the_terminal() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::text("Hello from the loopback model."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"hi there\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "Hello from the loopback model.").await;
+    drop(stdin);
+    let status = child.wait().await.unwrap();
+    assert!(status.success());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::call(
+        "shell",
+        json!({"command": "echo approved-and-ran"}),
+    ));
+    server.push(Reply::text("It printed the words."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"run the echo\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "approve?").await;
+    assert!(
+        seen.contains("echo approved-and-ran"),
+        "the card shows the exact command: {seen}"
+    );
+    stdin.write_all(b"y\n").await.unwrap();
+    read_until(&mut child, &mut seen, "It printed the words.").await;
+    assert!(seen.contains("✓ $ echo approved-and-ran"), "{seen}");
+    drop(stdin);
+    child.wait().await.unwrap();
+}
+
+#[tokio::test]
+async fn stop_with_an_argument_answers_the_word_instead_of_acting() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"/stop 2\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "was not acted on").await;
+    drop(stdin);
+    child.wait().await.unwrap();
+    assert_eq!(server.requests().len(), 0, "nothing reached the model");
+}
+
+#[tokio::test]
+async fn doctor_names_the_missing_key_without_printing_any_secret() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("OPENAI_API_KEY", "sk-secret-value")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("OPENAI_API_KEY is set"), "{text}");
+    assert!(!text.contains("sk-secret-value"));
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("KOTOBA_LLM_BASE_URL")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("missing:") && text.contains("set OPENAI_API_KEY"),
+        "{text}"
+    );
+}
