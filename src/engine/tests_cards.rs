@@ -161,13 +161,15 @@ async fn with_nobody_listening_an_exec_call_is_refused_as_unreachable() {
 
 #[tokio::test(start_paused = true)]
 async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
-    let r = exec_rig("done");
-    let runs = {
-        let t = r.engine.tools().get("shell").unwrap();
-        let _ = t;
-        ()
-    };
-    let _ = runs;
+    let tool = fake("shell", Risk::Exec);
+    let runs = tool.runs.clone();
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "rm -r build"})),
+            Ok(say("done")),
+        ],
+        vec![tool],
+    );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
@@ -190,6 +192,7 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
     let frames: Vec<Frame> = drain(&mut rx);
     let done = steps(&frames).pop().unwrap();
     assert_eq!(done.outcome, Some(Outcome::Ok));
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the approved action ran once");
     assert!(frames.iter().any(|f| matches!(
         f,
         Frame::CardSettled {
