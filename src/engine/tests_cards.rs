@@ -192,7 +192,11 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
     let frames: Vec<Frame> = drain(&mut rx);
     let done = steps(&frames).pop().unwrap();
     assert_eq!(done.outcome, Some(Outcome::Ok));
-    assert_eq!(runs.load(Ordering::SeqCst), 1, "the approved action ran once");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the approved action ran once"
+    );
     assert!(frames.iter().any(|f| matches!(
         f,
         Frame::CardSettled {
