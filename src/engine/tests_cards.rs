@@ -129,6 +129,21 @@ fn the_tool_budget_follows_tool_channel_and_transport() {
     }
 }
 
+fn local_owner() -> Answerer {
+    Answerer {
+        id: "local".into(),
+        name: "me".into(),
+        local: true,
+    }
+}
+
+/// Start a text turn in the terminal session on its own task.
+fn spawn_terminal_turn(r: &Rig, text: &str) -> tokio::task::JoinHandle<TurnResult> {
+    let engine = r.engine.clone();
+    let req = TurnRequest::text("terminal:me", "me", text);
+    tokio::spawn(async move { engine.run_turn(req).await })
+}
+
 fn exec_rig(replies_after: &str) -> Rig {
     rig(
         vec![
@@ -171,20 +186,11 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
         vec![tool],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    let engine = r.engine.clone();
-    let turn = tokio::spawn(async move {
-        engine
-            .run_turn(TurnRequest::text("terminal:me", "me", "clean up"))
-            .await
-    });
+    let turn = spawn_terminal_turn(&r, "clean up");
     let card = first_card(&mut rx).await;
     assert_eq!(card.action, "rm -r build");
     assert_eq!(card.window_secs, 180);
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &me)
         .unwrap();
@@ -226,18 +232,9 @@ async fn a_denied_card_is_refused_as_declined_and_nothing_runs() {
         vec![tool],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    let engine = r.engine.clone();
-    let turn = tokio::spawn(async move {
-        engine
-            .run_turn(TurnRequest::text("terminal:me", "me", "build"))
-            .await
-    });
+    let turn = spawn_terminal_turn(&r, "build");
     let card = first_card(&mut rx).await;
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Deny, &me)
         .unwrap();
@@ -362,11 +359,7 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
     });
     let card = first_card(&mut rx).await;
     tokio::time::sleep(Duration::from_secs(40)).await;
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &me)
         .unwrap();

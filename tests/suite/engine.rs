@@ -7,7 +7,7 @@ use kotoba::config::Config;
 use kotoba::engine::{Answerer, Engine};
 use kotoba::llm::OpenAiClient;
 use kotoba::protocol::{
-    Decision, Ending, Event, Frame, Outcome, Phase, StepRow, TurnRequest, TurnStatus,
+    Card, Decision, Ending, Event, Frame, Outcome, Phase, StepRow, TurnRequest, TurnStatus,
 };
 use kotoba::soul::Soul;
 use kotoba::store::Store;
@@ -85,6 +85,22 @@ fn rows(frames: &[Frame]) -> Vec<StepRow> {
         .collect()
 }
 
+async fn next_card(rx: &mut broadcast::Receiver<Arc<Event>>) -> Card {
+    loop {
+        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
+            return c.clone();
+        }
+    }
+}
+
+fn local_owner() -> Answerer {
+    Answerer {
+        id: "local".into(),
+        name: "me".into(),
+        local: true,
+    }
+}
+
 fn every_row_closed(frames: &[Frame]) -> bool {
     let rows = rows(frames);
     rows.iter()
@@ -137,16 +153,8 @@ async fn an_approved_shell_call_runs_for_real_and_its_output_is_cut_at_sixteen_t
             .run_turn(TurnRequest::text("terminal:t", "me", "print many y"))
             .await
     });
-    let card = loop {
-        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            break c.clone();
-        }
-    };
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let card = next_card(&mut rx).await;
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &me)
         .unwrap();
@@ -184,16 +192,8 @@ async fn a_failing_command_closes_its_row_failed_from_the_exit_code() {
             .run_turn(TurnRequest::text("terminal:t", "me", "try it"))
             .await
     });
-    let card = loop {
-        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            break c.clone();
-        }
-    };
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let card = next_card(&mut rx).await;
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &me)
         .unwrap();
@@ -224,17 +224,9 @@ async fn a_denied_card_feeds_back_the_declined_sentence() {
             .run_turn(TurnRequest::text("terminal:t", "me", "run it"))
             .await
     });
-    let card = loop {
-        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            break c.clone();
-        }
-    };
+    let card = next_card(&mut rx).await;
     assert_eq!(card.action, "print(1)");
-    let me = Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-    };
+    let me = local_owner();
     r.engine
         .answer_card(&card.request_id, Decision::Deny, &me)
         .unwrap();
