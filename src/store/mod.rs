@@ -1,11 +1,18 @@
 //! SQLite store in the data folder: WAL, migrations by `user_version`. Holds the
-//! transcripts (with full-text search) now; audit, grants, keystore and cron join later.
+//! transcripts (with full-text search), the audit trail and saved grants; keystore and
+//! cron join later.
 
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
+
+mod audit;
+mod grants;
+
+pub use audit::{Approver, AuditRow};
+pub use grants::{Grant, GrantScope};
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +59,27 @@ const MIGRATIONS: &[&str] = &[
      CREATE TRIGGER messages_ai AFTER INSERT ON messages WHEN new.hidden = 0 BEGIN
         INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
      END;",
+    // 2: the audit trail and saved grants.
+    "CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL,
+        session TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        action TEXT NOT NULL,
+        risk TEXT NOT NULL,
+        approved INTEGER NOT NULL,
+        approver TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT ''
+     );
+     CREATE INDEX audit_session ON audit_log(session, id);
+     CREATE TABLE grants (
+        id INTEGER PRIMARY KEY,
+        pattern TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('exact', 'family')),
+        granted_by TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        UNIQUE(pattern, scope)
+     );",
 ];
 
 /// Milliseconds since the epoch.
