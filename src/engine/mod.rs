@@ -45,7 +45,7 @@ pub struct Engine {
     /// Every loaded session.
     pub sessions: Sessions,
     /// Every open card.
-    pub cards: CardBoard,
+    pub cards: Arc<CardBoard>,
     shutdown: CancellationToken,
 }
 
@@ -65,7 +65,7 @@ impl Engine {
             soul,
             store,
             sessions: Sessions::default(),
-            cards: CardBoard::default(),
+            cards: Arc::new(CardBoard::default()),
             shutdown: CancellationToken::new(),
         })
     }

@@ -140,46 +140,26 @@ impl CardBoard {
     /// Show `card` on the session's bus and wait up to `window` for an answer. With no
     /// listener nothing is shown and the ask is unreachable. Dropping the future (the
     /// turn was cut) settles the card as dismissed.
-    pub async fn ask(&self, session: &Arc<Session>, mut card: Card, window: Duration) -> AskEnd {
+    pub async fn ask(self: &Arc<Self>, session: &Arc<Session>, card: Card, window: Duration) -> AskEnd {
+        match self.post(session, card, window) {
+            Some(wait) => wait.wait().await,
+            None => AskEnd::Unreachable,
+        }
+    }
+
+    /// Show `card` now and hand back the wait, which may outlive the caller (a deferred
+    /// runner). `None` when nobody listens: nothing is shown.
+    pub fn post(self: &Arc<Self>, session: &Arc<Session>, mut card: Card, window: Duration) -> Option<CardWait> {
         if !session.has_listener() {
-            return AskEnd::Unreachable;
+            return None;
         }
         card.window_secs = window.as_secs();
         card.expires_at_ms = (now_ms().max(0) as u64).saturating_add(window.as_millis() as u64);
         let id = card.request_id.clone();
         let (tx, rx) = oneshot::channel();
-        self.open.insert(
-            id.clone(),
-            Pending {
-                card: card.clone(),
-                tx,
-            },
-        );
+        self.open.insert(id.clone(), Pending { card: card.clone(), tx });
         session.emit(None, Frame::Card(card));
-        let mut guard = SettleOnDrop {
-            board: self,
-            session,
-            id: id.clone(),
-            armed: true,
-        };
-        let end = tokio::select! {
-            answer = rx => match answer {
-                Ok((decision, by)) => AskEnd::Decided { decision, by },
-                Err(_) => AskEnd::Dismissed,
-            },
-            _ = tokio::time::sleep(window) => AskEnd::Expired,
-        };
-        guard.armed = false;
-        let settlement = match &end {
-            AskEnd::Decided { decision, by } => CardSettlement::Decided {
-                decision: *decision,
-                by: by.clone(),
-            },
-            AskEnd::Expired => CardSettlement::Expired,
-            _ => CardSettlement::Dismissed,
-        };
-        self.settle(session, &id, settlement);
-        end
+        Some(CardWait { board: self.clone(), session: session.clone(), id, rx: Some(rx), window, armed: true })
     }
 
     fn settle(&self, session: &Session, id: &str, settlement: CardSettlement) {
@@ -224,18 +204,49 @@ impl CardBoard {
     }
 }
 
-struct SettleOnDrop<'a> {
-    board: &'a CardBoard,
-    session: &'a Arc<Session>,
+/// A card on screen, waiting for its answer. Dropped unsettled, it settles dismissed.
+pub struct CardWait {
+    board: Arc<CardBoard>,
+    session: Arc<Session>,
     id: String,
+    rx: Option<oneshot::Receiver<(Decision, String)>>,
+    window: Duration,
     armed: bool,
 }
 
-impl Drop for SettleOnDrop<'_> {
+impl CardWait {
+    /// The card's request id.
+    pub fn request_id(&self) -> &str {
+        &self.id
+    }
+
+    /// Wait for the answer, the expiry, or the card's removal.
+    pub async fn wait(mut self) -> AskEnd {
+        let end = match self.rx.take() {
+            None => AskEnd::Dismissed,
+            Some(rx) => tokio::select! {
+                answer = rx => match answer {
+                    Ok((decision, by)) => AskEnd::Decided { decision, by },
+                    Err(_) => AskEnd::Dismissed,
+                },
+                _ = tokio::time::sleep(self.window) => AskEnd::Expired,
+            },
+        };
+        self.armed = false;
+        let settlement = match &end {
+            AskEnd::Decided { decision, by } => CardSettlement::Decided { decision: *decision, by: by.clone() },
+            AskEnd::Expired => CardSettlement::Expired,
+            _ => CardSettlement::Dismissed,
+        };
+        self.board.settle(&self.session, &self.id, settlement);
+        end
+    }
+}
+
+impl Drop for CardWait {
     fn drop(&mut self) {
         if self.armed {
-            self.board
-                .settle(self.session, &self.id, CardSettlement::Dismissed);
+            self.board.settle(&self.session, &self.id, CardSettlement::Dismissed);
         }
     }
 }
