@@ -333,6 +333,14 @@ pub enum Frame {
         /// How.
         settlement: CardSettlement,
     },
+    /// A background job or a deferred run ended; the surface fires one hidden
+    /// `__work_done__` turn so she announces it (frames carry the run_id).
+    WorkDone {
+        /// Whether it worked (a refusal of a deferred action is ok=true: nothing failed).
+        ok: bool,
+        /// What happened, for the announce turn.
+        summary: String,
+    },
     /// A turn ended; `text` is her whole answer.
     TurnDone {
         /// The turn's id.

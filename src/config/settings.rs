@@ -53,6 +53,12 @@ pub struct Settings {
     pub workspace: Option<PathBuf>,
     /// `owners`: ids that may answer host cards ([]).
     pub owners: Vec<String>,
+    /// `allowlist`: exact command lines that run without a card ([]); never a
+    /// dangerous one.
+    pub allowlist: Vec<String>,
+    /// `force_ask`: every exec action asks, closing the allowlist, saved grants and
+    /// auto-safe routes (false).
+    pub force_ask: bool,
 }
 
 impl Default for Settings {
@@ -71,6 +77,8 @@ impl Default for Settings {
             disabled_toolsets: Vec::new(),
             workspace: None,
             owners: Vec::new(),
+            allowlist: Vec::new(),
+            force_ask: false,
         }
     }
 }
@@ -140,6 +148,8 @@ pub const KEYS: &[&str] = &[
     "disabled_toolsets",
     "workspace",
     "owners",
+    "allowlist",
+    "force_ask",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -249,6 +259,15 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
         "work_timeout" => s.work_timeout = as_count(v, 30)?,
         "disabled_toolsets" => s.disabled_toolsets = as_list(v)?,
         "owners" => s.owners = as_list(v)?,
+        "allowlist" => s.allowlist = as_list(v)?,
+        "force_ask" => {
+            s.force_ask = match v {
+                Value::Bool(b) => *b,
+                Value::String(t) if t.trim().eq_ignore_ascii_case("true") => true,
+                Value::String(t) if t.trim().eq_ignore_ascii_case("false") => false,
+                _ => return Err(format!("must be true or false, got {}", show(v))),
+            }
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -351,6 +370,8 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "disabled_toolsets" => to.disabled_toolsets = std::mem::take(&mut from.disabled_toolsets),
         "workspace" => to.workspace = from.workspace.take(),
         "owners" => to.owners = std::mem::take(&mut from.owners),
+        "allowlist" => to.allowlist = std::mem::take(&mut from.allowlist),
+        "force_ask" => to.force_ask = from.force_ask,
         _ => {}
     }
 }

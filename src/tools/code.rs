@@ -120,21 +120,21 @@ impl Tool for ExecuteCode {
             Err(refusal) => return refusal,
         };
         let Some(python) = self.python() else {
-            return ToolOutput::failed(
+            return ToolOutput::not_started(
                 "execute_code: python3 was not found on this machine, so the code could not \
                  run. Nothing ran; use the shell tool or answer without running code.",
             );
         };
         let dir = ctx.paths.workspace.join(RUN_DIR);
         if let Err(e) = tokio::fs::create_dir_all(&dir).await {
-            return ToolOutput::failed(format!(
+            return ToolOutput::not_started(format!(
                 "execute_code: could not create {}: {e}. Nothing ran.",
                 dir.display()
             ));
         }
         let file = dir.join(format!("run-{:016x}.py", rand::thread_rng().gen::<u64>()));
         if let Err(e) = tokio::fs::write(&file, code).await {
-            return ToolOutput::failed(format!(
+            return ToolOutput::not_started(format!(
                 "execute_code: could not write the code to {}: {e}. Nothing ran.",
                 file.display()
             ));

@@ -114,6 +114,9 @@ pub struct ToolOutput {
     pub refused: Option<Ending>,
     /// Set when the run was deferred: the row stays pending.
     pub pending: bool,
+    /// Set when an approved action failed to START (no process ever ran): an error
+    /// value, so the audit trail gets no executed row.
+    pub nothing_ran: bool,
 }
 
 impl ToolOutput {
@@ -125,6 +128,7 @@ impl ToolOutput {
             exit_code: None,
             refused: None,
             pending: false,
+        nothing_ran: false,
         }
     }
 
@@ -136,6 +140,7 @@ impl ToolOutput {
             exit_code: None,
             refused: None,
             pending: false,
+        nothing_ran: false,
         }
     }
 
@@ -152,7 +157,13 @@ impl ToolOutput {
             exit_code: None,
             refused: Some(ending),
             pending: false,
+        nothing_ran: false,
         }
+    }
+
+    /// An approved action that could not start: failed, and nothing reached the machine.
+    pub fn not_started(text: impl Into<String>) -> Self {
+        ToolOutput { nothing_ran: true, ..Self::failed(text) }
     }
 
     /// A process that exited with `code`; ok only for 0.
@@ -163,6 +174,7 @@ impl ToolOutput {
             exit_code: Some(code),
             refused: None,
             pending: false,
+        nothing_ran: false,
         }
     }
 }

@@ -237,7 +237,7 @@ pub fn to_output(
 ) -> ToolOutput {
     match run {
         Ok(result) => ToolOutput::exited(result.exit_code, render(&result, timeout_secs, note)),
-        Err(why) => ToolOutput::failed(format!("{tool}: {why}. Nothing ran.")),
+        Err(why) => ToolOutput::not_started(format!("{tool}: {why}. Nothing ran.")),
     }
 }
 
