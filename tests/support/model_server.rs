@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::{Body, Bytes};
@@ -162,6 +162,10 @@ struct Shared {
     seen: Mutex<Vec<Seen>>,
     next_id: AtomicU64,
     next_call: AtomicU64,
+    /// Whether requests are kept for `requests()` (the bench turns it off so the log
+    /// does not grow with every turn it measures).
+    record: AtomicBool,
+    count: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -191,6 +195,8 @@ impl ScriptedModel {
             seen: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
+            record: AtomicBool::new(true),
+            count: AtomicU64::new(0),
         });
         let app = Router::new()
             .route("/v1/responses", post(responses_route))
@@ -219,6 +225,12 @@ impl ScriptedModel {
     /// What is served once the script is empty.
     pub fn set_fallback(&self, reply: Reply) {
         *lock(&self.shared.fallback) = reply;
+    }
+
+    /// Keep (the default) or stop keeping the requests that arrive; while off, they are
+    /// still counted by `request_count` but not stored.
+    pub fn set_recording(&self, on: bool) {
+        self.shared.record.store(on, Ordering::Relaxed);
     }
 
     /// Replies still queued.
@@ -252,7 +264,7 @@ impl ScriptedModel {
 
     /// How many requests arrived.
     pub fn request_count(&self) -> usize {
-        lock(&self.shared.seen).len()
+        usize::try_from(self.shared.count.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
     }
 
     /// A config for a data folder `home` pointing the model client here, speaking
@@ -280,11 +292,14 @@ impl Shared {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        lock(&self.seen).push(Seen {
-            path: path.to_string(),
-            body: body.clone(),
-            authorization,
-        });
+        self.count.fetch_add(1, Ordering::Relaxed);
+        if self.record.load(Ordering::Relaxed) {
+            lock(&self.seen).push(Seen {
+                path: path.to_string(),
+                body: body.clone(),
+                authorization,
+            });
+        }
         let next = lock(&self.script).pop_front();
         let reply = next.unwrap_or_else(|| lock(&self.fallback).clone());
         (reply, body)
