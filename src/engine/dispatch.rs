@@ -13,7 +13,7 @@ use crate::llm::ToolCall;
 use crate::protocol::{Answerers, Card, CardKind, Frame, Mode, Outcome, Risk, SayKind};
 use crate::tools::{Scope, Tool, ToolContext, ToolOutput};
 
-use super::approval::refusal_sentence;
+use super::gating::{audit_run, gate_action, GateEnd};
 use super::budget::{call_key, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence};
 use super::narration::{HeartbeatClock, HeartbeatPlan, HEARTBEAT_TICK};
 use super::output::{model_text, outcome_of, row_full_output, row_result};
@@ -58,10 +58,10 @@ pub fn companion_only_sentence(name: &str) -> String {
 }
 
 /// Counts a blocking wait on a person while alive (heartbeats are postponed).
-struct Blocked(Arc<AtomicUsize>);
+pub(super) struct Blocked(Arc<AtomicUsize>);
 
 impl Blocked {
-    fn new(counter: &Arc<AtomicUsize>) -> Blocked {
+    pub(super) fn new(counter: &Arc<AtomicUsize>) -> Blocked {
         counter.fetch_add(1, Ordering::SeqCst);
         Blocked(counter.clone())
     }
@@ -133,7 +133,7 @@ impl Loop<'_> {
             return repeat_sentence(name, earlier);
         }
         self.spent.tool_calls += 1;
-        let (out, outcome) = self.run_call(tool.as_ref(), &call.call_id, args).await;
+        let (out, outcome) = self.run_call(&tool, &call.call_id, args).await;
         if outcome == Outcome::Failed {
             self.spent.failures += 1;
         }
@@ -144,7 +144,7 @@ impl Loop<'_> {
     /// Run a call that passed the door: row or peek, announce, gate, budget, heartbeat.
     async fn run_call(
         &mut self,
-        tool: &dyn Tool,
+        tool: &Arc<dyn Tool>,
         call_id: &str,
         args: Value,
     ) -> (ToolOutput, Outcome) {
@@ -178,19 +178,26 @@ impl Loop<'_> {
             user_request: self.ctx.user_request.clone(),
             paths: self.paths.clone(),
         };
-        let action_text = tool.action_line(&args);
-        let work = async {
-            if spec.risk == Risk::Exec {
-                if let Some(refusal) = self
-                    .ask_approval(spec.name.as_str(), spec.risk, &args, action_text)
-                    .await
-                {
-                    return refusal;
-                }
+        let gated = if is_action {
+            match self.gate(tool, call_id, &args, &tool_ctx).await {
+                GateEnd::Proceed => None,
+                GateEnd::Stop(out) => Some(out),
             }
-            tool.run(args, &tool_ctx).await
+        } else {
+            None
         };
-        let out = self.with_heartbeat(work, budget, &spec.name, plan).await;
+        let line = is_action.then(|| gate_action(tool.as_ref(), &args).0);
+        let out = match gated {
+            Some(out) => out,
+            None => {
+                let work = tool.run(args, &tool_ctx);
+                let out = self.with_heartbeat(work, budget, &spec.name, plan).await;
+                if let Some(line) = &line {
+                    audit_run(self.engine, &self.session.id, &spec.name, line, spec.risk, &out);
+                }
+                out
+            }
+        };
         let outcome = outcome_of(&out);
         if is_action {
             let (full_output, clipped) = row_full_output(&spec.name, &out);
@@ -202,6 +209,9 @@ impl Loop<'_> {
                 clipped,
             };
             self.rows.close(call_id, close);
+            for release in self.releases.drain(..) {
+                let _ = release.send(());
+            }
         }
         if outcome == Outcome::Failed {
             self.emit(Frame::Face {
@@ -225,47 +235,9 @@ impl Loop<'_> {
         (out, outcome)
     }
 
-    /// Ask a person through a card; `Some(refusal)` when the action must not run.
-    async fn ask_approval(
-        &self,
-        tool: &str,
-        risk: Risk,
-        args: &Value,
-        action: String,
-    ) -> Option<ToolOutput> {
-        let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
-        let what = ["command", "code"]
-            .iter()
-            .find_map(|k| args.get(*k).and_then(Value::as_str))
-            .map(str::to_string)
-            .unwrap_or(action);
-        let card = Card {
-            request_id: format!("card-{:016x}", rand::random::<u64>()),
-            session: self.session.id.clone(),
-            kind: CardKind::Approval,
-            tool: tool.to_string(),
-            action: what,
-            why: self.ctx.user_request.clone().unwrap_or_default(),
-            risk,
-            can_always: false,
-            can_always_exact: false,
-            no_always_reason: Some(
-                "Saved grants arrive with the approval gate; this card can only approve once."
-                    .into(),
-            ),
-            expires_at_ms: 0,
-            window_secs: window.as_secs(),
-            answerers: self.answerers(),
-        };
-        let _blocked = Blocked::new(&self.blocked);
-        let end = self.engine.cards.ask(&self.session, card, window).await;
-        end.ending()
-            .map(|ending| ToolOutput::refused_with(ending, refusal_sentence(ending, tool, window)))
-    }
-
     /// Who may answer a host card in this session: the configured owners; a local
     /// session (the terminal) is its owner's by construction.
-    fn answerers(&self) -> Answerers {
+    pub(super) fn answerers(&self) -> Answerers {
         if self.session.id.starts_with("terminal:") {
             Answerers::Local
         } else {

@@ -3,7 +3,10 @@
 
 pub mod approval;
 pub mod budget;
+pub mod deferred;
 mod dispatch;
+pub mod gate;
+mod gating;
 pub mod narration;
 pub mod output;
 pub mod rows;
@@ -11,7 +14,7 @@ pub mod session;
 pub mod transport;
 pub mod turn;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use tokio_util::sync::CancellationToken;
 
@@ -46,7 +49,11 @@ pub struct Engine {
     pub sessions: Sessions,
     /// Every open card.
     pub cards: Arc<CardBoard>,
+    /// Deferred requests (one request, one run) and their waiting runners.
+    pub deferred: Arc<deferred::Deferred>,
     shutdown: CancellationToken,
+    /// This engine, for detached runners that must outlive a turn.
+    me: Weak<Engine>,
 }
 
 impl Engine {
@@ -58,7 +65,7 @@ impl Engine {
         soul: Soul,
         store: Arc<Store>,
     ) -> Arc<Engine> {
-        Arc::new(Engine {
+        Arc::new_cyclic(|me| Engine {
             config,
             model,
             tools,
@@ -66,7 +73,9 @@ impl Engine {
             store,
             sessions: Sessions::default(),
             cards: Arc::new(CardBoard::default()),
+            deferred: Arc::new(deferred::Deferred::default()),
             shutdown: CancellationToken::new(),
+            me: me.clone(),
         })
     }
 
@@ -88,6 +97,21 @@ impl Engine {
         who: &Answerer,
     ) -> Result<(), AnswerError> {
         self.cards.answer(request_id, decision, who)
+    }
+
+    /// Every saved grant, for the slash command and the web page.
+    pub fn grants(&self) -> Result<Vec<crate::store::Grant>, crate::store::StoreError> {
+        self.store.grants()
+    }
+
+    /// Revoke a saved grant by id; false when there was none.
+    pub fn revoke_grant(&self, id: i64) -> Result<bool, crate::store::StoreError> {
+        self.store.revoke_grant(id)
+    }
+
+    /// The newest audit rows (of one session when given), newest first.
+    pub fn audit_trail(&self, session: Option<&str>, limit: usize) -> Result<Vec<crate::store::AuditRow>, crate::store::StoreError> {
+        self.store.audit_rows(session, limit)
     }
 
     /// Cut every running turn (process shutdown): their rows close as interrupted.
@@ -176,3 +200,5 @@ impl Engine {
 mod tests;
 #[cfg(test)]
 mod tests_cards;
+#[cfg(test)]
+mod tests_gate;

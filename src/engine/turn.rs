@@ -59,6 +59,10 @@ pub(super) struct Loop<'a> {
     pub(super) words_only: bool,
     pub(super) blocked: Arc<AtomicUsize>,
     pub(super) paths: Arc<ToolPaths>,
+    /// Deferred runners waiting for their pending row to be drawn.
+    pub(super) releases: Vec<tokio::sync::oneshot::Sender<()>>,
+    /// Set when a call was deferred: the turn ends after this batch.
+    pub(super) deferred_this_turn: bool,
 }
 
 /// Run one loop over `items` (history + the new user line). Never panics, never hangs
@@ -108,6 +112,8 @@ pub(super) async fn run_loop(
         words_only: false,
         blocked: Arc::new(AtomicUsize::new(0)),
         paths,
+        releases: Vec::new(),
+        deferred_this_turn: false,
     };
     let end = lp.iterate(&mut items).await;
     lp.rows.finish();
@@ -213,6 +219,16 @@ impl Loop<'_> {
                     call_id: call.call_id.clone(),
                     output,
                 });
+            }
+            if self.deferred_this_turn {
+                // The card is up and a detached runner waits for it: the turn ends here.
+                let text = super::deferred::ASKED_ON_SCREEN.to_string();
+                self.emit(Frame::TextDelta { text: text.clone() });
+                texts.push(text);
+                return LoopEnd {
+                    text: texts.join("\n\n"),
+                    status: TurnStatus::Completed,
+                };
             }
         }
         let note = "I ran out of steps for this turn before finishing, so this is not done yet."

@@ -89,11 +89,12 @@ impl Store {
         approver: Approver,
         detail: &str,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![now_ms(), session, tool, action, risk, approved as i64, approver.as_str(), detail],
-        )?;
+        self.conn()
+            .prepare_cached(
+                "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![now_ms(), session, tool, action, risk, approved as i64, approver.as_str(), detail])?;
         Ok(())
     }
 

@@ -138,10 +138,10 @@ impl Store {
         text: &str,
         hidden: bool,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO messages(session, role, author, text, hidden, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![session, role, author, text, hidden as i64, now_ms()],
-        )?;
+        self.conn().prepare_cached(
+            "INSERT INTO messages(session, role, author, text, hidden, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        )?
+        .execute(params![session, role, author, text, hidden as i64, now_ms()])?;
         Ok(())
     }
 

@@ -2,6 +2,8 @@
 //! its window, and settles it exactly once (decided, expired, dismissed, cancelled).
 //! Until the gate issue lands every exec call asks here; nobody listening → unreachable.
 
+pub mod policy;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

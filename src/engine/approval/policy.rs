@@ -1,0 +1,45 @@
+//! The decision order for one exec action (gate.md): allowlist → saved exact → saved
+//! family → auto-safe → ask. Dangerous lines and `force_ask` never take routes 1–3.
+//! The classification itself is the pure `gate::classify`.
+
+use crate::config::Settings;
+use crate::store::{Approver, GrantScope, Store};
+
+use super::super::gate::{Decision, Verdict};
+
+/// Where one action goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// It runs without a card; the approver names the route for the audit row.
+    Run(Approver),
+    /// A person must be asked.
+    Ask,
+}
+
+/// Route an action whose exact line is `line` and whose classification is `decision`.
+/// A store failure is never a yes: the action asks.
+pub fn route(line: &str, decision: &Decision, settings: &Settings, store: &Store) -> Route {
+    let dangerous = matches!(decision.verdict, Verdict::Dangerous { .. });
+    if dangerous || settings.force_ask {
+        return Route::Ask;
+    }
+    if settings.allowlist.iter().any(|l| l == line) {
+        return Route::Run(Approver::Allowlist);
+    }
+    let saved = |pattern: &str, scope| store.has_grant(pattern, scope).unwrap_or_else(|e| {
+        tracing::warn!("reading grants: {e}");
+        false
+    });
+    if decision.can_always_exact && saved(line, GrantScope::Exact) {
+        return Route::Run(Approver::SavedExact);
+    }
+    if let Some(family) = decision.family.as_deref() {
+        if decision.can_always && saved(family, GrantScope::Family) {
+            return Route::Run(Approver::Saved);
+        }
+    }
+    if decision.verdict == Verdict::AutoSafe {
+        return Route::Run(Approver::AutoSafe);
+    }
+    Route::Ask
+}

@@ -1,0 +1,330 @@
+//! The gate inside the loop: classify an exec action, route it (allowlist → grants →
+//! auto-safe → ask), ask inline or defer when the turn cannot block, save "always"
+//! answers, and write the audit trail (one row per decision, one per run).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::protocol::{Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow};
+use crate::store::{Approver, GrantScope};
+use crate::tools::{Tool, ToolContext, ToolOutput};
+
+use super::approval::policy::{route, Route};
+use super::approval::{refusal_sentence, AskEnd, CardWait};
+use super::deferred::{awaiting_sentence, dedupe_key, deferred_sentence, KeyState};
+use super::gate::{classify, Action, Decision as Classified};
+use super::output::{outcome_of, row_full_output, row_result};
+use super::transport::{approval_window, el_agent_turn, tool_budget, DEFERRED_WINDOW};
+use super::turn::Loop;
+use super::Engine;
+
+/// What the gate lets happen to one call.
+pub(super) enum GateEnd {
+    /// Run the tool now.
+    Proceed,
+    /// Do not run it; this is the output (a refusal, or a deferral's pending output).
+    Stop(ToolOutput),
+}
+
+/// The exact line an exec action would run, and its gate action.
+pub(super) fn gate_action(tool: &dyn Tool, args: &Value) -> (String, Action) {
+    let spec = tool.spec();
+    let field = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    match spec.name.as_str() {
+        "shell" => {
+            let command = field("command");
+            (command.clone(), Action::Shell { command })
+        }
+        "execute_code" => {
+            let code = field("code");
+            (code.clone(), Action::Code { code })
+        }
+        _ => (tool.action_line(args), Action::Tool { name: spec.name.clone(), risk: spec.risk }),
+    }
+}
+
+fn risk_word(risk: Risk) -> &'static str {
+    match risk {
+        Risk::Read => "read",
+        Risk::Write => "write",
+        Risk::Exec => "exec",
+        Risk::Network => "network",
+    }
+}
+
+/// The audit approver of an ask that ended.
+fn approver_of(end: &AskEnd) -> (bool, Approver, String) {
+    match end {
+        AskEnd::Decided { decision, by } => (decision.approves(), Approver::User, format!("{decision:?} by {by}")),
+        AskEnd::Expired => (false, Approver::Expired, "the card expired unanswered".into()),
+        AskEnd::Unreachable => (false, Approver::Error, "nobody could be asked".into()),
+        AskEnd::Dismissed => (false, Approver::Dismissed, "the card went away".into()),
+    }
+}
+
+/// Record one audit row; a store failure is logged, never a yes.
+#[allow(clippy::too_many_arguments)]
+fn audit(engine: &Engine, session: &str, tool: &str, line: &str, risk: Risk, approved: bool, approver: Approver, detail: &str) {
+    if let Err(e) = engine.store.audit(session, tool, line, risk_word(risk), approved, approver, detail) {
+        tracing::error!("writing the audit trail: {e}");
+    }
+}
+
+/// Save the "always" an answer asked for, when the card offered it.
+fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
+    let AskEnd::Decided { decision, by } = end else { return };
+    let saved = match decision {
+        Decision::AlwaysExact if classified.can_always_exact => engine.store.add_grant(line, GrantScope::Exact, by),
+        Decision::AlwaysFamily if classified.can_always => match classified.family.as_deref() {
+            Some(family) => engine.store.add_grant(family, GrantScope::Family, by),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    };
+    if let Err(e) = saved {
+        tracing::error!("saving a grant: {e}");
+    }
+}
+
+/// One executed / executed:failed row for a run that reached the machine.
+pub(super) fn audit_run(engine: &Engine, session: &str, tool: &str, line: &str, risk: Risk, out: &ToolOutput) {
+    if out.nothing_ran || out.refused.is_some() || out.pending {
+        return;
+    }
+    let failed = outcome_of(out) == Outcome::Failed;
+    let approver = if failed { Approver::ExecutedFailed } else { Approver::Executed };
+    let detail = out.exit_code.map(|c| format!("exit {c}")).unwrap_or_default();
+    audit(engine, session, tool, line, risk, true, approver, &detail);
+}
+
+impl Loop<'_> {
+    fn card(&self, tool: &str, line: &str, risk: Risk, classified: &Classified, window: Duration) -> Card {
+        let answerers = self.answerers();
+        let nobody = matches!(&answerers, Answerers::Owners { ids } if ids.is_empty());
+        let mut why = self.ctx.user_request.clone().unwrap_or_default();
+        if nobody {
+            why.push_str(
+                "\n(No owner is configured, so nobody can answer this card: set the `owners` setting \
+                 or KOTOBA_DISCORD_OWNER_IDS.)",
+            );
+        }
+        Card {
+            request_id: format!("card-{:016x}", rand::random::<u64>()),
+            session: self.session.id.clone(),
+            kind: CardKind::Approval,
+            tool: tool.to_string(),
+            action: line.to_string(),
+            why,
+            risk,
+            can_always: classified.can_always,
+            can_always_exact: classified.can_always_exact,
+            no_always_reason: classified.no_always_reason.clone(),
+            expires_at_ms: 0,
+            window_secs: window.as_secs(),
+            answerers,
+        }
+    }
+
+    /// Run the gate for one action call. Reads never come here.
+    pub(super) async fn gate(&mut self, tool: &Arc<dyn Tool>, call_id: &str, args: &Value, tool_ctx: &ToolContext) -> GateEnd {
+        let spec = tool.spec();
+        let (line, action) = gate_action(tool.as_ref(), args);
+        let session = self.session.id.clone();
+        if spec.risk != Risk::Exec {
+            // Writes are confined to the workspace or memory folder by the tools themselves;
+            // network tools only fetch. Recorded, not carded.
+            audit(self.engine, &session, &spec.name, &line, spec.risk, true, Approver::AutoSafe, "confined by the tool");
+            return GateEnd::Proceed;
+        }
+        let classified = classify(&action, &self.paths.workspace, true);
+        if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store) {
+            audit(self.engine, &session, &spec.name, &line, spec.risk, true, approver, &classified.reasons.join("; "));
+            return GateEnd::Proceed;
+        }
+        let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
+        if cannot_block && matches!(spec.name.as_str(), "shell" | "execute_code") {
+            return self.defer(tool, call_id, args, &line, &classified, tool_ctx);
+        }
+        let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
+        let card = self.card(&spec.name, &line, spec.risk, &classified, window);
+        let end = {
+            let _blocked = super::dispatch::Blocked::new(&self.blocked);
+            self.engine.cards.ask(&self.session, card, window).await
+        };
+        let (approved, approver, detail) = approver_of(&end);
+        audit(self.engine, &session, &spec.name, &line, spec.risk, approved, approver, &detail);
+        if let Some(ending) = end.ending() {
+            return GateEnd::Stop(ToolOutput::refused_with(ending, refusal_sentence(ending, &spec.name, window)));
+        }
+        save_grant(self.engine, &end, &line, &classified);
+        GateEnd::Proceed
+    }
+
+    /// Show the card, end the turn, and leave the wait to a detached runner.
+    fn defer(
+        &mut self,
+        tool: &Arc<dyn Tool>,
+        call_id: &str,
+        args: &Value,
+        line: &str,
+        classified: &Classified,
+        tool_ctx: &ToolContext,
+    ) -> GateEnd {
+        let name = tool.spec().name.clone();
+        let session = self.session.id.clone();
+        let key = dedupe_key(self.ctx.user_request.as_deref(), line);
+        if let Some(k) = &key {
+            match self.engine.deferred.state(&session, k) {
+                Some(KeyState::Awaiting) => return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&name))),
+                Some(KeyState::Settled(sentence)) => return GateEnd::Stop(ToolOutput::refused(sentence)),
+                None => {}
+            }
+        }
+        let card = self.card(&name, line, tool.spec().risk, classified, DEFERRED_WINDOW);
+        let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
+            audit(self.engine, &session, &name, line, tool.spec().risk, false, Approver::Error, "nobody could be asked");
+            let sentence = refusal_sentence(Ending::Unreachable, &name, DEFERRED_WINDOW);
+            return GateEnd::Stop(ToolOutput::refused_with(Ending::Unreachable, sentence));
+        };
+        let Some(engine) = self.engine.me.upgrade() else {
+            return GateEnd::Stop(ToolOutput::refused(refusal_sentence(Ending::Policy, &name, DEFERRED_WINDOW)));
+        };
+        if let Some(k) = &key {
+            self.engine.deferred.set(&session, k, KeyState::Awaiting);
+        }
+        let (release, released) = oneshot::channel();
+        self.releases.push(release);
+        let mut ctx = tool_ctx.clone();
+        ctx.el_call_bound = Some(false); // a detached runner never inherits the mark
+        let run = DeferredRun {
+            engine,
+            tool: tool.clone(),
+            args: args.clone(),
+            ctx,
+            row: StepRow {
+                id: call_id.to_string(),
+                tool: name.clone(),
+                step_kind: tool.spec().step_kind,
+                action: tool.action_line(args),
+                phase: Phase::Done,
+                outcome: None,
+                ending: None,
+                result: None,
+                full_output: None,
+                clipped: false,
+            },
+            line: line.to_string(),
+            key,
+            classified: classified.clone(),
+            wait: Some(wait),
+            released: Some(released),
+        };
+        let cancel = self.engine.deferred.cancel_token(&session);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = run.run() => {}
+                _ = cancel.cancelled() => {}
+            }
+        });
+        self.deferred_this_turn = true;
+        let mut out = ToolOutput::ok(deferred_sentence(&name));
+        out.pending = true;
+        GateEnd::Stop(out)
+    }
+}
+
+/// Everything a detached deferred runner needs; it owns its parts.
+struct DeferredRun {
+    engine: Arc<Engine>,
+    tool: Arc<dyn Tool>,
+    args: Value,
+    ctx: ToolContext,
+    row: StepRow,
+    line: String,
+    key: Option<String>,
+    classified: Classified,
+    wait: Option<CardWait>,
+    released: Option<oneshot::Receiver<()>>,
+}
+
+impl DeferredRun {
+    fn settle(&self, sentence: String) {
+        if let Some(k) = &self.key {
+            self.engine.deferred.set(&self.ctx.session, k, KeyState::Settled(sentence));
+        }
+    }
+
+    fn finish_row(&self, out: &ToolOutput, outcome: Outcome) -> String {
+        let mut row = self.row.clone();
+        let (full, clipped) = row_full_output(&row.tool, out);
+        let result = row_result(row.step_kind, out, outcome);
+        row.outcome = Some(outcome);
+        row.ending = out.refused;
+        row.result = Some(result.clone());
+        row.full_output = Some(full);
+        row.clipped = clipped;
+        self.session_emit(None, Frame::Step(row));
+        result
+    }
+
+    fn session_emit(&self, run_id: Option<&str>, frame: Frame) {
+        self.engine.session(&self.ctx.session).emit(run_id, frame);
+    }
+
+    async fn run(mut self) {
+        if let Some(released) = self.released.take() {
+            let _ = released.await; // the loop has closed the row as pending
+        }
+        let Some(wait) = self.wait.take() else { return };
+        let end = wait.wait().await;
+        let spec = self.tool.spec();
+        let (name, risk) = (spec.name.clone(), spec.risk);
+        let (approved, approver, detail) = approver_of(&end);
+        audit(&self.engine, &self.ctx.session, &name, &self.line, risk, approved, approver, &detail);
+        if let Some(ending) = end.ending() {
+            let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
+            self.settle(sentence.clone());
+            let out = ToolOutput::refused_with(ending, sentence.clone());
+            self.finish_row(&out, Outcome::Refused);
+            let summary = format!("'{name}' did not run ({ending:?}). {sentence}");
+            self.announce(true, summary);
+            return;
+        }
+        save_grant(&self.engine, &end, &self.line, &self.classified);
+        // Settled before the runner starts, so a re-emission mid-run cannot run it twice.
+        self.settle(format!(
+            "This exact '{name}' request was approved and is running or has run; its result is \
+             announced separately. Do NOT run it again."
+        ));
+        let budget = tool_budget(spec, &self.args, self.ctx.channel, Some(false));
+        let out = match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
+            Ok(out) => out,
+            Err(_) => {
+                let mut out = ToolOutput::failed(format!("'{name}' ran past its budget of {} s and was stopped.", budget.as_secs()));
+                out.exit_code = Some(124);
+                out
+            }
+        };
+        audit_run(&self.engine, &self.ctx.session, &name, &self.line, risk, &out);
+        let outcome = outcome_of(&out);
+        let result = self.finish_row(&out, outcome);
+        let summary = if out.nothing_ran {
+            format!("'{name}' was approved but could not start, so nothing ran: {result}")
+        } else {
+            format!("'{name}' ran after approval ({}): {result}", if outcome == Outcome::Ok { "ok" } else { "failed" })
+        };
+        self.settle(format!(
+            "This exact '{name}' request ALREADY ran after approval ({summary}). Do NOT run it again."
+        ));
+        self.announce(outcome == Outcome::Ok, summary);
+    }
+
+    /// Announce the end through a work_done frame with this runner's own run_id.
+    fn announce(&self, ok: bool, summary: String) {
+        let run_id = format!("{:08x}", rand::random::<u32>());
+        self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
+    }
+}
