@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod budget;
 mod dispatch;
+pub mod gate;
 pub mod narration;
 pub mod output;
 pub mod rows;
