@@ -7,10 +7,10 @@ use std::path::Path;
 
 use super::danger::shell_danger;
 use super::python::python_danger;
+use super::paths::check_paths;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
 use super::{family_of, Action, Decision, Verdict, CODE_FAMILY, READ_ONLY_COMMANDS};
 use crate::protocol::Risk;
-use crate::tools::files::resolve_in_workspace;
 
 /// Characters that make the first token stop describing what runs on the host.
 const METACHARS: [char; 10] = [';', '&', '|', '`', '\n', '<', '>', '$', '{', '}'];
@@ -382,116 +382,4 @@ fn escape_flag(name: &str, args: &[Word]) -> Option<(String, &'static str)> {
         }
     }
     None
-}
-
-/// The file names an option word carries inside it: `--file=V`, `-o=V`, `-oV`.
-fn option_values(arg: &str) -> Option<&str> {
-    if let Some((_, value)) = arg.split_once('=') {
-        return Some(value);
-    }
-    if arg.starts_with("--") {
-        return None;
-    }
-    let mut chars = arg.char_indices().skip(2);
-    chars.next().map(|(i, _)| &arg[i..])
-}
-
-/// Every path argument (operands, and values glued to options) stays inside the workspace.
-fn check_paths(args: &[Word], workspace: &Path) -> Result<(), String> {
-    let mut operands_only = false;
-    for word in args {
-        let arg = word.text.as_str();
-        if !operands_only && arg == "--" {
-            operands_only = true;
-            continue;
-        }
-        let candidate = if !operands_only && arg.starts_with('-') && arg.len() > 1 {
-            match option_values(arg) {
-                Some(v) => v,
-                None => continue,
-            }
-        } else {
-            arg
-        };
-        check_path(candidate, word.glob, workspace)
-            .map_err(|why| format!("{why}, so it asks."))?;
-    }
-    Ok(())
-}
-
-/// `Err(sentence fragment)` when `text`, as a path, leaves the workspace.
-fn check_path(text: &str, glob: bool, workspace: &Path) -> Result<(), String> {
-    if text.is_empty() || text == "-" {
-        return Ok(());
-    }
-    if text.starts_with('~') {
-        return Err(format!(
-            "'{text}' starts at the home folder, outside the workspace"
-        ));
-    }
-    if glob && text.contains(['*', '?', '[']) {
-        return check_glob(text, workspace);
-    }
-    let path_like = text.contains('/') || text == "." || text == "..";
-    if !path_like && std::fs::symlink_metadata(workspace.join(text)).is_err() {
-        return Ok(());
-    }
-    resolve_in_workspace(workspace, text).map(|_| ())
-}
-
-/// A pattern the shell expands: it may not be able to match `..`, and no name it can
-/// match in its folder may be a link leading out.
-fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
-    let parts: Vec<&str> = text.split('/').collect();
-    let is_pattern = |p: &&str| p.contains(['*', '?', '[']);
-    if parts.iter().any(|p| is_pattern(p) && p.starts_with('.')) {
-        return Err(format!(
-            "'{text}' is a pattern that could match '..', outside the workspace"
-        ));
-    }
-    let Some(at) = parts.iter().position(is_pattern) else {
-        return resolve_in_workspace(workspace, text).map(|_| ());
-    };
-    if at + 1 != parts.len() {
-        return Err(format!(
-            "'{text}' has a pattern in a folder part, which the gate does not expand"
-        ));
-    }
-    let dir = match parts[..at].join("/") {
-        d if d.is_empty() && text.starts_with('/') => "/".to_string(),
-        d if d.is_empty() => ".".to_string(),
-        d => d,
-    };
-    let real = resolve_in_workspace(workspace, &dir)?;
-    let root = workspace
-        .canonicalize()
-        .map_err(|e| format!("the workspace cannot be opened ({e})"))?;
-    let Ok(entries) = std::fs::read_dir(&real) else {
-        return Ok(());
-    };
-    for (n, entry) in entries.enumerate() {
-        if n > 10_000 {
-            return Err(format!("'{text}' could match more files than the gate checks"));
-        }
-        let Ok(entry) = entry else { continue };
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(true);
-        if !is_link {
-            continue;
-        }
-        let inside = entry
-            .path()
-            .canonicalize()
-            .map(|p| p.starts_with(&root))
-            .unwrap_or(false);
-        if !inside {
-            return Err(format!(
-                "'{text}' can expand to '{}', a link that leads outside the workspace",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    Ok(())
 }

@@ -164,21 +164,15 @@ fn clean_components(rest: &str) -> Vec<&str> {
 fn is_root_or_home(target: &str) -> bool {
     let rest = if let Some(r) = target.strip_prefix('/') {
         r
-    } else if let Some(r) = target.strip_prefix("${HOME}") {
-        r
-    } else if let Some(r) = target.strip_prefix("$HOME") {
-        r
-    } else if let Some(r) = target.strip_prefix('~') {
-        if !(r.is_empty() || r.starts_with('/')) {
-            return false;
-        }
-        r
     } else {
-        return false;
+        let home = ["${HOME}", "$HOME", "~"]
+            .iter()
+            .find_map(|h| target.strip_prefix(h));
+        match home {
+            Some(r) if r.is_empty() || r.starts_with('/') => r,
+            _ => return false,
+        }
     };
-    if !(rest.is_empty() || rest.starts_with('/')) {
-        return false;
-    }
     let parts = clean_components(rest);
     parts.is_empty() || parts == ["*"]
 }
@@ -255,7 +249,7 @@ impl Reader {
     }
 
     fn line(&mut self, text: &str, depth: usize) -> Option<Finding> {
-        if depth > MAX_DEPTH || !self.spend(1) {
+        if depth > MAX_DEPTH || !self.spend(1 + text.len() / 16) {
             return found(
                 TOO_COMPLEX,
                 "the line nests shells or substitutions deeper than the gate reads".into(),
@@ -321,9 +315,15 @@ impl Reader {
                 }
             }
             if name == "ssh" || name == "watch" {
-                let joined = words[1..].join(" ");
-                if let Some(f) = self.line(&joined, depth + 1) {
-                    return Some(f);
+                // The remote (or repeated) command is read by a shell: every tail of the
+                // arguments is tried as a line, since the host or interval comes first.
+                for i in 1..words.len() {
+                    if words[i].starts_with('-') {
+                        continue;
+                    }
+                    if let Some(f) = self.line(&words[i..].join(" "), depth + 1) {
+                        return Some(f);
+                    }
                 }
             }
         }

@@ -5,6 +5,7 @@
 
 mod classify;
 mod danger;
+mod paths;
 mod python;
 mod shell_words;
 
@@ -222,3 +223,10 @@ pub(crate) fn strip_version(name: &str) -> &str {
     stripped
 }
 
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_paths;
+#[cfg(test)]
+mod tests_prop;

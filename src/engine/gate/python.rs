@@ -130,6 +130,8 @@ fn open_for_writing(code: &str) -> Option<String> {
             i = j.max(i + 1);
             continue;
         }
+        // `Path(p).open('w')` takes the mode first; builtin `open(path, mode)` second.
+        let method = i > 0 && chars[i - 1] == '.';
         let args = call_args(&chars[j + 1..]);
         for (k, arg) in args.iter().enumerate() {
             let (kw, value) = match arg.split_once('=') {
@@ -139,8 +141,9 @@ fn open_for_writing(code: &str) -> Option<String> {
                 _ => (None, arg.trim()),
             };
             let is_mode_slot = kw == Some("mode") || (kw.is_none() && k == 1);
+            let literal_slot = is_mode_slot || (method && kw.is_none() && k == 0);
             match string_literal(value) {
-                Some(s) if is_write_mode(&s) && (kw.is_none() || kw == Some("mode")) => {
+                Some(s) if is_write_mode(&s) && literal_slot => {
                     return Some(format!("it opens a file with mode '{s}'"));
                 }
                 None if is_mode_slot && !value.is_empty() => {
@@ -230,5 +233,6 @@ mod tests {
         assert!(open_for_writing("open('x.csv').read().split('w')").is_none());
         assert!(open_for_writing("open('x', 'r', encoding='utf-8')").is_none());
         assert!(open_for_writing("reopen('x', 'w')").is_none());
+        assert!(open_for_writing("open('a')").is_none());
     }
 }
