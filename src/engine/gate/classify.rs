@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::danger::shell_danger;
-use super::python::python_danger;
 use super::paths::check_paths;
+use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
 use super::{family_of, Action, Decision, Verdict, CODE_FAMILY, READ_ONLY_COMMANDS};
 use crate::protocol::Risk;
@@ -17,17 +17,41 @@ const METACHARS: [char; 10] = [';', '&', '|', '`', '\n', '<', '>', '$', '{', '}'
 
 /// Never grantable as a family (gate.md "Grants"), by kind.
 const INTERPRETERS: [&str; 27] = [
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "csh", "tcsh", "busybox", "python",
-    "pypy", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "tclsh", "rscript",
-    "osascript", "awk", "gawk", "mawk", "nawk",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "ash",
+    "csh",
+    "tcsh",
+    "busybox",
+    "python",
+    "pypy",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "tclsh",
+    "rscript",
+    "osascript",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
 ];
 const EXEC_WRAPPERS: [&str; 17] = [
     "sudo", "doas", "su", "env", "xargs", "nohup", "time", "timeout", "ssh", "docker", "podman",
     "setsid", "stdbuf", "nice", "ionice", "chroot", "unshare",
 ];
 const PAGERS_EDITORS: [&str; 14] = [
-    "less", "more", "pg", "vi", "vim", "view", "vimdiff", "rvim", "rview", "nano", "pico",
-    "emacs", "ed", "ex",
+    "less", "more", "pg", "vi", "vim", "view", "vimdiff", "rvim", "rview", "nano", "pico", "emacs",
+    "ed", "ex",
 ];
 const TRANSFER_TOOLS: [&str; 10] = [
     "curl", "wget", "scp", "sftp", "rsync", "ftp", "nc", "ncat", "netcat", "socat",
@@ -216,9 +240,11 @@ fn show(c: char) -> String {
 /// `Ok(why it is auto-safe)` or `Err(why it asks)`.
 fn auto_safe(line: &Line, command: &str, workspace: &Path, host: bool) -> Result<String, String> {
     if line.unbalanced {
-        return Err("A quote, backtick or $( in the line never closes, so the gate cannot \
+        return Err(
+            "A quote, backtick or $( in the line never closes, so the gate cannot \
                     read it the way the shell would; it asks."
-            .into());
+                .into(),
+        );
     }
     if host {
         if let Some(c) = command.chars().find(|c| METACHARS.contains(c)) {

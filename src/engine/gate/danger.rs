@@ -66,10 +66,41 @@ const TRANSFER: [&str; 8] = [
 ];
 /// Commands that run another command named in their arguments.
 const WRAPPERS: [&str; 35] = [
-    "sudo", "doas", "su", "run0", "pkexec", "env", "xargs", "nohup", "time", "timeout", "nice",
-    "ionice", "stdbuf", "setsid", "chroot", "unshare", "nsenter", "ssh", "docker", "podman",
-    "busybox", "command", "exec", "builtin", "watch", "strace", "ltrace", "flock", "chrt",
-    "taskset", "parallel", "script", "firejail", "torsocks", "proxychains",
+    "sudo",
+    "doas",
+    "su",
+    "run0",
+    "pkexec",
+    "env",
+    "xargs",
+    "nohup",
+    "time",
+    "timeout",
+    "nice",
+    "ionice",
+    "stdbuf",
+    "setsid",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "ssh",
+    "docker",
+    "podman",
+    "busybox",
+    "command",
+    "exec",
+    "builtin",
+    "watch",
+    "strace",
+    "ltrace",
+    "flock",
+    "chrt",
+    "taskset",
+    "parallel",
+    "script",
+    "firejail",
+    "torsocks",
+    "proxychains",
 ];
 /// Words that open a compound command and stand before the real command name.
 const RESERVED: [&str; 12] = [
@@ -195,8 +226,10 @@ fn is_system_root(target: &str) -> bool {
 fn is_secret_path(path: &str) -> bool {
     let lower = path.to_lowercase();
     lower.split('/').any(|seg| {
-        matches!(seg, ".ssh" | ".gnupg" | ".aws" | ".history" | "authorized_keys")
-            || seg.ends_with("_history")
+        matches!(
+            seg,
+            ".ssh" | ".gnupg" | ".aws" | ".history" | "authorized_keys"
+        ) || seg.ends_with("_history")
             || seg.starts_with("keystore")
             || ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
                 .iter()
@@ -288,7 +321,10 @@ impl Reader {
     fn simple(&mut self, simple: &Simple, depth: usize) -> Option<Finding> {
         for r in simple.redirects.iter().filter(|r| r.writes()) {
             if is_device(&r.target) {
-                return found(RAW_DISK_WRITE, format!("'{} {}' writes to a device", r.op, r.target));
+                return found(
+                    RAW_DISK_WRITE,
+                    format!("'{} {}' writes to a device", r.op, r.target),
+                );
             }
             if is_secret_path(&r.target) {
                 return found(
@@ -339,12 +375,16 @@ impl Reader {
         let args = &words[1..];
         let base = strip_version(&name);
         match name.as_str() {
-            "sudo" | "su" | "doas" | "run0" | "pkexec" => {
-                found(PRIVILEGE_ESCALATION, format!("'{name}' runs as another user"))
-            }
+            "sudo" | "su" | "doas" | "run0" | "pkexec" => found(
+                PRIVILEGE_ESCALATION,
+                format!("'{name}' runs as another user"),
+            ),
             "rm" => rm_rules(args),
             "unlink" | "rmdir" => secret_arg(args).and_then(|p| {
-                found(HISTORY_OR_KEY_WIPE, format!("'{name} {p}' deletes history or keys"))
+                found(
+                    HISTORY_OR_KEY_WIPE,
+                    format!("'{name} {p}' deletes history or keys"),
+                )
             }),
             "shred" | "truncate" | "wipe" | "srm" => match secret_arg(args) {
                 Some(p) => found(HISTORY_OR_KEY_WIPE, format!("'{name}' destroys '{p}'")),
@@ -394,7 +434,10 @@ impl Reader {
                 })
             }
             "mv" | "tee" => secret_arg(args).and_then(|p| {
-                found(HISTORY_OR_KEY_WIPE, format!("'{name}' moves or overwrites '{p}'"))
+                found(
+                    HISTORY_OR_KEY_WIPE,
+                    format!("'{name}' moves or overwrites '{p}'"),
+                )
             }),
             "find" => self.find_rules(args, depth),
             "eval" => self.line(&args.join(" "), depth + 1),
@@ -420,7 +463,10 @@ impl Reader {
 
     fn find_rules(&mut self, args: &[&str], depth: usize) -> Option<Finding> {
         if args.contains(&"-delete") {
-            return found(DESTRUCTIVE_FIND, "'find -delete' deletes what it finds".into());
+            return found(
+                DESTRUCTIVE_FIND,
+                "'find -delete' deletes what it finds".into(),
+            );
         }
         for (i, arg) in args.iter().enumerate() {
             if !matches!(*arg, "-exec" | "-execdir" | "-ok" | "-okdir") {
@@ -438,7 +484,10 @@ impl Reader {
                 name.as_str(),
                 "rm" | "rmdir" | "unlink" | "shred" | "truncate" | "wipe" | "srm"
             ) {
-                return found(DESTRUCTIVE_FIND, format!("'find {arg} {name}' deletes what it finds"));
+                return found(
+                    DESTRUCTIVE_FIND,
+                    format!("'find {arg} {name}' deletes what it finds"),
+                );
             }
             if let Some(f) = self.command(sub, depth + 1) {
                 return Some(f);
@@ -450,7 +499,10 @@ impl Reader {
 
 fn rm_rules(args: &[&str]) -> Option<Finding> {
     if let Some(flag) = short_flag(args, &['r', 'R']).or_else(|| long_flag(args, "--recursive")) {
-        return found(RECURSIVE_DELETE, format!("'rm {flag}' deletes whole folders"));
+        return found(
+            RECURSIVE_DELETE,
+            format!("'rm {flag}' deletes whole folders"),
+        );
     }
     if let Some(flag) = long_flag(args, "--no-preserve-root") {
         return found(DELETE_ROOT_OR_HOME, format!("'rm {flag}' aims at the root"));
@@ -461,7 +513,10 @@ fn rm_rules(args: &[&str]) -> Option<Finding> {
         .chain(args.iter().skip_while(|a| **a != "--").skip(1));
     for target in operands {
         if is_root_or_home(target) {
-            return found(DELETE_ROOT_OR_HOME, format!("'rm {target}' deletes root or home"));
+            return found(
+                DELETE_ROOT_OR_HOME,
+                format!("'rm {target}' deletes root or home"),
+            );
         }
         if is_secret_path(target) {
             return found(
@@ -503,9 +558,7 @@ fn stage_interpreter(stage: &Simple) -> Option<String> {
         let base = strip_version(&name_of(word)).to_string();
         if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
             let rest = &candidates[i + 1..];
-            if dash_c_payloads(rest).is_empty()
-                && !rest.iter().any(|a| *a == "-e" || *a == "-c")
-            {
+            if dash_c_payloads(rest).is_empty() && !rest.iter().any(|a| *a == "-e" || *a == "-c") {
                 return Some(base);
             }
             return None;
@@ -526,7 +579,10 @@ fn is_transfer(stage: &Simple) -> bool {
 fn pipe_to_shell(before: &[Simple], stage: &Simple) -> Option<Finding> {
     let interp = stage_interpreter(stage)?;
     if SHELLS.contains(&interp.as_str()) || before.iter().any(is_transfer) {
-        return found(PIPE_TO_SHELL, format!("a pipe feeds commands into '{interp}'"));
+        return found(
+            PIPE_TO_SHELL,
+            format!("a pipe feeds commands into '{interp}'"),
+        );
     }
     None
 }
@@ -587,10 +643,12 @@ fn fork_bomb(text: &str) -> Option<String> {
         }
         let left = name_before(i);
         let (right, end) = name_after(i + 1);
-        if !left.is_empty() && left == right && chars.get(end) == Some(&'&') {
-            if defined.contains(&left) {
-                return Some(left);
-            }
+        if !left.is_empty()
+            && left == right
+            && chars.get(end) == Some(&'&')
+            && defined.contains(&left)
+        {
+            return Some(left);
         }
     }
     None

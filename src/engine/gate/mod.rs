@@ -26,9 +26,9 @@ pub const CODE_FAMILY: &str = "execute_code";
 
 /// First tokens that may auto-run (gate.md "Auto-safe"), when the rest of the line agrees.
 pub const READ_ONLY_COMMANDS: [&str; 29] = [
-    "ls", "pwd", "echo", "cat", "head", "tail", "wc", "grep", "rg", "find", "stat", "whoami",
-    "id", "date", "uname", "true", "printf", "sort", "uniq", "cut", "tr", "mkdir", "base64",
-    "xxd", "od", "strings", "hexdump", "tac", "nl",
+    "ls", "pwd", "echo", "cat", "head", "tail", "wc", "grep", "rg", "find", "stat", "whoami", "id",
+    "date", "uname", "true", "printf", "sort", "uniq", "cut", "tr", "mkdir", "base64", "xxd", "od",
+    "strings", "hexdump", "tac", "nl",
 ];
 
 /// What is being asked about.
@@ -222,7 +222,6 @@ pub(crate) fn strip_version(name: &str) -> &str {
     }
     stripped
 }
-
 
 #[cfg(test)]
 mod tests;

@@ -36,8 +36,7 @@ pub(crate) fn check_paths(args: &[Word], workspace: &Path) -> Result<(), String>
         } else {
             arg
         };
-        check_path(candidate, word.glob, workspace)
-            .map_err(|why| format!("{why}, so it asks."))?;
+        check_path(candidate, word.glob, workspace).map_err(|why| format!("{why}, so it asks."))?;
     }
     Ok(())
 }
@@ -95,7 +94,9 @@ fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
     };
     for (n, entry) in entries.enumerate() {
         if n > 10_000 {
-            return Err(format!("'{text}' could match more files than the gate checks"));
+            return Err(format!(
+                "'{text}' could match more files than the gate checks"
+            ));
         }
         let Ok(entry) = entry else { continue };
         if entry.file_name().to_string_lossy().starts_with('.') {
@@ -125,7 +126,10 @@ enum GlobTok {
     Any,
     Star,
     Char(char),
-    Class { negated: bool, items: Vec<(char, char)> },
+    Class {
+        negated: bool,
+        items: Vec<(char, char)>,
+    },
 }
 
 fn glob_tokens(pattern: &str) -> Vec<GlobTok> {

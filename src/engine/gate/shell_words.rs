@@ -207,7 +207,8 @@ impl Lexer {
                     subs.push(body);
                 }
                 '<' | '>' => {
-                    let fd = !text.is_empty() && !quoted && text.chars().all(|d| d.is_ascii_digit());
+                    let fd =
+                        !text.is_empty() && !quoted && text.chars().all(|d| d.is_ascii_digit());
                     if fd {
                         return Tok::Redir(self.read_redir_op());
                     }

