@@ -36,9 +36,19 @@ pub(crate) fn check_paths(args: &[Word], workspace: &Path) -> Result<(), String>
         } else {
             arg
         };
-        check_path(candidate, word.glob, workspace).map_err(|why| format!("{why}, so it asks."))?;
+        check_path(candidate, word.glob, workspace)
+            .map_err(|why| format!("{}, so it asks.", capitalized(&why)))?;
     }
     Ok(())
+}
+
+/// A sentence fragment with its first letter in upper case.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// `Err(sentence fragment)` when `text`, as a path, leaves the workspace.

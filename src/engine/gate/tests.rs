@@ -180,6 +180,11 @@ fn ordinary_lines_are_not_dangerous() {
         ("chmod -x a.txt", Verdict::Ask),
         ("git status | head", Verdict::Ask),
         ("find . -name '*.txt'", Verdict::AutoSafe),
+        ("git commit -m 'fix rm -rf bug'", Verdict::Ask),
+        ("docker run --rm -it ubuntu", Verdict::Ask),
+        ("docker rm -f web", Verdict::Ask),
+        ("grep -rn 'rm -rf' .", Verdict::AutoSafe),
+        ("echo 'history -c'", Verdict::AutoSafe),
     ];
     for (line, verdict) in table {
         let d = shell_in(ws.path(), line);
