@@ -1,12 +1,14 @@
-//! The `kotoba` binary: parse the command line (serve | chat | doctor), load the
+//! The `kotoba` binary: parse the command line (serve | chat | doctor | gate), load the
 //! configuration once, build the App, run the chosen surface.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use kotoba::app::App;
 use kotoba::config::Config;
+use kotoba::engine::gate::{self, Action};
 
 /// Kotoba: an AI companion that lives in Discord and runs real tools behind an approval gate.
 #[derive(Parser)]
@@ -28,6 +30,32 @@ enum Command {
     },
     /// Show the configuration she would run with, and what is missing.
     Doctor,
+    /// The approval gate's policy, from the command line.
+    Gate {
+        #[command(subcommand)]
+        command: GateCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum GateCommand {
+    /// Say how the gate would treat a shell line (or, with --code, a Python snippet):
+    /// auto-safe, asks or dangerous, why, and which "always" grants a card could offer.
+    /// Runs nothing.
+    Explain {
+        /// The shell line (or Python code with --code), as one argument.
+        #[arg(allow_hyphen_values = true)]
+        text: String,
+        /// Read the text as Python for execute_code instead of a shell line.
+        #[arg(long)]
+        code: bool,
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+        /// The workspace paths are checked against (default: the configured one).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
 }
 
 fn init_logging(to_stderr: bool) {
@@ -52,6 +80,15 @@ async fn main() -> anyhow::Result<()> {
             kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await
         }
         Command::Doctor => doctor(config),
+        Command::Gate {
+            command:
+                GateCommand::Explain {
+                    text,
+                    code,
+                    json,
+                    workspace,
+                },
+        } => gate_explain(config, text, code, json, workspace),
         Command::Serve => serve(config).await,
     }
 }
@@ -67,6 +104,33 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     );
     tokio::signal::ctrl_c().await?;
     app.engine.shutdown();
+    Ok(())
+}
+
+fn gate_explain(
+    config: Arc<Config>,
+    text: String,
+    code: bool,
+    json: bool,
+    workspace: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let workspace = workspace
+        .or_else(|| config.settings().workspace)
+        .unwrap_or_else(|| config.paths.home.join("workspace"));
+    let action = if code {
+        Action::Code { code: text }
+    } else {
+        Action::Shell { command: text }
+    };
+    let decision = gate::classify(&action, &workspace, true);
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", decision.to_json())?;
+    } else {
+        for line in decision.explain_lines() {
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(())
 }
 

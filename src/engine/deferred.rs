@@ -12,7 +12,10 @@ use tokio_util::sync::CancellationToken;
 /// all whitespace removed (`print(sum(range(1,101)))` and `print(sum(range(1, 101)))`
 /// are one intent). No user request → no key: the guard is off.
 pub fn dedupe_key(user_request: Option<&str>, action: &str) -> Option<String> {
-    let request = user_request?.split_whitespace().collect::<Vec<_>>().join(" ");
+    let request = user_request?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     if request.is_empty() {
         return None;
     }
@@ -39,12 +42,15 @@ pub struct Deferred {
 impl Deferred {
     /// Where `key` stands in `session`, if it was seen.
     pub fn state(&self, session: &str, key: &str) -> Option<KeyState> {
-        self.keys.get(&(session.to_string(), key.to_string())).map(|s| s.clone())
+        self.keys
+            .get(&(session.to_string(), key.to_string()))
+            .map(|s| s.clone())
     }
 
     /// Record where `key` stands.
     pub fn set(&self, session: &str, key: &str, state: KeyState) {
-        self.keys.insert((session.to_string(), key.to_string()), state);
+        self.keys
+            .insert((session.to_string(), key.to_string()), state);
     }
 
     /// The token that cancels this session's waiting runners.
@@ -94,7 +100,15 @@ mod tests {
         let c = dedupe_key(Some("add the numbers"), "print( sum( range(1,101) ) )\n");
         assert_eq!(a, b);
         assert_eq!(b, c);
-        assert_ne!(a, dedupe_key(Some("run it again"), "print(sum(range(1,101)))"), "a new request is a new key");
-        assert_eq!(dedupe_key(None, "ls"), None, "no user request: the guard is off");
+        assert_ne!(
+            a,
+            dedupe_key(Some("run it again"), "print(sum(range(1,101)))"),
+            "a new request is a new key"
+        );
+        assert_eq!(
+            dedupe_key(None, "ls"),
+            None,
+            "no user request: the guard is off"
+        );
     }
 }

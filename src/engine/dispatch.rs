@@ -10,15 +10,15 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::llm::ToolCall;
-use crate::protocol::{Answerers, Card, CardKind, Frame, Mode, Outcome, Risk, SayKind};
+use crate::protocol::{Answerers, Frame, Mode, Outcome, SayKind};
 use crate::tools::{Scope, Tool, ToolContext, ToolOutput};
 
-use super::gating::{audit_run, gate_action, GateEnd};
 use super::budget::{call_key, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence};
+use super::gating::{audit_run, gate_action, GateEnd};
 use super::narration::{HeartbeatClock, HeartbeatPlan, HEARTBEAT_TICK};
 use super::output::{model_text, outcome_of, row_full_output, row_result};
 use super::rows::RowClose;
-use super::transport::{approval_window, tool_budget};
+use super::transport::tool_budget;
 use super::turn::Loop;
 
 /// The sentence for a tool withheld from this turn.
@@ -193,7 +193,14 @@ impl Loop<'_> {
                 let work = tool.run(args, &tool_ctx);
                 let out = self.with_heartbeat(work, budget, &spec.name, plan).await;
                 if let Some(line) = &line {
-                    audit_run(self.engine, &self.session.id, &spec.name, line, spec.risk, &out);
+                    audit_run(
+                        self.engine,
+                        &self.session.id,
+                        &spec.name,
+                        line,
+                        spec.risk,
+                        &out,
+                    );
                 }
                 out
             }

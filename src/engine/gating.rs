@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::protocol::{Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow};
+use crate::protocol::{
+    Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow,
+};
 use crate::store::{Approver, GrantScope};
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
@@ -32,7 +34,12 @@ pub(super) enum GateEnd {
 /// The exact line an exec action would run, and its gate action.
 pub(super) fn gate_action(tool: &dyn Tool, args: &Value) -> (String, Action) {
     let spec = tool.spec();
-    let field = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let field = |k: &str| {
+        args.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     match spec.name.as_str() {
         "shell" => {
             let command = field("command");
@@ -42,7 +49,13 @@ pub(super) fn gate_action(tool: &dyn Tool, args: &Value) -> (String, Action) {
             let code = field("code");
             (code.clone(), Action::Code { code })
         }
-        _ => (tool.action_line(args), Action::Tool { name: spec.name.clone(), risk: spec.risk }),
+        _ => (
+            tool.action_line(args),
+            Action::Tool {
+                name: spec.name.clone(),
+                risk: spec.risk,
+            },
+        ),
     }
 }
 
@@ -58,8 +71,16 @@ fn risk_word(risk: Risk) -> &'static str {
 /// The audit approver of an ask that ended.
 fn approver_of(end: &AskEnd) -> (bool, Approver, String) {
     match end {
-        AskEnd::Decided { decision, by } => (decision.approves(), Approver::User, format!("{decision:?} by {by}")),
-        AskEnd::Expired => (false, Approver::Expired, "the card expired unanswered".into()),
+        AskEnd::Decided { decision, by } => (
+            decision.approves(),
+            Approver::User,
+            format!("{decision:?} by {by}"),
+        ),
+        AskEnd::Expired => (
+            false,
+            Approver::Expired,
+            "the card expired unanswered".into(),
+        ),
         AskEnd::Unreachable => (false, Approver::Error, "nobody could be asked".into()),
         AskEnd::Dismissed => (false, Approver::Dismissed, "the card went away".into()),
     }
@@ -67,17 +88,38 @@ fn approver_of(end: &AskEnd) -> (bool, Approver, String) {
 
 /// Record one audit row; a store failure is logged, never a yes.
 #[allow(clippy::too_many_arguments)]
-fn audit(engine: &Engine, session: &str, tool: &str, line: &str, risk: Risk, approved: bool, approver: Approver, detail: &str) {
-    if let Err(e) = engine.store.audit(session, tool, line, risk_word(risk), approved, approver, detail) {
+fn audit(
+    engine: &Engine,
+    session: &str,
+    tool: &str,
+    line: &str,
+    risk: Risk,
+    approved: bool,
+    approver: Approver,
+    detail: &str,
+) {
+    if let Err(e) = engine.store.audit(
+        session,
+        tool,
+        line,
+        risk_word(risk),
+        approved,
+        approver,
+        detail,
+    ) {
         tracing::error!("writing the audit trail: {e}");
     }
 }
 
 /// Save the "always" an answer asked for, when the card offered it.
 fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
-    let AskEnd::Decided { decision, by } = end else { return };
+    let AskEnd::Decided { decision, by } = end else {
+        return;
+    };
     let saved = match decision {
-        Decision::AlwaysExact if classified.can_always_exact => engine.store.add_grant(line, GrantScope::Exact, by),
+        Decision::AlwaysExact if classified.can_always_exact => {
+            engine.store.add_grant(line, GrantScope::Exact, by)
+        }
         Decision::AlwaysFamily if classified.can_always => match classified.family.as_deref() {
             Some(family) => engine.store.add_grant(family, GrantScope::Family, by),
             None => Ok(()),
@@ -90,18 +132,39 @@ fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified
 }
 
 /// One executed / executed:failed row for a run that reached the machine.
-pub(super) fn audit_run(engine: &Engine, session: &str, tool: &str, line: &str, risk: Risk, out: &ToolOutput) {
+pub(super) fn audit_run(
+    engine: &Engine,
+    session: &str,
+    tool: &str,
+    line: &str,
+    risk: Risk,
+    out: &ToolOutput,
+) {
     if out.nothing_ran || out.refused.is_some() || out.pending {
         return;
     }
     let failed = outcome_of(out) == Outcome::Failed;
-    let approver = if failed { Approver::ExecutedFailed } else { Approver::Executed };
-    let detail = out.exit_code.map(|c| format!("exit {c}")).unwrap_or_default();
+    let approver = if failed {
+        Approver::ExecutedFailed
+    } else {
+        Approver::Executed
+    };
+    let detail = out
+        .exit_code
+        .map(|c| format!("exit {c}"))
+        .unwrap_or_default();
     audit(engine, session, tool, line, risk, true, approver, &detail);
 }
 
 impl Loop<'_> {
-    fn card(&self, tool: &str, line: &str, risk: Risk, classified: &Classified, window: Duration) -> Card {
+    fn card(
+        &self,
+        tool: &str,
+        line: &str,
+        risk: Risk,
+        classified: &Classified,
+        window: Duration,
+    ) -> Card {
         let answerers = self.answerers();
         let nobody = matches!(&answerers, Answerers::Owners { ids } if ids.is_empty());
         let mut why = self.ctx.user_request.clone().unwrap_or_default();
@@ -129,19 +192,44 @@ impl Loop<'_> {
     }
 
     /// Run the gate for one action call. Reads never come here.
-    pub(super) async fn gate(&mut self, tool: &Arc<dyn Tool>, call_id: &str, args: &Value, tool_ctx: &ToolContext) -> GateEnd {
+    pub(super) async fn gate(
+        &mut self,
+        tool: &Arc<dyn Tool>,
+        call_id: &str,
+        args: &Value,
+        tool_ctx: &ToolContext,
+    ) -> GateEnd {
         let spec = tool.spec();
         let (line, action) = gate_action(tool.as_ref(), args);
         let session = self.session.id.clone();
         if spec.risk != Risk::Exec {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
-            audit(self.engine, &session, &spec.name, &line, spec.risk, true, Approver::AutoSafe, "confined by the tool");
+            audit(
+                self.engine,
+                &session,
+                &spec.name,
+                &line,
+                spec.risk,
+                true,
+                Approver::AutoSafe,
+                "confined by the tool",
+            );
             return GateEnd::Proceed;
         }
         let classified = classify(&action, &self.paths.workspace, true);
-        if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store) {
-            audit(self.engine, &session, &spec.name, &line, spec.risk, true, approver, &classified.reasons.join("; "));
+        if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store)
+        {
+            audit(
+                self.engine,
+                &session,
+                &spec.name,
+                &line,
+                spec.risk,
+                true,
+                approver,
+                &classified.reasons.join("; "),
+            );
             return GateEnd::Proceed;
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
@@ -155,9 +243,21 @@ impl Loop<'_> {
             self.engine.cards.ask(&self.session, card, window).await
         };
         let (approved, approver, detail) = approver_of(&end);
-        audit(self.engine, &session, &spec.name, &line, spec.risk, approved, approver, &detail);
+        audit(
+            self.engine,
+            &session,
+            &spec.name,
+            &line,
+            spec.risk,
+            approved,
+            approver,
+            &detail,
+        );
         if let Some(ending) = end.ending() {
-            return GateEnd::Stop(ToolOutput::refused_with(ending, refusal_sentence(ending, &spec.name, window)));
+            return GateEnd::Stop(ToolOutput::refused_with(
+                ending,
+                refusal_sentence(ending, &spec.name, window),
+            ));
         }
         save_grant(self.engine, &end, &line, &classified);
         GateEnd::Proceed
@@ -178,19 +278,36 @@ impl Loop<'_> {
         let key = dedupe_key(self.ctx.user_request.as_deref(), line);
         if let Some(k) = &key {
             match self.engine.deferred.state(&session, k) {
-                Some(KeyState::Awaiting) => return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&name))),
-                Some(KeyState::Settled(sentence)) => return GateEnd::Stop(ToolOutput::refused(sentence)),
+                Some(KeyState::Awaiting) => {
+                    return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&name)))
+                }
+                Some(KeyState::Settled(sentence)) => {
+                    return GateEnd::Stop(ToolOutput::refused(sentence))
+                }
                 None => {}
             }
         }
         let card = self.card(&name, line, tool.spec().risk, classified, DEFERRED_WINDOW);
         let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
-            audit(self.engine, &session, &name, line, tool.spec().risk, false, Approver::Error, "nobody could be asked");
+            audit(
+                self.engine,
+                &session,
+                &name,
+                line,
+                tool.spec().risk,
+                false,
+                Approver::Error,
+                "nobody could be asked",
+            );
             let sentence = refusal_sentence(Ending::Unreachable, &name, DEFERRED_WINDOW);
             return GateEnd::Stop(ToolOutput::refused_with(Ending::Unreachable, sentence));
         };
         let Some(engine) = self.engine.me.upgrade() else {
-            return GateEnd::Stop(ToolOutput::refused(refusal_sentence(Ending::Policy, &name, DEFERRED_WINDOW)));
+            return GateEnd::Stop(ToolOutput::refused(refusal_sentence(
+                Ending::Policy,
+                &name,
+                DEFERRED_WINDOW,
+            )));
         };
         if let Some(k) = &key {
             self.engine.deferred.set(&session, k, KeyState::Awaiting);
@@ -253,7 +370,9 @@ struct DeferredRun {
 impl DeferredRun {
     fn settle(&self, sentence: String) {
         if let Some(k) = &self.key {
-            self.engine.deferred.set(&self.ctx.session, k, KeyState::Settled(sentence));
+            self.engine
+                .deferred
+                .set(&self.ctx.session, k, KeyState::Settled(sentence));
         }
     }
 
@@ -283,7 +402,16 @@ impl DeferredRun {
         let spec = self.tool.spec();
         let (name, risk) = (spec.name.clone(), spec.risk);
         let (approved, approver, detail) = approver_of(&end);
-        audit(&self.engine, &self.ctx.session, &name, &self.line, risk, approved, approver, &detail);
+        audit(
+            &self.engine,
+            &self.ctx.session,
+            &name,
+            &self.line,
+            risk,
+            approved,
+            approver,
+            &detail,
+        );
         if let Some(ending) = end.ending() {
             let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
             self.settle(sentence.clone());
@@ -300,21 +428,39 @@ impl DeferredRun {
              announced separately. Do NOT run it again."
         ));
         let budget = tool_budget(spec, &self.args, self.ctx.channel, Some(false));
-        let out = match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
-            Ok(out) => out,
-            Err(_) => {
-                let mut out = ToolOutput::failed(format!("'{name}' ran past its budget of {} s and was stopped.", budget.as_secs()));
-                out.exit_code = Some(124);
-                out
-            }
-        };
-        audit_run(&self.engine, &self.ctx.session, &name, &self.line, risk, &out);
+        let out =
+            match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
+                Ok(out) => out,
+                Err(_) => {
+                    let mut out = ToolOutput::failed(format!(
+                        "'{name}' ran past its budget of {} s and was stopped.",
+                        budget.as_secs()
+                    ));
+                    out.exit_code = Some(124);
+                    out
+                }
+            };
+        audit_run(
+            &self.engine,
+            &self.ctx.session,
+            &name,
+            &self.line,
+            risk,
+            &out,
+        );
         let outcome = outcome_of(&out);
         let result = self.finish_row(&out, outcome);
         let summary = if out.nothing_ran {
             format!("'{name}' was approved but could not start, so nothing ran: {result}")
         } else {
-            format!("'{name}' ran after approval ({}): {result}", if outcome == Outcome::Ok { "ok" } else { "failed" })
+            format!(
+                "'{name}' ran after approval ({}): {result}",
+                if outcome == Outcome::Ok {
+                    "ok"
+                } else {
+                    "failed"
+                }
+            )
         };
         self.settle(format!(
             "This exact '{name}' request ALREADY ran after approval ({summary}). Do NOT run it again."

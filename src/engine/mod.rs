@@ -110,7 +110,11 @@ impl Engine {
     }
 
     /// The newest audit rows (of one session when given), newest first.
-    pub fn audit_trail(&self, session: Option<&str>, limit: usize) -> Result<Vec<crate::store::AuditRow>, crate::store::StoreError> {
+    pub fn audit_trail(
+        &self,
+        session: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<crate::store::AuditRow>, crate::store::StoreError> {
         self.store.audit_rows(session, limit)
     }
 

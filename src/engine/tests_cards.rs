@@ -145,12 +145,16 @@ fn spawn_terminal_turn(r: &Rig, text: &str) -> tokio::task::JoinHandle<TurnResul
 }
 
 fn exec_rig(replies_after: &str) -> Rig {
+    exec_rig_with("shell", replies_after)
+}
+
+fn exec_rig_with(tool: &str, replies_after: &str) -> Rig {
     rig(
         vec![
-            call("shell", json!({"command": "rm -r build"})),
+            call(tool, json!({"command": "rm -r build"})),
             Ok(say(replies_after)),
         ],
-        vec![fake("shell", Risk::Exec)],
+        vec![fake(tool, Risk::Exec)],
     )
 }
 
@@ -254,13 +258,26 @@ async fn an_unanswered_card_expires_after_its_window_and_is_never_recorded_as_a_
         (voice_turn("x"), 60),
         (
             TurnRequest {
-                el_call_bound: Some(true),
+                el_call_bound: None,
                 ..voice_turn("x")
             },
             25,
         ),
     ] {
         let r = exec_rig("it expired");
+        expires_after(&r, req, secs).await;
+    }
+    // A marked turn blocks in place for a tool that does not defer.
+    let r = exec_rig_with("mcp_install", "it expired");
+    let marked = TurnRequest {
+        el_call_bound: Some(true),
+        ..voice_turn("x")
+    };
+    expires_after(&r, marked, 25).await;
+}
+
+async fn expires_after(r: &Rig, req: TurnRequest, secs: u64) {
+    {
         let mut rx = r.engine.session("s1").subscribe();
         let t0 = tokio::time::Instant::now();
         r.engine.run_turn(req).await;
@@ -291,7 +308,7 @@ async fn an_unanswered_card_expires_after_its_window_and_is_never_recorded_as_a_
 #[tokio::test(start_paused = true)]
 async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
     let r = rig_with(
-        vec![call("shell", json!({"command": "ls"})), Ok(say("ok"))],
+        vec![call("shell", json!({"command": "make"})), Ok(say("ok"))],
         vec![fake("shell", Risk::Exec)],
         &[],
         "owners: ['111']\n",

@@ -20,7 +20,11 @@ fn approvers(r: &Rig) -> Vec<String> {
 }
 
 fn owner() -> Answerer {
-    Answerer { id: "local".into(), name: "me".into(), local: true }
+    Answerer {
+        id: "local".into(),
+        name: "me".into(),
+        local: true,
+    }
 }
 
 fn term(text: &str) -> TurnRequest {
@@ -44,20 +48,35 @@ async fn next_card(rx: &mut broadcast::Receiver<Arc<Event>>) -> Card {
     }
 }
 
-async fn next_work_done(rx: &mut broadcast::Receiver<Arc<Event>>) -> (Option<String>, bool, String) {
+/// Frames up to and including the next work_done, and that frame's run_id, ok, summary.
+async fn until_work_done(
+    rx: &mut broadcast::Receiver<Arc<Event>>,
+) -> (Vec<Frame>, Option<String>, bool, String) {
+    let mut seen = Vec::new();
     loop {
         let ev = rx.recv().await.unwrap();
+        seen.push(ev.frame.clone());
         if let Frame::WorkDone { ok, summary } = &ev.frame {
-            return (ev.run_id.clone(), *ok, summary.clone());
+            return (seen, ev.run_id.clone(), *ok, summary.clone());
         }
     }
+}
+
+async fn next_work_done(
+    rx: &mut broadcast::Receiver<Arc<Event>>,
+) -> (Option<String>, bool, String) {
+    let (_, run_id, ok, summary) = until_work_done(rx).await;
+    (run_id, ok, summary)
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_auto_safe_command_runs_without_a_card_and_is_audited_auto_safe_then_executed() {
     let shell = fake("shell", Risk::Exec);
     let runs = shell.runs.clone();
-    let r = rig(vec![call("shell", json!({"command": "ls"})), Ok(say("listed"))], vec![shell]);
+    let r = rig(
+        vec![call("shell", json!({"command": "ls"})), Ok(say("listed"))],
+        vec![shell],
+    );
     r.engine.run_turn(text_turn("list")).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no listener was needed");
     assert_eq!(approvers(&r), ["auto-safe", "executed"]);
@@ -81,10 +100,15 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
     let turn = tokio::spawn(async move { e.run_turn(term("install left-pad")).await });
     let card = next_card(&mut rx).await;
     assert!(card.can_always, "npm may be granted as a family");
-    r.engine.answer_card(&card.request_id, Decision::AlwaysFamily, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::AlwaysFamily, &owner())
+        .unwrap();
     turn.await.unwrap();
     let grants = r.engine.grants().unwrap();
-    assert_eq!((grants[0].pattern.as_str(), grants[0].scope), ("npm", GrantScope::Family));
+    assert_eq!(
+        (grants[0].pattern.as_str(), grants[0].scope),
+        ("npm", GrantScope::Family)
+    );
     r.engine.run_turn(term("run the tests")).await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(approvers(&r), ["user", "executed", "saved", "executed"]);
@@ -101,7 +125,10 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
             Ok(say("2")),
             call("execute_code", json!({"code": "print(2+2)"})),
             Ok(say("4")),
-            call("execute_code", json!({"code": "import shutil; shutil.rmtree('/tmp/x')"})),
+            call(
+                "execute_code",
+                json!({"code": "import shutil; shutil.rmtree('/tmp/x')"}),
+            ),
             Ok(say("asked")),
         ],
         vec![code],
@@ -110,53 +137,93 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
     let e = r.engine.clone();
     let turn = tokio::spawn(async move { e.run_turn(term("add")).await });
     let card = next_card(&mut rx).await;
-    r.engine.answer_card(&card.request_id, Decision::AlwaysFamily, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::AlwaysFamily, &owner())
+        .unwrap();
     turn.await.unwrap();
     assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
     r.engine.run_turn(term("add more")).await; // runs under the grant, no card
     let e = r.engine.clone();
     let turn = tokio::spawn(async move { e.run_turn(term("delete it")).await });
     let card = next_card(&mut rx).await;
-    assert!(!card.can_always && !card.can_always_exact, "a dangerous snippet is never grantable");
-    r.engine.answer_card(&card.request_id, Decision::Deny, &owner()).unwrap();
+    assert!(
+        !card.can_always && !card.can_always_exact,
+        "a dangerous snippet is never grantable"
+    );
+    r.engine
+        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .unwrap();
     turn.await.unwrap();
-    assert_eq!(approvers(&r), ["user", "executed", "saved", "executed", "user"]);
+    assert_eq!(
+        approvers(&r),
+        ["user", "executed", "saved", "executed", "user"]
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn sudo_can_never_be_saved_at_any_width() {
-    let r = rig(vec![call("shell", json!({"command": "sudo apt update"})), Ok(say("ok"))], vec![fake("shell", Risk::Exec)]);
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "sudo apt update"})),
+            Ok(say("ok")),
+        ],
+        vec![fake("shell", Risk::Exec)],
+    );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move { e.run_turn(term("update")).await });
     let card = next_card(&mut rx).await;
     assert!(!card.can_always && !card.can_always_exact);
     assert!(card.no_always_reason.is_some());
-    r.engine.answer_card(&card.request_id, Decision::AlwaysExact, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::AlwaysExact, &owner())
+        .unwrap();
     turn.await.unwrap();
-    assert!(r.engine.grants().unwrap().is_empty(), "an always not offered saves nothing");
+    assert!(
+        r.engine.grants().unwrap().is_empty(),
+        "an always not offered saves nothing"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_expired_card_is_recorded_expired_never_user_and_nothing_is_filed_as_run() {
-    let r = rig(vec![call("shell", json!({"command": "make"})), Ok(say("expired"))], vec![fake("shell", Risk::Exec)]);
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "make"})),
+            Ok(say("expired")),
+        ],
+        vec![fake("shell", Risk::Exec)],
+    );
     let _rx = r.engine.session("s1").subscribe();
     r.engine.run_turn(text_turn("build")).await;
     assert_eq!(approvers(&r), ["expired"]);
-    let none = rig(vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))], vec![fake("shell", Risk::Exec)]);
+    let none = rig(
+        vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))],
+        vec![fake("shell", Risk::Exec)],
+    );
     none.engine.run_turn(text_turn("build")).await;
     assert_eq!(approvers(&none), ["error"]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_approved_action_that_cannot_start_files_no_executed_row() {
-    let broken = fake("shell", Risk::Exec).output(crate::tools::ToolOutput::not_started("could not start bash"));
-    let r = rig(vec![call("shell", json!({"command": "make"})), Ok(say("it could not start"))], vec![broken]);
+    let broken = fake("shell", Risk::Exec).output(crate::tools::ToolOutput::not_started(
+        "could not start bash",
+    ));
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "make"})),
+            Ok(say("it could not start")),
+        ],
+        vec![broken],
+    );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move { e.run_turn(term("build")).await });
     let card = next_card(&mut rx).await;
-    r.engine.answer_card(&card.request_id, Decision::Approve, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .unwrap();
     turn.await.unwrap();
     assert_eq!(approvers(&r), ["user"]);
 }
@@ -164,7 +231,13 @@ async fn an_approved_action_that_cannot_start_files_no_executed_row() {
 #[tokio::test(start_paused = true)]
 async fn a_failed_run_is_filed_executed_failed() {
     let failing = fake("shell", Risk::Exec).output(crate::tools::ToolOutput::exited(2, "boom"));
-    let r = rig(vec![call("shell", json!({"command": "ls"})), Ok(say("it failed"))], vec![failing]);
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "ls"})),
+            Ok(say("it failed")),
+        ],
+        vec![failing],
+    );
     r.engine.run_turn(text_turn("list")).await;
     assert_eq!(approvers(&r), ["auto-safe", "executed:failed"]);
 }
@@ -173,54 +246,109 @@ async fn a_failed_run_is_filed_executed_failed() {
 async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_in_place() {
     let shell = fake("shell", Risk::Exec);
     let runs = shell.runs.clone();
-    let r = rig(vec![call("shell", json!({"command": "make build"})), Ok(say("never asked"))], vec![shell]);
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "make build"})),
+            Ok(say("never asked")),
+        ],
+        vec![shell],
+    );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let res = r.engine.run_turn(el_turn("build it")).await;
-    assert!(res.text.ends_with("I asked for your permission on screen."), "{}", res.text);
+    assert!(
+        res.text.ends_with("I asked for your permission on screen."),
+        "{}",
+        res.text
+    );
     assert_eq!(r.script.sent().len(), 1, "the turn ended at the card");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let frames = drain(&mut rx);
-    let card = frames.iter().find_map(|f| if let Frame::Card(c) = f { Some(c.clone()) } else { None }).unwrap();
+    let card = frames
+        .iter()
+        .find_map(|f| {
+            if let Frame::Card(c) = f {
+                Some(c.clone())
+            } else {
+                None
+            }
+        })
+        .unwrap();
     assert_eq!(card.window_secs, 180, "a deferred card waits 180 s");
     let pending = steps(&frames).pop().unwrap();
-    assert_eq!((pending.phase, pending.outcome), (Phase::Done, Some(Outcome::Pending)));
+    assert_eq!(
+        (pending.phase, pending.outcome),
+        (Phase::Done, Some(Outcome::Pending))
+    );
     assert!(approvers(&r).is_empty(), "a deferral writes no row yet");
-    r.engine.answer_card(&card.request_id, Decision::Approve, &owner()).unwrap();
-    let (run_id, ok, summary) = next_work_done(&mut rx).await;
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .unwrap();
+    let (seen, run_id, ok, summary) = until_work_done(&mut rx).await;
     assert!(ok && run_id.is_some_and(|id| id.len() == 8), "{summary}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    let done = steps(&drain(&mut rx)).into_iter().find(|s| s.id == pending.id).unwrap();
-    assert_eq!(done.outcome, Some(Outcome::Ok), "the same row, completed by its id");
+    let done = steps(&seen)
+        .into_iter()
+        .find(|s| s.id == pending.id)
+        .unwrap();
+    assert_eq!(
+        done.outcome,
+        Some(Outcome::Ok),
+        "the same row, completed by its id"
+    );
     assert_eq!(approvers(&r), ["user", "executed"]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_deferred_no_is_one_decision_row_and_announced_ok_with_its_ending() {
-    let r = rig(vec![call("shell", json!({"command": "make build"}))], vec![fake("shell", Risk::Exec)]);
+    let r = rig(
+        vec![call("shell", json!({"command": "make build"}))],
+        vec![fake("shell", Risk::Exec)],
+    );
     let mut rx = r.engine.session("terminal:me").subscribe();
     r.engine.run_turn(el_turn("build it")).await;
     let card = next_card(&mut rx).await;
-    r.engine.answer_card(&card.request_id, Decision::Deny, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .unwrap();
     let (_, ok, summary) = next_work_done(&mut rx).await;
     assert!(ok && summary.contains("Declined"), "{summary}");
     assert_eq!(approvers(&r), ["user"]);
 }
 
 #[tokio::test(start_paused = true)]
-async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_listener_is_unreachable() {
-    for req in [TurnRequest { register: Register::Voice, channel: Channel::Voice, ..term("x") }, term("x")] {
+async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_listener_is_unreachable(
+) {
+    for req in [
+        TurnRequest {
+            register: Register::Voice,
+            channel: Channel::Voice,
+            ..term("x")
+        },
+        term("x"),
+    ] {
         let shell = fake("shell", Risk::Exec);
         let runs = shell.runs.clone();
-        let r = rig(vec![call("shell", json!({"command": "make"})), Ok(say("ran inline"))], vec![shell]);
+        let r = rig(
+            vec![
+                call("shell", json!({"command": "make"})),
+                Ok(say("ran inline")),
+            ],
+            vec![shell],
+        );
         let mut rx = r.engine.session("terminal:me").subscribe();
         let e = r.engine.clone();
         let turn = tokio::spawn(async move { e.run_turn(req).await });
         let card = next_card(&mut rx).await;
-        r.engine.answer_card(&card.request_id, Decision::Approve, &owner()).unwrap();
+        r.engine
+            .answer_card(&card.request_id, Decision::Approve, &owner())
+            .unwrap();
         assert_eq!(turn.await.unwrap().text, "ran inline");
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
-    let r = rig(vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))], vec![fake("shell", Risk::Exec)]);
+    let r = rig(
+        vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))],
+        vec![fake("shell", Risk::Exec)],
+    );
     r.engine.run_turn(el_turn("x")).await;
     assert_eq!(approvers(&r), ["error"]);
 }
@@ -234,7 +362,10 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
             call("execute_code", json!({"code": "print(sum(range(1,101)))"})),
             call("execute_code", json!({"code": "print(sum(range(1, 101)))"})),
             Ok(say("still waiting")),
-            call("execute_code", json!({"code": "print( sum(range(1,101)) )"})),
+            call(
+                "execute_code",
+                json!({"code": "print( sum(range(1,101)) )"}),
+            ),
             Ok(say("it already ran")),
         ],
         vec![code],
@@ -245,11 +376,16 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
     let again = r.engine.run_turn(el_turn("add  one to a hundred")).await;
     assert_eq!(again.text, "still waiting");
     assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY on screen"))));
-    r.engine.answer_card(&card.request_id, Decision::Approve, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .unwrap();
     next_work_done(&mut rx).await;
     r.engine.run_turn(el_turn("add one to a hundred")).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
-    let cards = drain(&mut rx).iter().filter(|f| matches!(f, Frame::Card(_))).count();
+    let cards = drain(&mut rx)
+        .iter()
+        .filter(|f| matches!(f, Frame::Card(_)))
+        .count();
     assert_eq!(cards, 0, "no second card");
 }
 
@@ -267,10 +403,18 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
     let mut rx = r.engine.session("terminal:me").subscribe();
     r.engine.run_turn(el_turn("build")).await;
     let card = next_card(&mut rx).await;
-    r.engine.answer_card(&card.request_id, Decision::Deny, &owner()).unwrap();
+    r.engine
+        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .unwrap();
     next_work_done(&mut rx).await;
     r.engine.run_turn(el_turn("build")).await;
-    assert!(!drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))), "after a No, a repeat opens no card");
+    assert!(
+        !drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
+        "after a No, a repeat opens no card"
+    );
     r.engine.run_turn(el_turn("build it again please")).await;
-    assert!(drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))), "a new request is a new card");
+    assert!(
+        drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
+        "a new request is a new card"
+    );
 }

@@ -99,7 +99,11 @@ impl Store {
     }
 
     /// The newest `limit` rows, newest first; only one session's when `session` is set.
-    pub fn audit_rows(&self, session: Option<&str>, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+    pub fn audit_rows(
+        &self,
+        session: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<AuditRow>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT id, at_ms, session, tool, action, risk, approved, approver, detail FROM audit_log
@@ -134,12 +138,25 @@ mod tests {
         let path = dir.path().join("k.db");
         {
             let s = Store::open(&path).unwrap();
-            s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann").unwrap();
-            s.audit("s1", "shell", "ls", "exec", true, Approver::Executed, "exit 0").unwrap();
+            s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann")
+                .unwrap();
+            s.audit(
+                "s1",
+                "shell",
+                "ls",
+                "exec",
+                true,
+                Approver::Executed,
+                "exit 0",
+            )
+            .unwrap();
         }
         let s = Store::open(&path).unwrap();
         let rows = s.audit_rows(Some("s1"), 10).unwrap();
-        assert_eq!(rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(), ["executed", "user"]);
+        assert_eq!(
+            rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
+            ["executed", "user"]
+        );
         assert!(s.audit_rows(Some("other"), 10).unwrap().is_empty());
         assert_eq!(s.audit_rows(None, 1).unwrap().len(), 1);
     }

@@ -41,7 +41,12 @@ pub struct Grant {
 
 impl Store {
     /// Save a grant (saving the same one again keeps the first).
-    pub fn add_grant(&self, pattern: &str, scope: GrantScope, granted_by: &str) -> Result<(), StoreError> {
+    pub fn add_grant(
+        &self,
+        pattern: &str,
+        scope: GrantScope,
+        granted_by: &str,
+    ) -> Result<(), StoreError> {
         self.conn().execute(
             "INSERT OR IGNORE INTO grants(pattern, scope, granted_by, at_ms) VALUES (?1, ?2, ?3, ?4)",
             params![pattern, scope.as_str(), granted_by, now_ms()],
@@ -52,14 +57,20 @@ impl Store {
     /// Every saved grant, oldest first.
     pub fn grants(&self) -> Result<Vec<Grant>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT id, pattern, scope, granted_by, at_ms FROM grants ORDER BY id")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT id, pattern, scope, granted_by, at_ms FROM grants ORDER BY id",
+        )?;
         let rows = stmt
             .query_map([], |r| {
                 let scope: String = r.get(2)?;
                 Ok(Grant {
                     id: r.get(0)?,
                     pattern: r.get(1)?,
-                    scope: if scope == "exact" { GrantScope::Exact } else { GrantScope::Family },
+                    scope: if scope == "exact" {
+                        GrantScope::Exact
+                    } else {
+                        GrantScope::Family
+                    },
                     granted_by: r.get(3)?,
                     at_ms: r.get(4)?,
                 })
@@ -83,7 +94,10 @@ impl Store {
 
     /// Revoke a grant by id; false when there was none.
     pub fn revoke_grant(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(self.conn().execute("DELETE FROM grants WHERE id = ?1", [id])? > 0)
+        Ok(self
+            .conn()
+            .execute("DELETE FROM grants WHERE id = ?1", [id])?
+            > 0)
     }
 }
 
@@ -99,7 +113,10 @@ mod tests {
         s.add_grant("make test", GrantScope::Exact, "ann").unwrap();
         let g = s.grants().unwrap();
         assert_eq!(g.len(), 2);
-        assert_eq!((g[0].pattern.as_str(), g[0].scope, g[0].granted_by.as_str()), ("npm", GrantScope::Family, "ann"));
+        assert_eq!(
+            (g[0].pattern.as_str(), g[0].scope, g[0].granted_by.as_str()),
+            ("npm", GrantScope::Family, "ann")
+        );
         assert!(s.has_grant("make test", GrantScope::Exact).unwrap());
         assert!(!s.has_grant("make test", GrantScope::Family).unwrap());
         assert!(s.revoke_grant(g[0].id).unwrap());

@@ -128,7 +128,7 @@ impl ToolOutput {
             exit_code: None,
             refused: None,
             pending: false,
-        nothing_ran: false,
+            nothing_ran: false,
         }
     }
 
@@ -140,7 +140,7 @@ impl ToolOutput {
             exit_code: None,
             refused: None,
             pending: false,
-        nothing_ran: false,
+            nothing_ran: false,
         }
     }
 
@@ -157,13 +157,16 @@ impl ToolOutput {
             exit_code: None,
             refused: Some(ending),
             pending: false,
-        nothing_ran: false,
+            nothing_ran: false,
         }
     }
 
     /// An approved action that could not start: failed, and nothing reached the machine.
     pub fn not_started(text: impl Into<String>) -> Self {
-        ToolOutput { nothing_ran: true, ..Self::failed(text) }
+        ToolOutput {
+            nothing_ran: true,
+            ..Self::failed(text)
+        }
     }
 
     /// A process that exited with `code`; ok only for 0.
@@ -174,7 +177,7 @@ impl ToolOutput {
             exit_code: Some(code),
             refused: None,
             pending: false,
-        nothing_ran: false,
+            nothing_ran: false,
         }
     }
 }

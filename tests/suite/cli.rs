@@ -65,7 +65,7 @@ async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
     let server = ScriptedModel::start().await;
     server.push(Reply::call(
         "shell",
-        json!({"command": "echo approved-and-ran"}),
+        json!({"command": "echo approved-and-ran | tee ran.txt"}),
     ));
     server.push(Reply::text("It printed the words."));
     let home = tempfile::tempdir().unwrap();
@@ -75,12 +75,12 @@ async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
     let mut seen = String::new();
     read_until(&mut child, &mut seen, "approve?").await;
     assert!(
-        seen.contains("echo approved-and-ran"),
+        seen.contains("echo approved-and-ran | tee ran.txt"),
         "the card shows the exact command: {seen}"
     );
     stdin.write_all(b"y\n").await.unwrap();
     read_until(&mut child, &mut seen, "It printed the words.").await;
-    assert!(seen.contains("✓ $ echo approved-and-ran"), "{seen}");
+    assert!(seen.contains("✓ $ echo approved-and-ran | tee ran.txt"), "{seen}");
     drop(stdin);
     child.wait().await.unwrap();
 }

@@ -2,4 +2,5 @@
 
 mod cli;
 mod engine;
+mod gate_cli;
 mod llm;

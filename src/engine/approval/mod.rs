@@ -142,7 +142,12 @@ impl CardBoard {
     /// Show `card` on the session's bus and wait up to `window` for an answer. With no
     /// listener nothing is shown and the ask is unreachable. Dropping the future (the
     /// turn was cut) settles the card as dismissed.
-    pub async fn ask(self: &Arc<Self>, session: &Arc<Session>, card: Card, window: Duration) -> AskEnd {
+    pub async fn ask(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        card: Card,
+        window: Duration,
+    ) -> AskEnd {
         match self.post(session, card, window) {
             Some(wait) => wait.wait().await,
             None => AskEnd::Unreachable,
@@ -151,7 +156,12 @@ impl CardBoard {
 
     /// Show `card` now and hand back the wait, which may outlive the caller (a deferred
     /// runner). `None` when nobody listens: nothing is shown.
-    pub fn post(self: &Arc<Self>, session: &Arc<Session>, mut card: Card, window: Duration) -> Option<CardWait> {
+    pub fn post(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        mut card: Card,
+        window: Duration,
+    ) -> Option<CardWait> {
         if !session.has_listener() {
             return None;
         }
@@ -159,9 +169,22 @@ impl CardBoard {
         card.expires_at_ms = (now_ms().max(0) as u64).saturating_add(window.as_millis() as u64);
         let id = card.request_id.clone();
         let (tx, rx) = oneshot::channel();
-        self.open.insert(id.clone(), Pending { card: card.clone(), tx });
+        self.open.insert(
+            id.clone(),
+            Pending {
+                card: card.clone(),
+                tx,
+            },
+        );
         session.emit(None, Frame::Card(card));
-        Some(CardWait { board: self.clone(), session: session.clone(), id, rx: Some(rx), window, armed: true })
+        Some(CardWait {
+            board: self.clone(),
+            session: session.clone(),
+            id,
+            rx: Some(rx),
+            window,
+            armed: true,
+        })
     }
 
     fn settle(&self, session: &Session, id: &str, settlement: CardSettlement) {
@@ -236,7 +259,10 @@ impl CardWait {
         };
         self.armed = false;
         let settlement = match &end {
-            AskEnd::Decided { decision, by } => CardSettlement::Decided { decision: *decision, by: by.clone() },
+            AskEnd::Decided { decision, by } => CardSettlement::Decided {
+                decision: *decision,
+                by: by.clone(),
+            },
             AskEnd::Expired => CardSettlement::Expired,
             _ => CardSettlement::Dismissed,
         };
@@ -248,7 +274,8 @@ impl CardWait {
 impl Drop for CardWait {
     fn drop(&mut self) {
         if self.armed {
-            self.board.settle(&self.session, &self.id, CardSettlement::Dismissed);
+            self.board
+                .settle(&self.session, &self.id, CardSettlement::Dismissed);
         }
     }
 }

@@ -26,10 +26,12 @@ pub fn route(line: &str, decision: &Decision, settings: &Settings, store: &Store
     if settings.allowlist.iter().any(|l| l == line) {
         return Route::Run(Approver::Allowlist);
     }
-    let saved = |pattern: &str, scope| store.has_grant(pattern, scope).unwrap_or_else(|e| {
-        tracing::warn!("reading grants: {e}");
-        false
-    });
+    let saved = |pattern: &str, scope| {
+        store.has_grant(pattern, scope).unwrap_or_else(|e| {
+            tracing::warn!("reading grants: {e}");
+            false
+        })
+    };
     if decision.can_always_exact && saved(line, GrantScope::Exact) {
         return Route::Run(Approver::SavedExact);
     }

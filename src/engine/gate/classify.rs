@@ -1,0 +1,411 @@
+//! [`classify`]: the verdict for one action. Dangerous rules first (never auto, never
+//! grantable), then the auto-safe test of gate.md (read-only first token, no shell
+//! metacharacter, no escape flag, every path inside the workspace), then which "always"
+//! grants a card may offer and why not.
+
+use std::path::Path;
+
+use super::danger::shell_danger;
+use super::paths::check_paths;
+use super::python::python_danger;
+use super::shell_words::{is_assignment, parse, Line, Simple, Word};
+use super::{family_of, Action, Decision, Verdict, CODE_FAMILY, READ_ONLY_COMMANDS};
+use crate::protocol::Risk;
+
+/// Characters that make the first token stop describing what runs on the host.
+const METACHARS: [char; 10] = [';', '&', '|', '`', '\n', '<', '>', '$', '{', '}'];
+
+/// Never grantable as a family (gate.md "Grants"), by kind.
+const INTERPRETERS: [&str; 27] = [
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "ash",
+    "csh",
+    "tcsh",
+    "busybox",
+    "python",
+    "pypy",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "tclsh",
+    "rscript",
+    "osascript",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+];
+const EXEC_WRAPPERS: [&str; 17] = [
+    "sudo", "doas", "su", "env", "xargs", "nohup", "time", "timeout", "ssh", "docker", "podman",
+    "setsid", "stdbuf", "nice", "ionice", "chroot", "unshare",
+];
+const PAGERS_EDITORS: [&str; 14] = [
+    "less", "more", "pg", "vi", "vim", "view", "vimdiff", "rvim", "rview", "nano", "pico", "emacs",
+    "ed", "ex",
+];
+const TRANSFER_TOOLS: [&str; 10] = [
+    "curl", "wget", "scp", "sftp", "rsync", "ftp", "nc", "ncat", "netcat", "socat",
+];
+
+/// Classify one action. `workspace` is the folder commands run in; `host` is true when
+/// commands run on the host (production), which switches on the metacharacter and path
+/// rules. Pure apart from reading file metadata under the workspace (links, existence).
+pub fn classify(action: &Action, workspace: &Path, host: bool) -> Decision {
+    match action {
+        Action::Shell { command } => classify_shell(command, workspace, host),
+        Action::Code { code } => classify_code(code),
+        Action::Tool { name, risk } => classify_tool(name, *risk),
+    }
+}
+
+fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
+    let family = family_of(command);
+    if command.trim().is_empty() {
+        return Decision {
+            verdict: Verdict::Ask,
+            family: None,
+            can_always: false,
+            can_always_exact: false,
+            no_always_reason: Some("There is no command, so there is nothing to save.".into()),
+            reasons: vec!["The command is empty, so the gate has nothing to read.".into()],
+        };
+    }
+    if let Some(f) = shell_danger(command) {
+        return Decision {
+            verdict: Verdict::Dangerous {
+                label: f.label.clone(),
+            },
+            family,
+            can_always: false,
+            can_always_exact: false,
+            no_always_reason: Some(format!(
+                "It is a {}, so it asks every time and can never be saved.",
+                f.label
+            )),
+            reasons: vec![format!(
+                "Dangerous ({}): {}. It asks every time, and no grant covers it.",
+                f.label, f.detail
+            )],
+        };
+    }
+    let line = parse(command);
+    let no_always_reason = family_refusal(command, family.as_deref(), &line);
+    let (verdict, reason) = match auto_safe(&line, command, workspace, host) {
+        Ok(why) => (Verdict::AutoSafe, why),
+        Err(why) => (Verdict::Ask, why),
+    };
+    Decision {
+        verdict,
+        can_always: no_always_reason.is_none(),
+        can_always_exact: true,
+        no_always_reason,
+        family,
+        reasons: vec![reason],
+    }
+}
+
+fn classify_code(code: &str) -> Decision {
+    let family = Some(CODE_FAMILY.to_string());
+    match python_danger(code) {
+        Some(f) => Decision {
+            verdict: Verdict::Dangerous {
+                label: f.label.clone(),
+            },
+            family,
+            can_always: false,
+            can_always_exact: false,
+            no_always_reason: Some(format!(
+                "It is a {}, so it asks every time, even under a saved execute_code grant.",
+                f.label
+            )),
+            reasons: vec![format!(
+                "Dangerous ({}): {}. Code like this asks every time, even under a saved \
+                 execute_code grant.",
+                f.label, f.detail
+            )],
+        },
+        None => Decision {
+            verdict: Verdict::Ask,
+            family,
+            can_always: true,
+            can_always_exact: false,
+            no_always_reason: None,
+            reasons: vec![
+                "Code never runs on its own: it asks unless a saved execute_code grant covers it."
+                    .into(),
+                "No dangerous pattern was found (tree deletion, process spawn, sockets, eval, \
+                 file writes, uploads, secrets)."
+                    .into(),
+            ],
+        },
+    }
+}
+
+fn classify_tool(name: &str, risk: Risk) -> Decision {
+    let family = (!name.trim().is_empty()).then(|| name.to_string());
+    let (verdict, reason) = match risk {
+        Risk::Read => (
+            Verdict::AutoSafe,
+            format!("'{name}' only reads (risk read), so it runs without asking."),
+        ),
+        Risk::Write => (
+            Verdict::Ask,
+            format!("'{name}' changes files or memory (risk write), so it asks."),
+        ),
+        Risk::Exec => (
+            Verdict::Ask,
+            format!("'{name}' runs a process on the host (risk exec), so it asks."),
+        ),
+        Risk::Network => (
+            Verdict::Ask,
+            format!("'{name}' reaches the network (risk network), so it asks."),
+        ),
+    };
+    Decision {
+        verdict,
+        can_always: family.is_some(),
+        can_always_exact: false,
+        no_always_reason: family
+            .is_none()
+            .then(|| "The tool has no name, so there is nothing to save.".to_string()),
+        family,
+        reasons: vec![reason],
+    }
+}
+
+/// Why a family grant cannot be offered for this (non-dangerous) line, or `None`.
+fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<String> {
+    let Some(f) = family else {
+        return Some(
+            "I can't read a command name in this line, so there is no family to save.".into(),
+        );
+    };
+    if INTERPRETERS.contains(&f) {
+        return Some(format!(
+            "'{f}' is an interpreter: it runs whatever program it is handed, so a rule for \
+             it would allow anything."
+        ));
+    }
+    if EXEC_WRAPPERS.contains(&f) {
+        return Some(format!(
+            "'{f}' runs another command named in its arguments, so a rule for it would \
+             allow anything."
+        ));
+    }
+    if PAGERS_EDITORS.contains(&f) {
+        return Some(format!(
+            "'{f}' can open a shell from inside, so a rule for it would allow anything."
+        ));
+    }
+    if TRANSFER_TOOLS.contains(&f) {
+        return Some(format!(
+            "'{f}' moves data off this machine and can send any file it can read, so a \
+             rule for it would allow sending anything."
+        ));
+    }
+    if let Some(c) = command.chars().find(|c| METACHARS.contains(c)) {
+        return Some(format!(
+            "This line contains {}, so it can run more than '{f}'; a rule for '{f}' would \
+             not describe it.",
+            show(c)
+        ));
+    }
+    if line.unbalanced {
+        return Some(format!(
+            "A quote in this line never closes, so a rule for '{f}' would not describe it."
+        ));
+    }
+    None
+}
+
+/// How a metacharacter is named in a sentence.
+fn show(c: char) -> String {
+    match c {
+        '\n' => "a newline".to_string(),
+        '`' => "a backtick (`)".to_string(),
+        c => format!("'{c}'"),
+    }
+}
+
+/// `Ok(why it is auto-safe)` or `Err(why it asks)`.
+fn auto_safe(line: &Line, command: &str, workspace: &Path, host: bool) -> Result<String, String> {
+    if line.unbalanced {
+        return Err(
+            "A quote, backtick or $( in the line never closes, so the gate cannot \
+                    read it the way the shell would; it asks."
+                .into(),
+        );
+    }
+    if host {
+        if let Some(c) = command.chars().find(|c| METACHARS.contains(c)) {
+            return Err(format!(
+                "The line contains {}, which can chain, redirect or substitute commands on \
+                 the host, so it asks.",
+                show(c)
+            ));
+        }
+    }
+    let mut simples: Vec<Simple> = Vec::new();
+    collect_simples(line, host, 0, &mut simples)?;
+    if simples.is_empty() {
+        return Err("No command could be read in the line, so it asks.".into());
+    }
+    if host && simples.len() != 1 {
+        return Err("The line holds more than one command, so it asks.".into());
+    }
+    let mut first_name = String::new();
+    for simple in &simples {
+        let Some(first) = simple.words.first() else {
+            return Err("A redirection without a command cannot be checked, so it asks.".into());
+        };
+        let name = first.text.as_str();
+        if !READ_ONLY_COMMANDS.contains(&name) {
+            return Err(not_read_only(name));
+        }
+        let args = &simple.words[1..];
+        if let Some((flag, why)) = escape_flag(name, args) {
+            return Err(format!("'{flag}' {why}, so '{name}' asks here."));
+        }
+        if host {
+            check_paths(args, workspace)?;
+        }
+        if first_name.is_empty() {
+            first_name = name.to_string();
+        }
+    }
+    Ok(if host {
+        format!(
+            "'{first_name}' is on the read-only list, the line has no shell metacharacters \
+             and no flag that runs, writes or waits, and every path stays inside the \
+             workspace."
+        )
+    } else {
+        format!(
+            "'{first_name}' is on the read-only list and carries no flag that runs, writes or \
+             waits; commands do not run on the host, so paths and metacharacters are not \
+             checked."
+        )
+    })
+}
+
+/// Every simple command of the line; off the host, substitution bodies too.
+fn collect_simples(
+    line: &Line,
+    host: bool,
+    depth: usize,
+    out: &mut Vec<Simple>,
+) -> Result<(), String> {
+    if depth > 4 {
+        return Err("The line nests substitutions too deeply to check, so it asks.".into());
+    }
+    for simple in line.simples() {
+        if !host {
+            for body in &simple.substitutions {
+                let inner = parse(body);
+                if inner.unbalanced {
+                    return Err("A substitution never closes, so it asks.".into());
+                }
+                collect_simples(&inner, host, depth + 1, out)?;
+            }
+        }
+        out.push(simple.clone());
+    }
+    Ok(())
+}
+
+fn not_read_only(name: &str) -> String {
+    if name.contains('/') {
+        format!(
+            "'{name}' names a program by its path; only the bare names on the read-only list \
+             run without asking."
+        )
+    } else if is_assignment(name) {
+        format!("'{name}' sets a variable that can change what the command does, so it asks.")
+    } else {
+        format!("'{name}' is not on the read-only list (ls, cat, grep, …), so it asks.")
+    }
+}
+
+/// Options that make a read-only command run, write or wait: exact single-dash words
+/// (find), short letters (bundled or glued), and long names (any unique prefix).
+struct EscapeSpec {
+    words: &'static [&'static str],
+    shorts: &'static [char],
+    longs: &'static [&'static str],
+    why: &'static str,
+}
+
+fn escape_spec(name: &str) -> Option<EscapeSpec> {
+    let spec = match name {
+        "find" => EscapeSpec {
+            words: &[
+                "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
+                "-fprintf",
+            ],
+            shorts: &[],
+            longs: &[],
+            why: "makes find run a command, delete or write files",
+        },
+        "rg" => EscapeSpec {
+            words: &[],
+            shorts: &[],
+            longs: &["--pre", "--pre-glob", "--hostname-bin"],
+            why: "makes rg run another program",
+        },
+        "sort" => EscapeSpec {
+            words: &[],
+            shorts: &['o'],
+            longs: &["--output", "--compress-program", "--files0-from"],
+            why: "makes sort write a file, run a program or read a list of files",
+        },
+        "tail" => EscapeSpec {
+            words: &[],
+            shorts: &['f', 'F'],
+            longs: &["--follow", "--retry"],
+            why: "makes tail wait for more forever",
+        },
+        "grep" => EscapeSpec {
+            words: &[],
+            shorts: &['Z'],
+            longs: &["--null"],
+            why: "changes how grep frames its output (NUL after names)",
+        },
+        _ => return None,
+    };
+    Some(spec)
+}
+
+/// The first escape flag among `args` (before `--`), with what it does.
+fn escape_flag(name: &str, args: &[Word]) -> Option<(String, &'static str)> {
+    let spec = escape_spec(name)?;
+    for word in args {
+        let arg = word.text.as_str();
+        if arg == "--" {
+            break;
+        }
+        let hit = if name == "find" {
+            spec.words.contains(&arg) || arg.starts_with("-fprint")
+        } else if arg.starts_with("--") && arg.len() > 2 {
+            let head = arg.split('=').next().unwrap_or(arg);
+            spec.longs.iter().any(|l| l.starts_with(head))
+        } else if arg.starts_with('-') {
+            arg.chars().skip(1).any(|c| spec.shorts.contains(&c))
+        } else {
+            name == "tail" && arg.starts_with('+') && arg.contains(['f', 'F'])
+        };
+        if hit {
+            return Some((arg.to_string(), spec.why));
+        }
+    }
+    None
+}

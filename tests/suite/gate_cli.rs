@@ -1,0 +1,109 @@
+//! `kotoba gate explain` as a person uses it: the first line is the verdict, `--json`
+//! carries the same decision, `--code` reads Python, and nothing is run.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn explain(home: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_kotoba"))
+        .args(["gate", "explain"])
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn gate_explain_prints_the_verdict_first() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("workspace")).unwrap();
+    let table = [
+        ("ls", "auto-safe"),
+        ("npm install x", "asks"),
+        ("cat /etc/passwd", "asks"),
+        ("rm -rf ~/", "dangerous: recursive delete"),
+        ("curl x | sh", "dangerous: pipe to a shell"),
+        ("-rf", "asks"),
+    ];
+    for (line, first) in table {
+        let text = explain(home.path(), &[line]);
+        assert_eq!(text.lines().next(), Some(first), "{line:?}: {text}");
+    }
+    let text = explain(home.path(), &["npm install x"]);
+    assert!(text.contains("always (family 'npm'): offered"), "{text}");
+    assert!(text.contains("always (this exact line): offered"), "{text}");
+    let text = explain(home.path(), &["python app.py"]);
+    assert!(
+        text.contains("always (family): not offered — 'python' is an interpreter"),
+        "{text}"
+    );
+}
+
+#[test]
+fn gate_explain_checks_paths_against_the_given_workspace() {
+    let home = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("a.txt"), "a").unwrap();
+    let inside = format!(
+        "cat {}/a.txt",
+        other.path().canonicalize().unwrap().display()
+    );
+    let ws = other.path().to_str().unwrap();
+    let text = explain(home.path(), &["--workspace", ws, &inside]);
+    assert_eq!(text.lines().next(), Some("auto-safe"), "{text}");
+    let text = explain(home.path(), &[&inside]);
+    assert_eq!(text.lines().next(), Some("asks"), "{text}");
+}
+
+#[test]
+fn gate_explain_json_carries_the_whole_decision() {
+    let home = tempfile::tempdir().unwrap();
+    let v: Value = serde_json::from_str(&explain(home.path(), &["--json", "sudo ls"])).unwrap();
+    assert_eq!(v["verdict"], "dangerous");
+    assert_eq!(v["label"], "privilege escalation");
+    assert_eq!(v["family"], "sudo");
+    assert_eq!(v["can_always"], false);
+    assert_eq!(v["can_always_exact"], false);
+    assert!(v["no_always_reason"]
+        .as_str()
+        .unwrap()
+        .contains("never be saved"));
+    assert!(!v["reasons"].as_array().unwrap().is_empty());
+
+    let v: Value = serde_json::from_str(&explain(home.path(), &["--json", "npm i"])).unwrap();
+    assert_eq!(v["verdict"], "asks");
+    assert!(v["label"].is_null());
+    assert_eq!(v["family"], "npm");
+    assert_eq!(v["can_always"], true);
+    assert_eq!(v["can_always_exact"], true);
+    assert!(v["no_always_reason"].is_null());
+}
+
+#[test]
+fn gate_explain_code_reads_python() {
+    let home = tempfile::tempdir().unwrap();
+    let text = explain(
+        home.path(),
+        &["--code", "import shutil; shutil.rmtree('x')"],
+    );
+    assert_eq!(
+        text.lines().next(),
+        Some("dangerous: tree deletion"),
+        "{text}"
+    );
+    let raw = explain(home.path(), &["--code", "--json", "print(1)"]);
+    let v: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(v["verdict"], "asks");
+    assert_eq!(v["family"], "execute_code");
+    assert_eq!(v["can_always"], true);
+    assert_eq!(v["can_always_exact"], false);
+}
