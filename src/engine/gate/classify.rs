@@ -213,6 +213,14 @@ fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<St
              rule for it would allow sending anything."
         ));
     }
+    if READ_ONLY_COMMANDS.contains(&f) {
+        // Inside the workspace these already run without a card; a family rule could
+        // only ever widen them to reading the rest of the machine (keys, secrets).
+        return Some(format!(
+            "'{f}' already runs freely inside the workspace; a rule for it would let it \
+             read anything on this machine, so only this exact line can be saved."
+        ));
+    }
     if let Some(c) = command.chars().find(|c| METACHARS.contains(c)) {
         return Some(format!(
             "This line contains {}, so it can run more than '{f}'; a rule for '{f}' would \

@@ -216,8 +216,8 @@ fn families_and_grants_follow_gate_md() {
         ("npm run build && ./deploy.sh", Some("npm"), false, true),
         ("git log | head", Some("git"), false, true),
         ("echo 'open", Some("echo"), false, true),
-        ("ls", Some("ls"), true, true),
-        ("base64 a.txt", Some("base64"), true, true),
+        ("ls", Some("ls"), false, true),
+        ("base64 a.txt", Some("base64"), false, true),
         ("sudo ls", Some("sudo"), false, false),
         ("$CMD x", None, false, true),
     ];
