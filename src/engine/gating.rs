@@ -338,14 +338,9 @@ impl Loop<'_> {
             classified: classified.clone(),
             wait: Some(wait),
             released: Some(released),
+            cancel: self.engine.deferred.cancel_token(&session),
         };
-        let cancel = self.engine.deferred.cancel_token(&session);
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = run.run() => {}
-                _ = cancel.cancelled() => {}
-            }
-        });
+        tokio::spawn(run.run());
         self.deferred_this_turn = true;
         let mut out = ToolOutput::ok(deferred_sentence(&name));
         out.pending = true;
@@ -365,6 +360,8 @@ struct DeferredRun {
     classified: Classified,
     wait: Option<CardWait>,
     released: Option<oneshot::Receiver<()>>,
+    /// Fired by cancel_work: a runner still waiting on its card gives up.
+    cancel: tokio_util::sync::CancellationToken,
 }
 
 impl DeferredRun {
@@ -398,7 +395,12 @@ impl DeferredRun {
             let _ = released.await; // the loop has closed the row as pending
         }
         let Some(wait) = self.wait.take() else { return };
-        let end = wait.wait().await;
+        let cancel = self.cancel.clone();
+        let (end, cancelled) = tokio::select! {
+            end = wait.wait() => (end, false),
+            // Dropping the wait settles the card as dismissed.
+            _ = cancel.cancelled() => (AskEnd::Dismissed, true),
+        };
         let spec = self.tool.spec();
         let (name, risk) = (spec.name.clone(), spec.risk);
         let (approved, approver, detail) = approver_of(&end);
@@ -417,6 +419,9 @@ impl DeferredRun {
             self.settle(sentence.clone());
             let out = ToolOutput::refused_with(ending, sentence.clone());
             self.finish_row(&out, Outcome::Refused);
+            if cancelled {
+                return; // a requested stop announces nothing
+            }
             let summary = format!("'{name}' did not run ({ending:?}). {sentence}");
             self.announce(true, summary);
             return;

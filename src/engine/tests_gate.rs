@@ -418,3 +418,39 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
         "a new request is a new card"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_runs() {
+    let shell = fake("shell", Risk::Exec);
+    let runs = shell.runs.clone();
+    let r = rig(
+        vec![call("shell", json!({"command": "make build"}))],
+        vec![shell],
+    );
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine.run_turn(el_turn("build it")).await;
+    let card = next_card(&mut rx).await;
+    r.engine.deferred.cancel_session("terminal:me");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let frames = drain(&mut rx);
+    assert!(frames.contains(&Frame::CardSettled {
+        request_id: card.request_id.clone(),
+        settlement: CardSettlement::Dismissed
+    }));
+    let row = steps(&frames).pop().unwrap();
+    assert_eq!(
+        (row.outcome, row.ending),
+        (Some(Outcome::Refused), Some(Ending::Dismissed))
+    );
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::WorkDone { .. })),
+        "a requested stop announces nothing"
+    );
+    assert_eq!(
+        r.engine
+            .answer_card(&card.request_id, Decision::Approve, &owner()),
+        Err(AnswerError::AlreadySettled)
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(approvers(&r), ["dismissed"]);
+}

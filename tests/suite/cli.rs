@@ -80,7 +80,10 @@ async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
     );
     stdin.write_all(b"y\n").await.unwrap();
     read_until(&mut child, &mut seen, "It printed the words.").await;
-    assert!(seen.contains("✓ $ echo approved-and-ran | tee ran.txt"), "{seen}");
+    assert!(
+        seen.contains("✓ $ echo approved-and-ran | tee ran.txt"),
+        "{seen}"
+    );
     drop(stdin);
     child.wait().await.unwrap();
 }

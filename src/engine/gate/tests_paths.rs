@@ -135,11 +135,27 @@ fn a_missing_workspace_makes_paths_ask_but_plain_words_do_not() {
 #[test]
 fn a_read_only_command_reaching_outside_the_workspace_offers_no_family_grant() {
     let ws = tempfile::tempdir().unwrap();
-    for line in ["cat /etc/passwd", "grep -r key ~/.ssh", "head ../secrets.txt"] {
-        let d = super::classify(&super::Action::Shell { command: line.into() }, ws.path(), true);
+    for line in [
+        "cat /etc/passwd",
+        "grep -r key ~/.ssh",
+        "head ../secrets.txt",
+    ] {
+        let d = super::classify(
+            &super::Action::Shell {
+                command: line.into(),
+            },
+            ws.path(),
+            true,
+        );
         assert_eq!(d.verdict, super::Verdict::Ask, "{line}");
-        assert!(!d.can_always, "{line}: a family rule would read the whole machine");
-        assert!(d.can_always_exact, "{line}: the exact line may still be saved");
+        assert!(
+            !d.can_always,
+            "{line}: a family rule would read the whole machine"
+        );
+        assert!(
+            d.can_always_exact,
+            "{line}: the exact line may still be saved"
+        );
         assert!(d.no_always_reason.is_some());
     }
 }
