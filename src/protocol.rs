@@ -333,6 +333,46 @@ pub enum Frame {
         /// How.
         settlement: CardSettlement,
     },
+    /// A background job started (its frames carry its run_id).
+    WorkStarted {
+        /// What the job is for.
+        goal: String,
+    },
+    /// A file she created or edited.
+    Artifact {
+        /// The path, as the tool saw it (relative to the workspace when inside it).
+        path: String,
+        /// `created` or `edited`.
+        change: ArtifactChange,
+    },
+    /// Her plan, as a checklist a surface draws.
+    TaskList {
+        /// The items in order.
+        items: Vec<TaskItem>,
+    },
+    /// A helper (delegate) started inside a job.
+    SubagentSpawned {
+        /// The helper's id.
+        id: String,
+        /// What it was asked to do.
+        goal: String,
+    },
+    /// A helper ended.
+    SubagentDone {
+        /// The helper's id.
+        id: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// What it reported.
+        summary: String,
+    },
+    /// A link she offers the person (open_link).
+    LinkCard {
+        /// The http(s) URL.
+        url: String,
+        /// A short title.
+        title: String,
+    },
     /// A background job or a deferred run ended; the surface fires one hidden
     /// `__work_done__` turn so she announces it (frames carry the run_id).
     WorkDone {
@@ -350,6 +390,37 @@ pub enum Frame {
         /// How the turn ended.
         status: TurnStatus,
     },
+}
+
+/// What happened to an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactChange {
+    /// A new file.
+    Created,
+    /// An existing file changed.
+    Edited,
+}
+
+/// One item of her plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskItem {
+    /// What the step is.
+    pub text: String,
+    /// Where it stands.
+    pub status: TaskStatus,
+}
+
+/// Where a plan item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Finished.
+    Done,
 }
 
 /// How a turn ended.
