@@ -118,6 +118,29 @@ impl Engine {
         self.store.audit_rows(session, limit)
     }
 
+    /// Store a finished turn's lines in one transaction and keep them in memory. A
+    /// hidden turn's sentinel never reaches the transcript; her answer does.
+    fn record_turn(&self, session: &Session, req: &TurnRequest, answer: &str) {
+        let mut rows: Vec<(&str, &str, &str, bool)> = Vec::new();
+        let mut items = Vec::new();
+        if !req.hidden {
+            rows.push(("user", &req.author, &req.text, false));
+            items.push(Item::User {
+                text: req.text.clone(),
+            });
+        }
+        if !answer.is_empty() {
+            rows.push(("assistant", "kotoba", answer, false));
+            items.push(Item::Assistant {
+                text: answer.to_string(),
+            });
+        }
+        if let Err(e) = self.store.append_lines(&session.id, &rows) {
+            tracing::warn!("saving the transcript of {}: {e}", session.id);
+        }
+        session.push_history(items);
+    }
+
     /// Cut every running turn (process shutdown): their rows close as interrupted.
     pub fn shutdown(&self) {
         self.shutdown.cancel();
@@ -141,14 +164,6 @@ impl Engine {
                 turn_id: turn_id.clone(),
             },
         );
-        if !req.hidden {
-            if let Err(e) =
-                self.store
-                    .append_message(&session.id, "user", &req.author, &req.text, false)
-            {
-                tracing::warn!("saving a user line: {e}");
-            }
-        }
         let mut items = session.history();
         items.push(Item::User {
             text: req.text.clone(),
@@ -166,25 +181,7 @@ impl Engine {
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         session.set_current(None);
-        // A hidden turn's sentinel never reaches the transcript; her answer does.
-        let mut lines = Vec::new();
-        if !req.hidden {
-            lines.push(Item::User {
-                text: req.text.clone(),
-            });
-        }
-        if !end.text.is_empty() {
-            lines.push(Item::Assistant {
-                text: end.text.clone(),
-            });
-            if let Err(e) =
-                self.store
-                    .append_message(&session.id, "assistant", "kotoba", &end.text, false)
-            {
-                tracing::warn!("saving her line: {e}");
-            }
-        }
-        session.push_history(lines);
+        self.record_turn(&session, &req, &end.text);
         session.emit(
             None,
             Frame::TurnDone {

@@ -138,10 +138,29 @@ impl Store {
         text: &str,
         hidden: bool,
     ) -> Result<(), StoreError> {
-        self.conn().prepare_cached(
-            "INSERT INTO messages(session, role, author, text, hidden, at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-        )?
-        .execute(params![session, role, author, text, hidden as i64, now_ms()])?;
+        self.append_lines(session, &[(role, author, text, hidden)])
+    }
+
+    /// Append several lines (role, author, text, hidden) in one transaction: one commit
+    /// for a whole turn.
+    pub fn append_lines(
+        &self,
+        session: &str,
+        lines: &[(&str, &str, &str, bool)],
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            let at = now_ms();
+            for (role, author, text, hidden) in lines {
+                stmt.execute(params![session, role, author, text, *hidden as i64, at])?;
+            }
+        }
+        tx.commit()?;
         Ok(())
     }
 
