@@ -3,7 +3,6 @@
 //! heartbeat — and the outcome from witnesses (engine.md §2, §3).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +19,14 @@ use super::output::{model_text, outcome_of, row_full_output, row_result};
 use super::rows::RowClose;
 use super::transport::tool_budget;
 use super::turn::Loop;
+
+/// The sentence when a job's first call is not the skill that matches it.
+pub fn step_zero_sentence(skill: &str) -> String {
+    format!(
+        "Step zero: the skill '{skill}' matches this job, so your FIRST call must be skill_view with name \
+         '{skill}'. NOTHING ran; call skill_view first, then act."
+    )
+}
 
 /// The sentence for a tool withheld from this turn.
 pub fn withheld_sentence(name: &str) -> String {
@@ -55,22 +62,6 @@ pub fn companion_only_sentence(name: &str) -> String {
         "'{name}' cannot be called from inside a background job: a job cannot start another job or cancel \
          itself. NOTHING ran."
     )
-}
-
-/// Counts a blocking wait on a person while alive (heartbeats are postponed).
-pub(super) struct Blocked(Arc<AtomicUsize>);
-
-impl Blocked {
-    pub(super) fn new(counter: &Arc<AtomicUsize>) -> Blocked {
-        counter.fetch_add(1, Ordering::SeqCst);
-        Blocked(counter.clone())
-    }
-}
-
-impl Drop for Blocked {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 fn parse_args(raw: &str) -> Result<Value, String> {
@@ -128,6 +119,13 @@ impl Loop<'_> {
                 );
             }
         };
+        if let Some(skill) = self.ctx.step_zero.as_deref() {
+            let is_view =
+                name == "skill_view" && args.get("name").and_then(Value::as_str) == Some(skill);
+            if self.spent.tool_calls == 0 && !is_view {
+                return step_zero_sentence(skill);
+            }
+        }
         let key = call_key(name, &args);
         if let Some(earlier) = self.spent.earlier(&key) {
             return repeat_sentence(name, earlier);
@@ -153,6 +151,11 @@ impl Loop<'_> {
         if is_action {
             let action = tool.action_line(&args);
             self.rows.open(call_id, &spec.name, spec.step_kind, &action);
+            if let Some(meter) = &self.ctx.meter {
+                meter
+                    .steps
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
             self.emit(Frame::Face {
                 expression: "focus".into(),
             });
@@ -177,6 +180,8 @@ impl Loop<'_> {
             run_id: self.ctx.run_id.clone(),
             user_request: self.ctx.user_request.clone(),
             paths: self.paths.clone(),
+            engine: self.engine.port(),
+            depth: self.ctx.depth,
         };
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
@@ -245,13 +250,7 @@ impl Loop<'_> {
     /// Who may answer a host card in this session: the configured owners; a local
     /// session (the terminal) is its owner's by construction.
     pub(super) fn answerers(&self) -> Answerers {
-        if self.session.id.starts_with("terminal:") {
-            Answerers::Local
-        } else {
-            Answerers::Owners {
-                ids: self.settings.owners.clone(),
-            }
-        }
+        self.engine.answerers_for(&self.session.id)
     }
 
     /// Drive `work` under its budget, polling every 3 s for heartbeats.
@@ -283,7 +282,7 @@ impl Loop<'_> {
                     return out;
                 }
                 _ = tick.tick() => {
-                    let blocked = self.blocked.load(Ordering::SeqCst) > 0;
+                    let blocked = self.blocked.is_blocked();
                     if let Some(n) = clock.tick(blocked) {
                         if let Some(text) = plan.beat(n) {
                             self.emit(Frame::Say { kind: SayKind::Heartbeat, text });

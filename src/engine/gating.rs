@@ -239,7 +239,7 @@ impl Loop<'_> {
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         let card = self.card(&spec.name, &line, spec.risk, &classified, window);
         let end = {
-            let _blocked = super::dispatch::Blocked::new(&self.blocked);
+            let _blocked = self.blocked.block();
             self.engine.cards.ask(&self.session, card, window).await
         };
         let (approved, approver, detail) = approver_of(&end);
@@ -476,6 +476,7 @@ impl DeferredRun {
     /// Announce the end through a work_done frame with this runner's own run_id.
     fn announce(&self, ok: bool, summary: String) {
         let run_id = format!("{:08x}", rand::random::<u32>());
+        self.engine.jobs.record_summary(&run_id, &summary, ok);
         self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
     }
 }

@@ -7,12 +7,15 @@ pub mod deferred;
 mod dispatch;
 pub mod gate;
 mod gating;
+mod helpers;
+pub mod meter;
 pub mod narration;
 pub mod output;
 pub mod rows;
 pub mod session;
 pub mod transport;
 pub mod turn;
+pub mod work;
 
 use std::sync::{Arc, Weak};
 
@@ -20,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{Item, ModelClient};
-use crate::protocol::{Decision, Frame, Mode, TurnRequest, TurnResult, TurnStatus};
+use crate::protocol::{Decision, Frame, TurnRequest, TurnResult, TurnStatus};
 use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::Registry;
@@ -52,6 +55,8 @@ pub struct Engine {
     /// Deferred requests (one request, one run) and their waiting runners.
     pub deferred: Arc<deferred::Deferred>,
     shutdown: CancellationToken,
+    /// Background jobs, one per session at most.
+    pub jobs: work::Jobs,
     /// This engine, for detached runners that must outlive a turn.
     me: Weak<Engine>,
 }
@@ -75,6 +80,7 @@ impl Engine {
             cards: Arc::new(CardBoard::default()),
             deferred: Arc::new(deferred::Deferred::default()),
             shutdown: CancellationToken::new(),
+            jobs: work::Jobs::default(),
             me: me.clone(),
         })
     }
@@ -97,6 +103,18 @@ impl Engine {
         who: &Answerer,
     ) -> Result<(), AnswerError> {
         self.cards.answer(request_id, decision, who)
+    }
+
+    /// Who may answer a host card in a session: the configured owners; a local session
+    /// (the terminal) is its owner's by construction.
+    pub fn answerers_for(&self, session: &str) -> crate::protocol::Answerers {
+        if session.starts_with(session::LOCAL_SESSION_PREFIX) {
+            crate::protocol::Answerers::Local
+        } else {
+            crate::protocol::Answerers::Owners {
+                ids: self.config.settings().owners,
+            }
+        }
     }
 
     /// Every saved grant, for the slash command and the web page.
@@ -168,14 +186,12 @@ impl Engine {
         items.push(Item::User {
             text: req.text.clone(),
         });
-        let ctx = TurnContext {
-            register: req.register,
-            channel: req.channel,
-            el_call_bound: req.el_call_bound,
-            mode: Mode::Companion,
-            run_id: None,
-            user_request: (!req.hidden).then(|| req.text.clone()),
-        };
+        let ctx = TurnContext::companion(
+            req.register,
+            req.channel,
+            req.el_call_bound,
+            (!req.hidden).then(|| req.text.clone()),
+        );
         let end = tokio::select! {
             end = turn::run_loop(self, session.clone(), ctx, items) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
@@ -203,3 +219,5 @@ mod tests;
 mod tests_cards;
 #[cfg(test)]
 mod tests_gate;
+#[cfg(test)]
+mod tests_work;

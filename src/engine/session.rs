@@ -13,6 +13,10 @@ use crate::llm::Item;
 use crate::protocol::{Event, Frame};
 use crate::store::Store;
 
+/// Sessions named with this prefix are local (the terminal): their owner is at the
+/// keyboard, so host cards are theirs to answer.
+pub const LOCAL_SESSION_PREFIX: &str = "terminal:";
+
 /// How many frames a slow listener may fall behind before it loses some.
 const BUS_CAPACITY: usize = 256;
 /// How many past lines of a conversation the model sees.

@@ -19,6 +19,9 @@ use crate::tools::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput
 #[derive(Default)]
 pub(super) struct Script {
     replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    /// Replies for requests of a background job (brief first) and of helpers.
+    pub(super) job_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    pub(super) helper_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     pub(super) sent: Mutex<Vec<ModelRequest>>,
 }
 
@@ -26,6 +29,8 @@ impl Script {
     pub(super) fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Arc<Script> {
         Arc::new(Script {
             replies: Mutex::new(replies.into()),
+            job_replies: Mutex::default(),
+            helper_replies: Mutex::default(),
             sent: Mutex::default(),
         })
     }
@@ -42,7 +47,16 @@ impl ModelClient for Script {
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError> {
         self.sent.lock().unwrap().push(req.clone());
-        let next = self.replies.lock().unwrap().pop_front();
+        let first = req.items.iter().find_map(|i| match i {
+            Item::User { text } => Some(text.as_str()),
+            _ => None,
+        });
+        let queue = match first {
+            Some(t) if t.starts_with("Goal of this background job") => &self.job_replies,
+            Some(t) if t.starts_with("You are a helper") => &self.helper_replies,
+            _ => &self.replies,
+        };
+        let next = queue.lock().unwrap().pop_front();
         let reply = next.unwrap_or_else(|| Ok(say("(script ended)")))?;
         let text = reply.text();
         if !text.is_empty() {
@@ -500,12 +514,9 @@ async fn start_work_inside_a_job_is_refused_at_the_door() {
     );
     let session = r.engine.session("s1");
     let ctx = TurnContext {
-        register: Register::Text,
-        channel: Channel::Text,
-        el_call_bound: Some(false),
         mode: Mode::Work,
         run_id: Some("0badcafe".into()),
-        user_request: None,
+        ..TurnContext::companion(Register::Text, Channel::Text, Some(false), None)
     };
     let script = Script::new(vec![
         call("start_work", json!({"goal": "x"})),

@@ -1,7 +1,6 @@
 //! run_loop: one turn's iterations — ask the model, dispatch the calls, feed results
 //! back — until the model answers in words or a cap withdraws the tools.
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -34,6 +33,34 @@ pub struct TurnContext {
     pub run_id: Option<String>,
     /// The person's own words.
     pub user_request: Option<String>,
+    /// A job's meter (person-wait time, step count); `None` for a conversation turn.
+    pub meter: Option<Arc<super::meter::JobMeter>>,
+    /// 0 for a turn or job, 1 inside a delegate helper (helpers cannot delegate).
+    pub depth: u8,
+    /// Step zero: a skill whose `skill_view` must be the job's first call.
+    pub step_zero: Option<String>,
+}
+
+impl TurnContext {
+    /// A conversation turn's context (no job, depth 0).
+    pub fn companion(
+        register: Register,
+        channel: Channel,
+        el_call_bound: Option<bool>,
+        user_request: Option<String>,
+    ) -> Self {
+        TurnContext {
+            register,
+            channel,
+            el_call_bound,
+            mode: Mode::Companion,
+            run_id: None,
+            user_request,
+            meter: None,
+            depth: 0,
+            step_zero: None,
+        }
+    }
 }
 
 /// How a loop ended.
@@ -57,7 +84,7 @@ pub(super) struct Loop<'a> {
     pub(super) narrator: Narrator<'a>,
     pub(super) offered: Vec<Arc<dyn Tool>>,
     pub(super) words_only: bool,
-    pub(super) blocked: Arc<AtomicUsize>,
+    pub(super) blocked: Arc<super::meter::PersonWait>,
     pub(super) paths: Arc<ToolPaths>,
     /// Deferred runners waiting for their pending row to be drawn.
     pub(super) releases: Vec<tokio::sync::oneshot::Sender<()>>,
@@ -98,7 +125,15 @@ pub(super) async fn run_loop(
         })
         .take(3)
         .collect();
-    let offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    if ctx.depth >= 1 {
+        offered.retain(|t| t.spec().name != "delegate"); // depth 1: helpers cannot delegate
+    }
+    let blocked = ctx
+        .meter
+        .as_ref()
+        .map(|m| m.wait.clone())
+        .unwrap_or_default();
     let mut lp = Loop {
         engine,
         session,
@@ -110,7 +145,7 @@ pub(super) async fn run_loop(
         narrator,
         offered,
         words_only: false,
-        blocked: Arc::new(AtomicUsize::new(0)),
+        blocked,
         paths,
         releases: Vec::new(),
         deferred_this_turn: false,

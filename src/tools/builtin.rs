@@ -3,14 +3,18 @@
 
 use std::sync::Arc;
 
+use super::ask::Ask;
 use super::code::ExecuteCode;
+use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
 use super::memory::{MemoryRecall, MemoryWrite};
 use super::shell::Shell;
+use super::skills::{SkillList, SkillView};
+use super::work::{CancelWork, StartWork};
 use super::Registry;
 
-/// Every built-in tool: read_file, search_files, write_file, memory_recall, memory_write,
-/// shell, execute_code.
+/// Every built-in tool: files, memory, shell, code, skills, the work controls,
+/// ask_user/clarify and delegate.
 pub fn builtin_registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(ReadFile::new()));
@@ -20,6 +24,13 @@ pub fn builtin_registry() -> Registry {
     registry.register(Arc::new(MemoryWrite::new()));
     registry.register(Arc::new(Shell::new()));
     registry.register(Arc::new(ExecuteCode::new()));
+    registry.register(Arc::new(SkillList::default()));
+    registry.register(Arc::new(SkillView::default()));
+    registry.register(Arc::new(StartWork::default()));
+    registry.register(Arc::new(CancelWork::default()));
+    registry.register(Arc::new(Ask::ask_user()));
+    registry.register(Arc::new(Ask::clarify()));
+    registry.register(Arc::new(Delegate::default()));
     registry
 }
 
@@ -47,7 +58,14 @@ mod tests {
                 "memory_recall",
                 "memory_write",
                 "shell",
-                "execute_code"
+                "execute_code",
+                "skill_list",
+                "skill_view",
+                "start_work",
+                "cancel_work",
+                "ask_user",
+                "clarify",
+                "delegate"
             ]
         );
     }
@@ -57,7 +75,12 @@ mod tests {
         for tool in builtin_registry().all() {
             let s = tool.spec();
             assert_eq!(s.step_kind, StepKind::for_tool(&s.name), "{}", s.name);
-            assert_eq!(s.scope, Scope::Both, "{}", s.name);
+            let scope = match s.name.as_str() {
+                "start_work" | "cancel_work" => Scope::CompanionOnly,
+                "delegate" => Scope::WorkOnly,
+                _ => Scope::Both,
+            };
+            assert_eq!(s.scope, scope, "{}", s.name);
             assert_eq!(s.parameters["type"], json!("object"), "{}", s.name);
             assert_eq!(
                 s.parameters["additionalProperties"],
@@ -84,7 +107,12 @@ mod tests {
             );
             assert!((2..=3).contains(&s.lines.heartbeat.len()), "{}", s.name);
             assert!(!s.description.is_empty());
-            assert_eq!(s.takes_timeout_arg, s.risk == Risk::Exec, "{}", s.name);
+            assert_eq!(
+                s.takes_timeout_arg,
+                s.risk == Risk::Exec && s.name != "delegate",
+                "{}",
+                s.name
+            );
         }
     }
 

@@ -11,12 +11,17 @@ use serde_json::Value;
 use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
 
 pub mod args;
+pub mod ask;
 pub mod builtin;
 pub mod code;
+pub mod delegate;
 pub mod files;
 pub mod memory;
+pub mod port;
 pub mod process;
 pub mod shell;
+pub mod skills;
+pub mod work;
 
 /// Where a tool may be offered (engine.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +45,18 @@ pub struct ToolLines {
     pub after: Option<String>,
     /// Said after it failed.
     pub fail: Option<String>,
+}
+
+impl ToolLines {
+    /// Lines from plain strings: announce, heartbeats in order, after, fail.
+    pub fn of(announce: &str, heartbeat: &[&str], after: &str, fail: &str) -> ToolLines {
+        ToolLines {
+            announce: Some(announce.to_string()),
+            heartbeat: heartbeat.iter().map(|h| h.to_string()).collect(),
+            after: Some(after.to_string()),
+            fail: Some(fail.to_string()),
+        }
+    }
 }
 
 /// Everything a tool declares about itself.
@@ -78,7 +95,7 @@ pub struct ToolPaths {
 
 /// What a tool knows about the call it serves. Built once per call from the turn's
 /// context; the transport mark travels here explicitly (never ambient state).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolContext {
     /// The session.
     pub session: String,
@@ -98,6 +115,10 @@ pub struct ToolContext {
     pub user_request: Option<String>,
     /// Data folder and workspace.
     pub paths: Arc<ToolPaths>,
+    /// The engine, for tools that start jobs, run helpers or ask the person.
+    pub engine: Option<Arc<dyn port::EnginePort>>,
+    /// Helper depth: 0 for a turn or job, 1 inside a delegate helper.
+    pub depth: u8,
 }
 
 /// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,

@@ -136,6 +136,8 @@ pub(crate) mod tests {
                 home: home.into(),
                 workspace: workspace.into(),
             }),
+            engine: None,
+            depth: 0,
         }
     }
 

@@ -97,9 +97,12 @@ pub fn refusal_sentence(ending: Ending, tool: &str, window: Duration) -> String 
     }
 }
 
+/// What an answer carries: the decision, who gave it, and typed text for input cards.
+type Reply = (Decision, String, Option<String>);
+
 struct Pending {
     card: Card,
-    tx: oneshot::Sender<(Decision, String)>,
+    tx: oneshot::Sender<Reply>,
 }
 
 /// Every open card of the process.
@@ -207,6 +210,24 @@ impl CardBoard {
         decision: Decision,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
+        self.reply(request_id, (decision, who.name.clone(), None), who)
+    }
+
+    /// Answer an input card with typed text (ask_user, clarify).
+    pub fn answer_text(
+        &self,
+        request_id: &str,
+        text: &str,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
+        self.reply(
+            request_id,
+            (Decision::Approve, who.name.clone(), Some(text.to_string())),
+            who,
+        )
+    }
+
+    fn reply(&self, request_id: &str, reply: Reply, who: &Answerer) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
@@ -224,7 +245,7 @@ impl CardBoard {
         self.remember_settled(request_id);
         pending
             .tx
-            .send((decision, who.name.clone()))
+            .send(reply)
             .map_err(|_| AnswerError::AlreadySettled)
     }
 }
@@ -234,7 +255,7 @@ pub struct CardWait {
     board: Arc<CardBoard>,
     session: Arc<Session>,
     id: String,
-    rx: Option<oneshot::Receiver<(Decision, String)>>,
+    rx: Option<oneshot::Receiver<Reply>>,
     window: Duration,
     armed: bool,
 }
@@ -246,15 +267,20 @@ impl CardWait {
     }
 
     /// Wait for the answer, the expiry, or the card's removal.
-    pub async fn wait(mut self) -> AskEnd {
-        let end = match self.rx.take() {
-            None => AskEnd::Dismissed,
+    pub async fn wait(self) -> AskEnd {
+        self.wait_reply().await.0
+    }
+
+    /// Like [`CardWait::wait`], also handing back typed text (input cards).
+    pub async fn wait_reply(mut self) -> (AskEnd, Option<String>) {
+        let (end, text) = match self.rx.take() {
+            None => (AskEnd::Dismissed, None),
             Some(rx) => tokio::select! {
                 answer = rx => match answer {
-                    Ok((decision, by)) => AskEnd::Decided { decision, by },
-                    Err(_) => AskEnd::Dismissed,
+                    Ok((decision, by, text)) => (AskEnd::Decided { decision, by }, text),
+                    Err(_) => (AskEnd::Dismissed, None),
                 },
-                _ = tokio::time::sleep(self.window) => AskEnd::Expired,
+                _ = tokio::time::sleep(self.window) => (AskEnd::Expired, None),
             },
         };
         self.armed = false;
@@ -267,7 +293,7 @@ impl CardWait {
             _ => CardSettlement::Dismissed,
         };
         self.board.settle(&self.session, &self.id, settlement);
-        end
+        (end, text)
     }
 }
 

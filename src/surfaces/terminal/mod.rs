@@ -11,16 +11,17 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::{Answerer, Engine};
-use crate::protocol::{Decision, Frame, Phase, TurnRequest};
+use crate::protocol::{Decision, Frame, Phase, Register, TurnRequest};
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
-pub const SESSION_PREFIX: &str = "terminal:";
+pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
 
 /// What the keyboard's next line answers.
 #[derive(Default)]
 struct Prompt {
     card: Option<String>,
     spinning: Option<String>,
+    confirm_stop: bool,
 }
 
 fn out(text: &str) {
@@ -46,13 +47,24 @@ pub async fn run(
 
     let drawer = {
         let prompt = prompt.clone();
+        let announcer = engine.clone();
+        let announce_session = session_id.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(120));
             let mut n = 0usize;
             loop {
                 tokio::select! {
                     ev = rx.recv() => match ev {
-                        Ok(ev) => draw(&ev.frame, &prompt),
+                        Ok(ev) => {
+                            draw(&ev.frame, &prompt);
+                            if let (Frame::WorkDone { .. }, Some(run_id)) = (&ev.frame, ev.run_id.clone()) {
+                                // The job ended: she announces it in process, once.
+                                let (engine, session) = (announcer.clone(), announce_session.clone());
+                                tokio::spawn(async move {
+                                    engine.announce_work(&session, &run_id, Register::Text).await;
+                                });
+                            }
+                        }
                         Err(RecvError::Lagged(k)) => out(&format!("\n({k} updates skipped)\n")),
                         Err(RecvError::Closed) => break,
                     },
@@ -72,6 +84,18 @@ pub async fn run(
     let mut turns = Vec::new();
     while let Some(line) = lines.next_line().await? {
         let line = line.trim().to_string();
+        let confirming = std::mem::take(&mut lock(&prompt).confirm_stop);
+        if confirming {
+            if matches!(line.to_lowercase().as_str(), "y" | "yes") {
+                match engine.stop_job(&session_id) {
+                    Some(info) => out(&format!("Stopped '{}'.\n> ", info.goal)),
+                    None => out("The job had already ended.\n> "),
+                }
+            } else {
+                out("Kept it running.\n> ");
+            }
+            continue;
+        }
         let card = lock(&prompt).card.take();
         if let Some(request_id) = card {
             let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") {
@@ -92,7 +116,13 @@ pub async fn run(
         match line.as_str() {
             "" => out("> "),
             "/quit" | "/exit" => break,
-            "/stop" => out("No background job is running, so there is nothing to stop.\n> "),
+            "/stop" => match engine.jobs.info(&session_id) {
+                None => out("No background job is running, so there is nothing to stop.\n> "),
+                Some(info) => {
+                    lock(&prompt).confirm_stop = true;
+                    out(&render::stop_question(&info));
+                }
+            },
             l if l.starts_with("/stop ") => out(&format!(
                 "/stop takes no argument: '{}' was not acted on. Type /stop alone.\n> ",
                 l.trim_start_matches("/stop ").trim()

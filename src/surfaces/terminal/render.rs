@@ -56,6 +56,18 @@ pub fn card(card: &Card) -> String {
     )
 }
 
+/// The question /stop asks before it cancels a job: what would die.
+pub fn stop_question(info: &crate::engine::work::JobInfo) -> String {
+    let secs = info.elapsed.as_secs();
+    format!(
+        "stop the long job? {}m {}s in {} steps so far, on: {}. None of it is kept if you stop it now [y/N]: ",
+        secs / 60,
+        secs % 60,
+        info.steps,
+        info.goal
+    )
+}
+
 /// What a frame prints as a whole line, if it prints one (text deltas and spinner
 /// updates are handled by the caller).
 pub fn line(frame: &Frame) -> Option<String> {
@@ -91,6 +103,20 @@ mod tests {
             full_output: None,
             clipped: false,
         }
+    }
+
+    #[test]
+    fn stop_names_the_elapsed_time_the_steps_and_the_goal_before_it_cancels() {
+        let info = crate::engine::work::JobInfo {
+            run_id: "0a0b0c0d".into(),
+            goal: "index the photos".into(),
+            elapsed: std::time::Duration::from_secs(252),
+            steps: 12,
+        };
+        assert_eq!(
+            stop_question(&info),
+            "stop the long job? 4m 12s in 12 steps so far, on: index the photos. None of it is kept if you stop it now [y/N]: "
+        );
     }
 
     #[test]

@@ -1,0 +1,380 @@
+//! Work mode: the background job runner (one job per session), its compute budget
+//! (wall time minus time blocked on a person, captured at creation), its endings, the
+//! hidden `__work_done__` announce turn, and the engine port tools use to start and
+//! cancel jobs, run helpers and ask the person (engine.md §4).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use dashmap::DashMap;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::Item;
+use crate::protocol::{
+    Card, CardKind, Channel, Frame, Mode, Register, Risk, TurnRequest, TurnStatus,
+};
+use crate::tools::port::{Asked, EnginePort, HelperResult};
+use crate::tools::ToolContext;
+
+use super::approval::AskEnd;
+use super::meter::JobMeter;
+use super::transport::WORK_TIMEOUT_EL_BOUND;
+use super::turn::{run_loop, TurnContext};
+use super::{Engine, WORK_DONE_SENTINEL};
+
+/// How much of the person's own words travel into the brief.
+pub const USER_WORDS_CAP: usize = 2000;
+/// Helpers running at once inside one delegate call.
+pub const HELPERS_AT_ONCE: usize = 2;
+
+/// What a surface shows about a running job (the job card, /stop's question).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobInfo {
+    /// The job's id (8 hex).
+    pub run_id: String,
+    /// Its goal.
+    pub goal: String,
+    /// Wall time since it started.
+    pub elapsed: Duration,
+    /// Action rows so far.
+    pub steps: u32,
+}
+
+/// One running job.
+struct Job {
+    run_id: String,
+    goal: String,
+    started: Instant,
+    meter: Arc<JobMeter>,
+    cancel: CancellationToken,
+    requested_stop: AtomicBool,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// The model finished in words.
+    Done(String),
+    /// A cap cut the chain: never reported as done.
+    Capped(String),
+    /// The compute budget ran out.
+    TookTooLong(Duration),
+    /// Someone asked it to stop: announces nothing.
+    Stopped,
+    /// Cancelled without a request (shutdown): recorded as a failure.
+    Cancelled,
+    /// The model failed.
+    Error(String),
+}
+
+impl JobEnd {
+    /// (ok, summary, announce) for the work_done frame.
+    fn report(&self, goal: &str) -> (bool, String, bool) {
+        match self {
+            JobEnd::Done(text) => (true, format!("The job '{goal}' finished. Its report: {text}"), true),
+            JobEnd::Capped(text) => (
+                false,
+                format!("The job '{goal}' hit its step cap before finishing; it is NOT done. Last report: {text}"),
+                true,
+            ),
+            JobEnd::TookTooLong(b) => (
+                false,
+                format!("The job '{goal}' took too long: it used its {} s of compute and was stopped before finishing.", b.as_secs()),
+                true,
+            ),
+            JobEnd::Stopped => (false, format!("The job '{goal}' was stopped at the person's request."), false),
+            JobEnd::Cancelled => (false, format!("The job '{goal}' was cancelled without a request, so it failed."), true),
+            JobEnd::Error(sentence) => (false, format!("The job '{goal}' failed: {sentence}"), true),
+        }
+    }
+}
+
+/// The jobs of the process, one per session at most, and the run_ids announced.
+#[derive(Default)]
+pub struct Jobs {
+    running: DashMap<String, Arc<Job>>,
+    announced: Mutex<std::collections::HashSet<String>>,
+    summaries: DashMap<String, (String, bool)>,
+}
+
+impl Jobs {
+    /// Keep a finished run's summary for its one announce turn (jobs and deferred runs).
+    pub(crate) fn record_summary(&self, run_id: &str, summary: &str, ok: bool) {
+        self.summaries
+            .insert(run_id.to_string(), (summary.to_string(), ok));
+    }
+
+    /// The job running in a session, if any.
+    pub fn info(&self, session: &str) -> Option<JobInfo> {
+        self.running.get(session).map(|j| JobInfo {
+            run_id: j.run_id.clone(),
+            goal: j.goal.clone(),
+            elapsed: j.started.elapsed(),
+            steps: j.meter.steps.load(Ordering::SeqCst),
+        })
+    }
+}
+
+/// The brief a job starts from: the goal, and the person's own words verbatim
+/// (≤2000 chars), marked as overriding the paraphrase.
+pub fn brief(goal: &str, user_words: Option<&str>) -> String {
+    let mut b = format!("Goal of this background job: {goal}");
+    if let Some(words) = user_words.filter(|w| !w.trim().is_empty()) {
+        let words: String = words.chars().take(USER_WORDS_CAP).collect();
+        b.push_str(
+            "\n\nThe person's own words, verbatim. Where they differ from the goal above, THEIR WORDS \
+             OVERRIDE the goal (URLs, exact spellings, the language they asked in):\n<<<\n",
+        );
+        b.push_str(&words);
+        b.push_str("\n>>>");
+    }
+    b
+}
+
+impl Engine {
+    /// The meter of the job running in a session (helpers charge their waits to it).
+    pub(super) fn jobs_meter(&self, session: &str) -> Option<Arc<JobMeter>> {
+        self.jobs.running.get(session).map(|j| j.meter.clone())
+    }
+
+    /// The port tools reach the engine through.
+    pub(crate) fn port(&self) -> Option<Arc<dyn EnginePort>> {
+        self.me.upgrade().map(|e| e as Arc<dyn EnginePort>)
+    }
+
+    /// Start a job in `session`. The budget is captured now: 1500 s for a job born in
+    /// a /v1 turn, else the live `work_timeout`.
+    pub fn start_job(
+        &self,
+        session: &str,
+        goal: &str,
+        user_words: Option<&str>,
+        el_call_bound: Option<bool>,
+    ) -> Result<String, String> {
+        let Some(engine) = self.me.upgrade() else {
+            return Err("The engine is shutting down, so no job was started.".into());
+        };
+        if let Some(running) = self.jobs.info(session) {
+            return Err(format!(
+                "A background job is already running here ('{}', {} s in). Only one job runs per \
+                 conversation: tell them it is busy, or stop it first. Nothing new was started.",
+                running.goal,
+                running.elapsed.as_secs()
+            ));
+        }
+        let budget = if el_call_bound == Some(true) {
+            WORK_TIMEOUT_EL_BOUND
+        } else {
+            Duration::from_secs(self.config.settings().work_timeout)
+        };
+        let run_id = format!("{:08x}", rand::random::<u32>());
+        let job = Arc::new(Job {
+            run_id: run_id.clone(),
+            goal: goal.to_string(),
+            started: Instant::now(),
+            meter: Arc::new(JobMeter::default()),
+            cancel: self.shutdown.child_token(),
+            requested_stop: AtomicBool::new(false),
+        });
+        self.jobs.running.insert(session.to_string(), job.clone());
+        let session = session.to_string();
+        let brief = brief(goal, user_words);
+        let words = user_words.map(str::to_string);
+        tokio::spawn(async move { engine.run_job(session, job, brief, words, budget).await });
+        Ok(run_id)
+    }
+
+    /// Stop a session's job at the person's request: cancels the runner, clears the
+    /// state and cancels deferred approvals still waiting. Announces nothing.
+    pub fn stop_job(&self, session: &str) -> Option<JobInfo> {
+        let info = self.jobs.info(session)?;
+        if let Some(job) = self.jobs.running.get(session) {
+            job.requested_stop.store(true, Ordering::SeqCst);
+            job.cancel.cancel();
+        }
+        self.deferred.cancel_session(session);
+        Some(info)
+    }
+
+    async fn run_job(
+        self: Arc<Self>,
+        session_id: String,
+        job: Arc<Job>,
+        brief: String,
+        words: Option<String>,
+        budget: Duration,
+    ) {
+        let session = self.session(&session_id);
+        let run_id = job.run_id.clone();
+        session.set_job_running(true);
+        session.emit(
+            Some(&run_id),
+            Frame::WorkStarted {
+                goal: job.goal.clone(),
+            },
+        );
+        session.emit(Some(&run_id), Frame::Working { on: true });
+        let step_zero = crate::tools::skills::matching_skill(
+            &self.config.paths.home,
+            &job.goal,
+            words.as_deref(),
+        );
+        let brief = match &step_zero {
+            Some(skill) => format!("{brief}\n\nStep zero: the skill '{skill}' matches this job. Your first call must be skill_view with name '{skill}'; everything after it acts."),
+            None => brief,
+        };
+        let ctx = TurnContext {
+            register: Register::Text,
+            channel: Channel::Text,
+            el_call_bound: Some(false), // a detached job never inherits the mark
+            mode: Mode::Work,
+            run_id: Some(run_id.clone()),
+            user_request: words,
+            meter: Some(job.meter.clone()),
+            depth: 0,
+            step_zero,
+        };
+        let work = run_loop(
+            &self,
+            session.clone(),
+            ctx,
+            vec![Item::User { text: brief }],
+        );
+        let end = tokio::select! {
+            end = work => match end.status {
+                TurnStatus::Completed => JobEnd::Done(end.text),
+                TurnStatus::Capped => JobEnd::Capped(end.text),
+                TurnStatus::Error => JobEnd::Error(end.text),
+                TurnStatus::Interrupted => JobEnd::Cancelled,
+            },
+            used = over_budget(&job.meter, budget) => JobEnd::TookTooLong(used),
+            _ = job.cancel.cancelled() => if job.requested_stop.load(Ordering::SeqCst) { JobEnd::Stopped } else { JobEnd::Cancelled },
+        };
+        self.jobs.running.remove(&session_id);
+        session.set_job_running(false);
+        let (ok, summary, announce) = end.report(&job.goal);
+        if announce {
+            self.jobs
+                .summaries
+                .insert(run_id.clone(), (summary.clone(), ok));
+            session.emit(Some(&run_id), Frame::WorkDone { ok, summary });
+        }
+        // The bracket closes either way, so no surface keeps showing work in progress.
+        session.emit(Some(&run_id), Frame::Working { on: false });
+    }
+
+    /// The hidden announce turn a surface fires when it sees a job's work_done: she
+    /// tells the person the result in her own words. Announced once per run_id: a
+    /// second trigger returns `None` and runs nothing. The sentinel never reaches the
+    /// transcript or memory.
+    pub async fn announce_work(
+        &self,
+        session: &str,
+        run_id: &str,
+        register: Register,
+    ) -> Option<crate::protocol::TurnResult> {
+        let (summary, _) = self.jobs.summaries.get(run_id).map(|s| s.clone())?;
+        {
+            let mut announced = match self.jobs.announced.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if !announced.insert(run_id.to_string()) {
+                return None;
+            }
+        }
+        let text = format!(
+            "{WORK_DONE_SENTINEL}\n(A background job ended. Tell the person its result in your own words, \
+             briefly and honestly; do not start it again.)\n{summary}"
+        );
+        let req = TurnRequest {
+            register,
+            hidden: true,
+            ..TurnRequest::text(session, "system", text)
+        };
+        Some(self.run_turn(req).await)
+    }
+}
+
+/// Resolves with the compute used once wall time minus person-wait reaches `budget`.
+async fn over_budget(meter: &JobMeter, budget: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let used = started.elapsed().saturating_sub(meter.wait.waited());
+        if used >= budget {
+            return used;
+        }
+        tokio::time::sleep(budget - used).await;
+    }
+}
+
+#[async_trait]
+impl EnginePort for Engine {
+    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, String> {
+        let run_id = self.start_job(
+            &ctx.session,
+            goal,
+            ctx.user_request.as_deref(),
+            ctx.el_call_bound,
+        )?;
+        Ok(format!(
+            "The job has been LAUNCHED in the background (run {run_id}) — that is all that has happened so \
+             far: nothing has been opened, read, built or run yet. Tell them you've started on it; the result \
+             will be announced when it is done."
+        ))
+    }
+
+    fn cancel_work(&self, ctx: &ToolContext) -> Result<String, String> {
+        match self.stop_job(&ctx.session) {
+            Some(info) => Ok(format!(
+                "Stopped the job '{}' after {} s and {} steps. Nothing of it is kept.",
+                info.goal,
+                info.elapsed.as_secs(),
+                info.steps
+            )),
+            None => Err("No background job is running here, so nothing was stopped.".into()),
+        }
+    }
+
+    async fn delegate(&self, ctx: &ToolContext, goals: Vec<String>) -> Vec<HelperResult> {
+        super::helpers::run_helpers(self, ctx, goals).await
+    }
+
+    async fn ask_person(&self, ctx: &ToolContext, question: &str, window: Duration) -> Asked {
+        let session = self.session(&ctx.session);
+        let card = Card {
+            request_id: format!("ask-{:016x}", rand::random::<u64>()),
+            session: ctx.session.clone(),
+            kind: CardKind::Input,
+            tool: "ask_user".into(),
+            action: question.to_string(),
+            why: String::new(),
+            risk: Risk::Read,
+            can_always: false,
+            can_always_exact: false,
+            no_always_reason: None,
+            expires_at_ms: 0,
+            window_secs: window.as_secs(),
+            answerers: self.answerers_for(&ctx.session),
+        };
+        let Some(wait) = self.cards.post(&session, card, window) else {
+            return Asked::Unreachable;
+        };
+        let meter_wait = self
+            .jobs
+            .running
+            .get(&ctx.session)
+            .map(|j| j.meter.wait.clone());
+        let _blocked = meter_wait.as_ref().map(|w| w.block());
+        match wait.wait_reply().await {
+            (AskEnd::Decided { .. }, Some(text)) => Asked::Answered(text),
+            (AskEnd::Decided { .. }, None) => Asked::Answered(String::new()),
+            (AskEnd::Expired, _) => Asked::Expired,
+            (AskEnd::Unreachable, _) => Asked::Unreachable,
+            (AskEnd::Dismissed, _) => Asked::Dismissed,
+        }
+    }
+}
