@@ -64,6 +64,16 @@ pub fn companion_only_sentence(name: &str) -> String {
     )
 }
 
+/// Replace every unlocked secret's value in a tool's output: values never reach the
+/// model, a row, a transcript or a channel.
+fn redact(text: &mut String, secrets: &[(String, String)]) {
+    for (var, value) in secrets {
+        if value.len() >= 4 && text.contains(value.as_str()) {
+            *text = text.replace(value.as_str(), &format!("[secret ${var}]"));
+        }
+    }
+}
+
 fn parse_args(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
@@ -182,6 +192,7 @@ impl Loop<'_> {
             paths: self.paths.clone(),
             engine: self.engine.port(),
             depth: self.ctx.depth,
+            secret_env: self.engine.secret_env(&self.session.id),
         };
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
@@ -210,6 +221,8 @@ impl Loop<'_> {
                 out
             }
         };
+        let mut out = out;
+        redact(&mut out.text, &tool_ctx.secret_env);
         let outcome = outcome_of(&out);
         if is_action {
             let (full_output, clipped) = row_full_output(&spec.name, &out);

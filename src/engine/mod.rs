@@ -57,6 +57,10 @@ pub struct Engine {
     shutdown: CancellationToken,
     /// Background jobs, one per session at most.
     pub jobs: work::Jobs,
+    /// The keystore's master key, loaded on first use.
+    master_key: std::sync::OnceLock<Result<crate::store::keystore::MasterKey, String>>,
+    /// Secrets unlocked per session: (env variable, value), redacted from every output.
+    unlocked: dashmap::DashMap<String, Vec<(String, String)>>,
     /// This engine, for detached runners that must outlive a turn.
     me: Weak<Engine>,
 }
@@ -81,6 +85,8 @@ impl Engine {
             deferred: Arc::new(deferred::Deferred::default()),
             shutdown: CancellationToken::new(),
             jobs: work::Jobs::default(),
+            master_key: std::sync::OnceLock::new(),
+            unlocked: dashmap::DashMap::new(),
             me: me.clone(),
         })
     }
@@ -103,6 +109,26 @@ impl Engine {
         who: &Answerer,
     ) -> Result<(), AnswerError> {
         self.cards.answer(request_id, decision, who)
+    }
+
+    /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).
+    fn master_key(&self) -> Result<&crate::store::keystore::MasterKey, String> {
+        let loaded = self.master_key.get_or_init(|| {
+            let file = self.config.paths.home.join("keystore.key");
+            crate::store::keystore::MasterKey::load(self.config.env("KOTOBA_MASTER_KEY"), &file)
+                .map_err(|e| e.to_string())
+        });
+        loaded.as_ref().map_err(Clone::clone)
+    }
+
+    /// The secrets unlocked in a session, as environment variables.
+    pub(crate) fn secret_env(&self, session: &str) -> Arc<Vec<(String, String)>> {
+        Arc::new(
+            self.unlocked
+                .get(session)
+                .map(|v| v.clone())
+                .unwrap_or_default(),
+        )
     }
 
     /// Who may answer a host card in a session: the configured owners; a local session

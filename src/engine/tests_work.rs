@@ -554,3 +554,67 @@ async fn step_zero_requires_skill_view_on_the_one_matching_skill_first() {
         .iter()
         .any(|i| matches!(i, crate::llm::Item::User { text } if text.contains("Step zero"))));
 }
+
+#[tokio::test]
+async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_frame_or_the_model_input(
+) {
+    let r = rig(vec![], vec![]);
+    let engine = Engine::new(
+        r.engine.config.clone(),
+        r.script.clone(),
+        crate::tools::builtin::builtin_registry(),
+        Soul::shipped(),
+        r.engine.store.clone(),
+    );
+    job_script(
+        &r,
+        vec![
+            call(
+                "ask_secret",
+                json!({"name": "gh", "why": "to call the API"}),
+            ),
+            call("get_credential", json!({"name": "gh"})),
+            call("shell", json!({"command": "echo token=$KOTOBA_SECRET_GH"})),
+            Ok(say("used it")),
+        ],
+    );
+    let mut rx = engine.session("terminal:me").subscribe();
+    engine
+        .start_job("terminal:me", "call the api", None, Some(false))
+        .unwrap();
+    let me = Answerer {
+        id: "local".into(),
+        name: "me".into(),
+        local: true,
+    };
+    let mut all = Vec::new();
+    loop {
+        let ev = rx.recv().await.unwrap();
+        all.push(serde_json::to_string(&*ev).unwrap());
+        match &ev.frame {
+            Frame::Card(c) if c.tool == "ask_secret" => engine
+                .cards
+                .answer_text(&c.request_id, "ghp_SECRETVALUE1", &me)
+                .unwrap(),
+            Frame::Card(c) => engine
+                .answer_card(&c.request_id, Decision::Approve, &me)
+                .unwrap(),
+            Frame::WorkDone { .. } => break,
+            _ => {}
+        }
+    }
+    assert!(
+        all.iter().all(|f| !f.contains("ghp_SECRETVALUE1")),
+        "no frame carries the value"
+    );
+    let sent = serde_json::to_string(&format!("{:?}", r.script.sent())).unwrap();
+    assert!(
+        !sent.contains("ghp_SECRETVALUE1"),
+        "the model never sees the value"
+    );
+    assert!(
+        sent.contains("token=[secret $KOTOBA_SECRET_GH]"),
+        "the shell really had it, and its output was redacted"
+    );
+    assert_eq!(engine.store.secret_names().unwrap(), ["gh"]);
+}

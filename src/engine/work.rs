@@ -339,17 +339,47 @@ impl EnginePort for Engine {
         }
     }
 
+    fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
+        let key = self.master_key()?;
+        self.store
+            .put_secret(key, name, value)
+            .map_err(|e| e.to_string())
+    }
+
+    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, String> {
+        let key = self.master_key()?;
+        match self.store.get_secret(key, name) {
+            Ok(Some(value)) => {
+                let var = crate::tools::secrets::env_name(name);
+                let mut unlocked = self.unlocked.entry(ctx.session.clone()).or_default();
+                unlocked.retain(|(v, _)| v != &var);
+                unlocked.push((var.clone(), value));
+                Ok(var)
+            }
+            Ok(None) => Err(format!(
+                "There is no saved secret called '{name}'. Nothing was unlocked; ask for it with ask_secret or request_credential."
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     async fn delegate(&self, ctx: &ToolContext, goals: Vec<String>) -> Vec<HelperResult> {
         super::helpers::run_helpers(self, ctx, goals).await
     }
 
-    async fn ask_person(&self, ctx: &ToolContext, question: &str, window: Duration) -> Asked {
+    async fn ask_person(
+        &self,
+        ctx: &ToolContext,
+        tool: &str,
+        question: &str,
+        window: Duration,
+    ) -> Asked {
         let session = self.session(&ctx.session);
         let card = Card {
             request_id: format!("ask-{:016x}", rand::random::<u64>()),
             session: ctx.session.clone(),
             kind: CardKind::Input,
-            tool: "ask_user".into(),
+            tool: tool.to_string(),
             action: question.to_string(),
             why: String::new(),
             risk: Risk::Read,

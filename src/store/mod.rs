@@ -10,6 +10,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 mod audit;
 mod grants;
+pub mod keystore;
 
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
@@ -79,6 +80,13 @@ const MIGRATIONS: &[&str] = &[
         granted_by TEXT NOT NULL,
         at_ms INTEGER NOT NULL,
         UNIQUE(pattern, scope)
+     );",
+    // 3: the keystore (values sealed with AES-256-GCM).
+    "CREATE TABLE secrets (
+        name TEXT PRIMARY KEY,
+        nonce BLOB NOT NULL,
+        sealed BLOB NOT NULL,
+        at_ms INTEGER NOT NULL
      );",
 ];
 

@@ -95,7 +95,7 @@ impl Tool for Ask {
                 format!("{name}: nobody can be asked here, so nothing was asked."),
             );
         };
-        match engine.ask_person(ctx, question, self.window).await {
+        match engine.ask_person(ctx, name, question, self.window).await {
             Asked::Answered(text) => ToolOutput::ok(format!("They answered: {text}")),
             Asked::Unreachable => ToolOutput::refused_with(
                 Ending::Unreachable,

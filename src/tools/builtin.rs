@@ -8,6 +8,7 @@ use super::code::ExecuteCode;
 use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
 use super::memory::{MemoryRecall, MemoryWrite};
+use super::secrets::{AskSecret, GetCredential};
 use super::shell::Shell;
 use super::skills::{SkillList, SkillView};
 use super::work::{CancelWork, StartWork};
@@ -31,6 +32,9 @@ pub fn builtin_registry() -> Registry {
     registry.register(Arc::new(Ask::ask_user()));
     registry.register(Arc::new(Ask::clarify()));
     registry.register(Arc::new(Delegate::default()));
+    registry.register(Arc::new(AskSecret::ask_secret()));
+    registry.register(Arc::new(AskSecret::request_credential()));
+    registry.register(Arc::new(GetCredential::default()));
     registry
 }
 
@@ -65,7 +69,10 @@ mod tests {
                 "cancel_work",
                 "ask_user",
                 "clarify",
-                "delegate"
+                "delegate",
+                "ask_secret",
+                "request_credential",
+                "get_credential"
             ]
         );
     }
@@ -77,7 +84,9 @@ mod tests {
             assert_eq!(s.step_kind, StepKind::for_tool(&s.name), "{}", s.name);
             let scope = match s.name.as_str() {
                 "start_work" | "cancel_work" => Scope::CompanionOnly,
-                "delegate" => Scope::WorkOnly,
+                "delegate" | "ask_secret" | "request_credential" | "get_credential" => {
+                    Scope::WorkOnly
+                }
                 _ => Scope::Both,
             };
             assert_eq!(s.scope, scope, "{}", s.name);

@@ -145,7 +145,9 @@ impl Tool for ExecuteCode {
             &python,
             &[file.to_string_lossy().into_owned()],
             &ctx.paths.workspace,
-            &[("PYTHONUNBUFFERED", "1")],
+            &std::iter::once(("PYTHONUNBUFFERED", "1"))
+                .chain(ctx.secret_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .collect::<Vec<_>>(),
             Duration::from_secs(secs),
         )
         .await;

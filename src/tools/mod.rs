@@ -19,6 +19,7 @@ pub mod files;
 pub mod memory;
 pub mod port;
 pub mod process;
+pub mod secrets;
 pub mod shell;
 pub mod skills;
 pub mod work;
@@ -119,6 +120,8 @@ pub struct ToolContext {
     pub engine: Option<Arc<dyn port::EnginePort>>,
     /// Helper depth: 0 for a turn or job, 1 inside a delegate helper.
     pub depth: u8,
+    /// Unlocked secrets as environment variables for shell and code runs (name, value).
+    pub secret_env: Arc<Vec<(String, String)>>,
 }
 
 /// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,

@@ -44,6 +44,20 @@ pub trait EnginePort: Send + Sync {
     /// Run helpers (depth 1) for these goals, at most two at once, and wait for all.
     async fn delegate(&self, ctx: &ToolContext, goals: Vec<String>) -> Vec<HelperResult>;
 
-    /// Put a question card on screen and wait up to `window` for a typed answer.
-    async fn ask_person(&self, ctx: &ToolContext, question: &str, window: Duration) -> Asked;
+    /// Put a question card on screen (drawn by `tool`'s name, so a surface masks the
+    /// input of ask_secret / request_credential) and wait up to `window` for an answer.
+    async fn ask_person(
+        &self,
+        ctx: &ToolContext,
+        tool: &str,
+        question: &str,
+        window: Duration,
+    ) -> Asked;
+
+    /// Save a secret in the encrypted keystore; `Err` is a sentence.
+    fn save_secret(&self, name: &str, value: &str) -> Result<(), String>;
+
+    /// Unlock a saved secret for this session's shell and code runs; returns the
+    /// environment variable it is exposed as (the value itself is never returned).
+    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, String>;
 }

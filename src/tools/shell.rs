@@ -102,7 +102,10 @@ impl Tool for Shell {
             &shell_program(),
             &["-c".to_string(), command.to_string()],
             &ctx.paths.workspace,
-            &[],
+            &ctx.secret_env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect::<Vec<_>>(),
             Duration::from_secs(secs),
         )
         .await;
@@ -138,6 +141,7 @@ pub(crate) mod tests {
             }),
             engine: None,
             depth: 0,
+            secret_env: Default::default(),
         }
     }
 

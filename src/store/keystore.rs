@@ -1,0 +1,200 @@
+//! The keystore: secrets encrypted at rest with AES-256-GCM (a fresh nonce per value).
+//! The master key comes from `KOTOBA_MASTER_KEY` (base64 of 32 bytes) or from a key file
+//! created on first use with mode 0600. Values never reach a log, a transcript, a frame
+//! or a Discord channel: only names are ever listed.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use aes_gcm::aead::{Aead, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce};
+use base64::Engine as _;
+use rusqlite::{params, OptionalExtension};
+
+use super::{now_ms, Store, StoreError};
+
+/// Why the keystore could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum KeystoreError {
+    /// `KOTOBA_MASTER_KEY` is set but is not base64 of 32 bytes.
+    #[error("KOTOBA_MASTER_KEY must be base64 of exactly 32 bytes")]
+    BadMasterKey,
+    /// The key file could not be read or created.
+    #[error("keystore key file {path}: {reason}")]
+    KeyFile {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A value could not be decrypted (wrong master key, or a damaged row).
+    #[error("the secret '{0}' could not be decrypted with this master key")]
+    Decrypt(String),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for KeystoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        KeystoreError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// The master key, held only in memory. Its Debug never shows it.
+pub struct MasterKey([u8; 32]);
+
+impl std::fmt::Debug for MasterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MasterKey(…)")
+    }
+}
+
+impl MasterKey {
+    /// From `KOTOBA_MASTER_KEY` when given, else the key file (created 0600 on first use).
+    pub fn load(env_value: Option<&str>, key_file: &Path) -> Result<MasterKey, KeystoreError> {
+        if let Some(v) = env_value.filter(|v| !v.trim().is_empty()) {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(v.trim())
+                .map_err(|_| KeystoreError::BadMasterKey)?;
+            return <[u8; 32]>::try_from(bytes.as_slice())
+                .map(MasterKey)
+                .map_err(|_| KeystoreError::BadMasterKey);
+        }
+        let err = |e: std::io::Error| KeystoreError::KeyFile {
+            path: key_file.display().to_string(),
+            reason: e.to_string(),
+        };
+        match std::fs::read(key_file) {
+            Ok(bytes) => <[u8; 32]>::try_from(bytes.as_slice())
+                .map(MasterKey)
+                .map_err(|_| KeystoreError::KeyFile {
+                    path: key_file.display().to_string(),
+                    reason: "it does not hold exactly 32 bytes".into(),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let key: [u8; 32] = rand::random();
+                if let Some(dir) = key_file.parent() {
+                    std::fs::create_dir_all(dir).map_err(err)?;
+                }
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(key_file)
+                    .map_err(err)?;
+                f.write_all(&key).map_err(err)?;
+                Ok(MasterKey(key))
+            }
+            Err(e) => Err(err(e)),
+        }
+    }
+}
+
+impl Store {
+    /// Encrypt and save a secret under `name` (replacing an older value).
+    pub fn put_secret(
+        &self,
+        key: &MasterKey,
+        name: &str,
+        value: &str,
+    ) -> Result<(), KeystoreError> {
+        let cipher = Aes256Gcm::new((&key.0).into());
+        let nonce_bytes: [u8; 12] = rand::random();
+        let sealed = cipher
+            .encrypt(Nonce::from_slice(&nonce_bytes), value.as_bytes())
+            .map_err(|_| KeystoreError::Decrypt(name.to_string()))?;
+        self.conn().execute(
+            "INSERT INTO secrets(name, nonce, sealed, at_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(name) DO UPDATE SET nonce = excluded.nonce, sealed = excluded.sealed, at_ms = excluded.at_ms",
+            params![name, nonce_bytes.to_vec(), sealed, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// Decrypt the secret `name`, if one is saved.
+    pub fn get_secret(&self, key: &MasterKey, name: &str) -> Result<Option<String>, KeystoreError> {
+        let row: Option<(Vec<u8>, Vec<u8>)> = self
+            .conn()
+            .query_row(
+                "SELECT nonce, sealed FROM secrets WHERE name = ?1",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((nonce, sealed)) = row else {
+            return Ok(None);
+        };
+        if nonce.len() != 12 {
+            return Err(KeystoreError::Decrypt(name.to_string()));
+        }
+        let cipher = Aes256Gcm::new((&key.0).into());
+        let plain = cipher
+            .decrypt(Nonce::from_slice(&nonce), sealed.as_slice())
+            .map_err(|_| KeystoreError::Decrypt(name.to_string()))?;
+        String::from_utf8(plain)
+            .map(Some)
+            .map_err(|_| KeystoreError::Decrypt(name.to_string()))
+    }
+
+    /// The names of every saved secret (never their values).
+    pub fn secret_names(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT name FROM secrets ORDER BY name")?;
+        let names = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_encrypted_at_rest_and_read_back_with_the_same_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("k.db");
+        let key_file = dir.path().join("keystore.key");
+        let key = MasterKey::load(None, &key_file).unwrap();
+        let mode = std::fs::metadata(&key_file).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600,
+            "the key file is 0600"
+        );
+        let store = Store::open(&db).unwrap();
+        store
+            .put_secret(&key, "github", "ghp_TOPSECRET123")
+            .unwrap();
+        drop(store);
+        let raw = std::fs::read(&db).unwrap();
+        assert!(
+            !raw.windows(15).any(|w| w == b"ghp_TOPSECRET12"),
+            "no plaintext on disk"
+        );
+        let store = Store::open(&db).unwrap();
+        let again = MasterKey::load(None, &key_file).unwrap();
+        assert_eq!(
+            store.get_secret(&again, "github").unwrap().as_deref(),
+            Some("ghp_TOPSECRET123")
+        );
+        assert_eq!(store.secret_names().unwrap(), ["github"]);
+        let other = MasterKey::load(
+            Some(&base64::engine::general_purpose::STANDARD.encode([7u8; 32])),
+            &key_file,
+        )
+        .unwrap();
+        assert!(matches!(
+            store.get_secret(&other, "github"),
+            Err(KeystoreError::Decrypt(_))
+        ));
+        assert!(format!("{again:?}").contains('…'), "the key never prints");
+        assert!(matches!(
+            MasterKey::load(Some("short"), &key_file),
+            Err(KeystoreError::BadMasterKey)
+        ));
+    }
+}
