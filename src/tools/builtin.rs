@@ -8,7 +8,7 @@ use super::code::ExecuteCode;
 use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
 use super::memory::{MemoryRecall, MemoryWrite};
-use super::secrets::{AskSecret, GetCredential};
+use super::secrets::{SecretPrompt, GetCredential};
 use super::shell::Shell;
 use super::skills::{SkillList, SkillView};
 use super::work::{CancelWork, StartWork};
@@ -32,8 +32,8 @@ pub fn builtin_registry() -> Registry {
     registry.register(Arc::new(Ask::ask_user()));
     registry.register(Arc::new(Ask::clarify()));
     registry.register(Arc::new(Delegate::default()));
-    registry.register(Arc::new(AskSecret::ask_secret()));
-    registry.register(Arc::new(AskSecret::request_credential()));
+    registry.register(Arc::new(SecretPrompt::ask_secret()));
+    registry.register(Arc::new(SecretPrompt::request_credential()));
     registry.register(Arc::new(GetCredential::default()));
     registry
 }

@@ -60,14 +60,14 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
 }
 
 /// ask_secret and request_credential: one mechanism, two phrasings.
-pub struct AskSecret {
+pub struct SecretPrompt {
     spec: ToolSpec,
 }
 
-impl AskSecret {
+impl SecretPrompt {
     /// `ask_secret`: ask for any secret by name.
-    pub fn ask_secret() -> AskSecret {
-        AskSecret {
+    pub fn ask_secret() -> SecretPrompt {
+        SecretPrompt {
             spec: spec(
                 "ask_secret",
                 "Ask the person to type a secret (an API key, a token) into a masked card. It is stored \
@@ -86,8 +86,8 @@ impl AskSecret {
     }
 
     /// `request_credential`: ask for the credential of a service.
-    pub fn request_credential() -> AskSecret {
-        AskSecret {
+    pub fn request_credential() -> SecretPrompt {
+        SecretPrompt {
             spec: spec(
                 "request_credential",
                 "Ask the person for the credential (password or token) of a service, typed into a masked \
@@ -107,7 +107,7 @@ impl AskSecret {
 }
 
 #[async_trait]
-impl Tool for AskSecret {
+impl Tool for SecretPrompt {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
