@@ -50,6 +50,17 @@ fn with_start_work(base: Rig) -> Rig {
     }
 }
 
+/// An engine on the same data folder and script with the real built-in tools.
+fn builtin_engine(r: &Rig) -> Arc<Engine> {
+    Engine::new(
+        r.engine.config.clone(),
+        r.script.clone(),
+        crate::tools::builtin::builtin_registry(),
+        Soul::shipped(),
+        r.engine.store.clone(),
+    )
+}
+
 fn is_work_done(ev: &Event) -> bool {
     matches!(ev.frame, Frame::WorkDone { .. })
 }
@@ -387,13 +398,7 @@ async fn the_announce_turn_runs_once_and_its_sentinel_never_reaches_the_transcri
 async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_nobody_can_draw_it()
 {
     let r = rig(vec![], vec![]);
-    let reg_engine = Engine::new(
-        r.engine.config.clone(),
-        r.script.clone(),
-        crate::tools::builtin::builtin_registry(),
-        Soul::shipped(),
-        r.engine.store.clone(),
-    );
+    let reg_engine = builtin_engine(&r);
     job_script(
         &r,
         vec![
@@ -451,13 +456,7 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
 #[tokio::test(start_paused = true)]
 async fn helpers_run_under_subagent_frames_and_a_failed_helper_is_not_a_success() {
     let r = rig(vec![], vec![]);
-    let engine = Engine::new(
-        r.engine.config.clone(),
-        r.script.clone(),
-        crate::tools::builtin::builtin_registry(),
-        Soul::shipped(),
-        r.engine.store.clone(),
-    );
+    let engine = builtin_engine(&r);
     job_script(
         &r,
         vec![
@@ -516,13 +515,7 @@ async fn step_zero_requires_skill_view_on_the_one_matching_skill_first() {
         "---\nname: release-notes\ndescription: Draft notes\n---\n1. Read git log.",
     )
     .unwrap();
-    let engine = Engine::new(
-        r.engine.config.clone(),
-        r.script.clone(),
-        crate::tools::builtin::builtin_registry(),
-        Soul::shipped(),
-        r.engine.store.clone(),
-    );
+    let engine = builtin_engine(&r);
     job_script(
         &r,
         vec![
@@ -559,13 +552,7 @@ async fn step_zero_requires_skill_view_on_the_one_matching_skill_first() {
 async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_frame_or_the_model_input(
 ) {
     let r = rig(vec![], vec![]);
-    let engine = Engine::new(
-        r.engine.config.clone(),
-        r.script.clone(),
-        crate::tools::builtin::builtin_registry(),
-        Soul::shipped(),
-        r.engine.store.clone(),
-    );
+    let engine = builtin_engine(&r);
     job_script(
         &r,
         vec![
