@@ -27,6 +27,7 @@ pub const ENV_NAMES: &[&str] = &[
     "KOTOBA_PER_TOOL_LIMIT",
     "KOTOBA_DELEGATE_LIMIT",
     "KOTOBA_WEB_SEARCH_LIMIT",
+    "KOTOBA_WEB_SEARCH_URL",
 ];
 
 /// Where things live.

@@ -16,13 +16,15 @@ pub mod turn;
 
 use std::sync::{Arc, Weak};
 
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{Item, ModelClient};
-use crate::protocol::{Decision, Frame, Mode, TurnRequest, TurnResult, TurnStatus};
+use crate::protocol::{Decision, Frame, Mode, Reminder, TurnRequest, TurnResult, TurnStatus};
 use crate::soul::Soul;
 use crate::store::Store;
+use crate::tools::cron::Reminders;
 use crate::tools::Registry;
 
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
@@ -35,6 +37,9 @@ pub use turn::{LoopEnd, TurnContext};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.
 pub const WORK_DONE_SENTINEL: &str = "__work_done__";
+
+/// How many due reminders a slow surface may fall behind before it loses some.
+const REMINDER_CAPACITY: usize = 64;
 
 /// One engine per process, shared by every surface as `Arc<Engine>`.
 pub struct Engine {
@@ -54,6 +59,17 @@ pub struct Engine {
     shutdown: CancellationToken,
     /// This engine, for detached runners that must outlive a turn.
     me: Weak<Engine>,
+    /// The reminder clock and store the cronjob tool writes to.
+    pub(crate) reminder_hub: Arc<Reminders>,
+    reminder_tx: broadcast::Sender<Reminder>,
+    /// Stops the reminder scheduler when this engine goes away.
+    reminder_stop: CancellationToken,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.reminder_stop.cancel();
+    }
 }
 
 impl Engine {
@@ -65,7 +81,9 @@ impl Engine {
         soul: Soul,
         store: Arc<Store>,
     ) -> Arc<Engine> {
-        Arc::new_cyclic(|me| Engine {
+        let reminder_hub = Reminders::new(store.clone());
+        let (reminder_tx, _) = broadcast::channel(REMINDER_CAPACITY);
+        let engine = Arc::new_cyclic(|me| Engine {
             config,
             model,
             tools,
@@ -76,7 +94,52 @@ impl Engine {
             deferred: Arc::new(deferred::Deferred::default()),
             shutdown: CancellationToken::new(),
             me: me.clone(),
-        })
+            reminder_hub,
+            reminder_tx,
+            reminder_stop: CancellationToken::new(),
+        });
+        engine.start_reminders();
+        engine
+    }
+
+    /// Start the reminder scheduler on the current tokio runtime (none outside one: a
+    /// bare engine built for a synchronous test fires nothing).
+    fn start_reminders(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::debug!("no tokio runtime: reminders will not fire");
+            return;
+        };
+        let hub = self.reminder_hub.clone();
+        let stop = self.reminder_stop.clone();
+        let me = self.me.clone();
+        runtime.spawn(async move {
+            hub.run(stop, move |reminder| {
+                if let Some(engine) = me.upgrade() {
+                    engine.deliver_reminder(reminder);
+                }
+            })
+            .await;
+        });
+    }
+
+    /// Hand a due reminder to the surfaces: a `reminder` frame on its session's bus and
+    /// the engine-level reminder channel.
+    fn deliver_reminder(&self, reminder: Reminder) {
+        tracing::info!(session = %reminder.session, id = reminder.id, "reminder due");
+        self.session(&reminder.session).emit(
+            None,
+            Frame::Reminder {
+                id: reminder.id,
+                text: reminder.text.clone(),
+            },
+        );
+        let _ = self.reminder_tx.send(reminder);
+    }
+
+    /// Due reminders as they fire, for every surface to deliver in the session (surface
+    /// and channel) where each was set; a surface skips the sessions it does not own.
+    pub fn reminders(&self) -> broadcast::Receiver<Reminder> {
+        self.reminder_tx.subscribe()
     }
 
     /// The tools registered.

@@ -131,6 +131,7 @@ fn offered_tools(
     let avail = Availability {
         mode,
         recent_user_messages: recent,
+        settings,
     };
     engine
         .tools

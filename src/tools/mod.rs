@@ -1,6 +1,7 @@
 //! The Tool trait, its declared spec (name, family, risk, step_kind, timeout, scope,
 //! default lines, schema) and the registry the loop offers from. One file per family.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,15 +9,22 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
+use crate::config::Settings;
+use crate::protocol::{Channel, Ending, Frame, Mode, Register, Risk, StepKind};
+use crate::store::Store;
 
 pub mod args;
 pub mod builtin;
 pub mod code;
+pub mod cron;
 pub mod files;
 pub mod memory;
+pub mod patch;
+pub mod plan;
 pub mod process;
+pub mod recall;
 pub mod shell;
+pub mod web;
 
 /// Where a tool may be offered (engine.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +48,18 @@ pub struct ToolLines {
     pub after: Option<String>,
     /// Said after it failed.
     pub fail: Option<String>,
+}
+
+impl ToolLines {
+    /// All four kinds of line at once.
+    pub fn of(announce: &str, heartbeat: &[&str], after: &str, fail: &str) -> Self {
+        ToolLines {
+            announce: Some(announce.to_string()),
+            heartbeat: heartbeat.iter().map(|b| b.to_string()).collect(),
+            after: Some(after.to_string()),
+            fail: Some(fail.to_string()),
+        }
+    }
 }
 
 /// Everything a tool declares about itself.
@@ -76,6 +96,29 @@ pub struct ToolPaths {
     pub workspace: PathBuf,
 }
 
+/// Puts a frame on the calling turn's session bus, stamped with the turn's run_id. A
+/// tool emits its own extra frames through it (artifact, task_list, link_card).
+#[derive(Clone)]
+pub struct FrameSink(Arc<dyn Fn(Frame) + Send + Sync>);
+
+impl FrameSink {
+    /// A sink that hands every frame to `f`.
+    pub fn new(f: impl Fn(Frame) + Send + Sync + 'static) -> Self {
+        FrameSink(Arc::new(f))
+    }
+
+    /// Emit one frame.
+    pub fn emit(&self, frame: Frame) {
+        (self.0)(frame)
+    }
+}
+
+impl fmt::Debug for FrameSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FrameSink")
+    }
+}
+
 /// What a tool knows about the call it serves. Built once per call from the turn's
 /// context; the transport mark travels here explicitly (never ambient state).
 #[derive(Debug, Clone)]
@@ -98,6 +141,29 @@ pub struct ToolContext {
     pub user_request: Option<String>,
     /// Data folder and workspace.
     pub paths: Arc<ToolPaths>,
+    /// The turn's live settings.
+    pub settings: Arc<Settings>,
+    /// Where the tool's own frames go (`None` outside a turn: they are dropped).
+    pub frames: Option<FrameSink>,
+    /// The durable store (session_search, reminders), when the engine has one.
+    pub store: Option<Arc<Store>>,
+    /// The reminder clock and scheduler's wake-up (cronjob), when the engine runs one.
+    pub reminders: Option<Arc<cron::Reminders>>,
+}
+
+impl ToolContext {
+    /// Emit a frame on the turn's bus; dropped when the context has no sink.
+    pub fn emit(&self, frame: Frame) {
+        if let Some(sink) = &self.frames {
+            sink.emit(frame);
+        }
+    }
+
+    /// The hidden announce turn (`__work_done__`): a conversation turn that carries no
+    /// words of the person.
+    pub fn is_announce_turn(&self) -> bool {
+        self.mode == Mode::Companion && self.user_request.is_none()
+    }
 }
 
 /// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,
@@ -187,8 +253,10 @@ impl ToolOutput {
 pub struct Availability<'a> {
     /// Companion or work.
     pub mode: Mode,
-    /// The last few user messages of the session, newest last.
+    /// The last three user messages of the session, newest first.
     pub recent_user_messages: &'a [String],
+    /// The live settings of this turn.
+    pub settings: &'a Settings,
 }
 
 /// One tool. Implementations live one family per file in this folder.
@@ -205,6 +273,11 @@ pub trait Tool: Send + Sync {
     /// The action line for a row, from the real arguments (engine.md §3).
     fn action_line(&self, args: &Value) -> String {
         default_action_line(self.spec(), args)
+    }
+
+    /// True when one failure withdraws the tool for the rest of the turn (web_extract).
+    fn withdraw_after_failure(&self) -> bool {
+        false
     }
 
     /// Run it. Bad arguments → `ToolOutput::refused` with a sentence naming the problem.

@@ -136,6 +136,10 @@ pub(crate) mod tests {
                 home: home.into(),
                 workspace: workspace.into(),
             }),
+            settings: Arc::default(),
+            frames: None,
+            store: None,
+            reminders: None,
         }
     }
 
