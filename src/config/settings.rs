@@ -277,7 +277,7 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
         "web_search_url" => {
             let t = text()?;
             let t = t.trim();
-            if !t.is_empty() && !(t.starts_with("http://") || t.starts_with("https://")) {
+            if !(t.is_empty() || t.starts_with("http://") || t.starts_with("https://")) {
                 return Err(format!("must be an http(s) URL, got {t:?}"));
             }
             s.web_search_url = (!t.is_empty()).then(|| t.to_string());

@@ -222,12 +222,17 @@ impl CronJob {
 pub fn span(ms: i64) -> String {
     let mins = (ms.max(0) + 59_999) / 60_000;
     let (d, h, m) = (mins / 1440, (mins % 1440) / 60, mins % 60);
+    let days = if d == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{d} days")
+    };
     match (d, h, m) {
         (0, 0, m) => format!("{m} min"),
         (0, h, 0) => format!("{h} h"),
         (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} days"),
-        (d, h, _) => format!("{d} days {h} h"),
+        (_, 0, _) => days,
+        (_, h, _) => format!("{days} {h} h"),
     }
 }
 

@@ -358,3 +358,20 @@ impl Registry {
         &self.tools
     }
 }
+
+/// Helpers shared by the tool families' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::{Arc, Mutex};
+
+    use super::{FrameSink, ToolContext};
+    use crate::protocol::Frame;
+
+    /// Give `ctx` a sink that records every frame; the list it fills.
+    pub(crate) fn record_frames(ctx: &mut ToolContext) -> Arc<Mutex<Vec<Frame>>> {
+        let seen: Arc<Mutex<Vec<Frame>>> = Arc::default();
+        let into = seen.clone();
+        ctx.frames = Some(FrameSink::new(move |f| into.lock().unwrap().push(f)));
+        seen
+    }
+}
