@@ -381,6 +381,13 @@ pub enum Frame {
         /// What happened, for the announce turn.
         summary: String,
     },
+    /// A reminder she was asked to give (cronjob) came due in this session.
+    Reminder {
+        /// The reminder's id (for list / remove / skip).
+        id: i64,
+        /// What to remind them of.
+        text: String,
+    },
     /// A turn ended; `text` is her whole answer.
     TurnDone {
         /// The turn's id.
@@ -390,6 +397,26 @@ pub enum Frame {
         /// How the turn ended.
         status: TurnStatus,
     },
+}
+
+/// A reminder that came due, as the engine hands it to the surfaces
+/// (`Engine::reminders()`): delivered where it was set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reminder {
+    /// Its id.
+    pub id: i64,
+    /// The session it was set in (the surface and channel to deliver to).
+    pub session: String,
+    /// What to remind them of.
+    pub text: String,
+    /// When it was due, unix milliseconds.
+    pub due_ms: i64,
+    /// The register of the turn that set it (spoken or written delivery).
+    pub register: Register,
+    /// The channel of the turn that set it.
+    pub channel: Channel,
+    /// Seconds between repeats; `None` for a one-off.
+    pub every_secs: Option<u64>,
 }
 
 /// What happened to an artifact.

@@ -28,6 +28,7 @@ pub const ENV_NAMES: &[&str] = &[
     "KOTOBA_DELEGATE_LIMIT",
     "KOTOBA_WEB_SEARCH_LIMIT",
     "KOTOBA_MASTER_KEY",
+    "KOTOBA_WEB_SEARCH_URL",
 ];
 
 /// Where things live.

@@ -59,6 +59,9 @@ pub struct Settings {
     /// `force_ask`: every exec action asks, closing the allowlist, saved grants and
     /// auto-safe routes (false).
     pub force_ask: bool,
+    /// `web_search_url`: a SearXNG-compatible search endpoint (`…/search`, JSON
+    /// format enabled); unset hides web_search (none).
+    pub web_search_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -79,6 +82,7 @@ impl Default for Settings {
             owners: Vec::new(),
             allowlist: Vec::new(),
             force_ask: false,
+            web_search_url: None,
         }
     }
 }
@@ -98,6 +102,7 @@ impl Settings {
             ("KOTOBA_LLM_API", "api"),
             ("KOTOBA_MODEL", "model"),
             ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
+            ("KOTOBA_WEB_SEARCH_URL", "web_search_url"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -150,6 +155,7 @@ pub const KEYS: &[&str] = &[
     "owners",
     "allowlist",
     "force_ask",
+    "web_search_url",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -267,6 +273,14 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
                 Value::String(t) if t.trim().eq_ignore_ascii_case("false") => false,
                 _ => return Err(format!("must be true or false, got {}", show(v))),
             }
+        }
+        "web_search_url" => {
+            let t = text()?;
+            let t = t.trim();
+            if !(t.is_empty() || t.starts_with("http://") || t.starts_with("https://")) {
+                return Err(format!("must be an http(s) URL, got {t:?}"));
+            }
+            s.web_search_url = (!t.is_empty()).then(|| t.to_string());
         }
         "workspace" => {
             let t = text()?;

@@ -130,6 +130,17 @@ pub fn per_tool_cap_sentence(name: &str, cap: u32) -> String {
     )
 }
 
+/// The one-time note appended to the call that spends a tool's cap, for the tools
+/// that get one (web_search): answer with what you have.
+pub fn cap_reached_note(name: &str, cap: u32) -> Option<String> {
+    (name == "web_search").then(|| {
+        format!(
+            "\n\n[That was the last web search this turn ({cap} of {cap}). Do not search again: \
+             answer now with what you have found.]"
+        )
+    })
+}
+
 /// The sentence when the turn's tool-call budget is spent.
 pub fn turn_cap_sentence(cap: u32) -> String {
     format!(

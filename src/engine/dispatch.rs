@@ -10,9 +10,11 @@ use serde_json::Value;
 
 use crate::llm::ToolCall;
 use crate::protocol::{Answerers, Frame, Mode, Outcome, SayKind};
-use crate::tools::{Scope, Tool, ToolContext, ToolOutput};
+use crate::tools::{FrameSink, Scope, Tool, ToolContext, ToolOutput};
 
-use super::budget::{call_key, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence};
+use super::budget::{
+    call_key, cap_reached_note, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence,
+};
 use super::gating::{audit_run, gate_action, GateEnd};
 use super::narration::{HeartbeatClock, HeartbeatPlan, HEARTBEAT_TICK};
 use super::output::{model_text, outcome_of, row_full_output, row_result};
@@ -118,7 +120,8 @@ impl Loop<'_> {
             return turn_cap_sentence(self.caps.max_tool_calls);
         }
         let cap = self.caps.for_tool(name);
-        if self.spent.count_tool(name) > cap {
+        let count = self.spent.count_tool(name);
+        if count > cap {
             return per_tool_cap_sentence(name, cap);
         }
         let args = match parse_args(&call.arguments) {
@@ -144,9 +147,18 @@ impl Loop<'_> {
         let (out, outcome) = self.run_call(&tool, &call.call_id, args).await;
         if outcome == Outcome::Failed {
             self.spent.failures += 1;
+            if tool.withdraw_after_failure() {
+                self.offered.retain(|t| t.spec().name != name);
+            }
         }
         self.spent.remember(key, outcome);
-        model_text(name, &out, outcome)
+        let mut text = model_text(name, &out, outcome);
+        if count == cap {
+            if let Some(note) = cap_reached_note(name, cap) {
+                text.push_str(&note);
+            }
+        }
+        text
     }
 
     /// Run a call that passed the door: row or peek, announce, gate, budget, heartbeat.
@@ -193,6 +205,10 @@ impl Loop<'_> {
             engine: self.engine.port(),
             depth: self.ctx.depth,
             secret_env: self.engine.secret_env(&self.session.id),
+            settings: Arc::new(self.settings.clone()),
+            frames: Some(self.frame_sink()),
+            store: Some(self.engine.store.clone()),
+            reminders: Some(self.engine.reminder_hub.clone()),
         };
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
@@ -258,6 +274,13 @@ impl Loop<'_> {
             self.emit(Frame::Say { kind, text });
         }
         (out, outcome)
+    }
+
+    /// A sink that puts a tool's own frames on this turn's bus with its run_id.
+    fn frame_sink(&self) -> FrameSink {
+        let session = self.session.clone();
+        let run_id = self.ctx.run_id.clone();
+        FrameSink::new(move |frame| session.emit(run_id.as_deref(), frame))
     }
 
     /// Who may answer a host card in this session: the configured owners; a local

@@ -19,13 +19,15 @@ pub mod work;
 
 use std::sync::{Arc, Weak};
 
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{Item, ModelClient};
-use crate::protocol::{Decision, Frame, TurnRequest, TurnResult, TurnStatus};
+use crate::protocol::{Decision, Frame, Reminder, TurnRequest, TurnResult, TurnStatus};
 use crate::soul::Soul;
 use crate::store::Store;
+use crate::tools::cron::Reminders;
 use crate::tools::Registry;
 
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
@@ -38,6 +40,9 @@ pub use turn::{LoopEnd, TurnContext};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.
 pub const WORK_DONE_SENTINEL: &str = "__work_done__";
+
+/// How many due reminders a slow surface may fall behind before it loses some.
+const REMINDER_CAPACITY: usize = 64;
 
 /// One engine per process, shared by every surface as `Arc<Engine>`.
 pub struct Engine {
@@ -63,6 +68,17 @@ pub struct Engine {
     unlocked: dashmap::DashMap<String, Vec<(String, String)>>,
     /// This engine, for detached runners that must outlive a turn.
     me: Weak<Engine>,
+    /// The reminder clock and store the cronjob tool writes to.
+    pub(crate) reminder_hub: Arc<Reminders>,
+    reminder_tx: broadcast::Sender<Reminder>,
+    /// Stops the reminder scheduler when this engine goes away.
+    reminder_stop: CancellationToken,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.reminder_stop.cancel();
+    }
 }
 
 impl Engine {
@@ -74,7 +90,9 @@ impl Engine {
         soul: Soul,
         store: Arc<Store>,
     ) -> Arc<Engine> {
-        Arc::new_cyclic(|me| Engine {
+        let reminder_hub = Reminders::new(store.clone());
+        let (reminder_tx, _) = broadcast::channel(REMINDER_CAPACITY);
+        let engine = Arc::new_cyclic(|me| Engine {
             config,
             model,
             tools,
@@ -88,7 +106,52 @@ impl Engine {
             master_key: std::sync::OnceLock::new(),
             unlocked: dashmap::DashMap::new(),
             me: me.clone(),
-        })
+            reminder_hub,
+            reminder_tx,
+            reminder_stop: CancellationToken::new(),
+        });
+        engine.start_reminders();
+        engine
+    }
+
+    /// Start the reminder scheduler on the current tokio runtime (none outside one: a
+    /// bare engine built for a synchronous test fires nothing).
+    fn start_reminders(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::debug!("no tokio runtime: reminders will not fire");
+            return;
+        };
+        let hub = self.reminder_hub.clone();
+        let stop = self.reminder_stop.clone();
+        let me = self.me.clone();
+        runtime.spawn(async move {
+            hub.run(stop, move |reminder| {
+                if let Some(engine) = me.upgrade() {
+                    engine.deliver_reminder(reminder);
+                }
+            })
+            .await;
+        });
+    }
+
+    /// Hand a due reminder to the surfaces: a `reminder` frame on its session's bus and
+    /// the engine-level reminder channel.
+    fn deliver_reminder(&self, reminder: Reminder) {
+        tracing::info!(session = %reminder.session, id = reminder.id, "reminder due");
+        self.session(&reminder.session).emit(
+            None,
+            Frame::Reminder {
+                id: reminder.id,
+                text: reminder.text.clone(),
+            },
+        );
+        let _ = self.reminder_tx.send(reminder);
+    }
+
+    /// Due reminders as they fire, for every surface to deliver in the session (surface
+    /// and channel) where each was set; a surface skips the sessions it does not own.
+    pub fn reminders(&self) -> broadcast::Receiver<Reminder> {
+        self.reminder_tx.subscribe()
     }
 
     /// The tools registered.

@@ -166,6 +166,7 @@ fn offered_tools(
     let avail = Availability {
         mode,
         recent_user_messages: recent,
+        settings,
     };
     engine
         .tools

@@ -1,6 +1,6 @@
 //! SQLite store in the data folder: WAL, migrations by `user_version`. Holds the
-//! transcripts (with full-text search), the audit trail and saved grants; keystore and
-//! cron join later.
+//! transcripts (with full-text search), the audit trail, saved grants and reminders;
+//! the keystore joins later.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -11,9 +11,12 @@ use rusqlite::{params, Connection, OptionalExtension};
 mod audit;
 mod grants;
 pub mod keystore;
+mod reminders;
+mod search;
 
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
+pub use search::SearchHit;
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,12 @@ pub struct StoredMessage {
 /// The database. One connection behind a mutex: every call is short.
 pub struct Store {
     conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
 }
 
 const MIGRATIONS: &[&str] = &[
@@ -88,6 +97,20 @@ const MIGRATIONS: &[&str] = &[
         sealed BLOB NOT NULL,
         at_ms INTEGER NOT NULL
      );",
+    // 4: reminders (cronjob), delivered where they were set; `done` once a one-off fired
+    // or was removed.
+    "CREATE TABLE reminders (
+        id INTEGER PRIMARY KEY,
+        session TEXT NOT NULL,
+        text TEXT NOT NULL,
+        due_ms INTEGER NOT NULL,
+        every_secs INTEGER,
+        register TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        done INTEGER NOT NULL DEFAULT 0,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX reminders_due ON reminders(done, due_ms);",
 ];
 
 /// Milliseconds since the epoch.

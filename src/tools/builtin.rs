@@ -1,28 +1,41 @@
-//! The built-in tools the engine offers: files, memory, shell and code, registered in a
-//! stable order. The engine calls [`builtin_registry`] once and adds surface tools after.
+//! The built-in tools the engine offers: files, memory and recall, web, plans, links,
+//! reminders, shell and code, registered in a stable order. The engine calls [`builtin_registry`] once and adds surface tools after.
 
 use std::sync::Arc;
 
 use super::ask::Ask;
 use super::code::ExecuteCode;
+use super::cron::CronJob;
 use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
 use super::memory::{MemoryRecall, MemoryWrite};
+use super::patch::Patch;
+use super::plan::{OpenLink, Todo};
+use super::recall::SessionSearch;
 use super::secrets::{GetCredential, SecretPrompt};
 use super::shell::Shell;
 use super::skills::{SkillList, SkillView};
+use super::web::{WebExtract, WebSearch};
 use super::work::{CancelWork, StartWork};
 use super::Registry;
 
-/// Every built-in tool: files, memory, shell, code, skills, the work controls,
-/// ask_user/clarify and delegate.
+/// Every built-in tool: files and patch, memory and session search, the web, plans
+/// and links, reminders, shell, code, skills, the work controls, ask_user/clarify,
+/// delegate and the secrets tools.
 pub fn builtin_registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(ReadFile::new()));
     registry.register(Arc::new(SearchFiles::new()));
     registry.register(Arc::new(WriteFile::new()));
+    registry.register(Arc::new(Patch::new()));
     registry.register(Arc::new(MemoryRecall::new()));
     registry.register(Arc::new(MemoryWrite::new()));
+    registry.register(Arc::new(SessionSearch::new()));
+    registry.register(Arc::new(WebSearch::new()));
+    registry.register(Arc::new(WebExtract::new()));
+    registry.register(Arc::new(Todo::new()));
+    registry.register(Arc::new(OpenLink::new()));
+    registry.register(Arc::new(CronJob::new()));
     registry.register(Arc::new(Shell::new()));
     registry.register(Arc::new(ExecuteCode::new()));
     registry.register(Arc::new(SkillList::default()));
@@ -59,8 +72,15 @@ mod tests {
                 "read_file",
                 "search_files",
                 "write_file",
+                "patch",
                 "memory_recall",
                 "memory_write",
+                "session_search",
+                "web_search",
+                "web_extract",
+                "todo",
+                "open_link",
+                "cronjob",
                 "shell",
                 "execute_code",
                 "skill_list",

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::args::{opt_str, opt_u64, req_str};
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use crate::protocol::{Mode, Risk, StepKind};
+use crate::protocol::{ArtifactChange, Frame, Mode, Risk, StepKind};
 
 /// Most lines one `read_file` page shows.
 pub const PAGE_LINES: usize = 400;
@@ -86,7 +86,8 @@ pub fn resolve_in_workspace(workspace: &Path, path: &str) -> Result<PathBuf, Str
     }
 }
 
-fn display_rel(workspace: &Path, real: &Path) -> String {
+/// `real` shown relative to the workspace (`.` for the workspace itself).
+pub(crate) fn display_rel(workspace: &Path, real: &Path) -> String {
     let root = workspace
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
@@ -664,12 +665,17 @@ impl Tool for WriteFile {
         if let Err(e) = tokio::fs::write(&real, content).await {
             return ToolOutput::failed(format!("write_file: cannot write '{path}': {e}."));
         }
-        let verb = if existed { "edited" } else { "created" };
-        ToolOutput::ok(format!(
-            "{verb} {} ({} bytes)",
-            display_rel(ws, &real),
-            content.len()
-        ))
+        let (verb, change) = if existed {
+            ("edited", ArtifactChange::Edited)
+        } else {
+            ("created", ArtifactChange::Created)
+        };
+        let shown = display_rel(ws, &real);
+        ctx.emit(Frame::Artifact {
+            path: shown.clone(),
+            change,
+        });
+        ToolOutput::ok(format!("{verb} {shown} ({} bytes)", content.len()))
     }
 }
 

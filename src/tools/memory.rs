@@ -399,7 +399,7 @@ pub fn today() -> String {
 }
 
 /// The civil date of a count of days since 1970-01-01 (proleptic Gregorian).
-fn date_from_days(days: i64) -> String {
+pub(crate) fn date_from_days(days: i64) -> String {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

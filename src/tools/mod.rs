@@ -1,6 +1,7 @@
 //! The Tool trait, its declared spec (name, family, risk, step_kind, timeout, scope,
 //! default lines, schema) and the registry the loop offers from. One file per family.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,20 +9,27 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
+use crate::config::Settings;
+use crate::protocol::{Channel, Ending, Frame, Mode, Register, Risk, StepKind};
+use crate::store::Store;
 
 pub mod args;
 pub mod ask;
 pub mod builtin;
 pub mod code;
+pub mod cron;
 pub mod delegate;
 pub mod files;
 pub mod memory;
+pub mod patch;
+pub mod plan;
 pub mod port;
 pub mod process;
+pub mod recall;
 pub mod secrets;
 pub mod shell;
 pub mod skills;
+pub mod web;
 pub mod work;
 
 /// Where a tool may be offered (engine.md §4).
@@ -94,6 +102,29 @@ pub struct ToolPaths {
     pub workspace: PathBuf,
 }
 
+/// Puts a frame on the calling turn's session bus, stamped with the turn's run_id. A
+/// tool emits its own extra frames through it (artifact, task_list, link_card).
+#[derive(Clone)]
+pub struct FrameSink(Arc<dyn Fn(Frame) + Send + Sync>);
+
+impl FrameSink {
+    /// A sink that hands every frame to `f`.
+    pub fn new(f: impl Fn(Frame) + Send + Sync + 'static) -> Self {
+        FrameSink(Arc::new(f))
+    }
+
+    /// Emit one frame.
+    pub fn emit(&self, frame: Frame) {
+        (self.0)(frame)
+    }
+}
+
+impl fmt::Debug for FrameSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FrameSink")
+    }
+}
+
 /// What a tool knows about the call it serves. Built once per call from the turn's
 /// context; the transport mark travels here explicitly (never ambient state).
 #[derive(Clone)]
@@ -122,6 +153,29 @@ pub struct ToolContext {
     pub depth: u8,
     /// Unlocked secrets as environment variables for shell and code runs (name, value).
     pub secret_env: Arc<Vec<(String, String)>>,
+    /// The turn's live settings.
+    pub settings: Arc<Settings>,
+    /// Where the tool's own frames go (`None` outside a turn: they are dropped).
+    pub frames: Option<FrameSink>,
+    /// The durable store (session_search, reminders), when the engine has one.
+    pub store: Option<Arc<Store>>,
+    /// The reminder clock and scheduler's wake-up (cronjob), when the engine runs one.
+    pub reminders: Option<Arc<cron::Reminders>>,
+}
+
+impl ToolContext {
+    /// Emit a frame on the turn's bus; dropped when the context has no sink.
+    pub fn emit(&self, frame: Frame) {
+        if let Some(sink) = &self.frames {
+            sink.emit(frame);
+        }
+    }
+
+    /// The hidden announce turn (`__work_done__`): a conversation turn that carries no
+    /// words of the person.
+    pub fn is_announce_turn(&self) -> bool {
+        self.mode == Mode::Companion && self.user_request.is_none()
+    }
 }
 
 /// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,
@@ -211,8 +265,10 @@ impl ToolOutput {
 pub struct Availability<'a> {
     /// Companion or work.
     pub mode: Mode,
-    /// The last few user messages of the session, newest last.
+    /// The last three user messages of the session, newest first.
     pub recent_user_messages: &'a [String],
+    /// The live settings of this turn.
+    pub settings: &'a Settings,
 }
 
 /// One tool. Implementations live one family per file in this folder.
@@ -229,6 +285,11 @@ pub trait Tool: Send + Sync {
     /// The action line for a row, from the real arguments (engine.md §3).
     fn action_line(&self, args: &Value) -> String {
         default_action_line(self.spec(), args)
+    }
+
+    /// True when one failure withdraws the tool for the rest of the turn (web_extract).
+    fn withdraw_after_failure(&self) -> bool {
+        false
     }
 
     /// Run it. Bad arguments → `ToolOutput::refused` with a sentence naming the problem.
@@ -307,5 +368,22 @@ impl Registry {
     /// Every tool, in registration order.
     pub fn all(&self) -> &[Arc<dyn Tool>] {
         &self.tools
+    }
+}
+
+/// Helpers shared by the tool families' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::{Arc, Mutex};
+
+    use super::{FrameSink, ToolContext};
+    use crate::protocol::Frame;
+
+    /// Give `ctx` a sink that records every frame; the list it fills.
+    pub(crate) fn record_frames(ctx: &mut ToolContext) -> Arc<Mutex<Vec<Frame>>> {
+        let seen: Arc<Mutex<Vec<Frame>>> = Arc::default();
+        let into = seen.clone();
+        ctx.frames = Some(FrameSink::new(move |f| into.lock().unwrap().push(f)));
+        seen
     }
 }

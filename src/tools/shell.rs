@@ -142,6 +142,10 @@ pub(crate) mod tests {
             engine: None,
             depth: 0,
             secret_env: Default::default(),
+            settings: Arc::default(),
+            frames: None,
+            store: None,
+            reminders: None,
         }
     }
 

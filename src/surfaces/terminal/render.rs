@@ -1,7 +1,9 @@
 //! How the terminal draws each frame: pure functions from a frame to text, so the
 //! look is testable without a terminal.
 
-use crate::protocol::{Card, CardSettlement, Ending, Frame, Outcome, Phase, StepRow};
+use crate::protocol::{
+    ArtifactChange, Card, CardSettlement, Ending, Frame, Outcome, Phase, StepRow, TaskStatus,
+};
 
 /// The spinner's frames.
 pub const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -81,6 +83,26 @@ pub fn line(frame: &Frame) -> Option<String> {
             settlement: CardSettlement::Dismissed,
             ..
         } => Some("(the card was dismissed)".into()),
+        Frame::Reminder { text, .. } => Some(format!("⏰ Reminder: {text}")),
+        Frame::LinkCard { url, title } => Some(format!("🔗 {title}: {url}")),
+        Frame::Artifact { path, change } => Some(match change {
+            ArtifactChange::Created => format!("(created {path})"),
+            ArtifactChange::Edited => format!("(edited {path})"),
+        }),
+        Frame::TaskList { items } if !items.is_empty() => Some(
+            items
+                .iter()
+                .map(|i| {
+                    let mark = match i.status {
+                        TaskStatus::Done => "[x]",
+                        TaskStatus::InProgress => "[~]",
+                        TaskStatus::Pending => "[ ]",
+                    };
+                    format!("  {mark} {}", i.text)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
         _ => None,
     }
 }
@@ -117,6 +139,34 @@ mod tests {
             stop_question(&info),
             "stop the long job? 4m 12s in 12 steps so far, on: index the photos. None of it is kept if you stop it now [y/N]: "
         );
+    }
+
+    #[test]
+    fn reminders_links_files_and_plans_print_one_readable_block() {
+        use crate::protocol::TaskItem;
+        let reminder = Frame::Reminder {
+            id: 1,
+            text: "stretch".into(),
+        };
+        assert_eq!(line(&reminder).unwrap(), "⏰ Reminder: stretch");
+        let plan = Frame::TaskList {
+            items: vec![
+                TaskItem {
+                    text: "a".into(),
+                    status: TaskStatus::Done,
+                },
+                TaskItem {
+                    text: "b".into(),
+                    status: TaskStatus::Pending,
+                },
+            ],
+        };
+        assert_eq!(line(&plan).unwrap(), "  [x] a\n  [ ] b");
+        let file = Frame::Artifact {
+            path: "a.txt".into(),
+            change: ArtifactChange::Created,
+        };
+        assert_eq!(line(&file).unwrap(), "(created a.txt)");
     }
 
     #[test]

@@ -252,3 +252,25 @@ fn search_time_box_is_five_seconds_in_companion_and_twenty_in_work() {
     assert_eq!(search_budget(Mode::Companion), Duration::from_secs(5));
     assert_eq!(search_budget(Mode::Work), Duration::from_secs(20));
 }
+
+#[tokio::test]
+async fn write_file_emits_an_artifact_created_then_edited() {
+    let mut f = fx();
+    let frames = crate::tools::test_support::record_frames(&mut f.ctx);
+    assert!(write(&f, "notes/a.md", "one").await.ok);
+    assert!(write(&f, "notes/a.md", "two").await.ok);
+    assert!(write(&f, "../escape.md", "x").await.refused.is_some());
+    assert_eq!(
+        *frames.lock().unwrap(),
+        [
+            Frame::Artifact {
+                path: "notes/a.md".into(),
+                change: ArtifactChange::Created
+            },
+            Frame::Artifact {
+                path: "notes/a.md".into(),
+                change: ArtifactChange::Edited
+            }
+        ]
+    );
+}

@@ -1,0 +1,160 @@
+//! Reminders (cronjob): stored so they survive a restart, claimed atomically when they
+//! fire so one due time is delivered once even if two schedulers look at it.
+
+use rusqlite::{params, Row};
+
+use super::{now_ms, Store, StoreError};
+use crate::protocol::{Channel, Register, Reminder};
+
+fn register_str(r: Register) -> &'static str {
+    match r {
+        Register::Text => "text",
+        Register::Voice => "voice",
+    }
+}
+
+fn channel_str(c: Channel) -> &'static str {
+    match c {
+        Channel::Text => "text",
+        Channel::Voice => "voice",
+    }
+}
+
+const COLUMNS: &str = "id, session, text, due_ms, every_secs, register, channel";
+
+fn reminder_of(r: &Row<'_>) -> rusqlite::Result<Reminder> {
+    let register: String = r.get(5)?;
+    let channel: String = r.get(6)?;
+    let every: Option<i64> = r.get(4)?;
+    Ok(Reminder {
+        id: r.get(0)?,
+        session: r.get(1)?,
+        text: r.get(2)?,
+        due_ms: r.get(3)?,
+        every_secs: every.and_then(|e| u64::try_from(e).ok()),
+        register: if register == "voice" {
+            Register::Voice
+        } else {
+            Register::Text
+        },
+        channel: if channel == "voice" {
+            Channel::Voice
+        } else {
+            Channel::Text
+        },
+    })
+}
+
+impl Store {
+    /// Store a new reminder (its `id` is ignored) and return its id.
+    pub fn add_reminder(&self, r: &Reminder) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                r.session,
+                r.text,
+                r.due_ms,
+                r.every_secs.map(|e| e.min(i64::MAX as u64) as i64),
+                register_str(r.register),
+                channel_str(r.channel),
+                now_ms()
+            ],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// The live reminders of one session, soonest first.
+    pub fn reminders_of(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM reminders WHERE session = ?1 AND done = 0 ORDER BY due_ms, id"
+        ))?;
+        let rows = stmt
+            .query_map([session], reminder_of)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// One live reminder of a session by id.
+    pub fn reminder(&self, session: &str, id: i64) -> Result<Option<Reminder>, StoreError> {
+        Ok(self.reminders_of(session)?.into_iter().find(|r| r.id == id))
+    }
+
+    /// Every live reminder due at or before `now_ms`, soonest first.
+    pub fn due_reminders(&self, now_ms: i64) -> Result<Vec<Reminder>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM reminders WHERE done = 0 AND due_ms <= ?1 ORDER BY due_ms, id"
+        ))?;
+        let rows = stmt
+            .query_map([now_ms], reminder_of)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// The soonest due time of any live reminder.
+    pub fn next_reminder_due(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.conn().query_row(
+            "SELECT MIN(due_ms) FROM reminders WHERE done = 0",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Move a live reminder from `from_ms` to `to_ms` (a repeat's next time, a skip), or
+    /// close it when `to_ms` is `None` (a one-off fired, a removal). True only for the
+    /// caller that changed it: a second claim of the same due time gets false.
+    pub fn move_reminder(
+        &self,
+        id: i64,
+        from_ms: i64,
+        to_ms: Option<i64>,
+    ) -> Result<bool, StoreError> {
+        let conn = self.conn();
+        let changed = match to_ms {
+            Some(to) => conn.execute(
+                "UPDATE reminders SET due_ms = ?3 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
+                params![id, from_ms, to],
+            )?,
+            None => conn.execute(
+                "UPDATE reminders SET done = 1 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
+                params![id, from_ms],
+            )?,
+        };
+        Ok(changed == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(session: &str, due_ms: i64) -> Reminder {
+        Reminder {
+            id: 0,
+            session: session.into(),
+            text: "stretch".into(),
+            due_ms,
+            register: Register::Voice,
+            channel: Channel::Text,
+            every_secs: None,
+        }
+    }
+
+    #[test]
+    fn a_due_time_is_claimed_once_and_a_closed_reminder_is_gone() {
+        let s = Store::in_memory().unwrap();
+        let id = s.add_reminder(&one("s1", 1_000)).unwrap();
+        s.add_reminder(&one("s2", 5_000)).unwrap();
+        assert_eq!(s.next_reminder_due().unwrap(), Some(1_000));
+        let due = s.due_reminders(1_000).unwrap();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].register, Register::Voice);
+        assert!(s.move_reminder(id, 1_000, None).unwrap());
+        assert!(!s.move_reminder(id, 1_000, None).unwrap());
+        assert!(s.reminders_of("s1").unwrap().is_empty());
+        assert_eq!(s.next_reminder_due().unwrap(), Some(5_000));
+    }
+}
