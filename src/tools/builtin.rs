@@ -8,7 +8,7 @@ use super::code::ExecuteCode;
 use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
 use super::memory::{MemoryRecall, MemoryWrite};
-use super::secrets::{SecretPrompt, GetCredential};
+use super::secrets::{GetCredential, SecretPrompt};
 use super::shell::Shell;
 use super::skills::{SkillList, SkillView};
 use super::work::{CancelWork, StartWork};

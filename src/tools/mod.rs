@@ -16,6 +16,7 @@ pub mod builtin;
 pub mod code;
 pub mod delegate;
 pub mod files;
+pub mod mcp;
 pub mod memory;
 pub mod port;
 pub mod process;
@@ -280,10 +281,12 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
     }
 }
 
-/// The tools the engine can offer, in a stable order.
+/// The tools the engine can offer, in a stable order, and the MCP manager whose
+/// servers' tools (`server__tool`) come and go while the process runs.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    mcp: Option<Arc<crate::mcp::McpManager>>,
 }
 
 impl Registry {
@@ -307,5 +310,22 @@ impl Registry {
     /// Every tool, in registration order.
     pub fn all(&self) -> &[Arc<dyn Tool>] {
         &self.tools
+    }
+
+    /// Attach the MCP manager (see `tools::mcp::register`).
+    pub fn set_mcp(&mut self, manager: Arc<crate::mcp::McpManager>) {
+        self.mcp = Some(manager);
+    }
+
+    /// The MCP manager, when MCP is set up.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// A tool by name: a registered one, else a connected MCP server's `server__tool`.
+    pub fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.get(name)
+            .cloned()
+            .or_else(|| self.mcp.as_ref().and_then(|m| m.tool(name)))
     }
 }
