@@ -246,4 +246,6 @@ mod tests_cards;
 #[cfg(test)]
 mod tests_gate;
 #[cfg(test)]
+mod tests_mcp;
+#[cfg(test)]
 mod tests_work;

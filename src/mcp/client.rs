@@ -208,8 +208,9 @@ impl Tool for McpTool {
 /// `Err` is one sentence saying what went wrong.
 pub async fn connect(server: &McpServer) -> Result<Connection, String> {
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let mut reader = None;
     let attempt = async {
-        let service = start(server, &stderr).await?;
+        let service = start(server, &stderr, &mut reader).await?;
         let listed = service
             .peer()
             .list_all_tools()
@@ -224,21 +225,28 @@ pub async fn connect(server: &McpServer) -> Result<Connection, String> {
             CONNECT_TIMEOUT.as_secs()
         )),
     };
-    let (service, listed) = result.map_err(|why| {
-        let last = stderr
-            .lock()
-            .map(|l| l.iter().cloned().collect::<Vec<_>>().join(" / "))
-            .unwrap_or_default();
-        let said = if last.trim().is_empty() {
-            String::new()
-        } else {
-            format!(" Its last words: {last}")
-        };
-        format!(
-            "The MCP server '{}' could not be connected: {why}.{said}",
-            server.name
-        )
-    })?;
+    let (service, listed) = match result {
+        Ok(ok) => ok,
+        Err(why) => {
+            if let Some(reader) = reader {
+                // A process that died leaves its last words behind: read them out.
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            }
+            let last = stderr
+                .lock()
+                .map(|l| l.iter().cloned().collect::<Vec<_>>().join(" / "))
+                .unwrap_or_default();
+            let said = if last.trim().is_empty() {
+                String::new()
+            } else {
+                format!(" Its last words: {last}")
+            };
+            return Err(format!(
+                "The MCP server '{}' could not be connected: {why}.{said}",
+                server.name
+            ));
+        }
+    };
     let peer = service.peer().clone();
     let mut seen = HashSet::new();
     let tools = listed
@@ -258,6 +266,7 @@ pub async fn connect(server: &McpServer) -> Result<Connection, String> {
 async fn start(
     server: &McpServer,
     stderr: &Arc<Mutex<VecDeque<String>>>,
+    reader: &mut Option<tokio::task::JoinHandle<()>>,
 ) -> Result<RunningService<RoleClient, ()>, String> {
     match &server.transport {
         McpTransport::Stdio { command, args, env } => {
@@ -278,7 +287,7 @@ async fn start(
                 .map_err(|e| format!("'{command}' could not be started ({e})"))?;
             if let Some(err) = err {
                 let keep = stderr.clone();
-                tokio::spawn(async move {
+                *reader = Some(tokio::spawn(async move {
                     let mut lines = tokio::io::BufReader::new(err).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
                         if let Ok(mut kept) = keep.lock() {
@@ -288,7 +297,7 @@ async fn start(
                             }
                         }
                     }
-                });
+                }));
             }
             ().serve(transport)
                 .await

@@ -265,4 +265,4 @@ impl McpManager {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
