@@ -229,7 +229,7 @@ impl McpManager {
             })
             .filter(|(score, _)| *score > 0)
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
         scored.into_iter().map(|(_, e)| e).collect()
     }
 

@@ -233,3 +233,29 @@ async fn a_dead_or_misconfigured_server_is_one_sentence_naming_it() {
         "the others still work"
     );
 }
+
+#[tokio::test]
+async fn a_streamable_http_server_lists_and_answers_over_loopback() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new("python3")
+        .args([fixture().as_str(), "--http", "web"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let port = lines.next_line().await.unwrap().unwrap();
+    let (m, home) = manager(&format!(
+        "mcp_servers:\n  web:\n    url: 'http://127.0.0.1:{port}/mcp'\n"
+    ));
+    let (_, tools) = m.activate("job", "web").await.unwrap();
+    assert_eq!(tools, ["web__echo", "web__fail", "web__wipe"]);
+    let out = m
+        .tool("web__echo")
+        .unwrap()
+        .run(json!({"text": "over http"}), &ctx(home.path()))
+        .await;
+    assert_eq!(out.text, "echo: over http");
+    assert!(out.ok);
+}
