@@ -27,7 +27,9 @@ impl App {
             .with_context(|| format!("opening the store {}", config.paths.db.display()))?;
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));
-        let engine = Engine::new(config, model, builtin_registry(), soul, Arc::new(store));
+        let mut tools = builtin_registry();
+        crate::tools::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
+        let engine = Engine::new(config, model, tools, soul, Arc::new(store));
         Ok(App { engine })
     }
 

@@ -11,6 +11,8 @@ pub mod config;
 pub mod engine;
 /// The model client trait and its two wire APIs.
 pub mod llm;
+/// MCP servers: the client manager, their settings and catalogue.
+pub mod mcp;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
 /// The soul file and the system prompt.

@@ -62,6 +62,11 @@ pub struct Settings {
     /// `web_search_url`: a SearXNG-compatible search endpoint (`…/search`, JSON
     /// format enabled); unset hides web_search (none).
     pub web_search_url: Option<String>,
+    /// `mcp_servers`: name → {command, args, env} (stdio) or {url} (streamable HTTP)
+    /// ({}); a bad entry is skipped with a warning naming it.
+    pub mcp_servers: Vec<crate::mcp::config::McpServer>,
+    /// `mcp_catalogue`: servers mcp_find searches and mcp_install connects ([]).
+    pub mcp_catalogue: Vec<crate::mcp::config::CatalogueEntry>,
 }
 
 impl Default for Settings {
@@ -83,6 +88,8 @@ impl Default for Settings {
             allowlist: Vec::new(),
             force_ask: false,
             web_search_url: None,
+            mcp_servers: Vec::new(),
+            mcp_catalogue: Vec::new(),
         }
     }
 }
@@ -156,6 +163,8 @@ pub const KEYS: &[&str] = &[
     "allowlist",
     "force_ask",
     "web_search_url",
+    "mcp_servers",
+    "mcp_catalogue",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -282,6 +291,8 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
             }
             s.web_search_url = (!t.is_empty()).then(|| t.to_string());
         }
+        "mcp_servers" => s.mcp_servers = crate::mcp::config::parse_servers(v)?.0,
+        "mcp_catalogue" => s.mcp_catalogue = crate::mcp::config::parse_catalogue(v)?.0,
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -349,6 +360,10 @@ impl LiveState {
                     self.warn(format!(
                         "setting '{key}': {reason}; keeping {key} as it was"
                     ));
+                } else {
+                    for w in entry_warnings(key, v) {
+                        self.warn(w);
+                    }
                 }
             }
         }
@@ -366,6 +381,16 @@ impl LiveState {
         tracing::warn!("{w}");
         self.warnings.push(w);
     }
+}
+
+/// The warnings for the bad entries of a list-like key (each bad entry is skipped).
+fn entry_warnings(key: &str, v: &Value) -> Vec<String> {
+    let parsed = match key {
+        "mcp_servers" => crate::mcp::config::parse_servers(v).map(|(_, w)| w),
+        "mcp_catalogue" => crate::mcp::config::parse_catalogue(v).map(|(_, w)| w),
+        _ => Ok(Vec::new()),
+    };
+    parsed.unwrap_or_default()
 }
 
 /// Copy one key's value from `from` into `to`.
@@ -386,6 +411,9 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "owners" => to.owners = std::mem::take(&mut from.owners),
         "allowlist" => to.allowlist = std::mem::take(&mut from.allowlist),
         "force_ask" => to.force_ask = from.force_ask,
+        "web_search_url" => to.web_search_url = from.web_search_url.take(),
+        "mcp_servers" => to.mcp_servers = std::mem::take(&mut from.mcp_servers),
+        "mcp_catalogue" => to.mcp_catalogue = std::mem::take(&mut from.mcp_catalogue),
         _ => {}
     }
 }

@@ -58,6 +58,14 @@ pub fn work_only_sentence(name: &str) -> String {
     )
 }
 
+/// The sentence for a tool of an MCP server this job has not activated.
+pub fn not_active_sentence(name: &str, server: &str) -> String {
+    format!(
+        "'{name}' belongs to the MCP server '{server}', whose tools are not loaded in this job. NOTHING \
+         ran. Call activate_tools with server '{server}' first; its tools are offered from the next step."
+    )
+}
+
 /// The sentence for start_work / cancel_work inside a job.
 pub fn companion_only_sentence(name: &str) -> String {
     format!(
@@ -90,9 +98,17 @@ fn parse_args(raw: &str) -> Result<Value, String> {
 impl Loop<'_> {
     /// The door: is this name callable in this turn at all? `Err` is the sentence.
     fn door(&mut self, name: &str) -> Result<Arc<dyn Tool>, String> {
-        let Some(tool) = self.engine.tools.get(name).cloned() else {
-            self.spent.failures += 1; // an unknown name is a failure, not a refusal
-            return Err(unknown_sentence(name));
+        let Some(tool) = self.engine.tools.find(name) else {
+            // A configured MCP server's tool: work-only, and deferred until activated.
+            let server = self.engine.tools.mcp().and_then(|m| m.server_of(name));
+            return Err(match (server, self.ctx.mode) {
+                (Some(_), Mode::Companion) => work_only_sentence(name),
+                (Some(server), Mode::Work) => not_active_sentence(name, &server),
+                (None, _) => {
+                    self.spent.failures += 1; // an unknown name is a failure, not a refusal
+                    unknown_sentence(name)
+                }
+            });
         };
         let spec = tool.spec();
         if self.settings.disabled_toolsets.contains(&spec.family) {
@@ -103,7 +119,13 @@ impl Loop<'_> {
             (Scope::CompanionOnly, Mode::Work) => return Err(companion_only_sentence(name)),
             _ => {}
         }
-        if self.words_only || !self.offered.iter().any(|t| t.spec().name == name) {
+        let offered = self.offered.iter().any(|t| t.spec().name == name);
+        if !self.words_only && !offered {
+            if let Some(server) = spec.family.strip_prefix("mcp:") {
+                return Err(not_active_sentence(name, server));
+            }
+        }
+        if self.words_only || !offered {
             return Err(withheld_sentence(name));
         }
         Ok(tool)

@@ -32,8 +32,8 @@ use crate::tools::Registry;
 
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
 pub use dispatch::{
-    companion_only_sentence, switched_off_sentence, unknown_sentence, withheld_sentence,
-    work_only_sentence,
+    companion_only_sentence, not_active_sentence, switched_off_sentence, unknown_sentence,
+    withheld_sentence, work_only_sentence,
 };
 pub use session::{Session, Sessions};
 pub use turn::{LoopEnd, TurnContext};
@@ -308,5 +308,7 @@ mod tests;
 mod tests_cards;
 #[cfg(test)]
 mod tests_gate;
+#[cfg(test)]
+mod tests_mcp;
 #[cfg(test)]
 mod tests_work;

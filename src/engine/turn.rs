@@ -126,6 +126,12 @@ pub(super) async fn run_loop(
         .take(3)
         .collect();
     let mut offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.mcp()) {
+        // The browser server is always active: connected before the first request.
+        if let Some(why) = mcp.ensure_always_active().await {
+            tracing::warn!(session = %session.id, "{why}");
+        }
+    }
     if ctx.depth >= 1 {
         offered.retain(|t| t.spec().name != "delegate"); // depth 1: helpers cannot delegate
     }
@@ -190,6 +196,7 @@ impl Loop<'_> {
     async fn iterate(&mut self, items: &mut Vec<Item>) -> LoopEnd {
         let mut texts: Vec<String> = Vec::new();
         for iteration in 1..=self.caps.max_iter {
+            self.offer_active_mcp_tools();
             let spent = self.spent.tools_spent(&self.caps);
             self.words_only = spent || iteration == self.caps.max_iter;
             let specs: Vec<&crate::tools::ToolSpec> = if self.words_only {
@@ -274,6 +281,26 @@ impl Loop<'_> {
         LoopEnd {
             text: texts.join("\n\n"),
             status: TurnStatus::Capped,
+        }
+    }
+
+    /// Work mode: add the tools of the MCP servers this job activated (and the
+    /// browser's) that are not offered yet, so activate_tools takes effect from the
+    /// next request. MCP tools are work-only; a switched-off `mcp:<server>` stays off.
+    fn offer_active_mcp_tools(&mut self) {
+        let Some(mcp) = self.engine.tools.mcp() else {
+            return;
+        };
+        if self.ctx.mode != Mode::Work {
+            return;
+        }
+        let job = crate::mcp::job_key(&self.session.id, self.ctx.run_id.as_deref());
+        for tool in mcp.active_tools(&job) {
+            let spec = tool.spec();
+            let offered = self.offered.iter().any(|t| t.spec().name == spec.name);
+            if !offered && !self.settings.disabled_toolsets.contains(&spec.family) {
+                self.offered.push(tool);
+            }
         }
     }
 

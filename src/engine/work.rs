@@ -254,6 +254,9 @@ impl Engine {
             _ = job.cancel.cancelled() => if job.requested_stop.load(Ordering::SeqCst) { JobEnd::Stopped } else { JobEnd::Cancelled },
         };
         self.jobs.running.remove(&session_id);
+        if let Some(mcp) = self.tools.mcp() {
+            mcp.forget_job(&run_id); // the next job starts with its servers deferred again
+        }
         session.set_job_running(false);
         let (ok, summary, announce) = end.report(&job.goal);
         if announce {

@@ -20,6 +20,7 @@ pub mod code;
 pub mod cron;
 pub mod delegate;
 pub mod files;
+pub mod mcp;
 pub mod memory;
 pub mod patch;
 pub mod plan;
@@ -164,6 +165,37 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// A context outside any turn (tests, tools driven directly): text/text, no engine,
+    /// no sink, no store, default settings, depth 0, no secrets.
+    pub fn bare(
+        session: &str,
+        mode: Mode,
+        home: &std::path::Path,
+        workspace: &std::path::Path,
+    ) -> ToolContext {
+        ToolContext {
+            session: session.to_string(),
+            call_id: "c1".into(),
+            register: crate::protocol::Register::Text,
+            channel: crate::protocol::Channel::Text,
+            el_call_bound: Some(false),
+            mode,
+            run_id: None,
+            user_request: None,
+            paths: Arc::new(ToolPaths {
+                home: home.to_path_buf(),
+                workspace: workspace.to_path_buf(),
+            }),
+            engine: None,
+            depth: 0,
+            secret_env: Arc::default(),
+            settings: Arc::default(),
+            frames: None,
+            store: None,
+            reminders: None,
+        }
+    }
+
     /// Emit a frame on the turn's bus; dropped when the context has no sink.
     pub fn emit(&self, frame: Frame) {
         if let Some(sink) = &self.frames {
@@ -341,10 +373,12 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
     }
 }
 
-/// The tools the engine can offer, in a stable order.
+/// The tools the engine can offer, in a stable order, and the MCP manager whose
+/// servers' tools (`server__tool`) come and go while the process runs.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    mcp: Option<Arc<crate::mcp::McpManager>>,
 }
 
 impl Registry {
@@ -368,6 +402,23 @@ impl Registry {
     /// Every tool, in registration order.
     pub fn all(&self) -> &[Arc<dyn Tool>] {
         &self.tools
+    }
+
+    /// Attach the MCP manager (see `tools::mcp::register`).
+    pub fn set_mcp(&mut self, manager: Arc<crate::mcp::McpManager>) {
+        self.mcp = Some(manager);
+    }
+
+    /// The MCP manager, when MCP is set up.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpManager>> {
+        self.mcp.as_ref()
+    }
+
+    /// A tool by name: a registered one, else a connected MCP server's `server__tool`.
+    pub fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.get(name)
+            .cloned()
+            .or_else(|| self.mcp.as_ref().and_then(|m| m.tool(name)))
     }
 }
 

@@ -116,37 +116,15 @@ impl Tool for Shell {
 #[cfg(test)]
 pub(crate) mod tests {
     use std::path::Path;
-    use std::sync::Arc;
     use std::time::Instant;
 
     use super::*;
-    use crate::protocol::{Channel, Mode, Register};
+    use crate::protocol::Mode;
     use crate::tools::process::tests::group_gone;
-    use crate::tools::ToolPaths;
 
     /// A context whose home and workspace are the given folders.
     pub(crate) fn ctx_in(home: &Path, workspace: &Path) -> ToolContext {
-        ToolContext {
-            session: "s".into(),
-            call_id: "c1".into(),
-            register: Register::Text,
-            channel: Channel::Text,
-            el_call_bound: Some(false),
-            mode: Mode::Companion,
-            run_id: None,
-            user_request: None,
-            paths: Arc::new(ToolPaths {
-                home: home.into(),
-                workspace: workspace.into(),
-            }),
-            engine: None,
-            depth: 0,
-            secret_env: Default::default(),
-            settings: Arc::default(),
-            frames: None,
-            store: None,
-            reminders: None,
-        }
+        ToolContext::bare("s", Mode::Companion, home, workspace)
     }
 
     async fn shell(args: Value) -> (ToolOutput, tempfile::TempDir) {

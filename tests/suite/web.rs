@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use kotoba::app::App;
 use kotoba::config::{Config, Settings};
-use kotoba::protocol::{Channel, Mode, Register, TurnRequest};
+use kotoba::protocol::{Mode, TurnRequest};
 use kotoba::tools::web::{WebExtract, WebSearch, MAX_PAGE_CHARS};
-use kotoba::tools::{Tool, ToolContext, ToolOutput, ToolPaths};
+use kotoba::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
 use crate::support::model_server::{Reply, ScriptedModel};
@@ -17,25 +17,9 @@ use crate::support::page_server::{PageServer, ARTICLE_MARK, CHROME_MARKS};
 
 fn ctx(home: &Path, settings: Settings) -> ToolContext {
     ToolContext {
-        session: "s".into(),
-        call_id: "c1".into(),
-        register: Register::Text,
-        channel: Channel::Text,
-        el_call_bound: Some(false),
-        mode: Mode::Companion,
-        run_id: None,
         user_request: Some("read this".into()),
-        paths: Arc::new(ToolPaths {
-            home: home.into(),
-            workspace: home.join("workspace"),
-        }),
         settings: Arc::new(settings),
-        frames: None,
-        store: None,
-        reminders: None,
-        engine: None,
-        depth: 0,
-        secret_env: Arc::default(),
+        ..ToolContext::bare("s", Mode::Companion, home, &home.join("workspace"))
     }
 }
 
