@@ -171,17 +171,30 @@ fn classify_tool(name: &str, risk: Risk) -> Decision {
             format!("'{name}' reaches the network (risk network), so it asks."),
         ),
     };
+    // Installing third-party code is asked for every time: a saved "always" would let
+    // any later install run unseen.
+    let never_saved = NEVER_SAVED_TOOLS.contains(&name);
+    let no_always_reason = if family.is_none() {
+        Some("The tool has no name, so there is nothing to save.".to_string())
+    } else if never_saved {
+        Some(format!(
+            "'{name}' installs third-party code, so it asks every time and can never be saved."
+        ))
+    } else {
+        None
+    };
     Decision {
         verdict,
-        can_always: family.is_some(),
+        can_always: family.is_some() && !never_saved,
         can_always_exact: false,
-        no_always_reason: family
-            .is_none()
-            .then(|| "The tool has no name, so there is nothing to save.".to_string()),
+        no_always_reason,
         family,
         reasons: vec![reason],
     }
 }
+
+/// Tools whose card never offers an "always".
+pub const NEVER_SAVED_TOOLS: &[&str] = &["mcp_install"];
 
 /// Why a family grant cannot be offered for this (non-dangerous) line, or `None`.
 fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<String> {

@@ -159,3 +159,16 @@ fn a_read_only_command_reaching_outside_the_workspace_offers_no_family_grant() {
         assert!(d.no_always_reason.is_some());
     }
 }
+
+#[test]
+fn installing_an_mcp_server_can_never_be_saved() {
+    let ws = tempfile::tempdir().unwrap();
+    let action = super::Action::Tool {
+        name: "mcp_install".into(),
+        risk: crate::protocol::Risk::Exec,
+    };
+    let d = super::classify(&action, ws.path(), true);
+    assert_eq!(d.verdict, super::Verdict::Ask);
+    assert!(!d.can_always && !d.can_always_exact);
+    assert!(d.no_always_reason.unwrap().contains("third-party"));
+}
