@@ -59,6 +59,8 @@ pub struct Settings {
     /// `force_ask`: every exec action asks, closing the allowlist, saved grants and
     /// auto-safe routes (false).
     pub force_ask: bool,
+    /// `discord.api_base`: another Discord-compatible server's base URL (None: Discord).
+    pub discord_api_base: Option<String>,
 }
 
 impl Default for Settings {
@@ -79,6 +81,7 @@ impl Default for Settings {
             owners: Vec::new(),
             allowlist: Vec::new(),
             force_ask: false,
+            discord_api_base: None,
         }
     }
 }
@@ -98,6 +101,7 @@ impl Settings {
             ("KOTOBA_LLM_API", "api"),
             ("KOTOBA_MODEL", "model"),
             ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
+            ("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -150,6 +154,7 @@ pub const KEYS: &[&str] = &[
     "owners",
     "allowlist",
     "force_ask",
+    "discord.api_base",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -268,6 +273,17 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
                 _ => return Err(format!("must be true or false, got {}", show(v))),
             }
         }
+        "discord.api_base" => {
+            let t = text()?;
+            let t = t.trim().trim_end_matches('/');
+            if t.is_empty() {
+                s.discord_api_base = None;
+            } else if t.starts_with("http://") || t.starts_with("https://") {
+                s.discord_api_base = Some(t.to_string());
+            } else {
+                return Err(format!("must be an http(s) URL, got {t:?}"));
+            }
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -372,6 +388,7 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "owners" => to.owners = std::mem::take(&mut from.owners),
         "allowlist" => to.allowlist = std::mem::take(&mut from.allowlist),
         "force_ask" => to.force_ask = from.force_ask,
+        "discord.api_base" => to.discord_api_base = from.discord_api_base.take(),
         _ => {}
     }
 }

@@ -242,15 +242,20 @@ impl Loop<'_> {
         (out, outcome)
     }
 
-    /// Who may answer a host card in this session: the configured owners; a local
+    /// Who may answer a host card in this session: the configured owners (the `owners`
+    /// setting and `KOTOBA_DISCORD_OWNER_IDS`); a local
     /// session (the terminal) is its owner's by construction.
     pub(super) fn answerers(&self) -> Answerers {
         if self.session.id.starts_with("terminal:") {
             Answerers::Local
         } else {
-            Answerers::Owners {
-                ids: self.settings.owners.clone(),
+            let mut ids = self.settings.owners.clone();
+            for id in crate::config::id_list(self.engine.config.env("KOTOBA_DISCORD_OWNER_IDS")) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
             }
+            Answerers::Owners { ids }
         }
     }
 

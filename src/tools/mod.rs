@@ -13,6 +13,7 @@ use crate::protocol::{Channel, Ending, Mode, Register, Risk, StepKind};
 pub mod args;
 pub mod builtin;
 pub mod code;
+pub mod discord;
 pub mod files;
 pub mod memory;
 pub mod process;

@@ -1,3 +1,4 @@
 //! Loopback fakes the suite drives the real code against.
 
+pub mod discord;
 pub mod model_server;
