@@ -68,6 +68,8 @@ pub struct Call {
     pub at: Instant,
     /// The Authorization header.
     pub authorization: Option<String>,
+    /// The id of the message a POST created.
+    pub message_id: Option<String>,
 }
 
 impl Call {

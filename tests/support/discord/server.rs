@@ -30,7 +30,9 @@ pub async fn rest(
         .ok()
         .or_else(|| multipart_json(&raw));
     let at = std::time::Instant::now();
+    let created = (method == Method::POST && path.ends_with("/messages")).then(|| sh.next_id());
     let call = Call {
+        message_id: created.map(|i| i.to_string()),
         method: method.to_string(),
         path: path.clone(),
         body: json_body.clone().unwrap_or(Value::Null),
@@ -55,7 +57,7 @@ pub async fn rest(
         .into_response(),
         ("GET", ["users", "@me"]) => Json(payloads::user(sh.bot_id, "Kotoba", true)).into_response(),
         ("POST", ["channels", ch, "messages"]) => {
-            let id = sh.next_id();
+            let id = created.unwrap_or(0);
             let msg = bot_message(&sh, id, ch, &body);
             lock(&sh.history).push(msg.clone());
             Json(msg).into_response()
