@@ -75,7 +75,7 @@ fn replies_in(d: &FakeDiscord, channel: u64) -> Vec<String> {
             posts_in(c, channel)
                 && c.body
                     .get("embeds")
-                    .is_none_or(|e| e.as_array().is_none_or(|a| a.is_empty()))
+                    .map_or(true, |e| e.as_array().map_or(true, |a| a.is_empty()))
         })
         .map(|c| c.content())
         .collect()

@@ -232,7 +232,7 @@ impl View {
                         l.closed = true;
                     }
                 }
-                self.lives.retain(|l| !(l.closed && !l.dirty));
+                self.lives.retain(|l| !l.closed || l.dirty);
             }
             Frame::Card(card) => self.post_card(card).await,
             Frame::CardSettled {
@@ -284,7 +284,7 @@ impl View {
         for k in keys {
             self.flush(&k).await;
         }
-        self.lives.retain(|l| !(l.closed && !l.dirty));
+        self.lives.retain(|l| !l.closed || l.dirty);
     }
 
     async fn flush(&mut self, key: &Key) {

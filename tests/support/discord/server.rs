@@ -194,7 +194,7 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
                 let WsMessage::Text(text) = msg else { continue };
                 let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
                 match v["op"].as_u64() {
-                    Some(1) => { if !send(&mut socket, &json!({"op": 11})).await { return; } }
+                    Some(1) if !send(&mut socket, &json!({"op": 11})).await => return,
                     Some(2) => {
                         sh.identifies.fetch_add(1, Ordering::SeqCst);
                         let token = v["d"]["token"].as_str().unwrap_or("");
