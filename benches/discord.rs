@@ -113,7 +113,10 @@ async fn main() {
         .skip(start_calls)
         .filter(|c| c.method == "POST" && c.path.ends_with("/messages"))
         .count();
-    println!("channels: {n}, answered: {answered}, first-call samples: {}", lat.len());
+    println!(
+        "channels: {n}, answered: {answered}, first-call samples: {}",
+        lat.len()
+    );
     if !lat.is_empty() {
         println!(
             "MESSAGE_CREATE → first REST call: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
