@@ -11,11 +11,15 @@ use crate::llm::OpenAiClient;
 use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::builtin::builtin_registry;
+use crate::tools::discord::PortSlot;
 
 /// The running process's shared parts.
 pub struct App {
     /// The engine every surface drives.
     pub engine: Arc<Engine>,
+    /// Where the Discord surface registers its port while connected (the discord_*
+    /// read tools are offered only then).
+    pub discord_port: PortSlot,
 }
 
 impl App {
@@ -29,8 +33,13 @@ impl App {
         let model = Arc::new(OpenAiClient::new(config.clone()));
         let mut tools = builtin_registry();
         crate::tools::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
+        let discord_port = PortSlot::default();
+        crate::tools::discord::register(&mut tools, &discord_port);
         let engine = Engine::new(config, model, tools, soul, Arc::new(store));
-        Ok(App { engine })
+        Ok(App {
+            engine,
+            discord_port,
+        })
     }
 
     /// One line saying what is missing before she can think, if anything.

@@ -98,12 +98,18 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let discord = kotoba::surfaces::discord::start(&app, shutdown.clone());
     tracing::info!(
-        "engine ready ({} tools). The web page, /v1 and Discord surfaces are not built yet; use `kotoba chat` meanwhile. Ctrl-C stops.",
+        "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()
     );
     tokio::signal::ctrl_c().await?;
+    shutdown.cancel();
     app.engine.shutdown();
+    if let Some(d) = discord {
+        let _ = d.await;
+    }
     Ok(())
 }
 

@@ -29,6 +29,11 @@ pub const ENV_NAMES: &[&str] = &[
     "KOTOBA_WEB_SEARCH_LIMIT",
     "KOTOBA_MASTER_KEY",
     "KOTOBA_WEB_SEARCH_URL",
+    "DISCORD_TOKEN",
+    "KOTOBA_DISCORD_OWNER_IDS",
+    "KOTOBA_DISCORD_GUILDS",
+    "KOTOBA_DISCORD_HOME_CHANNELS",
+    "KOTOBA_DISCORD_API_BASE",
 ];
 
 /// Where things live.
@@ -142,6 +147,18 @@ impl Config {
         settings::write_key(&self.paths.settings, key, value)
     }
 
+    /// Every owner id: the `owners` setting plus `KOTOBA_DISCORD_OWNER_IDS` (comma or
+    /// space separated), without duplicates. Owners may answer host cards.
+    pub fn owners(&self) -> Vec<String> {
+        let mut ids = self.settings().owners;
+        for id in id_list(self.env("KOTOBA_DISCORD_OWNER_IDS")) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
     /// The API key for the model, from the env name the settings name.
     pub fn api_key(&self) -> Option<String> {
         let name = self.settings().api_key_env;
@@ -150,6 +167,16 @@ impl Config {
             .or_else(|| std::env::var(&name).ok())
             .filter(|k| !k.trim().is_empty())
     }
+}
+
+/// Split an id list such as `"1, 2 3"` into its ids.
+pub fn id_list(raw: Option<&str>) -> Vec<String> {
+    raw.unwrap_or("")
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 fn default_home() -> PathBuf {

@@ -67,6 +67,8 @@ pub struct Settings {
     pub mcp_servers: Vec<crate::mcp::config::McpServer>,
     /// `mcp_catalogue`: servers mcp_find searches and mcp_install connects ([]).
     pub mcp_catalogue: Vec<crate::mcp::config::CatalogueEntry>,
+    /// `discord.api_base`: another Discord-compatible server's base URL (None: Discord).
+    pub discord_api_base: Option<String>,
 }
 
 impl Default for Settings {
@@ -90,6 +92,7 @@ impl Default for Settings {
             web_search_url: None,
             mcp_servers: Vec::new(),
             mcp_catalogue: Vec::new(),
+            discord_api_base: None,
         }
     }
 }
@@ -110,6 +113,7 @@ impl Settings {
             ("KOTOBA_MODEL", "model"),
             ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
             ("KOTOBA_WEB_SEARCH_URL", "web_search_url"),
+            ("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -165,6 +169,7 @@ pub const KEYS: &[&str] = &[
     "web_search_url",
     "mcp_servers",
     "mcp_catalogue",
+    "discord.api_base",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -293,6 +298,17 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
         }
         "mcp_servers" => s.mcp_servers = crate::mcp::config::parse_servers(v)?.0,
         "mcp_catalogue" => s.mcp_catalogue = crate::mcp::config::parse_catalogue(v)?.0,
+        "discord.api_base" => {
+            let t = text()?;
+            let t = t.trim().trim_end_matches('/');
+            if t.is_empty() {
+                s.discord_api_base = None;
+            } else if t.starts_with("http://") || t.starts_with("https://") {
+                s.discord_api_base = Some(t.to_string());
+            } else {
+                return Err(format!("must be an http(s) URL, got {t:?}"));
+            }
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -414,6 +430,7 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "web_search_url" => to.web_search_url = from.web_search_url.take(),
         "mcp_servers" => to.mcp_servers = std::mem::take(&mut from.mcp_servers),
         "mcp_catalogue" => to.mcp_catalogue = std::mem::take(&mut from.mcp_catalogue),
+        "discord.api_base" => to.discord_api_base = from.discord_api_base.take(),
         _ => {}
     }
 }

@@ -36,7 +36,7 @@ pub use dispatch::{
     withheld_sentence, work_only_sentence,
 };
 pub use session::{Session, Sessions};
-pub use turn::{LoopEnd, TurnContext};
+pub use turn::{guest_may_use, Access, LoopEnd, TurnContext};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.
 pub const WORK_DONE_SENTINEL: &str = "__work_done__";
@@ -194,14 +194,15 @@ impl Engine {
         )
     }
 
-    /// Who may answer a host card in a session: the configured owners; a local session
+    /// Who may answer a host card in a session: the configured owners (the `owners`
+    /// setting and `KOTOBA_DISCORD_OWNER_IDS`); a local session
     /// (the terminal) is its owner's by construction.
     pub fn answerers_for(&self, session: &str) -> crate::protocol::Answerers {
         if session.starts_with(session::LOCAL_SESSION_PREFIX) {
             crate::protocol::Answerers::Local
         } else {
             crate::protocol::Answerers::Owners {
-                ids: self.config.settings().owners,
+                ids: self.config.owners(),
             }
         }
     }
@@ -248,6 +249,16 @@ impl Engine {
         session.push_history(items);
     }
 
+    /// Start a fresh conversation in session `id`: its transcript is archived in the
+    /// store (kept, under another name) and the model sees no earlier lines.
+    pub fn reset_session(&self, id: &str) -> Result<(), crate::store::StoreError> {
+        self.store.archive_session(id)?;
+        if let Some(s) = self.sessions.get(id) {
+            s.clear_history();
+        }
+        Ok(())
+    }
+
     /// Cut every running turn (process shutdown): their rows close as interrupted.
     pub fn shutdown(&self) {
         self.shutdown.cancel();
@@ -256,6 +267,12 @@ impl Engine {
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
     pub async fn run_turn(&self, req: TurnRequest) -> TurnResult {
+        self.run_turn_as(req, Access::Owner).await
+    }
+
+    /// [`Engine::run_turn`] spoken for `access`: a guest's turn is offered only the
+    /// guest allow-list (host tools are refused at the door as withheld).
+    pub async fn run_turn_as(&self, req: TurnRequest, access: Access) -> TurnResult {
         let session = self.session(&req.session);
         if req.replace_running {
             session.cancel_running();
@@ -282,7 +299,7 @@ impl Engine {
             (!req.hidden).then(|| req.text.clone()),
         );
         let end = tokio::select! {
-            end = turn::run_loop(self, session.clone(), ctx, items) => end,
+            end = turn::run_loop_as(self, session.clone(), ctx, items, access) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         session.set_current(None);

@@ -97,6 +97,11 @@ impl Session {
         lock(&self.history).clone()
     }
 
+    /// Forget the in-memory transcript (a fresh conversation).
+    pub fn clear_history(&self) {
+        lock(&self.history).clear();
+    }
+
     /// Append lines to the in-memory transcript, keeping the last [`HISTORY_LINES`].
     pub(crate) fn push_history(&self, items: impl IntoIterator<Item = Item>) {
         let mut h = lock(&self.history);

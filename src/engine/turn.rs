@@ -93,12 +93,26 @@ pub(super) struct Loop<'a> {
 }
 
 /// Run one loop over `items` (history + the new user line). Never panics, never hangs
-/// on a model failure: every end is a [`LoopEnd`].
+/// on a model failure: every end is a [`LoopEnd`]. (Kept for the engine's tests and
+/// the work runner; surfaces go through [`run_loop_as`].)
+#[allow(dead_code)]
 pub(super) async fn run_loop(
     engine: &Engine,
     session: Arc<Session>,
     ctx: TurnContext,
+    items: Vec<Item>,
+) -> LoopEnd {
+    run_loop_as(engine, session, ctx, items, Access::Owner).await
+}
+
+/// [`run_loop`] for a turn spoken for `access`: a guest's turn is offered only the
+/// guest allow-list, so a host tool it calls is refused at the door as withheld.
+pub(super) async fn run_loop_as(
+    engine: &Engine,
+    session: Arc<Session>,
+    ctx: TurnContext,
     mut items: Vec<Item>,
+    access: Access,
 ) -> LoopEnd {
     let settings = engine.config.settings();
     let caps = match ctx.mode {
@@ -140,6 +154,9 @@ pub(super) async fn run_loop(
         .as_ref()
         .map(|m| m.wait.clone())
         .unwrap_or_default();
+    if access == Access::Guest {
+        offered.retain(|t| guest_may_use(t.spec()));
+    }
     let mut lp = Loop {
         engine,
         session,
@@ -159,6 +176,25 @@ pub(super) async fn run_loop(
     let end = lp.iterate(&mut items).await;
     lp.rows.finish();
     end
+}
+
+/// Whom a turn speaks for (discord.md, Permissions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// An owner (configured ids) or a local person: every tool.
+    Owner,
+    /// Anyone else: the guest allow-list only; host tools are withheld at the door.
+    Guest,
+}
+
+/// The guest allow-list: web, skills, Discord reads and clarify. Host tools (shell,
+/// code, files, credentials, the owner's memory, MCP) are never on it.
+pub fn guest_may_use(spec: &crate::tools::ToolSpec) -> bool {
+    matches!(spec.family.as_str(), "web" | "skills")
+        || matches!(
+            spec.name.as_str(),
+            "discord_read_history" | "discord_people" | "clarify"
+        )
 }
 
 /// The tools offered this turn: registered, in scope for the mode, not switched off,

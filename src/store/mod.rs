@@ -216,6 +216,16 @@ impl Store {
         Ok(rows)
     }
 
+    /// Move a session's lines under `<session>#archived-<ms>`: kept, but no longer its
+    /// transcript (a fresh conversation, e.g. Discord's `/new`).
+    pub fn archive_session(&self, session: &str) -> Result<(), StoreError> {
+        let archived = format!("{session}#archived-{}", now_ms());
+        self.conn()
+            .prepare_cached("UPDATE messages SET session = ?1 WHERE session = ?2")?
+            .execute(params![archived, session])?;
+        Ok(())
+    }
+
     /// Whether a session has any stored line.
     pub fn has_session(&self, session: &str) -> Result<bool, StoreError> {
         Ok(self

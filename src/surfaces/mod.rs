@@ -1,4 +1,5 @@
 //! Surfaces: each turns its input into turn requests and the engine's frames into its
 //! own pixels or sounds. Only surfaces may print or import a UI/protocol crate.
 
+pub mod discord;
 pub mod terminal;

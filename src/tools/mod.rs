@@ -19,6 +19,7 @@ pub mod builtin;
 pub mod code;
 pub mod cron;
 pub mod delegate;
+pub mod discord;
 pub mod files;
 pub mod mcp;
 pub mod memory;

@@ -1,6 +1,7 @@
 //! The integration suites, one file per area.
 
 mod cli;
+mod discord;
 mod engine;
 mod gate_cli;
 mod llm;

@@ -1,4 +1,5 @@
 //! Loopback fakes the suite drives the real code against.
 
+pub mod discord;
 pub mod model_server;
 pub mod page_server;

@@ -1,0 +1,241 @@
+//! Approval cards: the exact command in a code block, why, where the result lands,
+//! risk colour, expiry as a Discord relative timestamp, and only the buttons the gate
+//! offers; after settlement the buttons are disabled and the card says who decided
+//! what, or that it expired and nothing ran. A press is parsed here; the engine decides.
+
+use crate::protocol::{Answerers, Card as GateCard, CardSettlement, Decision, Risk};
+
+use super::render::{Button, Card, Style};
+
+/// The custom id prefix of approval buttons.
+pub const PREFIX: &str = "kc:";
+
+/// The custom id of `decision` on card `request_id`.
+pub fn button_id(decision: Decision, request_id: &str) -> String {
+    let d = match decision {
+        Decision::Approve => "a",
+        Decision::AlwaysExact => "e",
+        Decision::AlwaysFamily => "f",
+        Decision::Deny => "d",
+    };
+    format!("{PREFIX}{d}:{request_id}")
+}
+
+/// The decision and card a button's custom id names.
+pub fn parse_button(custom_id: &str) -> Option<(Decision, String)> {
+    let rest = custom_id.strip_prefix(PREFIX)?;
+    let (d, id) = rest.split_once(':')?;
+    let decision = match d {
+        "a" => Decision::Approve,
+        "e" => Decision::AlwaysExact,
+        "f" => Decision::AlwaysFamily,
+        "d" => Decision::Deny,
+        _ => return None,
+    };
+    (!id.is_empty()).then(|| (decision, id.to_string()))
+}
+
+/// The side colour of a risk.
+pub fn risk_colour(risk: Risk) -> u32 {
+    match risk {
+        Risk::Read => 0x57F287,
+        Risk::Write => 0xFEE75C,
+        Risk::Network => 0x3498DB,
+        Risk::Exec => 0xED4245,
+    }
+}
+
+/// The card as drawn while it waits; `in_dm` says where the result lands.
+pub fn pending(card: &GateCard, in_dm: bool) -> Card {
+    let lang = match card.tool.as_str() {
+        "execute_code" => "py",
+        "shell" => "sh",
+        _ => "",
+    };
+    let action = card.action.replace("```", "`\u{200b}``");
+    let mut fields = vec![
+        (
+            "Why".to_string(),
+            if card.why.trim().is_empty() {
+                "(no reason given)".into()
+            } else {
+                card.why.clone()
+            },
+        ),
+        (
+            "Where the result lands".to_string(),
+            if in_dm {
+                "only you".into()
+            } else {
+                "everyone in this channel".into()
+            },
+        ),
+        (
+            "Expires".to_string(),
+            format!("<t:{}:R>", card.expires_at_ms / 1000),
+        ),
+    ];
+    if let Some(why) = &card.no_always_reason {
+        fields.push(("No \"always (family)\"".into(), why.clone()));
+    }
+    if matches!(&card.answerers, Answerers::Owners { ids } if ids.is_empty()) {
+        fields.push((
+            "Nobody can answer".into(),
+            "No owner is configured: set KOTOBA_DISCORD_OWNER_IDS (or the `owners` setting)."
+                .into(),
+        ));
+    }
+    let mut buttons = vec![Button {
+        id: button_id(Decision::Approve, &card.request_id),
+        label: "Approve once".into(),
+        style: Style::Success,
+        disabled: false,
+    }];
+    if card.can_always_exact {
+        buttons.push(Button {
+            id: button_id(Decision::AlwaysExact, &card.request_id),
+            label: "Always (this exact line)".into(),
+            style: Style::Primary,
+            disabled: false,
+        });
+    }
+    if card.can_always {
+        buttons.push(Button {
+            id: button_id(Decision::AlwaysFamily, &card.request_id),
+            label: "Always (this family)".into(),
+            style: Style::Primary,
+            disabled: false,
+        });
+    }
+    buttons.push(Button {
+        id: button_id(Decision::Deny, &card.request_id),
+        label: "Deny".into(),
+        style: Style::Danger,
+        disabled: false,
+    });
+    Card {
+        title: format!("May I run this? ({})", card.tool),
+        description: format!("```{lang}\n{action}\n```"),
+        colour: risk_colour(card.risk),
+        fields,
+        footer: None,
+        buttons,
+    }
+}
+
+/// The sentence a settled card shows.
+pub fn settlement_words(s: &CardSettlement) -> String {
+    match s {
+        CardSettlement::Decided { decision, by } => match decision {
+            Decision::Approve => format!("✅ Approved once by {by}."),
+            Decision::AlwaysExact => format!("✅ Approved by {by}, always for this exact line."),
+            Decision::AlwaysFamily => format!("✅ Approved by {by}, always for this family."),
+            Decision::Deny => format!("🚫 Denied by {by}. Nothing ran."),
+        },
+        CardSettlement::Expired => "⌛ This card expired unanswered. Nothing ran.".into(),
+        CardSettlement::Dismissed => "This card was dismissed. Nothing ran.".into(),
+        CardSettlement::Cancelled => "The turn that asked is gone. Nothing ran.".into(),
+    }
+}
+
+/// The card after it settled: buttons disabled, the outcome said.
+pub fn settled(card: &GateCard, in_dm: bool, how: &CardSettlement) -> Card {
+    let mut c = pending(card, in_dm);
+    c.fields.retain(|(name, _)| name != "Expires");
+    c.fields.push(("Decision".into(), settlement_words(how)));
+    if !matches!(how, CardSettlement::Decided { decision, .. } if decision.approves()) {
+        c.colour = 0x99AAB5;
+    }
+    for b in &mut c.buttons {
+        b.disabled = true;
+    }
+    c
+}
+
+/// The private answer to a press the engine refused.
+pub fn refusal_words(err: &crate::engine::AnswerError) -> &'static str {
+    match err {
+        crate::engine::AnswerError::NotYours => {
+            "That card is not yours to answer: only an owner may approve what runs on this machine. Nothing changed."
+        }
+        crate::engine::AnswerError::AlreadySettled | crate::engine::AnswerError::Unknown => {
+            "That card was already settled, so nothing changed."
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate_card(can_always: bool, can_exact: bool) -> GateCard {
+        GateCard {
+            request_id: "r1".into(),
+            session: "discord:1".into(),
+            kind: crate::protocol::CardKind::Approval,
+            tool: "shell".into(),
+            action: "make test".into(),
+            why: "to run the tests".into(),
+            risk: Risk::Exec,
+            can_always,
+            can_always_exact: can_exact,
+            no_always_reason: (!can_always).then(|| "make is not offered as a family.".into()),
+            expires_at_ms: 1_800_000_000_000,
+            window_secs: 180,
+            answerers: Answerers::Owners {
+                ids: vec!["1".into()],
+            },
+        }
+    }
+
+    #[test]
+    fn an_approval_card_shows_the_exact_command_why_where_expiry_and_only_offered_buttons() {
+        let c = pending(&gate_card(false, true), false);
+        assert_eq!(c.description, "```sh\nmake test\n```");
+        assert!(c
+            .fields
+            .contains(&("Expires".into(), "<t:1800000000:R>".into())));
+        assert!(c.fields.contains(&(
+            "Where the result lands".into(),
+            "everyone in this channel".into()
+        )));
+        let ids: Vec<&str> = c.buttons.iter().map(|b| b.id.as_str()).collect();
+        assert_eq!(ids, ["kc:a:r1", "kc:e:r1", "kc:d:r1"]);
+        assert_eq!(c.colour, risk_colour(Risk::Exec));
+        let all = pending(&gate_card(true, true), true);
+        assert_eq!(all.buttons.len(), 4);
+    }
+
+    #[test]
+    fn a_settled_card_disables_its_buttons_and_says_who_decided_or_that_nothing_ran() {
+        let by = CardSettlement::Decided {
+            decision: Decision::Deny,
+            by: "olive".into(),
+        };
+        let c = settled(&gate_card(true, true), false, &by);
+        assert!(c.buttons.iter().all(|b| b.disabled));
+        assert!(c
+            .fields
+            .iter()
+            .any(|(_, v)| v == "🚫 Denied by olive. Nothing ran."));
+        let e = settled(&gate_card(true, true), false, &CardSettlement::Expired);
+        assert!(e
+            .fields
+            .iter()
+            .any(|(_, v)| v.contains("expired unanswered. Nothing ran")));
+    }
+
+    #[test]
+    fn button_ids_round_trip() {
+        for d in [
+            Decision::Approve,
+            Decision::AlwaysExact,
+            Decision::AlwaysFamily,
+            Decision::Deny,
+        ] {
+            assert_eq!(parse_button(&button_id(d, "abc")), Some((d, "abc".into())));
+        }
+        assert_eq!(parse_button("kc:x:abc"), None);
+        assert_eq!(parse_button("ko:1"), None);
+    }
+}

@@ -1,0 +1,167 @@
+//! A written message, end to end: the answer rules, one turn (typing indicator for the
+//! whole turn, guests' host tools withheld at the door), then her reply split for
+//! Discord, the first part replying to the message without pinging its author.
+
+use std::sync::Arc;
+
+use serenity::all::{Context, CreateAllowedMentions, CreateMessage, GuildId, Message, UserId};
+use tokio::time::Instant;
+
+use crate::engine::Access;
+use crate::protocol::{TurnRequest, TurnStatus};
+
+use super::rules::{self, Facts, FollowUp};
+use super::{reply, session_of, view, Bot};
+
+/// The roles she wears in `guild` (for role mentions), from the cache.
+pub(crate) fn my_roles(bot: &Bot, guild: Option<GuildId>, me: u64) -> Vec<u64> {
+    let (Some(g), Some(cache)) = (guild, bot.cache.get()) else {
+        return Vec::new();
+    };
+    cache
+        .guild(g)
+        .and_then(|g| {
+            g.members
+                .get(&UserId::new(me.max(1)))
+                .map(|m| m.roles.iter().map(|r| r.get()).collect())
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the allow-list lets this message through: its guild is listed, or (a DM)
+/// its author is a member of a listed guild.
+async fn allowed(bot: &Bot, ctx: &Context, msg: &Message) -> bool {
+    let list = &bot.settings.guilds;
+    if list.is_empty() {
+        return true;
+    }
+    match msg.guild_id {
+        Some(g) => list.contains(&g.get()),
+        None => {
+            for g in list.iter().filter(|g| **g > 0) {
+                let gid = GuildId::new(*g);
+                let cached = bot
+                    .cache
+                    .get()
+                    .and_then(|c| c.guild(gid).map(|g| g.members.contains_key(&msg.author.id)));
+                let member = match cached {
+                    Some(true) => true,
+                    _ => ctx.http.get_member(gid, msg.author.id).await.is_ok(),
+                };
+                if member {
+                    return true;
+                }
+            }
+            false
+        }
+    }
+}
+
+/// Attachments she cannot pass to the model are named as not received.
+fn attachment_note(msg: &Message) -> String {
+    let names: Vec<String> = msg
+        .attachments
+        .iter()
+        .map(|a| format!("'{}'", a.filename))
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n[The person attached {} — not received: attachments do not reach you yet.]",
+        names.join(", ")
+    )
+}
+
+/// Handle one MESSAGE_CREATE.
+pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
+    let Some(&me) = bot.me.get() else { return };
+    let author = msg.author.id.get();
+    if author == me || !bot.first_sight(msg.id.get()) {
+        return;
+    }
+    let channel = msg.channel_id.get();
+    let roles = my_roles(&bot, msg.guild_id, me);
+    let facts = Facts {
+        own: false,
+        from_bot: msg.author.bot,
+        empty: msg.content.trim().is_empty() && msg.attachments.is_empty(),
+        dm: msg.guild_id.is_none(),
+        allowed: allowed(&bot, &ctx, &msg).await,
+        mentions_me: rules::mentions_me(&msg.content, me, &roles),
+        reply_to_me: msg
+            .referenced_message
+            .as_ref()
+            .is_some_and(|r| r.author.id.get() == me),
+        home_channel: bot.settings.home_channels.contains(&channel),
+        mentions_others: msg.mention_everyone || rules::mentions_others(&msg.content, me, &roles),
+        author,
+    };
+    let follow = bot.follow.get(&channel).map(|f| *f);
+    if rules::decide(&facts, follow.as_ref(), Instant::now()).is_none() {
+        if !facts.from_bot && rules::after_unanswered(follow, author).is_none() {
+            bot.follow.remove(&channel);
+        }
+        return;
+    }
+    bot.follow.remove(&channel);
+    let session = session_of(channel);
+    view::ensure(&bot, &session, channel, facts.dm);
+    let typing = msg.channel_id.start_typing(&ctx.http);
+    let mut text = rules::strip_my_mentions(&msg.content, me, &roles);
+    text.push_str(&attachment_note(&msg));
+    let name = msg
+        .author
+        .global_name
+        .clone()
+        .unwrap_or_else(|| msg.author.name.clone());
+    let req = TurnRequest::text(&session, format!("{name} ({author})"), text);
+    let access = if bot.is_owner(author) {
+        Access::Owner
+    } else {
+        Access::Guest
+    };
+    bot.askers.insert(session.clone(), author);
+    let result = bot.engine.run_turn_as(req, access).await;
+    typing.stop();
+    if result.status == TurnStatus::Interrupted && result.text.trim().is_empty() {
+        return;
+    }
+    if result.text.trim().is_empty() {
+        return;
+    }
+    post_reply(&ctx, &msg, &result.text).await;
+    bot.follow.insert(
+        channel,
+        FollowUp {
+            author,
+            at: Instant::now(),
+        },
+    );
+}
+
+/// Post her answer: links tidied, split for Discord, only the users she names pinged,
+/// the first part a reply that does not ping the author.
+pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) {
+    let tidy = reply::tidy_links(text);
+    let users: Vec<UserId> = reply::pinged_users(&tidy)
+        .into_iter()
+        .filter(|u| *u > 0)
+        .map(UserId::new)
+        .collect();
+    for (i, part) in reply::split(&tidy).iter().enumerate() {
+        let mentions = CreateAllowedMentions::new()
+            .users(users.clone())
+            .replied_user(false);
+        let mut m = CreateMessage::new()
+            .content(part)
+            .allowed_mentions(mentions);
+        if i == 0 {
+            m = m.reference_message(msg);
+        }
+        if let Err(e) = msg.channel_id.send_message(&ctx.http, m).await {
+            tracing::warn!("Discord: posting a reply in {}: {e}", msg.channel_id);
+            break;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! `/new`: a fresh conversation in this channel (the old transcript is archived).
+
+use serenity::all::CommandInteraction;
+
+use super::Answer;
+use crate::surfaces::discord::{session_of, Bot};
+
+/// Handle /new.
+pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
+    let session = session_of(c.channel_id.get());
+    match bot.engine.reset_session(&session) {
+        Ok(()) => Answer::text("Fresh start: I no longer see what was said here before."),
+        Err(e) => {
+            tracing::warn!("Discord: /new in {session}: {e}");
+            Answer::text("I could not start a fresh conversation just now.")
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The serenity event handler: dispatch only. READY records who she is and registers
+//! the slash commands and the read-tool port; messages go to [`super::chat`],
+//! interactions to [`super::press`] and [`super::commands`].
+
+use std::sync::Arc;
+
+use serenity::all::{Context, EventHandler, Interaction, Message, Ready};
+use serenity::async_trait;
+
+use super::port::Port;
+use super::Bot;
+
+/// The handler serenity calls; holds the surface's state.
+pub(crate) struct Handler(pub Arc<Bot>);
+
+#[async_trait]
+impl EventHandler for Handler {
+    async fn ready(&self, ctx: Context, ready: Ready) {
+        let bot = &self.0;
+        let _ = bot.me.set(ready.user.id.get());
+        ctx.http.set_application_id(ready.application.id);
+        let _ = bot.http.set(ctx.http.clone());
+        let _ = bot.cache.set(ctx.cache.clone());
+        bot.port_slot.set(Some(Arc::new(Port(bot.clone()))));
+        tracing::info!(
+            "Discord: connected as {} ({} guilds).",
+            ready.user.name,
+            ready.guilds.len()
+        );
+        super::commands::register(bot, &ctx.http).await;
+    }
+
+    async fn message(&self, ctx: Context, msg: Message) {
+        super::chat::on_message(self.0.clone(), ctx, msg).await;
+    }
+
+    async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
+        match interaction {
+            Interaction::Component(c) => super::press::on_press(&self.0, &ctx, c).await,
+            Interaction::Command(c) => super::commands::on_command(&self.0, &ctx, c).await,
+            _ => {}
+        }
+    }
+}

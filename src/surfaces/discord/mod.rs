@@ -1,0 +1,266 @@
+//! The Discord text surface: a serenity gateway client in the same process as the other
+//! surfaces. It turns Discord messages into turns and the engine's frames into Discord
+//! messages (replies, live step cards, approval cards, slash command answers); it
+//! never decides an outcome, a window or a refusal — the engine does (discord.md).
+//!
+//! Flow: [`handler`] receives gateway events and dispatches only; [`chat`] applies the
+//! answer [`rules`], runs the turn and posts the [`reply`]; [`view`] follows each
+//! session's frames into [`steps`] and [`cards`]; [`press`] answers buttons;
+//! [`commands`] holds the slash commands; [`port`] serves the discord_* read tools.
+
+pub mod cards;
+mod chat;
+pub mod commands;
+mod handler;
+mod port;
+mod press;
+pub mod render;
+pub mod reply;
+pub mod rules;
+pub mod steps;
+mod view;
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use dashmap::DashMap;
+use serenity::all::{GatewayIntents, Http, HttpBuilder};
+use serenity::Client;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use crate::config::{id_list, Config};
+use crate::engine::Engine;
+use crate::tools::discord::PortSlot;
+
+/// The Discord settings, read once at start from the environment (and the
+/// `discord.api_base` setting).
+#[derive(Clone)]
+pub struct DiscordSettings {
+    /// The bot token (never logged, never shown).
+    token: String,
+    /// Owner ids: every tool, and the only ones who may answer host cards.
+    pub owners: Vec<u64>,
+    /// The guild allow-list (empty: every guild).
+    pub guilds: Vec<u64>,
+    /// Channels where she answers every message.
+    pub home_channels: Vec<u64>,
+    /// Another Discord-compatible server (None: Discord itself).
+    pub api_base: Option<String>,
+}
+
+impl std::fmt::Debug for DiscordSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscordSettings")
+            .field("token", &"<hidden>")
+            .field("owners", &self.owners)
+            .field("guilds", &self.guilds)
+            .field("home_channels", &self.home_channels)
+            .field("api_base", &self.api_base)
+            .finish()
+    }
+}
+
+fn ids(raw: Option<&str>) -> Vec<u64> {
+    id_list(raw).iter().filter_map(|s| s.parse().ok()).collect()
+}
+
+impl DiscordSettings {
+    /// The settings when a token is configured (`DISCORD_TOKEN`), else `None`.
+    pub fn from_config(config: &Config) -> Option<DiscordSettings> {
+        let token = config
+            .env("DISCORD_TOKEN")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())?
+            .to_string();
+        let mut owners = ids(config.env("KOTOBA_DISCORD_OWNER_IDS"));
+        for o in config.settings().owners {
+            if let Ok(id) = o.parse::<u64>() {
+                if !owners.contains(&id) {
+                    owners.push(id);
+                }
+            }
+        }
+        Some(DiscordSettings {
+            token,
+            owners,
+            guilds: ids(config.env("KOTOBA_DISCORD_GUILDS")),
+            home_channels: ids(config.env("KOTOBA_DISCORD_HOME_CHANNELS")),
+            api_base: config.settings().discord_api_base,
+        })
+    }
+}
+
+/// Why the Discord surface stopped; each message is one sentence naming the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscordError {
+    /// No token is configured.
+    #[error("Discord is off: set DISCORD_TOKEN to your bot's token (Developer Portal → your application → Bot → Reset Token).")]
+    NoToken,
+    /// Discord refused the token (gateway close 4004 or HTTP 401).
+    #[error("Discord refused the bot token: put a valid token in DISCORD_TOKEN (Developer Portal → your application → Bot → Reset Token).")]
+    TokenRefused,
+    /// The privileged intents are not enabled (gateway close 4013/4014).
+    #[error("Discord refused the bot's intents: enable the Message Content and Server Members intents (Developer Portal → your application → Bot → Privileged Gateway Intents), then restart.")]
+    IntentsMissing,
+    /// Anything else (network, a server that is not Discord).
+    #[error("The Discord connection failed ({0}); check the network and KOTOBA_DISCORD_API_BASE.")]
+    Other(String),
+}
+
+/// The intents she needs: guilds, guild messages, direct messages, message content,
+/// guild members, voice states.
+pub fn intents() -> GatewayIntents {
+    GatewayIntents::GUILDS
+        | GatewayIntents::GUILD_MESSAGES
+        | GatewayIntents::DIRECT_MESSAGES
+        | GatewayIntents::MESSAGE_CONTENT
+        | GatewayIntents::GUILD_MEMBERS
+        | GatewayIntents::GUILD_VOICE_STATES
+}
+
+/// The session id of a Discord channel, thread or DM.
+pub fn session_of(channel: u64) -> String {
+    format!("discord:{channel}")
+}
+
+/// The channel of a Discord session id.
+pub fn channel_of(session: &str) -> Option<u64> {
+    session.strip_prefix("discord:")?.parse().ok()
+}
+
+/// How many message ids are remembered to answer each message once.
+const SEEN_CAP: usize = 4096;
+
+/// The surface's shared state.
+pub(crate) struct Bot {
+    pub engine: Arc<Engine>,
+    pub settings: DiscordSettings,
+    pub port_slot: PortSlot,
+    pub http: OnceLock<Arc<Http>>,
+    pub cache: OnceLock<Arc<serenity::cache::Cache>>,
+    pub me: OnceLock<u64>,
+    pub follow: DashMap<u64, rules::FollowUp>,
+    seen: Mutex<(VecDeque<u64>, HashSet<u64>)>,
+    pub views: DashMap<String, ()>,
+    pub outputs: view::Outputs,
+    pub askers: DashMap<String, u64>,
+    pub started: tokio::time::Instant,
+    pub shutdown: CancellationToken,
+}
+
+impl Bot {
+    /// First time this message id is seen? (A resumed gateway may replay events.)
+    pub fn first_sight(&self, id: u64) -> bool {
+        let mut g = match self.seen.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let (order, set) = &mut *g;
+        if !set.insert(id) {
+            return false;
+        }
+        order.push_back(id);
+        if order.len() > SEEN_CAP {
+            if let Some(old) = order.pop_front() {
+                set.remove(&old);
+            }
+        }
+        true
+    }
+
+    /// Whether `user` is an owner.
+    pub fn is_owner(&self, user: u64) -> bool {
+        self.settings.owners.contains(&user)
+            || self
+                .engine
+                .config
+                .owners()
+                .iter()
+                .any(|o| o == &user.to_string())
+    }
+
+    /// The HTTP client once connected.
+    pub fn http(&self) -> Option<&Arc<Http>> {
+        self.http.get()
+    }
+}
+
+/// Build the serenity client for `settings` (HTTP pointed at `api_base` when set).
+async fn client(bot: Arc<Bot>) -> Result<Client, DiscordError> {
+    let s = &bot.settings;
+    let mut http = HttpBuilder::new(&s.token);
+    if let Some(base) = &s.api_base {
+        // serenity's own rate limiter ignores the proxy: the server behind it limits.
+        http = http.proxy(base.clone()).ratelimiter_disabled(true);
+    }
+    serenity::client::ClientBuilder::new_with_http(http.build(), intents())
+        .event_handler(handler::Handler(bot))
+        .await
+        .map_err(|e| classify(&e))
+}
+
+fn classify(e: &serenity::Error) -> DiscordError {
+    use serenity::gateway::GatewayError;
+    match e {
+        serenity::Error::Gateway(GatewayError::InvalidAuthentication) => DiscordError::TokenRefused,
+        serenity::Error::Gateway(
+            GatewayError::DisallowedGatewayIntents | GatewayError::InvalidGatewayIntents,
+        ) => DiscordError::IntentsMissing,
+        serenity::Error::Http(h) if h.status_code().map(|c| c.as_u16()) == Some(401) => {
+            DiscordError::TokenRefused
+        }
+        other => DiscordError::Other(other.to_string()),
+    }
+}
+
+/// Run the Discord surface until `shutdown` fires or the connection fails for good.
+/// The error is one sentence naming the fix.
+pub async fn run(
+    engine: Arc<Engine>,
+    port: PortSlot,
+    shutdown: CancellationToken,
+) -> Result<(), DiscordError> {
+    let settings = DiscordSettings::from_config(&engine.config).ok_or(DiscordError::NoToken)?;
+    let bot = Arc::new(Bot {
+        engine,
+        settings,
+        port_slot: port,
+        http: OnceLock::new(),
+        cache: OnceLock::new(),
+        me: OnceLock::new(),
+        follow: DashMap::new(),
+        seen: Mutex::new((VecDeque::new(), HashSet::new())),
+        views: DashMap::new(),
+        outputs: view::Outputs::default(),
+        askers: DashMap::new(),
+        started: tokio::time::Instant::now(),
+        shutdown: shutdown.clone(),
+    });
+    let mut client = client(bot.clone()).await?;
+    let shards = client.shard_manager.clone();
+    let result = tokio::select! {
+        r = client.start() => r.map_err(|e| classify(&e)),
+        _ = shutdown.cancelled() => {
+            shards.shutdown_all().await;
+            Ok(())
+        }
+    };
+    bot.port_slot.set(None);
+    result
+}
+
+/// Start the Discord surface in the background when a token is configured (`kotoba
+/// serve` calls this). A fatal error is logged as one sentence naming the fix.
+pub fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
+    if DiscordSettings::from_config(&app.engine.config).is_none() {
+        tracing::info!("{}", DiscordError::NoToken);
+        return None;
+    }
+    let (engine, port) = (app.engine.clone(), app.discord_port.clone());
+    Some(tokio::spawn(async move {
+        if let Err(e) = run(engine, port, shutdown).await {
+            tracing::error!("{e}");
+        }
+    }))
+}

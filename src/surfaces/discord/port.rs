@@ -1,0 +1,161 @@
+//! The Discord port the discord_* read tools call (registered on READY): channel
+//! history, as the person asking may read it, and the members of this guild only.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serenity::all::{ChannelId, GuildId, MessagePagination, Permissions, UserId};
+
+use crate::tools::discord::DiscordPort;
+
+use super::{channel_of, Bot};
+
+/// The port, over the surface's state.
+pub(crate) struct Port(pub Arc<Bot>);
+
+impl Port {
+    fn guild_of(&self, channel: u64) -> Option<GuildId> {
+        let cache = self.0.cache.get()?;
+        let id = ChannelId::new(channel.max(1));
+        cache.guilds().into_iter().find(|g| {
+            cache.guild(*g).is_some_and(|guild| {
+                guild.channels.contains_key(&id) || guild.threads.iter().any(|t| t.id == id)
+            })
+        })
+    }
+
+    /// Whether `user` may read `channel` (view + read history), from the cache.
+    fn may_read(&self, user: u64, channel: u64, guild: GuildId) -> bool {
+        let Some(cache) = self.0.cache.get() else {
+            return false;
+        };
+        let Some(g) = cache.guild(guild) else {
+            return false;
+        };
+        let Some(member) = g.members.get(&UserId::new(user.max(1))) else {
+            return false;
+        };
+        let Some(ch) = g.channels.get(&ChannelId::new(channel.max(1))) else {
+            return false;
+        };
+        let p = g.user_permissions_in(ch, member);
+        p.contains(Permissions::VIEW_CHANNEL | Permissions::READ_MESSAGE_HISTORY)
+    }
+}
+
+#[async_trait]
+impl DiscordPort for Port {
+    async fn read_history(
+        &self,
+        session: &str,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> Result<String, String> {
+        let bot = &self.0;
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let target = match channel {
+            Some(c) => c
+                .trim()
+                .trim_start_matches("<#")
+                .trim_end_matches('>')
+                .parse::<u64>()
+                .map_err(|_| format!("'{c}' is not a channel id. Nothing was read."))?,
+            None => here,
+        };
+        if target != here {
+            let (Some(gh), Some(gt)) = (self.guild_of(here), self.guild_of(target)) else {
+                return Err("That channel is not in this server, so nothing was read.".into());
+            };
+            let asker = bot.askers.get(session).map(|a| *a).unwrap_or(0);
+            if gh != gt || !self.may_read(asker, target, gt) {
+                return Err(
+                    "The person asking cannot read that channel, so nothing was read.".into(),
+                );
+            }
+        }
+        let http = bot.http().ok_or("Discord is not connected.")?;
+        let mut out = Vec::new();
+        let mut before = None;
+        while out.len() < limit {
+            let n = u8::try_from((limit - out.len()).min(100)).unwrap_or(100);
+            let page = http
+                .get_messages(
+                    ChannelId::new(target.max(1)),
+                    before.map(MessagePagination::Before),
+                    Some(n),
+                )
+                .await
+                .map_err(|e| {
+                    format!("Discord would not give the history ({e}). Nothing was read.")
+                })?;
+            let got = page.len();
+            before = page.last().map(|m| m.id);
+            out.extend(page);
+            if got < usize::from(n) {
+                break;
+            }
+        }
+        out.reverse();
+        let lines: Vec<String> = out
+            .iter()
+            .map(|m| {
+                format!(
+                    "[{}] {}: {}",
+                    m.timestamp,
+                    m.author
+                        .global_name
+                        .clone()
+                        .unwrap_or_else(|| m.author.name.clone()),
+                    m.content
+                )
+            })
+            .collect();
+        Ok(if lines.is_empty() {
+            "No messages.".into()
+        } else {
+            lines.join("\n")
+        })
+    }
+
+    async fn people(&self, session: &str, query: Option<&str>) -> Result<String, String> {
+        let bot = &self.0;
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let guild = self
+            .guild_of(here)
+            .ok_or("This conversation is not in a server, so there are no members to list.")?;
+        let http = bot.http().ok_or("Discord is not connected.")?;
+        let members = http
+            .get_guild_members(guild, Some(1000), None)
+            .await
+            .map_err(|e| format!("Discord would not list the members ({e})."))?;
+        let q = query.map(str::to_lowercase);
+        let lines: Vec<String> = members
+            .iter()
+            .filter(|m| {
+                q.as_ref().map_or(true, |q| {
+                    m.user.name.to_lowercase().contains(q)
+                        || m.nick
+                            .as_deref()
+                            .is_some_and(|n| n.to_lowercase().contains(q))
+                        || m.user
+                            .global_name
+                            .as_deref()
+                            .is_some_and(|n| n.to_lowercase().contains(q))
+                })
+            })
+            .map(|m| {
+                format!(
+                    "{} (id {}){}",
+                    m.display_name(),
+                    m.user.id,
+                    if m.user.bot { ", a bot" } else { "" }
+                )
+            })
+            .collect();
+        Ok(if lines.is_empty() {
+            "Nobody matches.".into()
+        } else {
+            lines.join("\n")
+        })
+    }
+}

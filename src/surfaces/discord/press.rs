@@ -1,0 +1,132 @@
+//! Button presses: approval answers (the engine decides who may answer; a refusal is a
+//! private sentence and changes nothing), Full output (privately, as a file past 2000
+//! characters), the job card's Stop (asks for confirmation first) and Revoke on
+//! /grants. Every press is acknowledged at once, inside Discord's 3 s deadline.
+
+use serenity::all::{
+    ButtonStyle, ComponentInteraction, Context, CreateActionRow, CreateAttachment, CreateButton,
+    CreateInteractionResponse, CreateInteractionResponseMessage,
+};
+
+use crate::engine::Answerer;
+
+use super::steps::elapsed_words;
+use super::{cards, session_of, Bot};
+
+/// A private reply to an interaction.
+pub(crate) fn private(text: impl Into<String>) -> CreateInteractionResponse {
+    CreateInteractionResponse::Message(
+        CreateInteractionResponseMessage::new()
+            .content(text)
+            .ephemeral(true),
+    )
+}
+
+async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
+    if let Err(e) = c.create_response(&ctx.http, r).await {
+        tracing::warn!("Discord: answering a button press: {e}");
+    }
+}
+
+/// Handle one button press.
+pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) {
+    let id = c.data.custom_id.clone();
+    let user = c.user.id.get();
+    let name = c
+        .member
+        .as_ref()
+        .and_then(|m| m.nick.clone())
+        .or_else(|| c.user.global_name.clone())
+        .unwrap_or_else(|| c.user.name.clone());
+    if let Some((decision, request_id)) = cards::parse_button(&id) {
+        let who = Answerer {
+            id: user.to_string(),
+            name,
+            local: false,
+        };
+        let r = match bot.engine.answer_card(&request_id, decision, &who) {
+            // The card message is edited by the session's view when it settles.
+            Ok(()) => CreateInteractionResponse::Acknowledge,
+            Err(e) => private(cards::refusal_words(&e)),
+        };
+        return respond(ctx, &c, r).await;
+    }
+    if let Some(key) = id.strip_prefix("ko:").and_then(|k| k.parse::<u64>().ok()) {
+        let session = session_of(c.channel_id.get());
+        let r = match bot.outputs.get(key) {
+            Some((s, text)) if s == session => full_output(&text),
+            _ => private("That output is no longer kept."),
+        };
+        return respond(ctx, &c, r).await;
+    }
+    let session = session_of(c.channel_id.get());
+    match id.as_str() {
+        "kj:stop" => {
+            let what = job_words(bot, &session);
+            let confirm = CreateInteractionResponseMessage::new()
+                .content(format!(
+                    "Stop {what}? Whatever it is doing now dies with it."
+                ))
+                .ephemeral(true)
+                .components(vec![CreateActionRow::Buttons(vec![CreateButton::new(
+                    "kj:confirm",
+                )
+                .label("Yes, stop it")
+                .style(ButtonStyle::Danger)])]);
+            respond(ctx, &c, CreateInteractionResponse::Message(confirm)).await
+        }
+        "kj:confirm" => {
+            if !bot.is_owner(user) {
+                return respond(ctx, &c, private("Only an owner can stop her work.")).await;
+            }
+            let said = stop_session_work(bot, &session);
+            respond(ctx, &c, private(said)).await
+        }
+        other if other.starts_with("kg:revoke:") => {
+            super::commands::grants::on_revoke(bot, ctx, &c, other).await
+        }
+        _ => respond(ctx, &c, private("That button is no longer active.")).await,
+    }
+}
+
+/// The Full output reply: in a code block, or as a file past 2000 characters.
+pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
+    let body = text.replace("```", "`\u{200b}``");
+    let msg = if body.chars().count() + 8 <= super::reply::LIMIT {
+        CreateInteractionResponseMessage::new().content(format!("```\n{body}\n```"))
+    } else {
+        CreateInteractionResponseMessage::new()
+            .content("The whole output is attached.")
+            .add_file(CreateAttachment::bytes(
+                text.as_bytes().to_vec(),
+                "output.txt",
+            ))
+    };
+    CreateInteractionResponse::Message(msg.ephemeral(true))
+}
+
+/// "the background job" with what is known of it (a seam for the work-mode job card:
+/// elapsed time, step count and goal come from the job once work mode lands).
+pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
+    let s = bot.engine.session(session);
+    if s.job_running() {
+        let up = elapsed_words(bot.started.elapsed().as_secs());
+        format!("the background job in this channel (the bot has been up {up})")
+    } else {
+        "what is running in this channel".into()
+    }
+}
+
+/// Stop what runs in `session`: its deferred runs and the running turn. The seam for
+/// work mode's cancel_work (the job card's Stop) — it says what it stopped.
+pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
+    let s = bot.engine.session(session);
+    let had_job = s.job_running();
+    bot.engine.deferred.cancel_session(session);
+    s.cancel_running();
+    if had_job {
+        "Stopped the background job and anything waiting to run in this channel.".into()
+    } else {
+        "Stopped the running turn and anything waiting to run in this channel (no background job was running).".into()
+    }
+}

@@ -1,0 +1,107 @@
+//! What a Discord card looks like, as plain data (title, text, colour, fields,
+//! buttons) so every card is tested without serenity, and the one place that turns it
+//! into serenity's embed and component builders.
+
+use serenity::builder::{CreateActionRow, CreateButton, CreateEmbed, CreateEmbedFooter};
+use serenity::model::application::ButtonStyle;
+
+/// Discord's limit on an embed description.
+pub const DESCRIPTION_LIMIT: usize = 4096;
+/// Discord's limit on a field value.
+pub const FIELD_LIMIT: usize = 1024;
+
+/// How a button looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Green.
+    Success,
+    /// Grey.
+    Secondary,
+    /// Red.
+    Danger,
+    /// Blurple.
+    Primary,
+}
+
+/// One button.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Button {
+    /// Its custom id (≤ 100 characters).
+    pub id: String,
+    /// Its label.
+    pub label: String,
+    /// Its look.
+    pub style: Style,
+    /// Greyed out.
+    pub disabled: bool,
+}
+
+/// One card, as data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Card {
+    /// Title.
+    pub title: String,
+    /// Body text.
+    pub description: String,
+    /// Side colour.
+    pub colour: u32,
+    /// (name, value) fields.
+    pub fields: Vec<(String, String)>,
+    /// Small text at the bottom.
+    pub footer: Option<String>,
+    /// Buttons, five per row.
+    pub buttons: Vec<Button>,
+}
+
+/// Cut `s` to `max` characters with an ellipsis.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+impl Card {
+    /// The serenity embed.
+    pub fn embed(&self) -> CreateEmbed {
+        let mut e = CreateEmbed::new()
+            .title(clip(&self.title, 256))
+            .description(clip(&self.description, DESCRIPTION_LIMIT))
+            .colour(self.colour);
+        for (name, value) in self.fields.iter().take(25) {
+            e = e.field(clip(name, 256), clip(value, FIELD_LIMIT), false);
+        }
+        if let Some(f) = &self.footer {
+            e = e.footer(CreateEmbedFooter::new(clip(f, 2048)));
+        }
+        e
+    }
+
+    /// The serenity action rows (five buttons a row, at most five rows).
+    pub fn components(&self) -> Vec<CreateActionRow> {
+        self.buttons
+            .chunks(5)
+            .take(5)
+            .map(|chunk| {
+                CreateActionRow::Buttons(
+                    chunk
+                        .iter()
+                        .map(|b| {
+                            CreateButton::new(b.id.clone())
+                                .label(clip(&b.label, 80))
+                                .style(match b.style {
+                                    Style::Success => ButtonStyle::Success,
+                                    Style::Secondary => ButtonStyle::Secondary,
+                                    Style::Danger => ButtonStyle::Danger,
+                                    Style::Primary => ButtonStyle::Primary,
+                                })
+                                .disabled(b.disabled)
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+}

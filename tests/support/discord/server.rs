@@ -1,0 +1,242 @@
+//! The loopback Discord's wire side: REST under `/api/v10` and the gateway WebSocket
+//! (HELLO, IDENTIFY → READY + GUILD_CREATE, heartbeat ACKs, RESUME with replay).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::ws::{CloseFrame, Message as WsMessage, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::payloads::{self, TS};
+use super::{lock, Call, GwCmd, Shared};
+
+/// Every REST call: recorded, then answered like Discord would.
+pub async fn rest(
+    State(sh): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_string();
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    let json_body = serde_json::from_str::<Value>(&raw)
+        .ok()
+        .or_else(|| multipart_json(&raw));
+    let at = std::time::Instant::now();
+    let created = (method == Method::POST && path.ends_with("/messages")).then(|| sh.next_id());
+    let call = Call {
+        message_id: created.map(|i| i.to_string()),
+        method: method.to_string(),
+        path: path.clone(),
+        body: json_body.clone().unwrap_or(Value::Null),
+        raw,
+        at,
+        authorization: headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+    };
+    lock(&sh.calls).push(call);
+    sh.notify.notify_waiters();
+    let body = json_body.unwrap_or(Value::Null);
+    let parts: Vec<&str> = path.trim_start_matches("/api/v10/").split('/').collect();
+    let m = method.as_str();
+    match (m, parts.as_slice()) {
+        ("GET", ["gateway"]) | ("GET", ["gateway", "bot"]) => Json(json!({
+            "url": format!("ws://{}/gateway", sh.addr()),
+            "shards": 1,
+            "session_start_limit": {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
+        }))
+        .into_response(),
+        ("GET", ["users", "@me"]) => Json(payloads::user(sh.bot_id, "Kotoba", true)).into_response(),
+        ("POST", ["channels", ch, "messages"]) => {
+            let id = created.unwrap_or(0);
+            let msg = bot_message(&sh, id, ch, &body);
+            lock(&sh.history).push(msg.clone());
+            Json(msg).into_response()
+        }
+        ("PATCH", ["channels", ch, "messages", mid]) => {
+            let id = mid.parse().unwrap_or(0);
+            Json(bot_message(&sh, id, ch, &body)).into_response()
+        }
+        ("GET", ["channels", ch, "messages"]) => {
+            let ch = ch.to_string();
+            let list: Vec<Value> = lock(&sh.history)
+                .iter()
+                .rev()
+                .filter(|m| m["channel_id"] == json!(ch))
+                .cloned()
+                .collect();
+            Json(Value::Array(list)).into_response()
+        }
+        ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
+        ("POST", ["interactions", _, _, "callback"]) => StatusCode::NO_CONTENT.into_response(),
+        ("POST", ["webhooks", _, _]) => {
+            let id = sh.next_id();
+            Json(bot_message(&sh, id, "0", &body)).into_response()
+        }
+        ("PATCH", ["webhooks", _, _, "messages", _]) => {
+            let id = sh.next_id();
+            Json(bot_message(&sh, id, "0", &body)).into_response()
+        }
+        ("PUT", ["applications", _, "commands"]) | ("PUT", ["applications", _, "guilds", _, "commands"]) => {
+            let list: Vec<Value> = body
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mut c| {
+                    c["id"] = json!(sh.next_id().to_string());
+                    c["application_id"] = json!(sh.app_id.to_string());
+                    c["version"] = json!("1");
+                    if c.get("type").is_none() {
+                        c["type"] = json!(1);
+                    }
+                    c
+                })
+                .collect();
+            Json(Value::Array(list)).into_response()
+        }
+        ("GET", ["guilds", g, "members"]) => {
+            let g: u64 = g.parse().unwrap_or(0);
+            let list = lock(&sh.guilds)
+                .iter()
+                .find(|x| x.id == g)
+                .map(|x| x.members.clone())
+                .unwrap_or_default();
+            Json(Value::Array(list)).into_response()
+        }
+        ("GET", ["guilds", g, "members", u]) => {
+            let g: u64 = g.parse().unwrap_or(0);
+            let found = lock(&sh.guilds)
+                .iter()
+                .find(|x| x.id == g)
+                .and_then(|x| x.members.iter().find(|m| m["user"]["id"] == json!(u)).cloned());
+            match found {
+                Some(m) => Json(m).into_response(),
+                None => unknown(10007, "Unknown Member"),
+            }
+        }
+        _ => unknown(0, "404: Not Found"),
+    }
+}
+
+fn unknown(code: u32, message: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"message": message, "code": code})),
+    )
+        .into_response()
+}
+
+/// The `payload_json` part of a multipart body (messages with files).
+fn multipart_json(raw: &str) -> Option<Value> {
+    let at = raw.find("name=\"payload_json\"")?;
+    let rest = &raw[at..];
+    let start = rest.find("\r\n\r\n")? + 4;
+    let end = rest[start..].find("\r\n--")? + start;
+    serde_json::from_str(&rest[start..end]).ok()
+}
+
+fn bot_message(sh: &Shared, id: u64, channel: &str, body: &Value) -> Value {
+    let content = body.get("content").cloned().unwrap_or(json!(""));
+    json!({
+        "id": id.to_string(), "channel_id": channel, "author": payloads::user(sh.bot_id, "Kotoba", true),
+        "content": content, "timestamp": TS, "edited_timestamp": null, "tts": false,
+        "mention_everyone": false, "mentions": [], "mention_roles": [], "attachments": [],
+        "embeds": body.get("embeds").cloned().unwrap_or(json!([])), "pinned": false, "type": 0,
+        "flags": 0, "components": body.get("components").cloned().unwrap_or(json!([]))
+    })
+}
+
+/// The gateway endpoint: upgrade, then run one connection.
+pub async fn gateway(State(sh): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
+    ws.on_upgrade(move |socket| connection(sh, socket))
+}
+
+async fn send(socket: &mut WebSocket, v: &Value) -> bool {
+    socket
+        .send(WsMessage::Text(v.to_string().into()))
+        .await
+        .is_ok()
+}
+
+async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<GwCmd>();
+    if !send(
+        &mut socket,
+        &json!({"op": 10, "d": {"heartbeat_interval": sh.heartbeat_ms}}),
+    )
+    .await
+    {
+        return;
+    }
+    let mut live = false;
+    loop {
+        tokio::select! {
+            cmd = rx.recv() => match cmd {
+                Some(GwCmd::Dispatch(v)) => { if !send(&mut socket, &v).await { return; } }
+                Some(GwCmd::Drop) | None => {
+                    // An abrupt close the client must resume from.
+                    let _ = socket.send(WsMessage::Close(Some(CloseFrame { code: 4000, reason: "".into() }))).await;
+                    return;
+                }
+            },
+            msg = socket.recv() => {
+                let Some(Ok(msg)) = msg else { return };
+                let WsMessage::Text(text) = msg else { continue };
+                let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+                match v["op"].as_u64() {
+                    Some(1) if !send(&mut socket, &json!({"op": 11})).await => return,
+                    Some(2) => {
+                        sh.identifies.fetch_add(1, Ordering::SeqCst);
+                        let token = v["d"]["token"].as_str().unwrap_or("");
+                        if token.contains("refused") {
+                            let _ = socket.send(WsMessage::Close(Some(CloseFrame { code: 4004, reason: "Authentication failed.".into() }))).await;
+                            return;
+                        }
+                        let intents = v["d"]["intents"].as_u64().unwrap_or(0);
+                        *lock(&sh.intents) = Some(intents);
+                        let privileged = (1 << 1) | (1 << 8) | (1 << 15);
+                        if sh.privileged_refused.load(Ordering::SeqCst) && intents & privileged != 0 {
+                            let _ = socket.send(WsMessage::Close(Some(CloseFrame { code: 4014, reason: "Disallowed intent(s).".into() }))).await;
+                            return;
+                        }
+                        let ready = sh.ready_payload();
+                        if !send(&mut socket, &sh.stamp("READY", ready)).await { return; }
+                        let guilds: Vec<Value> = lock(&sh.guilds).iter().map(|g| g.payload.clone()).collect();
+                        for g in guilds {
+                            if !send(&mut socket, &sh.stamp("GUILD_CREATE", g)).await { return; }
+                        }
+                        live = true;
+                        *lock(&sh.conn) = Some(tx.clone());
+                        sh.notify.notify_waiters();
+                    }
+                    Some(6) => {
+                        sh.resumes.fetch_add(1, Ordering::SeqCst);
+                        let after = v["d"]["seq"].as_u64().unwrap_or(0);
+                        let replay_from = after.saturating_sub(sh.replay_overlap.load(Ordering::SeqCst));
+                        let missed: Vec<Value> = lock(&sh.sent).iter().filter(|(s, _)| *s > replay_from).map(|(_, v)| v.clone()).collect();
+                        for e in missed {
+                            if !send(&mut socket, &e).await { return; }
+                        }
+                        let resumed = sh.stamp("RESUMED", json!({}));
+                        if !send(&mut socket, &resumed).await { return; }
+                        live = true;
+                        *lock(&sh.conn) = Some(tx.clone());
+                        sh.notify.notify_waiters();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let _ = live;
+    }
+}
