@@ -75,7 +75,7 @@ fn replies_in(d: &FakeDiscord, channel: u64) -> Vec<String> {
             posts_in(c, channel)
                 && c.body
                     .get("embeds")
-                    .map_or(true, |e| e.as_array().map_or(true, |a| a.is_empty()))
+                    .is_none_or(|e| e.as_array().is_none_or(|a| a.is_empty()))
         })
         .map(|c| c.content())
         .collect()
@@ -670,4 +670,57 @@ async fn a_gateway_drop_mid_turn_resumes_the_reply_still_arrives_and_nothing_is_
         replies_in(&r.discord, GENERAL),
         vec!["Done after the drop."]
     );
+}
+
+#[tokio::test]
+async fn a_finished_background_job_is_announced_once_in_its_channel() {
+    let r = rig().await;
+    r.model.push(Reply::call(
+        "start_work",
+        json!({"goal": "count the files"}),
+    ));
+    r.model.set_fallback(Reply::text("There are 3 files."));
+    r.discord
+        .mention(GENERAL, OWNER, "count my files in the background");
+    // Her reply, then the announcement of the job's result, both in the channel.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let announced = r
+            .model
+            .requests()
+            .iter()
+            .filter(|q| q.to_string().contains("__work_done__"))
+            .count();
+        if announced >= 1 && replies_in(&r.discord, GENERAL).len() >= 2 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no announcement: {:?}",
+            replies_in(&r.discord, GENERAL)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    settle().await;
+    let announce_turns = r
+        .model
+        .requests()
+        .iter()
+        .filter(|q| q.to_string().contains("__work_done__"))
+        .count();
+    assert_eq!(announce_turns, 1, "announced exactly once");
+    assert!(replies_in(&r.discord, GENERAL)
+        .iter()
+        .all(|p| !p.contains("__work_done__")));
+    let stored = r
+        .app
+        .engine
+        .store
+        .history(&discord::session_of(GENERAL), 50)
+        .unwrap();
+    assert!(
+        stored.iter().any(|m| m.text == "There are 3 files."),
+        "{stored:?}"
+    );
+    assert!(stored.iter().all(|m| !m.text.contains("__work_done__")));
 }

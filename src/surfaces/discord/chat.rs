@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use serenity::all::{Context, CreateAllowedMentions, CreateMessage, GuildId, Message, UserId};
+use serenity::all::{
+    ChannelId, Context, CreateAllowedMentions, CreateMessage, GuildId, Http, Message, UserId,
+};
 use tokio::time::Instant;
 
 use crate::engine::Access;
@@ -143,6 +145,12 @@ pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
 /// Post her answer: links tidied, split for Discord, only the users she names pinged,
 /// the first part a reply that does not ping the author.
 pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) {
+    post(&ctx.http, msg.channel_id, Some(msg), text).await;
+}
+
+/// Post her words into a channel: links tidied, split for Discord, only the users she
+/// names pinged; the first part replies to `to` when given, without pinging its author.
+pub(crate) async fn post(http: &Http, channel: ChannelId, to: Option<&Message>, text: &str) {
     let tidy = reply::tidy_links(text);
     let users: Vec<UserId> = reply::pinged_users(&tidy)
         .into_iter()
@@ -156,11 +164,11 @@ pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) {
         let mut m = CreateMessage::new()
             .content(part)
             .allowed_mentions(mentions);
-        if i == 0 {
+        if let (0, Some(msg)) = (i, to) {
             m = m.reference_message(msg);
         }
-        if let Err(e) = msg.channel_id.send_message(&ctx.http, m).await {
-            tracing::warn!("Discord: posting a reply in {}: {e}", msg.channel_id);
+        if let Err(e) = channel.send_message(http, m).await {
+            tracing::warn!("Discord: posting a reply in {channel}: {e}");
             break;
         }
     }

@@ -132,7 +132,7 @@ impl DiscordPort for Port {
         let lines: Vec<String> = members
             .iter()
             .filter(|m| {
-                q.as_ref().map_or(true, |q| {
+                q.as_ref().is_none_or(|q| {
                     m.user.name.to_lowercase().contains(q)
                         || m.nick
                             .as_deref()

@@ -108,25 +108,30 @@ pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
 /// "the background job" with what is known of it (a seam for the work-mode job card:
 /// elapsed time, step count and goal come from the job once work mode lands).
 pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
-    let s = bot.engine.session(session);
-    if s.job_running() {
-        let up = elapsed_words(bot.started.elapsed().as_secs());
-        format!("the background job in this channel (the bot has been up {up})")
-    } else {
-        "what is running in this channel".into()
+    match bot.engine.jobs.info(session) {
+        Some(info) => format!(
+            "the background job '{}' ({} in, {} steps so far; none of it is kept)",
+            info.goal,
+            elapsed_words(info.elapsed.as_secs()),
+            info.steps
+        ),
+        None => "what is running in this channel".into(),
     }
 }
 
-/// Stop what runs in `session`: its deferred runs and the running turn. The seam for
-/// work mode's cancel_work (the job card's Stop) — it says what it stopped.
+/// Stop what runs in `session`: the background job (the same code as cancel_work), its
+/// deferred runs and the running turn. It says what it stopped.
 pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
-    let s = bot.engine.session(session);
-    let had_job = s.job_running();
+    let stopped = bot.engine.stop_job(session);
     bot.engine.deferred.cancel_session(session);
-    s.cancel_running();
-    if had_job {
-        "Stopped the background job and anything waiting to run in this channel.".into()
-    } else {
-        "Stopped the running turn and anything waiting to run in this channel (no background job was running).".into()
+    bot.engine.session(session).cancel_running();
+    match stopped {
+        Some(info) => format!(
+            "Stopped the background job '{}' after {} and {} steps, and anything waiting to run here.",
+            info.goal,
+            elapsed_words(info.elapsed.as_secs()),
+            info.steps
+        ),
+        None => "Stopped the running turn and anything waiting to run in this channel (no background job was running).".into(),
     }
 }

@@ -14,7 +14,7 @@ use serenity::all::{ChannelId, CreateMessage, EditMessage, MessageId};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use crate::protocol::{Card as GateCard, Event, Frame, Phase};
+use crate::protocol::{Card as GateCard, Event, Frame, Phase, Register};
 
 use super::cards;
 use super::render::Card;
@@ -225,6 +225,9 @@ impl View {
                     live.closed = true;
                     live.dirty = live.message.is_some();
                 }
+                if let Some(run_id) = ev.run_id.clone() {
+                    self.announce(run_id);
+                }
             }
             Frame::TurnDone { .. } => {
                 if let Some(n) = self.turn.take() {
@@ -246,6 +249,24 @@ impl View {
             }
             _ => {}
         }
+    }
+
+    /// A job or deferred run ended: she announces it in her own words, once (the
+    /// engine runs the hidden `__work_done__` turn and refuses a second one).
+    fn announce(&self, run_id: String) {
+        let (bot, session, channel) = (self.bot.clone(), self.session.clone(), self.channel);
+        tokio::spawn(async move {
+            let Some(said) = bot
+                .engine
+                .announce_work(&session, &run_id, Register::Text)
+                .await
+            else {
+                return;
+            };
+            if let Some(http) = bot.http() {
+                super::chat::post(http, channel, None, &said.text).await;
+            }
+        });
     }
 
     async fn post_card(&mut self, card: &GateCard) {
