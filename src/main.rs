@@ -98,13 +98,34 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let web = kotoba::surfaces::web::start(&app, shutdown.clone()).await?;
     tracing::info!(
-        "engine ready ({} tools). The web page, /v1 and Discord surfaces are not built yet; use `kotoba chat` meanwhile. Ctrl-C stops.",
+        "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()
     );
-    tokio::signal::ctrl_c().await?;
+    stop_signal().await;
+    tracing::info!("stopping");
+    shutdown.cancel();
     app.engine.shutdown();
+    web.await??;
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
 }
 
 fn gate_explain(

@@ -59,6 +59,21 @@ pub struct Settings {
     /// `force_ask`: every exec action asks, closing the allowlist, saved grants and
     /// auto-safe routes (false).
     pub force_ask: bool,
+    /// `web_addr`: where the web page and /v1 listen (127.0.0.1:8000); read at start.
+    pub web_addr: String,
+    /// `web_password`: the web page's password (none); without it the server refuses a
+    /// non-loopback address. Read at start.
+    pub web_password: Option<Secret>,
+}
+
+/// A secret setting: compared, never printed (its Debug is `***`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 impl Default for Settings {
@@ -79,6 +94,8 @@ impl Default for Settings {
             owners: Vec::new(),
             allowlist: Vec::new(),
             force_ask: false,
+            web_addr: "127.0.0.1:8000".into(),
+            web_password: None,
         }
     }
 }
@@ -98,6 +115,8 @@ impl Settings {
             ("KOTOBA_LLM_API", "api"),
             ("KOTOBA_MODEL", "model"),
             ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
+            ("KOTOBA_WEB_ADDR", "web_addr"),
+            ("KOTOBA_WEB_PASSWORD", "web_password"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -150,6 +169,8 @@ pub const KEYS: &[&str] = &[
     "owners",
     "allowlist",
     "force_ask",
+    "web_addr",
+    "web_password",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -268,6 +289,22 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
                 _ => return Err(format!("must be true or false, got {}", show(v))),
             }
         }
+        "web_addr" => {
+            let t = text()?.trim().to_string();
+            let port_ok = t
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !port_ok {
+                return Err(format!(
+                    "must be host:port such as 127.0.0.1:8000, got {t:?}"
+                ));
+            }
+            s.web_addr = t;
+        }
+        "web_password" => {
+            let t = text()?;
+            s.web_password = (!t.is_empty()).then_some(Secret(t));
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -372,6 +409,8 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "owners" => to.owners = std::mem::take(&mut from.owners),
         "allowlist" => to.allowlist = std::mem::take(&mut from.allowlist),
         "force_ask" => to.force_ask = from.force_ask,
+        "web_addr" => to.web_addr = std::mem::take(&mut from.web_addr),
+        "web_password" => to.web_password = from.web_password.take(),
         _ => {}
     }
 }

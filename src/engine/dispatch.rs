@@ -245,7 +245,9 @@ impl Loop<'_> {
     /// Who may answer a host card in this session: the configured owners; a local
     /// session (the terminal) is its owner's by construction.
     pub(super) fn answerers(&self) -> Answerers {
-        if self.session.id.starts_with("terminal:") {
+        // The terminal and the web page (password-checked, or loopback-only with none
+        // set) are their owner's by construction; every other session names the owners.
+        if self.session.id.starts_with("terminal:") || self.session.id.starts_with("web:") {
             Answerers::Local
         } else {
             Answerers::Owners {

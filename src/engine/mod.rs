@@ -126,11 +126,23 @@ impl Engine {
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
     pub async fn run_turn(&self, req: TurnRequest) -> TurnResult {
+        self.run_turn_tapped(req, None).await
+    }
+
+    /// [`Engine::run_turn`], and every frame emitted on the session while this turn holds
+    /// it (from its `turn_started` to its `turn_done`) is also sent to `tap`. The tap is
+    /// not a listener: it never makes `has_listener` true (a /v1 reply streams from it).
+    pub async fn run_turn_tapped(
+        &self,
+        req: TurnRequest,
+        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    ) -> TurnResult {
         let session = self.session(&req.session);
         if req.replace_running {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
+        let _tap = TapGuard::set(&session, tap);
         let cancel = self.shutdown.child_token();
         session.set_current(Some(cancel.clone()));
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
@@ -159,7 +171,13 @@ impl Engine {
             el_call_bound: req.el_call_bound,
             mode: Mode::Companion,
             run_id: None,
-            user_request: (!req.hidden).then(|| req.text.clone()),
+            // A hidden announce turn re-derives the person's last request, so its
+            // re-emission of a deferred call meets the one-request-one-run guard.
+            user_request: if req.hidden {
+                session.last_user_request()
+            } else {
+                Some(req.text.clone())
+            },
         };
         let end = tokio::select! {
             end = turn::run_loop(self, session.clone(), ctx, items) => end,
@@ -196,6 +214,30 @@ impl Engine {
         TurnResult {
             text: end.text,
             status: end.status,
+        }
+    }
+}
+
+/// Clears a session's tap when the turn that set it ends (or its future is dropped).
+struct TapGuard<'a>(&'a session::Session, bool);
+
+impl<'a> TapGuard<'a> {
+    fn set(
+        session: &'a session::Session,
+        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    ) -> TapGuard<'a> {
+        let on = tap.is_some();
+        if on {
+            session.set_tap(tap);
+        }
+        TapGuard(session, on)
+    }
+}
+
+impl Drop for TapGuard<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.set_tap(None);
         }
     }
 }

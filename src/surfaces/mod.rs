@@ -2,3 +2,5 @@
 //! own pixels or sounds. Only surfaces may print or import a UI/protocol crate.
 
 pub mod terminal;
+pub mod v1;
+pub mod web;

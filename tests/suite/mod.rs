@@ -4,3 +4,5 @@ mod cli;
 mod engine;
 mod gate_cli;
 mod llm;
+mod v1;
+mod web;
