@@ -1,8 +1,10 @@
 //! The integration suites, one file per area.
 
+mod browser;
 mod cli;
 mod engine;
 mod gate_cli;
 mod llm;
 mod v1;
+mod v1_python;
 mod web;

@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 const PAGE: &str = include_str!("assets/page.html");
 const SCRIPT: &str = include_str!("assets/page.js");
 const STYLE: &str = include_str!("assets/page.css");
+const ICON: &str = include_str!("assets/icon.svg");
 
 /// Headers every page response carries.
 pub(super) fn secure_headers(h: &mut HeaderMap) {
@@ -51,4 +52,9 @@ pub(super) async fn script() -> Response {
 /// `GET /assets/page.css`.
 pub(super) async fn style() -> Response {
     asset(STYLE, "text/css; charset=utf-8")
+}
+
+/// `GET /assets/icon.svg` and `GET /favicon.ico`: her face, as the tab's icon.
+pub(super) async fn icon() -> Response {
+    asset(ICON, "image/svg+xml")
 }

@@ -156,7 +156,9 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/health", get(health::health))
         .route("/login", post(auth::login))
         .route("/assets/page.js", get(assets::script))
-        .route("/assets/page.css", get(assets::style));
+        .route("/assets/page.css", get(assets::style))
+        .route("/assets/icon.svg", get(assets::icon))
+        .route("/favicon.ico", get(assets::icon));
     Router::new()
         .merge(open.with_state(state.clone()))
         .merge(api.with_state(state))

@@ -8,7 +8,16 @@
   const $ = (id) => document.getElementById(id);
   const params = new URLSearchParams(location.search);
   const session = params.get("session") || "main";
-  const FACES = { calm: "🙂", focus: "🧐", fail: "😣", happy: "😊", think: "🤔", sad: "😢", surprised: "😮" };
+  // Her face is drawn, not an emoji (a machine without an emoji font shows boxes).
+  const MOUTHS = {
+    calm: "M20 40 Q32 48 44 40",
+    happy: "M18 38 Q32 54 46 38",
+    focus: "M22 42 L42 42",
+    think: "M22 43 Q32 39 42 43",
+    fail: "M20 46 Q32 36 44 46",
+    sad: "M20 46 Q32 38 44 46",
+    surprised: "M28 42 A4 5 0 1 0 36 42 A4 5 0 1 0 28 42",
+  };
   const OUTCOME_MARK = { ok: "✓", failed: "✗", refused: "⊘", pending: "…", interrupted: "■" };
   const ENDING_WORDS = {
     declined: "you said no",
@@ -53,12 +62,25 @@
     scroll();
   }
 
+  // Her bubble is a flow: text, narration, rows and cards in the order they came, so
+  // words said after a command run appear below its row.
   function herBubble() {
     const b = el("div", "msg her");
-    b.appendChild(el("div", "text"));
-    b.appendChild(el("div", "steps"));
     $("log").appendChild(b);
     return b;
+  }
+
+  function appendText(bubble, text) {
+    let last = bubble.lastElementChild;
+    if (!last || !last.classList.contains("text")) {
+      last = el("div", "text");
+      bubble.appendChild(last);
+    }
+    last.textContent += text;
+  }
+
+  function bubbleText(bubble) {
+    return [...bubble.querySelectorAll(":scope > .text")].map((t) => t.textContent).join("");
   }
 
   function ensureCurrent() {
@@ -160,7 +182,10 @@
 
   function settlementText(s) {
     switch (s.how) {
-      case "decided": return (s.decision === "deny" ? "Denied" : "Approved (" + s.decision.replace("_", " ") + ")") + " by " + s.by;
+      case "decided": {
+        const what = { approve: "Approved", always_exact: "Approved, always for this exact line,", always_family: "Approved, always for its family,", deny: "Denied" };
+        return (what[s.decision] || s.decision) + " by " + s.by + ".";
+      }
       case "expired": return "Expired: nobody answered, nothing ran.";
       case "dismissed": return "Dismissed: the card went away, nothing ran.";
       default: return "Cancelled.";
@@ -239,7 +264,7 @@
   function setFace(name) {
     const f = $("face");
     f.dataset.expression = name;
-    f.querySelector(".glyph").textContent = FACES[name] || "🙂";
+    f.querySelector(".mouth").setAttribute("d", MOUTHS[name] || MOUTHS.calm);
     f.querySelector(".name").textContent = name;
   }
 
@@ -251,13 +276,13 @@
         current.dataset.turnId = ev.turn_id;
         break;
       case "text_delta":
-        ensureCurrent().querySelector(".text").textContent += ev.text;
+        appendText(ensureCurrent(), ev.text);
         scroll();
         break;
       case "step": {
         // A deferred row completes later, in place, wherever it was drawn.
         const existing = rows.get(ev.id);
-        drawRow(ev, existing ? existing.parentNode : ensureCurrent().querySelector(".steps"));
+        drawRow(ev, existing ? existing.parentNode : ensureCurrent());
         break;
       }
       case "peek":
@@ -266,11 +291,9 @@
         break;
       case "working": $("chip").hidden = !ev.on; break;
       case "face": setFace(ev.expression); break;
-      case "say": {
-        const b = ensureCurrent();
-        b.insertBefore(el("div", "say " + ev.kind, ev.text), b.querySelector(".steps"));
+      case "say":
+        ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
         break;
-      }
       case "card": drawCard(ev); break;
       case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;
       case "link_card": {
@@ -285,9 +308,11 @@
         if (current) {
           current.dataset.status = ev.status;
           if (ev.status !== "completed") current.appendChild(el("div", "turn-status", ev.status));
-          if (!current.querySelector(".text").textContent && ev.text) current.querySelector(".text").textContent = ev.text;
+          if (!bubbleText(current) && ev.text) appendText(current, ev.text);
         }
         current = null;
+        // Focus lasts while she works; a stumble's face stays until the next one.
+        if ($("face").dataset.expression === "focus") setFace("calm");
         break;
       default:
         break; // a frame this page does not draw yet
@@ -318,7 +343,7 @@
     if (!resp.ok) return;
     for (const m of await resp.json()) {
       if (m.role === "user") userLine(m.text);
-      else herBubble().querySelector(".text").textContent = m.text;
+      else appendText(herBubble(), m.text);
     }
   }
 
