@@ -98,13 +98,14 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }
+    let stop = stop_signal()?;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let web = kotoba::surfaces::web::start(&app, shutdown.clone()).await?;
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()
     );
-    stop_signal().await;
+    stop.await;
     tracing::info!("stopping");
     shutdown.cancel();
     app.engine.shutdown();
@@ -112,20 +113,18 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Ctrl-C or SIGTERM.
-async fn stop_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Ctrl-C or SIGTERM. The handlers are installed now, before anything is served, so a
+/// signal that arrives while starting still stops gracefully.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
+    })
 }
 
 fn gate_explain(

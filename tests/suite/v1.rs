@@ -136,7 +136,8 @@ async fn bad_inputs_are_each_a_4xx_with_an_openai_error_body() {
     let ok_body = json!({"messages": user("hi")}).to_string();
     let huge = json!({"messages": user(&"x".repeat(100 * 1024))}).to_string();
     // (name, method, path, auth, body, expected status)
-    let cases: Vec<(&str, &str, String, Option<&str>, String, u16)> = vec![
+    type Case<'a> = (&'a str, &'a str, String, Option<&'a str>, String, u16);
+    let cases: Vec<Case> = vec![
         ("no key", "POST", url.clone(), None, ok_body.clone(), 401),
         (
             "wrong key",

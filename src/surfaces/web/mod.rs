@@ -186,6 +186,13 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
     let app = router(engine, options, shutdown.clone());
+    // Streams are many small writes: without TCP_NODELAY the last chunks of a /v1 reply
+    // wait on Nagle + the client's delayed ACK (about 40 ms a turn).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
