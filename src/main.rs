@@ -176,6 +176,15 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         "NOT set"
     };
     writeln!(out, "api key:        {} is {key}", s.api_key_env)?;
+    let set = |b: bool| if b { "set" } else { "NOT set" };
+    let web = kotoba::surfaces::web::WebOptions::from_config(&config);
+    writeln!(
+        out,
+        "web and /v1:    http://{}/ (password {}; /v1 key KOTOBA_API_KEY {})",
+        s.web_addr,
+        set(web.password.is_some()),
+        set(web.api_key.is_some())
+    )?;
     writeln!(out, "companion caps: {:?}", config.caps)?;
     for w in config.settings_warnings() {
         writeln!(out, "warning:        {w}")?;
