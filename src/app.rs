@@ -44,15 +44,19 @@ impl App {
 
     /// One line saying what is missing before she can think, if anything.
     pub fn missing_setup(&self) -> Option<String> {
-        let config = &self.engine.config;
-        let s = config.settings();
-        let needs_key = s.base_url.contains("api.openai.com");
-        if needs_key && config.api_key().is_none() {
-            return Some(format!(
-                "No model key is configured: set {} (or point KOTOBA_LLM_BASE_URL at a local server such as Ollama).",
-                s.api_key_env
-            ));
-        }
-        None
+        missing_setup(&self.engine.config)
     }
+}
+
+/// [`App::missing_setup`] for a configuration alone (the web page asks it live).
+pub fn missing_setup(config: &Config) -> Option<String> {
+    let s = config.settings();
+    let needs_key = s.base_url.contains("api.openai.com");
+    if needs_key && config.api_key().is_none() {
+        return Some(format!(
+            "No model key is configured: set {} (or point KOTOBA_LLM_BASE_URL at a local server such as Ollama).",
+            s.api_key_env
+        ));
+    }
+    None
 }

@@ -19,7 +19,7 @@ pub mod protocol;
 pub mod soul;
 /// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
 pub mod store;
-/// Surfaces: terminal now; web, /v1 and Discord next.
+/// Surfaces: terminal, the web page and /v1; Discord next.
 pub mod surfaces;
 /// The Tool trait, registry, and one file per tool family.
 pub mod tools;

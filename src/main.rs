@@ -98,19 +98,37 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }
+    let stop = stop_signal()?;
     let shutdown = tokio_util::sync::CancellationToken::new();
+    let web = kotoba::surfaces::web::start(&app, shutdown.clone()).await?;
     let discord = kotoba::surfaces::discord::start(&app, shutdown.clone());
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()
     );
-    tokio::signal::ctrl_c().await?;
+    stop.await;
+    tracing::info!("stopping");
     shutdown.cancel();
     app.engine.shutdown();
     if let Some(d) = discord {
         let _ = d.await;
     }
+    web.await??;
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM. The handlers are installed now, before anything is served, so a
+/// signal that arrives while starting still stops gracefully.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
 
 fn gate_explain(
@@ -162,6 +180,15 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         "NOT set"
     };
     writeln!(out, "api key:        {} is {key}", s.api_key_env)?;
+    let set = |b: bool| if b { "set" } else { "NOT set" };
+    let web = kotoba::surfaces::web::WebOptions::from_config(&config);
+    writeln!(
+        out,
+        "web and /v1:    http://{}/ (password {}; /v1 key KOTOBA_API_KEY {})",
+        s.web_addr,
+        set(web.password.is_some()),
+        set(web.api_key.is_some())
+    )?;
     writeln!(out, "companion caps: {:?}", config.caps)?;
     for w in config.settings_warnings() {
         writeln!(out, "warning:        {w}")?;

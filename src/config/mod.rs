@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
-pub use settings::{ApiStyle, SettingError, Settings, VoiceMode};
+pub use settings::{ApiStyle, Secret, SettingError, Settings, VoiceMode};
 
 /// Every environment name Kotoba reads, so the README can list them and tests can
 /// build a [`Config`] without touching the process environment.
@@ -34,6 +34,9 @@ pub const ENV_NAMES: &[&str] = &[
     "KOTOBA_DISCORD_GUILDS",
     "KOTOBA_DISCORD_HOME_CHANNELS",
     "KOTOBA_DISCORD_API_BASE",
+    "KOTOBA_WEB_ADDR",
+    "KOTOBA_WEB_PASSWORD",
+    "KOTOBA_API_KEY",
 ];
 
 /// Where things live.

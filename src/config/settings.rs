@@ -69,6 +69,21 @@ pub struct Settings {
     pub mcp_catalogue: Vec<crate::mcp::config::CatalogueEntry>,
     /// `discord.api_base`: another Discord-compatible server's base URL (None: Discord).
     pub discord_api_base: Option<String>,
+    /// `web_addr`: where the web page and /v1 listen (127.0.0.1:8000); read at start.
+    pub web_addr: String,
+    /// `web_password`: the web page's password (none); without it the server refuses a
+    /// non-loopback address. Read at start.
+    pub web_password: Option<Secret>,
+}
+
+/// A secret setting: compared, never printed (its Debug is `***`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 impl Default for Settings {
@@ -93,6 +108,8 @@ impl Default for Settings {
             mcp_servers: Vec::new(),
             mcp_catalogue: Vec::new(),
             discord_api_base: None,
+            web_addr: "127.0.0.1:8000".into(),
+            web_password: None,
         }
     }
 }
@@ -114,6 +131,8 @@ impl Settings {
             ("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
             ("KOTOBA_WEB_SEARCH_URL", "web_search_url"),
             ("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
+            ("KOTOBA_WEB_ADDR", "web_addr"),
+            ("KOTOBA_WEB_PASSWORD", "web_password"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -170,6 +189,8 @@ pub const KEYS: &[&str] = &[
     "mcp_servers",
     "mcp_catalogue",
     "discord.api_base",
+    "web_addr",
+    "web_password",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -309,6 +330,22 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
                 return Err(format!("must be an http(s) URL, got {t:?}"));
             }
         }
+        "web_addr" => {
+            let t = text()?.trim().to_string();
+            let port_ok = t
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !port_ok {
+                return Err(format!(
+                    "must be host:port such as 127.0.0.1:8000, got {t:?}"
+                ));
+            }
+            s.web_addr = t;
+        }
+        "web_password" => {
+            let t = text()?;
+            s.web_password = (!t.is_empty()).then_some(Secret(t));
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -431,6 +468,8 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "mcp_servers" => to.mcp_servers = std::mem::take(&mut from.mcp_servers),
         "mcp_catalogue" => to.mcp_catalogue = std::mem::take(&mut from.mcp_catalogue),
         "discord.api_base" => to.discord_api_base = from.discord_api_base.take(),
+        "web_addr" => to.web_addr = std::mem::take(&mut from.web_addr),
+        "web_password" => to.web_password = from.web_password.take(),
         _ => {}
     }
 }

@@ -227,6 +227,7 @@ impl Loop<'_> {
             engine: self.engine.port(),
             depth: self.ctx.depth,
             secret_env: self.engine.secret_env(&self.session.id),
+            announce: self.ctx.announce,
             settings: Arc::new(self.settings.clone()),
             frames: Some(self.frame_sink()),
             store: Some(self.engine.store.clone()),

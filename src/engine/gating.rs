@@ -217,6 +217,21 @@ impl Loop<'_> {
             );
             return GateEnd::Proceed;
         }
+        // One request, one run (engine.md §5): a request already deferred in this session
+        // is answered by where it stands, on every path — an announce turn's inline
+        // re-emission opens no second card, and a saved "always" cannot run it twice.
+        let key = dedupe_key(self.ctx.user_request.as_deref(), &line);
+        if let Some(k) = &key {
+            match self.engine.deferred.state(&session, k) {
+                Some(KeyState::Awaiting) => {
+                    return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&spec.name)))
+                }
+                Some(KeyState::Settled(sentence)) => {
+                    return GateEnd::Stop(ToolOutput::refused(sentence))
+                }
+                None => {}
+            }
+        }
         let classified = classify(&action, &self.paths.workspace, true);
         if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store)
         {
@@ -234,7 +249,7 @@ impl Loop<'_> {
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
         if cannot_block && matches!(spec.name.as_str(), "shell" | "execute_code") {
-            return self.defer(tool, call_id, args, &line, &classified, tool_ctx);
+            return self.defer(tool, call_id, args, &line, key, &classified, tool_ctx);
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         let card = self.card(&spec.name, &line, spec.risk, &classified, window);
@@ -264,29 +279,19 @@ impl Loop<'_> {
     }
 
     /// Show the card, end the turn, and leave the wait to a detached runner.
+    #[allow(clippy::too_many_arguments)]
     fn defer(
         &mut self,
         tool: &Arc<dyn Tool>,
         call_id: &str,
         args: &Value,
         line: &str,
+        key: Option<String>,
         classified: &Classified,
         tool_ctx: &ToolContext,
     ) -> GateEnd {
         let name = tool.spec().name.clone();
         let session = self.session.id.clone();
-        let key = dedupe_key(self.ctx.user_request.as_deref(), line);
-        if let Some(k) = &key {
-            match self.engine.deferred.state(&session, k) {
-                Some(KeyState::Awaiting) => {
-                    return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&name)))
-                }
-                Some(KeyState::Settled(sentence)) => {
-                    return GateEnd::Stop(ToolOutput::refused(sentence))
-                }
-                None => {}
-            }
-        }
         let card = self.card(&name, line, tool.spec().risk, classified, DEFERRED_WINDOW);
         let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
             audit(
@@ -476,7 +481,6 @@ impl DeferredRun {
     /// Announce the end through a work_done frame with this runner's own run_id.
     fn announce(&self, ok: bool, summary: String) {
         let run_id = format!("{:08x}", rand::random::<u32>());
-        self.engine.jobs.record_summary(&run_id, &summary, ok);
         self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
     }
 }

@@ -59,6 +59,7 @@ pub(super) async fn run_helpers(
                     meter,
                     depth: 1,
                     step_zero: None,
+                    announce: false,
                 };
                 let brief = format!(
                     "You are a helper inside a background job. Do exactly this one task, then report what you \

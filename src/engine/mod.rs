@@ -198,7 +198,9 @@ impl Engine {
     /// setting and `KOTOBA_DISCORD_OWNER_IDS`); a local session
     /// (the terminal) is its owner's by construction.
     pub fn answerers_for(&self, session: &str) -> crate::protocol::Answerers {
-        if session.starts_with(session::LOCAL_SESSION_PREFIX) {
+        // The terminal and the web page (password-checked, or loopback-only with none
+        // set) are their owner's by construction; every other session names the owners.
+        if session.starts_with(session::LOCAL_SESSION_PREFIX) || session.starts_with("web:") {
             crate::protocol::Answerers::Local
         } else {
             crate::protocol::Answerers::Owners {
@@ -267,17 +269,39 @@ impl Engine {
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
     pub async fn run_turn(&self, req: TurnRequest) -> TurnResult {
-        self.run_turn_as(req, Access::Owner).await
+        self.run_turn_full(req, Access::Owner, None).await
     }
 
     /// [`Engine::run_turn`] spoken for `access`: a guest's turn is offered only the
     /// guest allow-list (host tools are refused at the door as withheld).
     pub async fn run_turn_as(&self, req: TurnRequest, access: Access) -> TurnResult {
+        self.run_turn_full(req, access, None).await
+    }
+
+    /// [`Engine::run_turn`], and every frame emitted on the session while this turn holds
+    /// it (from its `turn_started` to its `turn_done`) is also sent to `tap`. The tap is
+    /// not a listener: it never makes `has_listener` true (a /v1 reply streams from it).
+    pub async fn run_turn_tapped(
+        &self,
+        req: TurnRequest,
+        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    ) -> TurnResult {
+        self.run_turn_full(req, Access::Owner, tap).await
+    }
+
+    /// One turn with every option: who asks (`access`) and an optional `tap`.
+    pub async fn run_turn_full(
+        &self,
+        req: TurnRequest,
+        access: Access,
+        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    ) -> TurnResult {
         let session = self.session(&req.session);
         if req.replace_running {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
+        let _tap = TapGuard::set(&session, tap);
         let cancel = self.shutdown.child_token();
         session.set_current(Some(cancel.clone()));
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
@@ -292,12 +316,17 @@ impl Engine {
         items.push(Item::User {
             text: req.text.clone(),
         });
-        let ctx = TurnContext::companion(
-            req.register,
-            req.channel,
-            req.el_call_bound,
-            (!req.hidden).then(|| req.text.clone()),
-        );
+        // A hidden announce turn re-derives the person's last request, so its
+        // re-emission of a deferred call meets the one-request-one-run guard.
+        let user_request = if req.hidden {
+            session.last_user_request()
+        } else {
+            Some(req.text.clone())
+        };
+        let ctx = TurnContext {
+            announce: req.hidden,
+            ..TurnContext::companion(req.register, req.channel, req.el_call_bound, user_request)
+        };
         let end = tokio::select! {
             end = turn::run_loop_as(self, session.clone(), ctx, items, access) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
@@ -315,6 +344,30 @@ impl Engine {
         TurnResult {
             text: end.text,
             status: end.status,
+        }
+    }
+}
+
+/// Clears a session's tap when the turn that set it ends (or its future is dropped).
+struct TapGuard<'a>(&'a session::Session, bool);
+
+impl<'a> TapGuard<'a> {
+    fn set(
+        session: &'a session::Session,
+        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    ) -> TapGuard<'a> {
+        let on = tap.is_some();
+        if on {
+            session.set_tap(tap);
+        }
+        TapGuard(session, on)
+    }
+}
+
+impl Drop for TapGuard<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.set_tap(None);
         }
     }
 }

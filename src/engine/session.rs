@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use dashmap::DashMap;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
@@ -31,6 +31,9 @@ pub struct Session {
     current: Mutex<Option<CancellationToken>>,
     history: Mutex<Vec<Item>>,
     job_running: AtomicBool,
+    /// The running turn's private copy of the frames (a /v1 reply streams from it);
+    /// not a listener, so it never makes `has_listener` true.
+    tap: Mutex<Option<mpsc::UnboundedSender<Arc<Event>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -50,6 +53,7 @@ impl Session {
             current: Mutex::new(None),
             history: Mutex::new(history),
             job_running: AtomicBool::new(false),
+            tap: Mutex::new(None),
         }
     }
 
@@ -65,10 +69,28 @@ impl Session {
 
     /// Put a frame on the bus (dropped silently when nobody listens).
     pub fn emit(&self, run_id: Option<&str>, frame: Frame) {
-        let _ = self.bus.send(Arc::new(Event {
+        let event = Arc::new(Event {
             run_id: run_id.map(str::to_string),
             frame,
-        }));
+        });
+        if let Some(tap) = lock(&self.tap).as_ref() {
+            let _ = tap.send(event.clone());
+        }
+        let _ = self.bus.send(event);
+    }
+
+    /// Copy every frame to `tap` while it is set (the running turn's own stream).
+    pub(crate) fn set_tap(&self, tap: Option<mpsc::UnboundedSender<Arc<Event>>>) {
+        *lock(&self.tap) = tap;
+    }
+
+    /// The person's last words in this conversation (what a hidden announce turn is
+    /// anchored to, so the one-request-one-run guard still recognises a re-emission).
+    pub fn last_user_request(&self) -> Option<String> {
+        lock(&self.history).iter().rev().find_map(|i| match i {
+            Item::User { text } => Some(text.clone()),
+            _ => None,
+        })
     }
 
     /// Whether a background job runs in this session (the chip stays on).

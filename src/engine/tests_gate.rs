@@ -454,3 +454,62 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(approvers(&r), ["dismissed"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card() {
+    let shell = fake("shell", Risk::Exec);
+    let runs = shell.runs.clone();
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "pip install requests"})),
+            call("shell", json!({"command": "pip install  requests"})),
+            Ok(say("It is installed.")),
+        ],
+        vec![shell],
+    );
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine.run_turn(el_turn("install requests")).await;
+    let card = next_card(&mut rx).await;
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .unwrap();
+    next_work_done(&mut rx).await;
+    // The announce turn: hidden, not marked, so a re-emission would ask inline.
+    let announce = TurnRequest {
+        hidden: true,
+        ..term(WORK_DONE_SENTINEL)
+    };
+    let res = r.engine.run_turn(announce).await;
+    assert_eq!(res.text, "It is installed.");
+    assert!(
+        !drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
+        "no second card"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
+    assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY ran"))));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_tap_sees_exactly_its_turn_and_is_not_a_listener() {
+    let r = rig(vec![Ok(say("tapped")), Ok(say("not tapped"))], vec![]);
+    let (tx, mut tap) = tokio::sync::mpsc::unbounded_channel();
+    let session = r.engine.session("terminal:me");
+    assert!(!session.has_listener());
+    r.engine.run_turn_tapped(term("one"), Some(tx)).await;
+    assert!(!session.has_listener(), "a tap is not a listener");
+    r.engine.run_turn(term("two")).await;
+    let mut frames = Vec::new();
+    while let Ok(ev) = tap.try_recv() {
+        frames.push(ev.frame.clone());
+    }
+    assert!(matches!(frames.first(), Some(Frame::TurnStarted { .. })));
+    assert!(matches!(frames.last(), Some(Frame::TurnDone { text, .. }) if text == "tapped"));
+    assert_eq!(
+        frames
+            .iter()
+            .filter(|f| matches!(f, Frame::TurnDone { .. }))
+            .count(),
+        1,
+        "the next turn's frames are not copied"
+    );
+}

@@ -378,13 +378,23 @@ async fn the_announce_turn_runs_once_and_its_sentinel_never_reaches_the_transcri
     frames_until(&mut rx, is_work_done).await;
     let said = r
         .engine
-        .announce_work("s1", &run_id, Register::Text)
+        .announce_work(
+            "s1",
+            &run_id,
+            "The job 'tidy' finished. Its report: Tidied.",
+            Register::Text,
+        )
         .await
         .unwrap();
     assert_eq!(said.text, "Your notes are tidy now.");
     assert!(
         r.engine
-            .announce_work("s1", &run_id, Register::Text)
+            .announce_work(
+                "s1",
+                &run_id,
+                "The job 'tidy' finished. Its report: Tidied.",
+                Register::Text
+            )
             .await
             .is_none(),
         "announced exactly once"

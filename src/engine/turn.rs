@@ -39,6 +39,8 @@ pub struct TurnContext {
     pub depth: u8,
     /// Step zero: a skill whose `skill_view` must be the job's first call.
     pub step_zero: Option<String>,
+    /// The hidden `__work_done__` announce turn.
+    pub announce: bool,
 }
 
 impl TurnContext {
@@ -59,6 +61,7 @@ impl TurnContext {
             meter: None,
             depth: 0,
             step_zero: None,
+            announce: false,
         }
     }
 }

@@ -27,6 +27,8 @@ use super::{Engine, WORK_DONE_SENTINEL};
 
 /// How much of the person's own words travel into the brief.
 pub const USER_WORDS_CAP: usize = 2000;
+/// How many announced run_ids are remembered.
+const ANNOUNCED_MEMORY: usize = 4096;
 /// Helpers running at once inside one delegate call.
 pub const HELPERS_AT_ONCE: usize = 2;
 
@@ -96,15 +98,24 @@ impl JobEnd {
 #[derive(Default)]
 pub struct Jobs {
     running: DashMap<String, Arc<Job>>,
-    announced: Mutex<std::collections::HashSet<String>>,
-    summaries: DashMap<String, (String, bool)>,
+    announced: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl Jobs {
-    /// Keep a finished run's summary for its one announce turn (jobs and deferred runs).
-    pub(crate) fn record_summary(&self, run_id: &str, summary: &str, ok: bool) {
-        self.summaries
-            .insert(run_id.to_string(), (summary.to_string(), ok));
+    /// True the first time `run_id` is announced (the last 4096 are remembered).
+    fn first_announce(&self, run_id: &str) -> bool {
+        let mut g = match self.announced.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if g.iter().any(|r| r == run_id) {
+            return false;
+        }
+        g.push_back(run_id.to_string());
+        while g.len() > ANNOUNCED_MEMORY {
+            g.pop_front();
+        }
+        true
     }
 
     /// The job running in a session, if any.
@@ -236,6 +247,7 @@ impl Engine {
             meter: Some(job.meter.clone()),
             depth: 0,
             step_zero,
+            announce: false,
         };
         let work = run_loop(
             &self,
@@ -260,34 +272,26 @@ impl Engine {
         session.set_job_running(false);
         let (ok, summary, announce) = end.report(&job.goal);
         if announce {
-            self.jobs
-                .summaries
-                .insert(run_id.clone(), (summary.clone(), ok));
             session.emit(Some(&run_id), Frame::WorkDone { ok, summary });
         }
         // The bracket closes either way, so no surface keeps showing work in progress.
         session.emit(Some(&run_id), Frame::Working { on: false });
     }
 
-    /// The hidden announce turn a surface fires when it sees a job's work_done: she
-    /// tells the person the result in her own words. Announced once per run_id: a
-    /// second trigger returns `None` and runs nothing. The sentinel never reaches the
+    /// The hidden announce turn a surface fires when it sees a `work_done` frame (a job
+    /// or a deferred run ended; `summary` is the frame's): she tells the person the
+    /// result in her own words. Announced once per run_id however many surfaces ask: a
+    /// second call returns `None` and runs nothing. The sentinel never reaches the
     /// transcript or memory.
     pub async fn announce_work(
         &self,
         session: &str,
         run_id: &str,
+        summary: &str,
         register: Register,
     ) -> Option<crate::protocol::TurnResult> {
-        let (summary, _) = self.jobs.summaries.get(run_id).map(|s| s.clone())?;
-        {
-            let mut announced = match self.jobs.announced.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            if !announced.insert(run_id.to_string()) {
-                return None;
-            }
+        if !self.jobs.first_announce(run_id) {
+            return None;
         }
         let text = format!(
             "{WORK_DONE_SENTINEL}\n(A background job ended. Tell the person its result in your own words, \

@@ -3,3 +3,5 @@
 
 pub mod discord;
 pub mod terminal;
+pub mod v1;
+pub mod web;

@@ -155,6 +155,8 @@ pub struct ToolContext {
     pub depth: u8,
     /// Unlocked secrets as environment variables for shell and code runs (name, value).
     pub secret_env: Arc<Vec<(String, String)>>,
+    /// True in the hidden `__work_done__` announce turn.
+    pub announce: bool,
     /// The turn's live settings.
     pub settings: Arc<Settings>,
     /// Where the tool's own frames go (`None` outside a turn: they are dropped).
@@ -190,6 +192,7 @@ impl ToolContext {
             engine: None,
             depth: 0,
             secret_env: Arc::default(),
+            announce: false,
             settings: Arc::default(),
             frames: None,
             store: None,
@@ -204,10 +207,9 @@ impl ToolContext {
         }
     }
 
-    /// The hidden announce turn (`__work_done__`): a conversation turn that carries no
-    /// words of the person.
+    /// The hidden announce turn (`__work_done__`): a conversation turn, never a job.
     pub fn is_announce_turn(&self) -> bool {
-        self.mode == Mode::Companion && self.user_request.is_none()
+        self.announce && self.mode == Mode::Companion
     }
 }
 

@@ -1,9 +1,14 @@
 //! The integration suites, one file per area.
 
+mod browser;
 mod cli;
 mod discord;
 mod engine;
 mod gate_cli;
 mod llm;
+mod serve;
 mod tools;
+mod v1;
+mod v1_python;
 mod web;
+mod web_tools;

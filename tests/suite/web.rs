@@ -1,230 +1,432 @@
-//! The web family against a loopback site: readable text from a real-shaped article,
-//! failures that name their reason, web_extract offered only after a link and withdrawn
-//! after one failure, web_search through a configured endpoint with its cap note.
+//! The web page's server end to end over real HTTP: health, the page and its assets,
+//! the event stream carrying engine frames unchanged, typed messages, card answers
+//! (and "already settled"), grants and audit JSON, auth and host rules, the hidden
+//! announce turn, graceful shutdown.
 
-use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use kotoba::app::App;
-use kotoba::config::{Config, Settings};
-use kotoba::protocol::{Mode, TurnRequest};
-use kotoba::tools::web::{WebExtract, WebSearch, MAX_PAGE_CHARS};
-use kotoba::tools::{Tool, ToolContext, ToolOutput};
+use kotoba::protocol::Frame;
+use kotoba::store::GrantScope;
+use kotoba::surfaces::web::{self, WebOptions};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::page_server::{PageServer, ARTICLE_MARK, CHROME_MARKS};
+use crate::support::model_server::Reply;
+use crate::support::web::{of_type, options, start, start_with, WebRig};
 
-fn ctx(home: &Path, settings: Settings) -> ToolContext {
-    ToolContext {
-        user_request: Some("read this".into()),
-        settings: Arc::new(settings),
-        ..ToolContext::bare("s", Mode::Companion, home, &home.join("workspace"))
-    }
-}
-
-async fn extract(url: &str) -> ToolOutput {
-    let home = tempfile::tempdir().unwrap();
-    WebExtract::new()
-        .run(
-            json!({ "url": url }),
-            &ctx(home.path(), Settings::default()),
-        )
-        .await
+fn is_turn_done(v: &Value) -> bool {
+    v["type"] == "turn_done"
 }
 
 #[tokio::test]
-async fn web_extract_keeps_the_article_and_drops_navigation_ads_and_footer() {
-    let site = PageServer::start().await;
-    let out = extract(&site.url("/article")).await;
-    assert!(out.ok, "{}", out.text);
-    assert!(out.text.starts_with("Title: The Keeper"), "{}", out.text);
-    assert!(out.text.contains(ARTICLE_MARK), "{}", out.text);
-    assert!(out.text.contains("paragraph 8"), "{}", out.text);
-    for chrome in CHROME_MARKS {
-        assert!(!out.text.contains(chrome), "kept {chrome:?}: {}", out.text);
-    }
-    assert!(!out.text.contains("tracking"), "{}", out.text);
-    assert!(out.text.chars().count() <= MAX_PAGE_CHARS + 200);
-}
-
-#[tokio::test]
-async fn a_long_article_reaches_the_model_cut_at_six_thousand_characters_with_a_note() {
-    let site = PageServer::start().await;
-    let out = extract(&site.url("/long")).await;
-    assert!(out.ok, "{}", out.text);
-    let (head, body) = out.text.split_once("\n\n").unwrap();
-    assert!(head.contains("URL: "), "{head}");
-    let (text, note) = body.rsplit_once('\n').unwrap();
-    assert_eq!(text.chars().count(), MAX_PAGE_CHARS);
-    assert!(note.starts_with("[page text cut at 6000 of "), "{note}");
-}
-
-#[tokio::test]
-async fn web_extract_failures_name_their_reason() {
-    let site = PageServer::start().await;
-    let cases = [
-        ("/missing", "404"),
-        ("/paper.pdf", "not HTML but application/pdf"),
-        ("/huge", "too large"),
-        ("/huge-stream", "too large"),
-        ("/loop", "redirected more than 5 times"),
-    ];
-    for (path, reason) in cases {
-        let out = extract(&site.url(path)).await;
-        assert!(!out.ok && out.refused.is_none(), "{path}: {}", out.text);
-        assert!(out.text.contains(reason), "{path}: {}", out.text);
-    }
-    let out = extract(&site.url("/notes.txt")).await;
-    assert!(
-        out.ok && out.text.contains("just plain notes"),
-        "{}",
-        out.text
+async fn health_answers_and_the_page_ships_inside_the_binary() {
+    let r = start().await;
+    let health = r.http.get(r.url("/health")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    assert_eq!(
+        health.json::<Value>().await.unwrap(),
+        json!({"status": "ok"})
     );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_page_that_never_answers_times_out_after_twenty_seconds() {
-    let site = PageServer::start().await;
-    let started = tokio::time::Instant::now();
-    let out = extract(&site.url("/slow")).await;
-    assert!(!out.ok, "{}", out.text);
-    assert!(out.text.contains("timed out after 20 s"), "{}", out.text);
-    assert!(started.elapsed() <= std::time::Duration::from_secs(21));
-}
-
-#[tokio::test]
-async fn a_link_that_is_not_http_is_refused_and_nothing_is_fetched() {
-    for bad in ["file:///etc/passwd", "ftp://example.org/x", "nonsense"] {
-        let out = extract(bad).await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
-    }
-}
-
-#[tokio::test]
-async fn web_search_asks_the_configured_endpoint_for_json_results() {
-    let site = PageServer::start().await;
-    let home = tempfile::tempdir().unwrap();
-    let settings = Settings {
-        web_search_url: Some(site.url("")),
-        ..Settings::default()
-    };
-    let out = WebSearch::new()
-        .run(json!({"query": "lighthouses"}), &ctx(home.path(), settings))
-        .await;
-    assert!(out.ok, "{}", out.text);
-    assert!(
-        out.text
-            .starts_with("About lighthouses — https://example.org/a\n  First snippet."),
-        "{}",
-        out.text
-    );
-    assert_eq!(site.searches(), 1);
-}
-
-/// The names of the tools a request offered, in either wire format.
-fn offered(body: &Value) -> Vec<String> {
-    body.get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.get("name").or_else(|| t.pointer("/function/name")))
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
-}
-
-fn app_with(model: &ScriptedModel, home: &Path, extra: &[(&str, &str)]) -> App {
-    let base = model.base_url();
-    let mut env = vec![
-        ("KOTOBA_LLM_BASE_URL", base.as_str()),
-        ("KOTOBA_LLM_API", "responses"),
-        ("OPENAI_API_KEY", "test-key"),
-        ("KOTOBA_REASONING_EFFORT", "off"),
-        ("KOTOBA_MODEL", "scripted"),
-    ];
-    env.extend_from_slice(extra);
-    App::build(Config::for_home(home, &env)).unwrap()
-}
-
-#[tokio::test]
-async fn web_extract_is_offered_only_after_a_link_and_withdrawn_after_one_failure() {
-    let site = PageServer::start().await;
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    let app = app_with(&model, home.path(), &[]);
-    model.push(Reply::text("hello"));
-    app.engine
-        .run_turn(TurnRequest::text("s", "ann", "hi there"))
-        .await;
-    let missing = site.url("/missing");
-    model.push(Reply::call("web_extract", json!({ "url": missing })));
-    model.push(Reply::call(
-        "web_extract",
-        json!({ "url": site.url("/article") }),
-    ));
-    model.push(Reply::text("that page is gone"));
-    app.engine
-        .run_turn(TurnRequest::text("s", "ann", format!("read {missing}")))
-        .await;
-    let sent = model.requests();
-    assert!(!offered(&sent[0]).contains(&"web_extract".to_string()));
-    assert!(!offered(&sent[0]).contains(&"web_search".to_string()));
-    assert!(offered(&sent[1]).contains(&"web_extract".to_string()));
-    assert!(
-        !offered(&sent[2]).contains(&"web_extract".to_string()),
-        "still offered after it failed"
-    );
-    let fed = sent[3]["input"].as_array().unwrap().last().unwrap()["output"]
-        .as_str()
+    let page = r.http.get(r.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
         .unwrap()
         .to_string();
-    assert!(fed.contains("do not have 'web_extract'"), "{fed}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("/assets/page.js") && html.contains("id=\"composer\""));
+    for (path, kind) in [
+        ("/assets/page.js", "text/javascript"),
+        ("/assets/page.css", "text/css"),
+    ] {
+        let a = r.http.get(r.url(path)).send().await.unwrap();
+        assert_eq!(a.status(), 200);
+        assert!(a.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with(kind));
+    }
+    let status: Value = r
+        .http
+        .get(r.url("/api/status"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["model"], "scripted");
+    assert_eq!(status["missing_setup"], Value::Null);
 }
 
 #[tokio::test]
-async fn web_search_is_offered_only_when_configured_and_notes_its_last_call() {
-    let site = PageServer::start().await;
-    let model = ScriptedModel::start().await;
+async fn with_no_model_key_the_server_starts_and_the_status_says_exactly_what_to_set() {
     let home = tempfile::tempdir().unwrap();
-    let endpoint = site.url("/search");
-    let app = app_with(
-        &model,
+    let config = kotoba::config::Config::for_home(
         home.path(),
-        &[
-            ("KOTOBA_WEB_SEARCH_URL", &endpoint),
-            ("KOTOBA_WEB_SEARCH_LIMIT", "2"),
-        ],
+        &[(
+            "KOTOBA_SETTINGS",
+            home.path().join("none.yaml").to_str().unwrap(),
+        )],
     );
-    for q in ["one", "two", "three"] {
-        model.push(Reply::call("web_search", json!({ "query": q })));
+    let app = kotoba::app::App::build(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(web::serve(
+        app.engine.clone(),
+        options(),
+        listener,
+        stop.clone(),
+    ));
+    let status: Value = reqwest::get(format!("{base}/api/status"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    if std::env::var_os("OPENAI_API_KEY").is_none() {
+        let missing = status["missing_setup"].as_str().unwrap();
+        assert!(missing.contains("set OPENAI_API_KEY"), "{missing}");
     }
-    model.push(Reply::text("here is what I found"));
-    app.engine
-        .run_turn(TurnRequest::text("s", "ann", "look up lighthouses"))
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_typed_message_streams_her_answer_as_engine_frames_unchanged() {
+    let r = start().await;
+    r.model.push(Reply::text("Hello there, nice to see you."));
+    let mut sse = r.events("t1").await;
+    r.say("t1", "hi").await;
+    let frames = sse.until(is_turn_done).await;
+    assert_eq!(frames[0]["type"], "turn_started");
+    let text: String = of_type(&frames, "text_delta")
+        .iter()
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Hello there, nice to see you.");
+    // Each frame is the engine's Event, serialised unchanged: it parses back.
+    for f in &frames {
+        serde_json::from_value::<kotoba::protocol::Event>(f.clone()).unwrap();
+    }
+    let done = frames.last().unwrap();
+    assert_eq!(done["status"], "completed");
+    // A typed message is spoken register: the voice prompt was sent.
+    let sent = r.model.requests()[0].to_string();
+    assert!(
+        sent.contains("turned into speech"),
+        "register voice: the spoken prompt"
+    );
+    let history: Value = r
+        .http
+        .get(r.url("/api/history?session=t1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    assert_eq!(history[1]["text"], "Hello there, nice to see you.");
+}
+
+#[tokio::test]
+async fn a_card_is_answered_by_post_and_a_second_answer_is_already_settled() {
+    let r = start().await;
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "touch web-made.txt"}),
+    ));
+    r.model.push(Reply::text("Made it."));
+    let mut sse = r.events("cards").await;
+    r.say("cards", "make a file").await;
+    let frames = sse.until(|v| v["type"] == "card").await;
+    let card = frames.last().unwrap().clone();
+    assert_eq!(card["action"], "touch web-made.txt");
+    assert_eq!(card["window_secs"], 180, "typed on the page: channel text");
+    assert_eq!(
+        card["answerers"]["kind"], "local",
+        "the page is its owner's"
+    );
+    let id = card["request_id"].as_str().unwrap().to_string();
+    let ok = r
+        .post(&format!("/api/cards/{id}"), json!({"decision": "approve"}))
         .await;
-    let sent = model.requests();
-    assert!(offered(&sent[0]).contains(&"web_search".to_string()));
-    let last_output = |i: usize| {
-        sent[i]["input"].as_array().unwrap().last().unwrap()["output"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    assert_eq!(ok.status(), 200);
+    let frames = sse.until(is_turn_done).await;
+    let done_row = of_type(&frames, "step")
+        .into_iter()
+        .find(|s| s["phase"] == "done")
+        .unwrap()
+        .clone();
+    assert_eq!(done_row["outcome"], "ok");
+    assert!(r.workspace().join("web-made.txt").exists());
+    let again = r
+        .post(&format!("/api/cards/{id}"), json!({"decision": "deny"}))
+        .await;
+    assert_eq!(again.status(), 409);
+    let body: Value = again.json().await.unwrap();
+    assert_eq!(body["error"], "already_settled");
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("already settled"));
+    let unknown = r
+        .post("/api/cards/card-nope", json!({"decision": "approve"}))
+        .await;
+    assert_eq!(unknown.status(), 404);
+    let bad = r
+        .post(&format!("/api/cards/{id}"), json!({"decision": "maybe"}))
+        .await;
+    assert!(bad.status().is_client_error());
+    assert!(bad.json::<Value>().await.unwrap()["message"].is_string());
+    // The audit trail, as the page reads it: the decision and the run.
+    let audit: Value = r
+        .http
+        .get(r.url("/api/audit?session=cards"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let approvers: Vec<&str> = audit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["approver"].as_str().unwrap())
+        .collect();
+    assert_eq!(approvers, ["executed", "user"], "newest first");
+}
+
+#[tokio::test]
+async fn a_reloaded_page_gets_the_cards_still_waiting() {
+    let r = start().await;
+    r.model
+        .push(Reply::call("shell", json!({"command": "touch x"})));
+    r.model.push(Reply::text("ok"));
+    let mut first = r.events("reload").await;
+    r.say("reload", "touch x").await;
+    let card = first.until(|v| v["type"] == "card").await.pop().unwrap();
+    let mut second = r.events("reload").await;
+    let replay = second.next_within().await.unwrap().json();
+    assert_eq!(replay["type"], "card");
+    assert_eq!(replay["request_id"], card["request_id"]);
+    let id = card["request_id"].as_str().unwrap();
+    r.post(&format!("/api/cards/{id}"), json!({"decision": "deny"}))
+        .await;
+    second.until(is_turn_done).await;
+}
+
+#[tokio::test]
+async fn grants_are_listed_and_revoked_as_json() {
+    let r = start().await;
+    r.engine
+        .store
+        .add_grant("npm", GrantScope::Family, "web")
+        .unwrap();
+    let list: Value = r
+        .http
+        .get(r.url("/api/grants"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["pattern"], "npm");
+    assert_eq!(list[0]["granted_by"], "web");
+    let id = list[0]["id"].as_i64().unwrap();
+    let del = r
+        .http
+        .delete(r.url(&format!("/api/grants/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(del.status(), 200);
+    assert!(r.engine.grants().unwrap().is_empty());
+    let again = r
+        .http
+        .delete(r.url(&format!("/api/grants/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404);
+}
+
+#[tokio::test]
+async fn without_a_password_only_loopback_host_names_and_same_origin_posts_pass() {
+    let r = start().await;
+    let foreign = r
+        .http
+        .get(r.url("/api/status"))
+        .header("host", "kotoba.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    assert!(foreign
+        .text()
+        .await
+        .unwrap()
+        .contains("KOTOBA_WEB_PASSWORD"));
+    let local = r
+        .http
+        .get(r.url("/api/status"))
+        .header("host", "localhost:8000")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(local.status(), 200);
+    let csrf = r
+        .http
+        .post(r.url("/api/message"))
+        .header("origin", "https://evil.example")
+        .json(&json!({"session": "x", "text": "rm everything"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(csrf.status(), 403);
+    let form = r
+        .http
+        .post(r.url("/api/message"))
+        .header("content-type", "text/plain")
+        .body(r#"{"session":"x","text":"hi"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 415, "a body that is not JSON is refused");
+    assert_eq!(r.model.request_count(), 0, "no turn ran");
+}
+
+#[tokio::test]
+async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() {
+    let r = start_with(
+        WebOptions {
+            password: Some("hunter2".into()),
+            ..options()
+        },
+        Vec::new(),
+    )
+    .await;
+    let anon = r.http.get(r.url("/api/status")).send().await.unwrap();
+    assert_eq!(anon.status(), 401);
+    let page = r.http.get(r.url("/")).send().await.unwrap();
     assert!(
-        !last_output(1).contains("last web search"),
-        "{}",
-        last_output(1)
+        page.text().await.unwrap().contains("name=\"password\""),
+        "the login form"
     );
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let wrong = no_redirect
+        .post(r.url("/login"))
+        .form(&[("password", "nope")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let right = no_redirect
+        .post(r.url("/login"))
+        .form(&[("password", "hunter2")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(right.status(), 303);
+    let cookie = right.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let with_cookie = r
+        .http
+        .get(r.url("/api/status"))
+        .header("cookie", pair)
+        .header("host", "kotoba.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_cookie.status(), 200, "a password lifts the host rule");
+    let bearer = r
+        .http
+        .get(r.url("/api/grants"))
+        .bearer_auth("hunter2")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bearer.status(), 200);
+    let health = r.http.get(r.url("/health")).send().await.unwrap();
+    assert_eq!(health.status(), 200, "health stays open");
+}
+
+#[tokio::test]
+async fn serve_refuses_a_non_loopback_listener_without_a_password() {
+    let r = start().await;
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let err = web::serve(
+        r.engine.clone(),
+        options(),
+        listener,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("no password is set"), "{err}");
+}
+
+#[tokio::test]
+async fn a_work_done_fires_one_hidden_announce_turn_per_run_id_however_many_pages_are_open() {
+    let r = start().await;
+    r.model.push(Reply::text("The backup finished fine."));
+    let mut a = r.events("jobs").await;
+    let mut b = r.events("jobs").await;
+    let session = r.engine.session("web:jobs");
+    for _ in 0..2 {
+        session.emit(
+            Some("0a1b2c3d"),
+            Frame::WorkDone {
+                ok: true,
+                summary: "backup: 12 files copied".into(),
+            },
+        );
+    }
+    let frames = a.until(is_turn_done).await;
+    assert_eq!(frames.last().unwrap()["text"], "The backup finished fine.");
+    b.until(is_turn_done).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        r.model.request_count(),
+        1,
+        "one announce turn for one run_id"
+    );
+    let sent = r.model.requests()[0].to_string();
+    assert!(sent.contains("__work_done__") && sent.contains("backup: 12 files copied"));
+    let stored = r.engine.store.history("web:jobs", 10).unwrap();
     assert!(
-        last_output(2).contains("That was the last web search this turn (2 of 2)"),
-        "{}",
-        last_output(2)
+        stored.iter().all(|m| !m.text.contains("__work_done__")),
+        "the sentinel never reaches the transcript"
     );
-    assert!(
-        last_output(3).contains("THIS CALL DID NOT RUN"),
-        "{}",
-        last_output(3)
-    );
-    assert_eq!(site.searches(), 2);
+    assert_eq!(stored.len(), 1, "only her announce is stored");
+}
+
+#[tokio::test]
+async fn shutdown_ends_the_event_streams_and_the_server_returns() {
+    let mut r: WebRig = start().await;
+    let mut sse = r.events("bye").await;
+    assert!(r.engine.session("web:bye").has_listener());
+    r.shutdown.cancel();
+    let rest = tokio::time::timeout(Duration::from_secs(5), sse.rest())
+        .await
+        .unwrap();
+    assert!(rest.is_empty());
+    let task = r.task.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the server stops within 5 s")
+        .unwrap()
+        .unwrap();
+    let _ = Arc::strong_count(&r.engine);
 }

@@ -3,3 +3,4 @@
 pub mod discord;
 pub mod model_server;
 pub mod page_server;
+pub mod web;

@@ -226,7 +226,7 @@ impl View {
                     live.dirty = live.message.is_some();
                 }
                 if let Some(run_id) = ev.run_id.clone() {
-                    self.announce(run_id);
+                    self.announce(run_id, summary.clone());
                 }
             }
             Frame::TurnDone { .. } => {
@@ -253,12 +253,12 @@ impl View {
 
     /// A job or deferred run ended: she announces it in her own words, once (the
     /// engine runs the hidden `__work_done__` turn and refuses a second one).
-    fn announce(&self, run_id: String) {
+    fn announce(&self, run_id: String, summary: String) {
         let (bot, session, channel) = (self.bot.clone(), self.session.clone(), self.channel);
         tokio::spawn(async move {
             let Some(said) = bot
                 .engine
-                .announce_work(&session, &run_id, Register::Text)
+                .announce_work(&session, &run_id, &summary, Register::Text)
                 .await
             else {
                 return;

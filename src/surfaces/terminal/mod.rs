@@ -57,11 +57,12 @@ pub async fn run(
                     ev = rx.recv() => match ev {
                         Ok(ev) => {
                             draw(&ev.frame, &prompt);
-                            if let (Frame::WorkDone { .. }, Some(run_id)) = (&ev.frame, ev.run_id.clone()) {
+                            if let (Frame::WorkDone { summary, .. }, Some(run_id)) = (&ev.frame, ev.run_id.clone()) {
                                 // The job ended: she announces it in process, once.
                                 let (engine, session) = (announcer.clone(), announce_session.clone());
+                                let summary = summary.clone();
                                 tokio::spawn(async move {
-                                    engine.announce_work(&session, &run_id, Register::Text).await;
+                                    engine.announce_work(&session, &run_id, &summary, Register::Text).await;
                                 });
                             }
                         }

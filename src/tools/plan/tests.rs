@@ -9,6 +9,8 @@ use crate::tools::test_support::record_frames;
 fn ctx(dir: &tempfile::TempDir, words: Option<&str>) -> ToolContext {
     let mut ctx = ctx_in(dir.path(), &dir.path().join("ws"));
     ctx.user_request = words.map(str::to_string);
+    // A context with no words of the person stands for the hidden announce turn.
+    ctx.announce = words.is_none();
     ctx
 }
 

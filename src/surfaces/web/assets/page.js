@@ -1,0 +1,437 @@
+// Kotoba's page: one event stream per session carrying the engine's frames unchanged,
+// drawn as her streamed answer, step rows, peek line, working chip, face, background
+// runs (kept apart by run_id) and approval cards with a live countdown. Everything a
+// frame carries is written with textContent: nothing from the server becomes markup.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const params = new URLSearchParams(location.search);
+  const session = params.get("session") || "main";
+  // Her face is drawn, not an emoji (a machine without an emoji font shows boxes).
+  const MOUTHS = {
+    calm: "M20 40 Q32 48 44 40",
+    happy: "M18 38 Q32 54 46 38",
+    focus: "M22 42 L42 42",
+    think: "M22 43 Q32 39 42 43",
+    fail: "M20 46 Q32 36 44 46",
+    sad: "M20 46 Q32 38 44 46",
+    surprised: "M28 42 A4 5 0 1 0 36 42 A4 5 0 1 0 28 42",
+  };
+  const OUTCOME_MARK = { ok: "✓", failed: "✗", refused: "⊘", pending: "…", interrupted: "■" };
+  const ENDING_WORDS = {
+    declined: "you said no",
+    unanswered: "the card expired unanswered",
+    unreachable: "nobody could be asked",
+    dismissed: "the card went away",
+    policy: "refused before it ran",
+  };
+
+  let current = null; // the bubble of the reply being streamed
+  const rows = new Map(); // row id -> element
+  const cards = new Map(); // request id -> element
+  const jobs = new Map(); // run_id -> element
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function scroll() {
+    const log = $("log");
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function api(path, opts = {}) {
+    const init = { method: opts.method || "GET", credentials: "same-origin", headers: {} };
+    if (opts.body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(opts.body);
+    }
+    return fetch(path, init);
+  }
+
+  // ---- conversation ----------------------------------------------------------------
+
+  function userLine(text) {
+    const b = el("div", "msg user");
+    b.appendChild(el("div", "text", text));
+    $("log").appendChild(b);
+    scroll();
+  }
+
+  // Her bubble is a flow: text, narration, rows and cards in the order they came, so
+  // words said after a command run appear below its row.
+  function herBubble() {
+    const b = el("div", "msg her");
+    $("log").appendChild(b);
+    return b;
+  }
+
+  function appendText(bubble, text) {
+    let last = bubble.lastElementChild;
+    if (!last || !last.classList.contains("text")) {
+      last = el("div", "text");
+      bubble.appendChild(last);
+    }
+    last.textContent += text;
+  }
+
+  function bubbleText(bubble) {
+    return [...bubble.querySelectorAll(":scope > .text")].map((t) => t.textContent).join("");
+  }
+
+  function ensureCurrent() {
+    if (!current) current = herBubble();
+    return current;
+  }
+
+  // ---- step rows -------------------------------------------------------------------
+
+  function drawRow(row, container) {
+    let r = rows.get(row.id);
+    if (!r) {
+      r = el("div", "row");
+      r.dataset.rowId = row.id;
+      r.dataset.kind = row.step_kind;
+      const line = el("div", "line");
+      line.appendChild(el("span", "mark", "◌"));
+      line.appendChild(el("code", "action", row.action));
+      line.appendChild(el("span", "status", "running"));
+      r.appendChild(line);
+      r.appendChild(el("div", "result"));
+      container.appendChild(r);
+      rows.set(row.id, r);
+    }
+    if (row.phase === "done") {
+      const outcome = row.outcome || "ok";
+      r.dataset.outcome = outcome;
+      r.querySelector(".mark").textContent = OUTCOME_MARK[outcome] || "•";
+      let status = outcome;
+      if (row.ending && ENDING_WORDS[row.ending]) status += " — " + ENDING_WORDS[row.ending];
+      if (outcome === "pending") status = "waiting for your answer";
+      r.querySelector(".status").textContent = status;
+      r.querySelector(".result").textContent = row.result || "";
+      const old = r.querySelector("details");
+      if (old) old.remove();
+      if (row.full_output) {
+        const d = el("details", "full");
+        d.appendChild(el("summary", null, "full output"));
+        d.appendChild(el("pre", null, row.full_output));
+        if (row.clipped) d.appendChild(el("p", "clipped", "clipped: the output was longer than this and was cut"));
+        r.appendChild(d);
+      }
+    } else {
+      r.dataset.outcome = "running";
+    }
+    scroll();
+  }
+
+  // ---- cards -----------------------------------------------------------------------
+
+  function remaining(c) {
+    let ms = c.expiresAt - Date.now();
+    return Math.max(0, Math.ceil(ms / 1000));
+  }
+
+  function drawCard(card) {
+    if (cards.has(card.request_id)) return;
+    const c = el("div", "card");
+    c.dataset.requestId = card.request_id;
+    c.dataset.risk = card.risk;
+    // A clock that disagrees with the server by more than the window falls back to
+    // the window counted from now.
+    const skewed = Math.abs(card.expires_at_ms - Date.now()) > (card.window_secs + 5) * 1000;
+    c.expiresAt = skewed ? Date.now() + card.window_secs * 1000 : card.expires_at_ms;
+    c.appendChild(el("div", "title", card.kind === "input" ? "She asks" : "May she run this?"));
+    c.appendChild(el("div", "tool", card.tool + " · " + card.risk));
+    c.appendChild(el("pre", "action", card.action));
+    if (card.why) c.appendChild(el("div", "why", card.why));
+    if (card.no_always_reason) c.appendChild(el("div", "note", card.no_always_reason));
+    const buttons = el("div", "buttons");
+    const add = (label, decision, cls) => {
+      const b = el("button", cls, label);
+      b.type = "button";
+      b.dataset.decision = decision;
+      b.addEventListener("click", () => answer(card.request_id, decision, c));
+      buttons.appendChild(b);
+    };
+    add("Approve", "approve", "approve");
+    if (card.can_always_exact) add("Always (this exact line)", "always_exact", "secondary");
+    if (card.can_always) add("Always (" + card.tool + " family)", "always_family", "secondary");
+    add("Deny", "deny", "deny");
+    c.appendChild(buttons);
+    c.appendChild(el("div", "countdown", ""));
+    c.appendChild(el("div", "settled"));
+    cards.set(card.request_id, c);
+    ensureCurrent().appendChild(c);
+    tick();
+    scroll();
+  }
+
+  function settleCard(id, text) {
+    const c = cards.get(id);
+    if (!c) return;
+    c.classList.add("done");
+    c.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    c.querySelector(".countdown").textContent = "";
+    c.querySelector(".settled").textContent = text;
+  }
+
+  function settlementText(s) {
+    switch (s.how) {
+      case "decided": {
+        const what = { approve: "Approved", always_exact: "Approved, always for this exact line,", always_family: "Approved, always for its family,", deny: "Denied" };
+        return (what[s.decision] || s.decision) + " by " + s.by + ".";
+      }
+      case "expired": return "Expired: nobody answered, nothing ran.";
+      case "dismissed": return "Dismissed: the card went away, nothing ran.";
+      default: return "Cancelled.";
+    }
+  }
+
+  async function answer(id, decision, c) {
+    c.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    const resp = await api("/api/cards/" + encodeURIComponent(id), { method: "POST", body: { decision } });
+    if (resp.status === 409) settleCard(id, "Already settled: nothing changed.");
+    else if (!resp.ok) {
+      const body = await resp.json().catch(() => ({}));
+      c.querySelector(".settled").textContent = body.message || "That answer was refused.";
+      c.querySelectorAll("button").forEach((b) => (b.disabled = false));
+    }
+  }
+
+  function tick() {
+    for (const c of cards.values()) {
+      if (c.classList.contains("done")) continue;
+      const s = remaining(c);
+      c.querySelector(".countdown").textContent = s > 0 ? "expires in " + s + " s" : "expiring…";
+    }
+  }
+  setInterval(tick, 1000);
+
+  // ---- background runs -------------------------------------------------------------
+
+  function job(runId) {
+    let j = jobs.get(runId);
+    if (!j) {
+      j = el("div", "job");
+      j.dataset.runId = runId;
+      const head = el("div", "head");
+      head.appendChild(el("code", "run-id", runId));
+      head.appendChild(el("span", "goal", "background run"));
+      head.appendChild(el("span", "state", "running"));
+      j.appendChild(head);
+      j.appendChild(el("div", "text"));
+      j.appendChild(el("div", "steps"));
+      $("job-list").appendChild(j);
+      jobs.set(runId, j);
+      $("jobs").hidden = false;
+    }
+    return j;
+  }
+
+  function onJobFrame(ev) {
+    const j = job(ev.run_id);
+    switch (ev.type) {
+      case "work_started": j.querySelector(".goal").textContent = ev.goal; break;
+      case "text_delta": j.querySelector(".text").textContent += ev.text; break;
+      case "step": drawRow(ev, j.querySelector(".steps")); break;
+      case "working": j.querySelector(".state").textContent = ev.on ? "working" : "idle"; break;
+      case "task_list": {
+        const list = el("ul", "tasks");
+        for (const t of ev.items) list.appendChild(el("li", t.status, t.text));
+        const old = j.querySelector(".tasks");
+        if (old) old.replaceWith(list); else j.appendChild(list);
+        break;
+      }
+      case "artifact": j.appendChild(el("div", "artifact", ev.change + ": " + ev.path)); break;
+      case "subagent_spawned": j.appendChild(el("div", "sub", "helper " + ev.id + ": " + ev.goal)); break;
+      case "subagent_done": j.appendChild(el("div", "sub", "helper " + ev.id + (ev.ok ? " done: " : " failed: ") + ev.summary)); break;
+      case "work_done":
+        j.dataset.ok = String(ev.ok);
+        j.querySelector(".state").textContent = ev.ok ? "done" : "failed";
+        j.appendChild(el("div", "summary", ev.summary));
+        break;
+      default: onFrame(Object.assign({}, ev, { run_id: undefined }));
+    }
+  }
+
+  // ---- frames ----------------------------------------------------------------------
+
+  function setFace(name) {
+    const f = $("face");
+    f.dataset.expression = name;
+    f.querySelector(".mouth").setAttribute("d", MOUTHS[name] || MOUTHS.calm);
+    f.querySelector(".name").textContent = name;
+  }
+
+  function onFrame(ev) {
+    if (ev.run_id) return onJobFrame(ev);
+    switch (ev.type) {
+      case "turn_started":
+        current = herBubble();
+        current.dataset.turnId = ev.turn_id;
+        break;
+      case "text_delta":
+        appendText(ensureCurrent(), ev.text);
+        scroll();
+        break;
+      case "step": {
+        // A deferred row completes later, in place, wherever it was drawn.
+        const existing = rows.get(ev.id);
+        drawRow(ev, existing ? existing.parentNode : ensureCurrent());
+        break;
+      }
+      case "peek":
+        $("peek").hidden = !ev.tool;
+        $("peek").textContent = ev.tool ? "looking at: " + ev.tool : "";
+        break;
+      case "working": $("chip").hidden = !ev.on; break;
+      case "face": setFace(ev.expression); break;
+      case "say":
+        ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
+        break;
+      case "card": drawCard(ev); break;
+      case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;
+      case "link_card": {
+        const a = el("a", "link", ev.title || ev.url);
+        a.href = /^https?:\/\//.test(ev.url) ? ev.url : "#";
+        a.target = "_blank";
+        a.rel = "noopener noreferrer";
+        ensureCurrent().appendChild(a);
+        break;
+      }
+      case "turn_done":
+        if (current) {
+          current.dataset.status = ev.status;
+          if (ev.status !== "completed") current.appendChild(el("div", "turn-status", ev.status));
+          if (!bubbleText(current) && ev.text) appendText(current, ev.text);
+        }
+        current = null;
+        // Focus lasts while she works; a stumble's face stays until the next one.
+        if ($("face").dataset.expression === "focus") setFace("calm");
+        break;
+      default:
+        break; // a frame this page does not draw yet
+    }
+  }
+
+  // ---- stream, history, panels ------------------------------------------------------
+
+  function connect() {
+    const textOnly = $("text-only").checked ? "1" : "0";
+    const src = new EventSource("/api/events?session=" + encodeURIComponent(session) + "&text_only=" + textOnly);
+    src.onopen = () => { $("conn").dataset.state = "open"; $("conn").textContent = "connected"; };
+    src.onerror = () => { $("conn").dataset.state = "closed"; $("conn").textContent = "reconnecting…"; };
+    src.onmessage = (m) => {
+      let ev;
+      try { ev = JSON.parse(m.data); } catch (_) { return; }
+      onFrame(ev);
+    };
+    src.addEventListener("lagged", (m) => {
+      const n = JSON.parse(m.data).skipped;
+      $("log").appendChild(el("div", "note", "(" + n + " updates skipped)"));
+    });
+    return src;
+  }
+
+  async function loadHistory() {
+    const resp = await api("/api/history?session=" + encodeURIComponent(session));
+    if (!resp.ok) return;
+    for (const m of await resp.json()) {
+      if (m.role === "user") userLine(m.text);
+      else appendText(herBubble(), m.text);
+    }
+  }
+
+  async function loadStatus() {
+    const resp = await api("/api/status");
+    if (!resp.ok) return;
+    const s = await resp.json();
+    if (s.missing_setup) {
+      $("setup").hidden = false;
+      $("setup").textContent = s.missing_setup;
+    }
+    $("session-name").textContent = "session " + session + " · " + s.model;
+  }
+
+  async function loadGrants() {
+    const resp = await api("/api/grants");
+    if (!resp.ok) return;
+    const list = await resp.json();
+    const body = $("grants").querySelector("tbody");
+    body.textContent = "";
+    $("grants-empty").hidden = list.length > 0;
+    for (const g of list) {
+      const tr = el("tr");
+      tr.appendChild(el("td", null, g.pattern));
+      tr.appendChild(el("td", null, g.scope));
+      tr.appendChild(el("td", null, g.granted_by));
+      tr.appendChild(el("td", null, new Date(g.at_ms).toLocaleString()));
+      const td = el("td");
+      const b = el("button", "secondary", "Revoke");
+      b.type = "button";
+      b.addEventListener("click", async () => {
+        await api("/api/grants/" + g.id, { method: "DELETE" });
+        loadGrants();
+      });
+      td.appendChild(b);
+      tr.appendChild(td);
+      body.appendChild(tr);
+    }
+  }
+
+  async function loadAudit() {
+    const resp = await api("/api/audit?limit=100");
+    if (!resp.ok) return;
+    const body = $("audit").querySelector("tbody");
+    body.textContent = "";
+    for (const r of await resp.json()) {
+      const tr = el("tr");
+      tr.appendChild(el("td", null, new Date(r.at_ms).toLocaleString()));
+      tr.appendChild(el("td", null, r.tool));
+      tr.appendChild(el("td", "mono", r.action));
+      tr.appendChild(el("td", null, r.approved ? "yes" : "no"));
+      tr.appendChild(el("td", null, r.approver));
+      tr.appendChild(el("td", null, r.detail));
+      body.appendChild(tr);
+    }
+  }
+
+  async function send(e) {
+    e.preventDefault();
+    const text = $("text").value.trim();
+    if (!text) return;
+    $("text").value = "";
+    userLine(text);
+    const resp = await api("/api/message", { method: "POST", body: { session, text, text_only: $("text-only").checked } });
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => ({}));
+      $("log").appendChild(el("div", "note", body.message || "That message was not sent."));
+    }
+  }
+
+  function start() {
+    $("text-only").checked = localStorage.getItem("kotoba.textOnly") === "1";
+    let stream = null;
+    $("text-only").addEventListener("change", () => {
+      localStorage.setItem("kotoba.textOnly", $("text-only").checked ? "1" : "0");
+      if (stream) stream.close();
+      stream = connect();
+    });
+    $("composer").addEventListener("submit", send);
+    $("text").addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
+    });
+    $("stop").addEventListener("click", () => api("/api/stop", { method: "POST", body: { session } }));
+    $("grants-panel").addEventListener("toggle", () => { if ($("grants-panel").open) loadGrants(); });
+    $("audit-panel").addEventListener("toggle", () => { if ($("audit-panel").open) loadAudit(); });
+    loadStatus();
+    loadHistory().finally(() => { stream = connect(); });
+  }
+
+  start();
+})();

@@ -1,0 +1,32 @@
+//! `GET /api/history?session=ID`: the stored transcript of a web session (hidden
+//! `__work_done__` lines are never stored), so a reloaded page shows the conversation.
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use super::{engine_session, json_error, parse_session_id, SessionQuery, Shared};
+use crate::engine::session::HISTORY_LINES;
+
+/// The last lines of the conversation, oldest first.
+pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQuery>) -> Response {
+    let id = match parse_session_id(&q.session) {
+        Ok(id) => id,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+    };
+    match st.engine.store.history(&engine_session(&id), HISTORY_LINES) {
+        Ok(lines) => Json(
+            lines
+                .into_iter()
+                .map(|m| json!({ "role": m.role, "author": m.author, "text": m.text, "at_ms": m.at_ms }))
+                .collect::<Vec<_>>(),
+        )
+        .into_response(),
+        Err(e) => {
+            tracing::warn!("reading the transcript of {id}: {e}");
+            json_error(StatusCode::SERVICE_UNAVAILABLE, "store", "the transcript could not be read")
+        }
+    }
+}

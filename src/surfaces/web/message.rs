@@ -1,0 +1,127 @@
+//! `POST /api/message` (a typed message) and `POST /api/stop` (cut the running turn).
+//! A typed message is register voice (she still speaks) and channel text (the roomy
+//! 180 s card window), as the seeds' web rule says; text-only mode makes it register
+//! text. The answer streams over the event stream; this returns at once (202).
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{engine_session, json_error, parse_session_id, Shared};
+use crate::engine::WORK_DONE_SENTINEL;
+use crate::protocol::{Channel, Register, TurnRequest};
+
+/// The longest typed message accepted, in characters.
+const MAX_CHARS: usize = 16_000;
+
+/// A typed message.
+#[derive(Deserialize)]
+pub(super) struct Message {
+    #[serde(default = "super::default_session")]
+    session: String,
+    text: String,
+    #[serde(default)]
+    text_only: bool,
+}
+
+/// The turn a typed message starts.
+pub(crate) fn typed_turn(session: &str, text: &str, text_only: bool) -> TurnRequest {
+    TurnRequest {
+        register: if text_only {
+            Register::Text
+        } else {
+            Register::Voice
+        },
+        channel: Channel::Text,
+        ..TurnRequest::text(session, "web", text)
+    }
+}
+
+/// Map a JSON body rejection to the page's error shape.
+pub(super) fn bad_body(e: JsonRejection) -> Response {
+    json_error(e.status(), "bad_request", &e.body_text())
+}
+
+/// Start a turn; 202 with the session id.
+pub(super) async fn message(
+    State(st): State<Shared>,
+    body: Result<Json<Message>, JsonRejection>,
+) -> Response {
+    let Json(m) = match body {
+        Ok(b) => b,
+        Err(e) => return bad_body(e),
+    };
+    let id = match parse_session_id(&m.session) {
+        Ok(id) => id,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+    };
+    let text = m.text.trim();
+    if text.is_empty() {
+        return json_error(StatusCode::BAD_REQUEST, "empty", "the message is empty");
+    }
+    if text.chars().count() > MAX_CHARS {
+        return json_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_long",
+            &format!("a message may be at most {MAX_CHARS} characters"),
+        );
+    }
+    if text.starts_with(WORK_DONE_SENTINEL) {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            "reserved",
+            "that word is reserved for announcing finished work",
+        );
+    }
+    let req = typed_turn(&engine_session(&id), text, m.text_only);
+    let engine = st.engine.clone();
+    tokio::spawn(async move {
+        engine.run_turn(req).await;
+    });
+    (StatusCode::ACCEPTED, Json(json!({ "session": id }))).into_response()
+}
+
+/// Which session to stop.
+#[derive(Deserialize)]
+pub(super) struct Stop {
+    #[serde(default = "super::default_session")]
+    session: String,
+}
+
+/// Cut the running turn of a session (its rows close as interrupted).
+pub(super) async fn stop(
+    State(st): State<Shared>,
+    body: Result<Json<Stop>, JsonRejection>,
+) -> Response {
+    let Json(s) = match body {
+        Ok(b) => b,
+        Err(e) => return bad_body(e),
+    };
+    let id = match parse_session_id(&s.session) {
+        Ok(id) => id,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+    };
+    if let Some(session) = st.engine.sessions.get(&engine_session(&id)) {
+        session.cancel_running();
+    }
+    Json(json!({ "stopped": true })).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_message_is_voice_register_text_channel_unless_text_only() {
+        let t = typed_turn("web:main", "hi", false);
+        assert_eq!((t.register, t.channel), (Register::Voice, Channel::Text));
+        assert_eq!(t.el_call_bound, Some(false));
+        assert!(!t.replace_running && !t.hidden);
+        let t = typed_turn("web:main", "hi", true);
+        assert_eq!((t.register, t.channel), (Register::Text, Channel::Text));
+    }
+}

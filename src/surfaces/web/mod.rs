@@ -1,0 +1,326 @@
+//! The web surface: one axum server for the page (`/`), its event stream and JSON
+//! endpoints (`/api/*`), `/health`, and the OpenAI-compatible `/v1` (surfaces/v1).
+//! `kotoba serve` calls [`start`] (address and password from the configuration); tests
+//! call [`serve`] with a listener bound to 127.0.0.1:0 and a shutdown token.
+//!
+//! Who may do what (see README "Web page and /v1"):
+//! - `/health` and the page's static assets are open.
+//! - `/` and `/api/*` need the password (`KOTOBA_WEB_PASSWORD` / `web_password`) as a
+//!   cookie from the login form or a bearer header. With no password set the server
+//!   only binds loopback and only answers loopback host names (`127.0.0.1`,
+//!   `localhost`, `[::1]`), so a tunnel or a DNS-rebinding page cannot reach it.
+//! - `/v1/*` needs `KOTOBA_API_KEY` as a bearer, whatever the password.
+
+mod assets;
+mod audit;
+pub(crate) mod auth;
+mod cards;
+mod events;
+mod grants;
+mod health;
+mod history;
+mod message;
+mod relay;
+mod status;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use crate::engine::Engine;
+
+pub use relay::WorkDoneRelay;
+
+/// The prefix of every engine session the web page and /v1 drive: `web:<id>`. Web
+/// sessions are their owner's by construction (their cards are answered as local).
+pub const SESSION_PREFIX: &str = "web:";
+
+/// The default address: loopback only.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8000";
+
+/// The one model name `/v1/models` lists.
+pub const MODEL_NAME: &str = "kotoba";
+
+/// Everything the server is started with; read once at start.
+#[derive(Clone)]
+pub struct WebOptions {
+    /// The page's password; `None` → loopback only.
+    pub password: Option<String>,
+    /// `/v1`'s bearer key (`KOTOBA_API_KEY`); `None` → every /v1 call is refused.
+    pub api_key: Option<String>,
+    /// A /v1 stream sends a keep-alive chunk after this much silence (4 s).
+    pub v1_keepalive: Duration,
+    /// The largest /v1 request body accepted (1 MiB); bigger → 413.
+    pub v1_body_limit: usize,
+    /// How long a /v1 request body may take to arrive (10 s); slower → 408.
+    pub v1_body_timeout: Duration,
+}
+
+impl Default for WebOptions {
+    fn default() -> Self {
+        WebOptions {
+            password: None,
+            api_key: None,
+            v1_keepalive: Duration::from_secs(4),
+            v1_body_limit: 1024 * 1024,
+            v1_body_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl WebOptions {
+    /// The options a configuration gives: `web_password` (or `KOTOBA_WEB_PASSWORD`) and
+    /// `KOTOBA_API_KEY`; blank values count as unset.
+    pub fn from_config(config: &crate::config::Config) -> WebOptions {
+        let settings = config.settings();
+        WebOptions {
+            password: settings
+                .web_password
+                .map(|s| s.0)
+                .filter(|p| !p.trim().is_empty()),
+            api_key: config
+                .env("KOTOBA_API_KEY")
+                .map(str::to_string)
+                .filter(|k| !k.trim().is_empty()),
+            ..WebOptions::default()
+        }
+    }
+}
+
+/// What every route shares.
+pub(crate) struct WebState {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) options: WebOptions,
+    /// The login cookie's value: random per process, so a restart logs everyone out.
+    pub(crate) cookie_token: String,
+    pub(crate) relay: Arc<WorkDoneRelay>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Shared handle of [`WebState`].
+pub(crate) type Shared = Arc<WebState>;
+
+/// Why a bind was refused.
+pub fn check_bind(addr: &SocketAddr, password_set: bool) -> Result<(), String> {
+    if password_set || addr.ip().is_loopback() {
+        Ok(())
+    } else {
+        Err(format!(
+            "refusing to serve the web page and /v1 on {addr}: it is not a loopback address and no \
+             password is set. Set KOTOBA_WEB_PASSWORD (or web_password in settings.yaml), or use \
+             KOTOBA_WEB_ADDR=127.0.0.1:8000."
+        ))
+    }
+}
+
+/// The whole router: page, API, health and /v1, over one engine.
+pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationToken) -> Router {
+    let state: Shared = Arc::new(WebState {
+        relay: Arc::new(WorkDoneRelay::new(engine.clone())),
+        engine: engine.clone(),
+        cookie_token: format!(
+            "{:016x}{:016x}",
+            rand::random::<u64>(),
+            rand::random::<u64>()
+        ),
+        options: options.clone(),
+        shutdown: shutdown.clone(),
+    });
+    let api = Router::new()
+        .route("/api/status", get(status::status))
+        .route("/api/events", get(events::events))
+        .route("/api/history", get(history::history))
+        .route("/api/message", post(message::message))
+        .route("/api/stop", post(message::stop))
+        .route("/api/cards/{request_id}", post(cards::answer))
+        .route("/api/grants", get(grants::list))
+        .route("/api/grants/{id}", delete(grants::revoke))
+        .route("/api/audit", get(audit::list))
+        .route("/", get(assets::page))
+        .fallback(api_not_found)
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require,
+        ));
+    let open = Router::new()
+        .route("/health", get(health::health))
+        .route("/login", post(auth::login))
+        .route("/assets/page.js", get(assets::script))
+        .route("/assets/page.css", get(assets::style))
+        .route("/assets/icon.svg", get(assets::icon))
+        .route("/favicon.ico", get(assets::icon));
+    Router::new()
+        .merge(open.with_state(state.clone()))
+        .merge(api.with_state(state))
+        .merge(super::v1::router(engine, options, shutdown))
+}
+
+async fn api_not_found() -> Response {
+    json_error(StatusCode::NOT_FOUND, "not_found", "there is nothing here")
+}
+
+/// A JSON error body for the page's endpoints: `{"error": code, "message": …}`.
+pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({ "error": code, "message": message }))).into_response()
+}
+
+/// Serve on `listener` until `shutdown` fires: streams end, in-flight requests finish
+/// (at most 5 s more), then it returns. Refuses a non-loopback listener without a
+/// password, whoever bound it.
+pub async fn serve(
+    engine: Arc<Engine>,
+    options: WebOptions,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
+    check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
+    let app = router(engine, options, shutdown.clone());
+    // Streams are many small writes: without TCP_NODELAY the last chunks of a /v1 reply
+    // wait on Nagle + the client's delayed ACK (about 40 ms a turn).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {e}");
+        }
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .context("serving the web page")
+}
+
+/// Bind the configured address (`KOTOBA_WEB_ADDR` / `web_addr`, default
+/// 127.0.0.1:8000) and serve in a task; refuses a non-loopback address without a
+/// password. Logs the page's URL and, when no model key is set, what to set.
+pub async fn start(
+    app: &App,
+    shutdown: CancellationToken,
+) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
+    let config = &app.engine.config;
+    let addr_text = config.settings().web_addr;
+    let options = WebOptions::from_config(config);
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr_text.as_str())
+        .await
+        .with_context(|| format!("resolving the web address {addr_text}"))?
+        .collect();
+    let addr = addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .with_context(|| format!("the web address {addr_text} resolves to nothing"))?;
+    check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding the web page and /v1 on {addr}"))?;
+    tracing::info!(
+        "web page on http://{addr}/  ·  /v1 (OpenAI-compatible) on http://{addr}/v1{}{}",
+        if options.password.is_some() {
+            "  ·  password set"
+        } else {
+            "  ·  loopback only, no password"
+        },
+        if options.api_key.is_some() {
+            ""
+        } else {
+            "  ·  /v1 refuses every call until KOTOBA_API_KEY is set"
+        }
+    );
+    let engine = app.engine.clone();
+    // Cut running turns once the server stops taking requests, so streams close.
+    let cut = shutdown.clone();
+    let engine_for_cut = engine.clone();
+    tokio::spawn(async move {
+        cut.cancelled().await;
+        engine_for_cut.shutdown();
+    });
+    Ok(tokio::spawn(async move {
+        let served = serve(engine, options, listener, shutdown.clone());
+        tokio::pin!(served);
+        tokio::select! {
+            r = &mut served => r,
+            _ = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
+                tracing::warn!("the web server did not stop within 5 s; leaving anyway");
+                Ok(())
+            }
+        }
+    }))
+}
+
+/// The id a request named (`?session=`, `user`, `X-Session-Id`), checked: 1–128
+/// characters of letters, digits and `. _ : @ -`.
+pub fn parse_session_id(raw: &str) -> Result<String, String> {
+    let ok = !raw.is_empty()
+        && raw.chars().count() <= 128
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '@' | '-'));
+    if ok {
+        Ok(raw.to_string())
+    } else {
+        Err(format!(
+            "the session id must be 1–128 letters, digits or . _ : @ - (got {:?})",
+            raw.chars().take(40).collect::<String>()
+        ))
+    }
+}
+
+/// The page's default session: one owner, one conversation (`?session=` picks another).
+pub const DEFAULT_SESSION: &str = "main";
+
+pub(crate) fn default_session() -> String {
+    DEFAULT_SESSION.to_string()
+}
+
+/// A query naming a session (default [`DEFAULT_SESSION`]).
+#[derive(serde::Deserialize)]
+pub(crate) struct SessionQuery {
+    #[serde(default = "default_session")]
+    pub(crate) session: String,
+}
+
+/// The engine session a web or /v1 session id names.
+pub fn engine_session(id: &str) -> String {
+    format!("{SESSION_PREFIX}{id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_loopback_address_is_refused_without_a_password() {
+        let lan: SocketAddr = "0.0.0.0:8000".parse().unwrap();
+        let v6: SocketAddr = "[::]:8000".parse().unwrap();
+        let lo: SocketAddr = "127.0.0.1:8000".parse().unwrap();
+        let lo6: SocketAddr = "[::1]:8000".parse().unwrap();
+        assert!(check_bind(&lan, false)
+            .unwrap_err()
+            .contains("KOTOBA_WEB_PASSWORD"));
+        assert!(check_bind(&v6, false).is_err());
+        assert!(check_bind(&lan, true).is_ok());
+        assert!(check_bind(&lo, false).is_ok());
+        assert!(check_bind(&lo6, false).is_ok());
+    }
+
+    #[test]
+    fn session_ids_are_short_and_plain() {
+        assert_eq!(parse_session_id("main").unwrap(), "main");
+        assert!(parse_session_id("conv_01:abc@x-y.z").is_ok());
+        assert!(parse_session_id("").is_err());
+        assert!(parse_session_id("a b").is_err());
+        assert!(parse_session_id("../etc").is_err());
+        assert!(parse_session_id(&"x".repeat(129)).is_err());
+        assert_eq!(engine_session("main"), "web:main");
+    }
+}

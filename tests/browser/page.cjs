@@ -1,0 +1,76 @@
+// Drives Kotoba's page in a real headless Chromium (Debian's /usr/bin/chromium) with
+// playwright-core: load the page, send a message, see the streamed answer, send one
+// that runs a command, see its step row and card, press Approve, see the row close ok.
+// Saves screenshots. Started by tests/suite/browser.rs, which runs the server and
+// scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
+"use strict";
+const path = require("path");
+const { chromium } = require(path.join(process.env.KOTOBA_NODE_MODULES, "playwright-core"));
+
+const base = process.env.KOTOBA_BASE;
+const shots = process.env.KOTOBA_SHOTS;
+const FLAGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+function step(name) {
+  process.stderr.write("browser: " + name + "\n");
+}
+
+async function herTextIncludes(page, text) {
+  await page.waitForFunction(
+    (t) => [...document.querySelectorAll(".msg.her .text")].some((e) => e.textContent.includes(t)),
+    text,
+    { timeout: 15000 },
+  );
+}
+
+(async () => {
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
+  const errors = [];
+  const seen = {};
+  try {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 860 } });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+
+    step("load the page");
+    await page.goto(base + "/?session=browser");
+    await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+
+    step("send a message and see the streamed answer");
+    await page.fill("#text", "hello there");
+    await page.click("#send");
+    await herTextIncludes(page, "Hi! I'm right here with you.");
+    seen.deltas = await page.evaluate(() => document.querySelectorAll(".msg.her").length);
+
+    step("a message that runs a command: its row and its card");
+    await page.fill("#text", "please make the file");
+    await page.click("#send");
+    await page.waitForSelector('.row[data-outcome="running"]', { timeout: 15000 });
+    seen.row_action = await page.textContent(".row .action");
+    await page.waitForSelector('.card button[data-decision="approve"]', { timeout: 15000 });
+    seen.card_action = await page.textContent(".card pre.action");
+    await page.waitForFunction(() => /expires in \d+ s/.test(document.querySelector(".card .countdown").textContent));
+    seen.countdown = await page.textContent(".card .countdown");
+    await page.screenshot({ path: path.join(shots, "card.png"), fullPage: true });
+
+    step("press Approve and see the row close ok");
+    await page.click('.card button[data-decision="approve"]');
+    await page.waitForSelector('.row[data-outcome="ok"]', { timeout: 15000 });
+    seen.row_status = await page.textContent('.row[data-outcome="ok"] .status');
+    await herTextIncludes(page, "Done, the file is there.");
+    seen.settled = await page.textContent(".card .settled");
+    seen.buttons_disabled = await page.evaluate(() => [...document.querySelectorAll(".card button")].every((b) => b.disabled));
+    await page.click(".row details.full summary").catch(() => {});
+    await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
+    seen.errors = errors;
+    process.stdout.write(JSON.stringify(seen) + "\n");
+  } finally {
+    await browser.close();
+  }
+})().catch((e) => {
+  process.stderr.write("browser test failed: " + (e && e.stack ? e.stack : e) + "\n");
+  process.exit(1);
+});

@@ -1,0 +1,130 @@
+//! `kotoba serve` as a process: it starts with no model key and the page says what to
+//! set; /health answers; SIGTERM stops it gracefully; a non-loopback address is refused
+//! without a password and served with one.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
+    cmd.arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home)
+        .env("KOTOBA_WEB_ADDR", addr)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+async fn healthy(port: u16) -> Duration {
+    let t = Instant::now();
+    loop {
+        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/health")).await {
+            if r.status() == 200 {
+                return t.elapsed();
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "serve never answered /health"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn stop(mut child: Child) -> String {
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("serve stops within 10 s of SIGTERM")
+        .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}: {err}");
+    err
+}
+
+#[tokio::test]
+async fn serve_starts_without_a_model_key_and_the_page_says_what_to_set() {
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let child = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
+    healthy(port).await;
+    let status: Value = reqwest::get(format!("http://127.0.0.1:{port}/api/status"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let missing = status["missing_setup"].as_str().unwrap();
+    assert!(missing.contains("set OPENAI_API_KEY"), "{missing}");
+    let page = reqwest::get(format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let log = stop(child).await;
+    assert!(log.contains("No model key is configured"), "{log}");
+    assert!(
+        log.contains(&format!("web page on http://127.0.0.1:{port}/")),
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_needs_a_password() {
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut refused = serve(home.path(), &format!("0.0.0.0:{port}"), &[]);
+    let status = tokio::time::timeout(Duration::from_secs(20), refused.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!status.success());
+    let mut err = String::new();
+    refused
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    assert!(err.contains("KOTOBA_WEB_PASSWORD"), "{err}");
+
+    let port = free_port();
+    let child = serve(
+        home.path(),
+        &format!("0.0.0.0:{port}"),
+        &[("KOTOBA_WEB_PASSWORD", "correct horse")],
+    );
+    healthy(port).await;
+    let anon = reqwest::get(format!("http://127.0.0.1:{port}/api/status"))
+        .await
+        .unwrap();
+    assert_eq!(anon.status(), 401);
+    stop(child).await;
+}
