@@ -430,3 +430,47 @@ async fn shutdown_ends_the_event_streams_and_the_server_returns() {
         .unwrap();
     let _ = Arc::strong_count(&r.engine);
 }
+
+#[tokio::test]
+async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is_not_echoed() {
+    use kotoba::engine::AskEnd;
+    use kotoba::protocol::{Answerers, Card, CardKind, Risk};
+    let r = start().await;
+    let _page = r.events("ask").await;
+    let session = r.engine.session("web:ask");
+    let card = Card {
+        request_id: "ask-1".into(),
+        session: "web:ask".into(),
+        kind: CardKind::Input,
+        tool: "ask_secret".into(),
+        action: "Enter the secret 'gh'".into(),
+        why: String::new(),
+        risk: Risk::Read,
+        can_always: false,
+        can_always_exact: false,
+        no_always_reason: None,
+        expires_at_ms: 0,
+        window_secs: 300,
+        answerers: Answerers::Local,
+    };
+    let wait = r
+        .engine
+        .cards
+        .post(&session, card, Duration::from_secs(300))
+        .unwrap();
+    let resp = r
+        .post(
+            "/api/cards/ask-1",
+            json!({"decision": "approve", "text": "ghp_TYPED"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    let body = resp.text().await.unwrap();
+    assert!(
+        !body.contains("ghp_TYPED"),
+        "the typed text is never echoed: {body}"
+    );
+    let (end, text) = wait.wait_reply().await;
+    assert!(matches!(end, AskEnd::Decided { .. }));
+    assert_eq!(text.as_deref(), Some("ghp_TYPED"));
+}

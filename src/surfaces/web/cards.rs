@@ -1,5 +1,6 @@
 //! `POST /api/cards/{request_id}` with `{"decision": "approve" | "always_exact" |
-//! "always_family" | "deny"}`: the page answers a card as its owner ([`web_owner`]).
+//! "always_family" | "deny"}` (and `"text"` for an input card: ask_user, clarify,
+//! ask_secret): the page answers a card as its owner ([`web_owner`]).
 //! A card that already settled answers 409 "already settled" and nothing changes.
 
 use axum::extract::rejection::JsonRejection;
@@ -20,6 +21,9 @@ use crate::protocol::Decision;
 #[derive(Deserialize)]
 pub(super) struct Answer {
     decision: Decision,
+    /// The typed answer of an input card.
+    #[serde(default)]
+    text: Option<String>,
 }
 
 /// Answer one card.
@@ -32,7 +36,14 @@ pub(super) async fn answer(
         Ok(b) => b,
         Err(e) => return bad_body(e),
     };
-    match st.engine.answer_card(&request_id, a.decision, &web_owner()) {
+    let answered = match (&a.text, a.decision) {
+        (Some(text), d) if d.approves() => {
+            st.engine.cards.answer_text(&request_id, text, &web_owner())
+        }
+        _ => st.engine.answer_card(&request_id, a.decision, &web_owner()),
+    };
+    // The typed text is never echoed back: it may be a secret.
+    match answered {
         Ok(()) => Json(json!({ "request_id": request_id, "decision": a.decision })).into_response(),
         Err(e) => {
             let (status, code) = match e {

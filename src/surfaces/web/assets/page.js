@@ -158,10 +158,23 @@
       b.addEventListener("click", () => answer(card.request_id, decision, c));
       buttons.appendChild(b);
     };
-    add("Approve", "approve", "approve");
-    if (card.can_always_exact) add("Always (this exact line)", "always_exact", "secondary");
-    if (card.can_always) add("Always (" + card.tool + " family)", "always_family", "secondary");
-    add("Deny", "deny", "deny");
+    if (card.kind === "input") {
+      // A question: a typed answer (masked for secrets), or skip it.
+      const input = el("input", "answer");
+      input.type = card.tool === "ask_secret" || card.tool === "request_credential" ? "password" : "text";
+      input.autocomplete = "off";
+      buttons.appendChild(input);
+      const send = el("button", "approve", "Send");
+      send.type = "button";
+      send.addEventListener("click", () => answer(card.request_id, "approve", c, input.value));
+      buttons.appendChild(send);
+      add("Skip", "deny", "deny");
+    } else {
+      add("Approve", "approve", "approve");
+      if (card.can_always_exact) add("Always (this exact line)", "always_exact", "secondary");
+      if (card.can_always) add("Always (" + card.tool + " family)", "always_family", "secondary");
+      add("Deny", "deny", "deny");
+    }
     c.appendChild(buttons);
     c.appendChild(el("div", "countdown", ""));
     c.appendChild(el("div", "settled"));
@@ -192,9 +205,10 @@
     }
   }
 
-  async function answer(id, decision, c) {
+  async function answer(id, decision, c, text) {
     c.querySelectorAll("button").forEach((b) => (b.disabled = true));
-    const resp = await api("/api/cards/" + encodeURIComponent(id), { method: "POST", body: { decision } });
+    const body = text === undefined ? { decision } : { decision, text };
+    const resp = await api("/api/cards/" + encodeURIComponent(id), { method: "POST", body });
     if (resp.status === 409) settleCard(id, "Already settled: nothing changed.");
     else if (!resp.ok) {
       const body = await resp.json().catch(() => ({}));
