@@ -464,6 +464,47 @@ pub enum TurnStatus {
     Interrupted,
 }
 
+/// A file the person attached (an image or a PDF) that reaches the model with their
+/// words. Its Debug shows the size, never the bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Media {
+    /// The file's name.
+    pub name: String,
+    /// Its MIME type (`image/png`, `application/pdf`, …).
+    pub mime: String,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+impl std::fmt::Debug for Media {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Media({}, {}, {} bytes)",
+            self.name,
+            self.mime,
+            self.data.len()
+        )
+    }
+}
+
+impl Media {
+    /// Whether the model reads it as an image (else as a file).
+    pub fn is_image(&self) -> bool {
+        self.mime.starts_with("image/")
+    }
+
+    /// The file as a `data:` URL.
+    pub fn data_url(&self) -> String {
+        use base64::Engine as _;
+        format!(
+            "data:{};base64,{}",
+            self.mime,
+            base64::engine::general_purpose::STANDARD.encode(&self.data)
+        )
+    }
+}
+
 /// What a surface asks the engine to do: one turn.
 #[derive(Debug, Clone)]
 pub struct TurnRequest {
@@ -483,6 +524,8 @@ pub struct TurnRequest {
     pub replace_running: bool,
     /// A hidden turn (`__work_done__`): never shown in a transcript or memory.
     pub hidden: bool,
+    /// Images and PDFs the person attached; they reach the model, not the transcript.
+    pub media: Vec<Media>,
 }
 
 impl TurnRequest {
@@ -501,6 +544,7 @@ impl TurnRequest {
             el_call_bound: Some(false),
             replace_running: false,
             hidden: false,
+            media: Vec::new(),
         }
     }
 }

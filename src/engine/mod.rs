@@ -316,6 +316,12 @@ impl Engine {
         items.push(Item::User {
             text: req.text.clone(),
         });
+        if !req.media.is_empty() {
+            // The files reach the model with the words; the transcript keeps the words.
+            items.push(Item::Media {
+                media: req.media.clone(),
+            });
+        }
         // A hidden announce turn re-derives the person's last request, so its
         // re-emission of a deferred call meets the one-request-one-run guard.
         let user_request = if req.hidden {

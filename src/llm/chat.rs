@@ -78,6 +78,14 @@ fn messages(req: &ModelRequest) -> Vec<Value> {
                 out.push(json!({ "role": "tool", "tool_call_id": call_id, "content": output }));
             }
             Item::Reasoning { .. } => {} // Responses-only; Chat servers cannot read it
+            Item::Media { media } => out.push(json!({
+                "role": "user",
+                "content": media.iter().map(|m| if m.is_image() {
+                    json!({ "type": "image_url", "image_url": { "url": m.data_url() } })
+                } else {
+                    json!({ "type": "file", "file": { "filename": m.name, "file_data": m.data_url() } })
+                }).collect::<Vec<_>>(),
+            })),
         }
     }
     out

@@ -29,6 +29,11 @@ pub enum Item {
         /// What the model reads.
         output: String,
     },
+    /// The person's attachments (images, PDFs), right after their words.
+    Media {
+        /// The files.
+        media: Vec<crate::protocol::Media>,
+    },
     /// A Responses-API reasoning item, carried back unchanged.
     Reasoning {
         /// The item exactly as it arrived.

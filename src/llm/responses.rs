@@ -61,6 +61,14 @@ fn input_item(item: &Item) -> Value {
             "output": output,
         }),
         Item::Reasoning { raw } => raw.clone(),
+        Item::Media { media } => json!({
+            "role": "user",
+            "content": media.iter().map(|m| if m.is_image() {
+                json!({ "type": "input_image", "image_url": m.data_url() })
+            } else {
+                json!({ "type": "input_file", "filename": m.name, "file_data": m.data_url() })
+            }).collect::<Vec<_>>(),
+        }),
     }
 }
 
@@ -237,6 +245,32 @@ impl Decoder for ResponsesDecoder {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn attachments_go_to_the_model_as_input_image_and_input_file_parts() {
+        let media = vec![
+            crate::protocol::Media {
+                name: "a.png".into(),
+                mime: "image/png".into(),
+                data: vec![1, 2, 3],
+            },
+            crate::protocol::Media {
+                name: "b.pdf".into(),
+                mime: "application/pdf".into(),
+                data: vec![4],
+            },
+        ];
+        let v = input_item(&Item::Media { media });
+        assert_eq!(v["role"], "user");
+        assert_eq!(
+            v["content"][0],
+            serde_json::json!({"type": "input_image", "image_url": "data:image/png;base64,AQID"})
+        );
+        assert_eq!(
+            v["content"][1],
+            serde_json::json!({"type": "input_file", "filename": "b.pdf", "file_data": "data:application/pdf;base64,BA=="})
+        );
+    }
+
     use super::*;
 
     fn run(events: &[Value]) -> (Result<ModelReply, LlmError>, Vec<String>) {

@@ -724,3 +724,84 @@ async fn a_finished_background_job_is_announced_once_in_its_channel() {
     );
     assert!(stored.iter().all(|m| !m.text.contains("__work_done__")));
 }
+
+/// A loopback file host for attachment URLs: `/cat.png` and `/notes.zip`.
+async fn file_host() -> String {
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/cat.png",
+            get(|| async {
+                (
+                    [("content-type", "image/png")],
+                    vec![0x89u8, b'P', b'N', b'G', 1, 2, 3],
+                )
+            }),
+        )
+        .route(
+            "/notes.zip",
+            get(|| async { ([("content-type", "application/zip")], vec![1u8, 2, 3]) }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+fn attachment(id: u64, name: &str, mime: &str, size: u64, url: String) -> serde_json::Value {
+    json!({"id": id.to_string(), "filename": name, "size": size, "url": url.clone(), "proxy_url": url, "content_type": mime})
+}
+
+#[tokio::test]
+async fn an_attached_image_reaches_the_model_and_other_files_are_named_as_not_received() {
+    let r = rig().await;
+    let host = file_host().await;
+    r.model.push(Reply::text("A cat!"));
+    let opts = Msg {
+        mentions: vec![(BOT, "kotoba".into())],
+        attachments: vec![
+            attachment(1, "cat.png", "image/png", 7, format!("{host}/cat.png")),
+            attachment(
+                2,
+                "notes.zip",
+                "application/zip",
+                3,
+                format!("{host}/notes.zip"),
+            ),
+            attachment(
+                3,
+                "huge.png",
+                "image/png",
+                9 * 1024 * 1024,
+                format!("{host}/cat.png"),
+            ),
+        ],
+        ..Msg::default()
+    };
+    r.discord
+        .say(GENERAL, OWNER, &format!("<@{BOT}> what is this?"), opts);
+    let reply = r.discord.wait_for(|c| posts_in(c, GENERAL)).await;
+    assert_eq!(reply.content(), "A cat!");
+    let sent = r.model.requests()[0].to_string();
+    assert!(
+        sent.contains("data:image/png;base64,iVBORwECAw=="),
+        "the image reached the model: {sent}"
+    );
+    assert!(
+        sent.contains("'notes.zip' (only images and PDFs reach you)"),
+        "{sent}"
+    );
+    assert!(sent.contains("'huge.png' (larger than 8 MB)"), "{sent}");
+    let stored = r
+        .app
+        .engine
+        .store
+        .history(&discord::session_of(GENERAL), 10)
+        .unwrap();
+    assert!(
+        stored.iter().all(|m| !m.text.contains("base64")),
+        "the transcript keeps words, not files"
+    );
+}

@@ -59,22 +59,6 @@ async fn allowed(bot: &Bot, ctx: &Context, msg: &Message) -> bool {
     }
 }
 
-/// Attachments she cannot pass to the model are named as not received.
-fn attachment_note(msg: &Message) -> String {
-    let names: Vec<String> = msg
-        .attachments
-        .iter()
-        .map(|a| format!("'{}'", a.filename))
-        .collect();
-    if names.is_empty() {
-        return String::new();
-    }
-    format!(
-        "\n[The person attached {} — not received: attachments do not reach you yet.]",
-        names.join(", ")
-    )
-}
-
 /// Handle one MESSAGE_CREATE.
 pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
     let Some(&me) = bot.me.get() else { return };
@@ -111,13 +95,17 @@ pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
     view::ensure(&bot, &session, channel, facts.dm);
     let typing = msg.channel_id.start_typing(&ctx.http);
     let mut text = rules::strip_my_mentions(&msg.content, me, &roles);
-    text.push_str(&attachment_note(&msg));
+    let (media, note) = super::attachments::collect(&msg.attachments).await;
+    text.push_str(&note);
     let name = msg
         .author
         .global_name
         .clone()
         .unwrap_or_else(|| msg.author.name.clone());
-    let req = TurnRequest::text(&session, format!("{name} ({author})"), text);
+    let req = TurnRequest {
+        media,
+        ..TurnRequest::text(&session, format!("{name} ({author})"), text)
+    };
     let access = if bot.is_owner(author) {
         Access::Owner
     } else {

@@ -8,6 +8,7 @@
 //! session's frames into [`steps`] and [`cards`]; [`press`] answers buttons;
 //! [`commands`] holds the slash commands; [`port`] serves the discord_* read tools.
 
+pub mod attachments;
 pub mod cards;
 mod chat;
 pub mod commands;

@@ -190,6 +190,7 @@ pub fn v1_turn(session_id: &str, text: &str) -> TurnRequest {
         el_call_bound: Some(true),
         replace_running: true,
         hidden: text.trim_start().starts_with(WORK_DONE_SENTINEL),
+        media: Vec::new(),
     }
 }
 
