@@ -184,6 +184,31 @@ impl Engine {
         loaded.as_ref().map_err(Clone::clone)
     }
 
+    /// A secret saved in the keystore, for the process itself (e.g. the Discord token).
+    /// A failure is logged by name only; the value never is.
+    pub fn saved_secret(&self, name: &str) -> Option<String> {
+        let key = self
+            .master_key()
+            .map_err(|e| tracing::warn!("keystore: {e}"))
+            .ok()?;
+        match self.store.get_secret(key, name) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!("keystore: {e}");
+                None
+            }
+        }
+    }
+
+    /// Save a secret in the keystore (the person typed it into a masked card, or an
+    /// owner set it up); `Err` is a sentence that never contains the value.
+    pub fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
+        let key = self.master_key()?;
+        self.store
+            .put_secret(key, name, value)
+            .map_err(|e| e.to_string())
+    }
+
     /// The secrets unlocked in a session, as environment variables.
     pub(crate) fn secret_env(&self, session: &str) -> Arc<Vec<(String, String)>> {
         Arc::new(

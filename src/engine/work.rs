@@ -347,10 +347,7 @@ impl EnginePort for Engine {
     }
 
     fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
-        let key = self.master_key()?;
-        self.store
-            .put_secret(key, name, value)
-            .map_err(|e| e.to_string())
+        Engine::save_secret(self, name, value)
     }
 
     fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, String> {

@@ -805,3 +805,69 @@ async fn an_attached_image_reaches_the_model_and_other_files_are_named_as_not_re
         "the transcript keeps words, not files"
     );
 }
+
+#[tokio::test]
+async fn a_token_saved_in_the_keystore_starts_the_surface_without_discord_token() {
+    let fake = FakeDiscord::start().await;
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let config = fake.config(home.path(), &model.base_url(), &[("DISCORD_TOKEN", "")]);
+    let app = App::build(config).unwrap();
+    assert!(
+        discord::start(&app, CancellationToken::new()).is_none(),
+        "no token anywhere yet"
+    );
+    app.engine
+        .save_secret(discord::KEYSTORE_TOKEN, "saved-token")
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let task = discord::start(&app, shutdown.clone()).expect("the saved token starts it");
+    fake.wait_ready().await;
+    let call = fake.wait_for(|c| c.authorization.is_some()).await;
+    assert_eq!(call.authorization.as_deref(), Some("Bot saved-token"));
+    shutdown.cancel();
+    app.engine.shutdown();
+    task.abort();
+}
+
+/// The text the model was handed for its last tool call, in either wire format.
+fn last_tool_output(body: &serde_json::Value) -> String {
+    let list = body
+        .get("messages")
+        .or_else(|| body.get("input"))
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default();
+    list.iter()
+        .rev()
+        .find(|i| i["role"] == "tool" || i["type"] == "function_call_output")
+        .and_then(|i| i.get("content").or_else(|| i.get("output")))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_read_tools_read_this_channels_history_and_this_guilds_members() {
+    let r = rig().await;
+    r.discord
+        .say(GENERAL, CAROL, "the deploy is at five", Msg::default());
+    settle().await;
+    r.model
+        .push(Reply::call("discord_read_history", json!({"limit": 5})));
+    r.model
+        .push(Reply::call("discord_people", json!({"query": "car"})));
+    r.model
+        .push(Reply::text("Carol said the deploy is at five."));
+    r.discord.mention(GENERAL, OWNER, "what did carol say?");
+    let reply = r.discord.wait_for(|c| posts_in(c, GENERAL)).await;
+    assert_eq!(reply.content(), "Carol said the deploy is at five.");
+    let sent = r.model.requests();
+    let history = last_tool_output(&sent[1]);
+    assert!(history.contains("the deploy is at five"), "{history}");
+    let people = last_tool_output(&sent[2]);
+    assert!(
+        people.contains("carol") && !people.contains("olive"),
+        "{people}"
+    );
+}

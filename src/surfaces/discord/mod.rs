@@ -72,8 +72,21 @@ impl DiscordSettings {
         let token = config
             .env("DISCORD_TOKEN")
             .map(str::trim)
-            .filter(|t| !t.is_empty())?
-            .to_string();
+            .filter(|t| !t.is_empty())?;
+        Some(Self::with_token(config, token.to_string()))
+    }
+
+    /// The settings with `DISCORD_TOKEN`, else with the token saved in the keystore
+    /// under [`KEYSTORE_TOKEN`]; `None` when neither is there.
+    pub fn resolve(engine: &Engine) -> Option<DiscordSettings> {
+        Self::from_config(&engine.config).or_else(|| {
+            let token = engine.saved_secret(KEYSTORE_TOKEN)?;
+            let token = token.trim();
+            (!token.is_empty()).then(|| Self::with_token(&engine.config, token.to_string()))
+        })
+    }
+
+    fn with_token(config: &Config, token: String) -> DiscordSettings {
         let mut owners = ids(config.env("KOTOBA_DISCORD_OWNER_IDS"));
         for o in config.settings().owners {
             if let Ok(id) = o.parse::<u64>() {
@@ -82,21 +95,24 @@ impl DiscordSettings {
                 }
             }
         }
-        Some(DiscordSettings {
+        DiscordSettings {
             token,
             owners,
             guilds: ids(config.env("KOTOBA_DISCORD_GUILDS")),
             home_channels: ids(config.env("KOTOBA_DISCORD_HOME_CHANNELS")),
             api_base: config.settings().discord_api_base,
-        })
+        }
     }
 }
+
+/// The keystore name a Discord token may be saved under (instead of `DISCORD_TOKEN`).
+pub const KEYSTORE_TOKEN: &str = "discord-token";
 
 /// Why the Discord surface stopped; each message is one sentence naming the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscordError {
     /// No token is configured.
-    #[error("Discord is off: set DISCORD_TOKEN to your bot's token (Developer Portal → your application → Bot → Reset Token).")]
+    #[error("Discord is off: set DISCORD_TOKEN to your bot's token, or save it in the keystore as 'discord-token' (Developer Portal → your application → Bot → Reset Token).")]
     NoToken,
     /// Discord refused the token (gateway close 4004 or HTTP 401).
     #[error("Discord refused the bot token: put a valid token in DISCORD_TOKEN (Developer Portal → your application → Bot → Reset Token).")]
@@ -222,7 +238,7 @@ pub async fn run(
     port: PortSlot,
     shutdown: CancellationToken,
 ) -> Result<(), DiscordError> {
-    let settings = DiscordSettings::from_config(&engine.config).ok_or(DiscordError::NoToken)?;
+    let settings = DiscordSettings::resolve(&engine).ok_or(DiscordError::NoToken)?;
     let bot = Arc::new(Bot {
         engine,
         settings,
@@ -254,7 +270,7 @@ pub async fn run(
 /// Start the Discord surface in the background when a token is configured (`kotoba
 /// serve` calls this). A fatal error is logged as one sentence naming the fix.
 pub fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
-    if DiscordSettings::from_config(&app.engine.config).is_none() {
+    if DiscordSettings::resolve(&app.engine).is_none() {
         tracing::info!("{}", DiscordError::NoToken);
         return None;
     }
