@@ -31,7 +31,7 @@ use kotoba::protocol::{TurnRequest, TurnStatus};
 use kotoba::soul::Soul;
 use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
-use model_server::{Reply, ScriptedModel};
+use model_server::{Reply, ScriptedModel, ServerThread};
 use serde_json::json;
 
 const WARMUP: usize = 200;
@@ -52,22 +52,7 @@ fn main() {
         .unwrap_or(2000);
 
     // The model server: its own thread, its own runtime, until told to stop.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server_thread = std::thread::Builder::new()
-        .name("model-server".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                tx.send(ScriptedModel::start().await).unwrap();
-                let _ = stop_rx.await;
-            });
-        })
-        .unwrap();
-    let server = rx.recv().unwrap();
+    let (server, server_thread) = ServerThread::start();
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -78,8 +63,7 @@ fn main() {
     println!("(whole run {:.1} s)", started.elapsed().as_secs_f64());
 
     drop(server);
-    let _ = stop_tx.send(());
-    server_thread.join().unwrap();
+    server_thread.stop();
 }
 
 async fn run(server: &ScriptedModel, n: usize) {

@@ -29,7 +29,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use model_server::{Reply, ScriptedModel};
+use model_server::{Reply, ScriptedModel, ServerThread};
 use serde_json::json;
 
 const KEY: &str = "bench-key";
@@ -51,22 +51,8 @@ fn main() {
         .filter(|&n: &usize| n >= 10)
         .unwrap_or(200);
 
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server_thread = std::thread::Builder::new()
-        .name("model-server".into())
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                tx.send(ScriptedModel::start().await).unwrap();
-                let _ = stop_rx.await;
-            });
-        })
-        .unwrap();
-    let model = rx.recv().unwrap();
+    // The model server: its own thread, its own runtime, until told to stop.
+    let (model, server_thread) = ServerThread::start();
     model.set_recording(false);
     model.set_fallback(Reply::text(ANSWER));
 
@@ -76,8 +62,7 @@ fn main() {
     println!("(whole run {:.1} s)", started.elapsed().as_secs_f64());
 
     drop(model);
-    let _ = stop_tx.send(());
-    server_thread.join().unwrap();
+    server_thread.stop();
 }
 
 /// One `kotoba serve` child on a free loopback port, with its own data folder.

@@ -565,3 +565,50 @@ fn chat_chunks(
     out.push("data: [DONE]\n\n".to_string());
     out
 }
+
+/// A scripted model running on its own OS thread and runtime (benchmarks measure the
+/// engine's thread apart from the server's). Stop it with [`ServerThread::stop`].
+pub struct ServerThread {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerThread {
+    /// Start the server on its own thread; returns it with the handle that stops it.
+    #[allow(clippy::expect_used)]
+    pub fn start() -> (ScriptedModel, ServerThread) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("model-server".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime for the model server");
+                rt.block_on(async move {
+                    let _ = tx.send(ScriptedModel::start().await);
+                    let _ = stopped.await;
+                });
+            })
+            .expect("the model server's thread");
+        let model = rx.recv().expect("the model server started");
+        (
+            model,
+            ServerThread {
+                stop: Some(stop),
+                thread: Some(thread),
+            },
+        )
+    }
+
+    /// Stop the server and wait for its thread.
+    pub fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
