@@ -807,3 +807,53 @@ async fn a_hidden_turn_is_never_stored_in_the_transcript() {
             text: WORK_DONE_SENTINEL.into()
         }));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_next_action_clears_the_peek_and_a_failed_action_shows_the_fail_face() {
+    let r = rig(
+        vec![
+            calls(&[
+                ("memory_recall", json!({})),
+                ("write_file", json!({"path": "a"})),
+            ]),
+            Ok(say("it failed")),
+        ],
+        vec![
+            fake("memory_recall", Risk::Read),
+            fake("write_file", Risk::Write).output(ToolOutput::failed("disk full")),
+        ],
+    );
+    let mut rx = r.engine.session("s1").subscribe();
+    r.engine.run_turn(text_turn("go")).await;
+    let frames = drain(&mut rx);
+    let peek_on = frames
+        .iter()
+        .position(|f| {
+            *f == Frame::Peek {
+                tool: Some("memory_recall".into()),
+            }
+        })
+        .unwrap();
+    let cleared = frames
+        .iter()
+        .position(|f| *f == Frame::Peek { tool: None })
+        .unwrap();
+    let row_start = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Step(s) if s.phase == Phase::Start))
+        .unwrap();
+    assert!(
+        peek_on < cleared && cleared < row_start,
+        "the action cleared the peek before its row opened"
+    );
+    let failed_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Step(s) if s.outcome == Some(Outcome::Failed)))
+        .unwrap();
+    assert_eq!(
+        frames[failed_at + 1],
+        Frame::Face {
+            expression: "fail".into()
+        }
+    );
+}

@@ -87,14 +87,12 @@ impl DiscordSettings {
     }
 
     fn with_token(config: &Config, token: String) -> DiscordSettings {
-        let mut owners = ids(config.env("KOTOBA_DISCORD_OWNER_IDS"));
-        for o in config.settings().owners {
-            if let Ok(id) = o.parse::<u64>() {
-                if !owners.contains(&id) {
-                    owners.push(id);
-                }
-            }
-        }
+        // One owner list for the whole process (settings `owners` + the env variable).
+        let owners = config
+            .owners()
+            .iter()
+            .filter_map(|o| o.parse().ok())
+            .collect();
         DiscordSettings {
             token,
             owners,
