@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
-pub use settings::{ApiStyle, Secret, SettingError, Settings, VoiceMode};
+pub use settings::{
+    ApiStyle, Secret, SettingError, Settings, SttProvider, TtsProvider, VoiceMode, VoiceSettings,
+};
 
 /// Every environment name Kotoba reads, so the README can list them and tests can
 /// build a [`Config`] without touching the process environment.
@@ -37,6 +39,11 @@ pub const ENV_NAMES: &[&str] = &[
     "KOTOBA_WEB_ADDR",
     "KOTOBA_WEB_PASSWORD",
     "KOTOBA_API_KEY",
+    "KOTOBA_STT_PROVIDER",
+    "KOTOBA_STT_BASE_URL",
+    "KOTOBA_TTS_PROVIDER",
+    "KOTOBA_TTS_BASE_URL",
+    "ELEVENLABS_API_KEY",
 ];
 
 /// Where things live.

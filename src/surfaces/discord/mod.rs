@@ -20,6 +20,7 @@ pub mod reply;
 pub mod rules;
 pub mod steps;
 mod view;
+pub mod voice;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,0 +1,1 @@
+//! End of utterance, per speaker, counted in audio time.

@@ -1,0 +1,27 @@
+//! Speech: what the voice room hears and says, with no Discord types. Audio framing
+//! and exact resampling ([`audio`]), WAV ([`wav`]), voice activity ([`vad`]) and
+//! per-speaker end of utterance ([`endpoint`]), recognition providers ([`stt`]),
+//! synthesis providers ([`tts`]), the spoken filter and sentence streaming
+//! ([`filter`]), and who an utterance is for ([`wake`]).
+
+pub mod audio;
+pub mod endpoint;
+pub mod filter;
+pub mod stt;
+pub mod tts;
+pub mod vad;
+pub mod wake;
+pub mod wav;
+
+/// A speech provider failed: one sentence naming the provider and, where there is
+/// one, the fix (a key to set, a package to install).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpeechError(pub String);
+
+impl SpeechError {
+    /// An error with this sentence.
+    pub fn new(sentence: impl Into<String>) -> Self {
+        SpeechError(sentence.into())
+    }
+}

@@ -1,0 +1,1 @@
+//! Speech recognition providers (`stt.provider`).

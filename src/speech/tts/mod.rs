@@ -1,0 +1,1 @@
+//! Speech synthesis providers (`tts.provider`).

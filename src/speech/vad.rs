@@ -1,0 +1,1 @@
+//! Voice activity detection on 20 ms frames of 16 kHz mono.

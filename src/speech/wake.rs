@@ -1,0 +1,1 @@
+//! Who an utterance is for (voice.md "Wake").

@@ -1,0 +1,6 @@
+//! The voice room (voice.md): songbird joins and leaves through [`call`], [`receive`]
+//! turns songbird's ticks into [`boundary::Heard`], [`playback`] plays
+//! [`boundary::AudioOut`] frames; the room itself (endpointing, wake, turns, speech,
+//! barge-in, captions, watchdog) lives above the boundary and never sees songbird.
+
+pub mod boundary;
