@@ -32,6 +32,30 @@ pub trait DiscordPort: Send + Sync {
 
     /// Members of this session's guild (only), filtered by `query` when given.
     async fn people(&self, session: &str, query: Option<&str>) -> Result<String, String>;
+
+    /// Join, leave or describe the voice room of this session's guild (the
+    /// discord_voice tool). Join goes to `channel` (a voice channel id) or else to the
+    /// voice channel of the person asking. The answer is one sentence either way.
+    async fn voice(
+        &self,
+        session: &str,
+        action: VoiceAction,
+        channel: Option<&str>,
+    ) -> Result<String, String> {
+        let _ = (session, action, channel);
+        Err("Voice is not available here.".into())
+    }
+}
+
+/// What discord_voice is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoiceAction {
+    /// Join (or move to) a voice channel.
+    Join,
+    /// Leave the voice channel (after the turn and playback end).
+    Leave,
+    /// Say where she is.
+    Status,
 }
 
 /// Where the surface puts its port while connected (empty otherwise).
@@ -195,4 +219,5 @@ impl Tool for People {
 pub fn register(registry: &mut super::Registry, port: &PortSlot) {
     registry.register(Arc::new(ReadHistory::new(port.clone())));
     registry.register(Arc::new(People::new(port.clone())));
+    registry.register(Arc::new(super::discord_voice::DiscordVoice::new(port.clone())));
 }

@@ -20,6 +20,7 @@ pub mod code;
 pub mod cron;
 pub mod delegate;
 pub mod discord;
+pub mod discord_voice;
 pub mod files;
 pub mod mcp;
 pub mod memory;
