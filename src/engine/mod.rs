@@ -404,7 +404,7 @@ impl Drop for TapGuard<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_cards;
 #[cfg(test)]

@@ -17,16 +17,16 @@ use crate::tools::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput
 
 /// A model that answers from a script and records what it was sent.
 #[derive(Default)]
-pub(super) struct Script {
+pub(crate) struct Script {
     replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     /// Replies for requests of a background job (brief first) and of helpers.
-    pub(super) job_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
-    pub(super) helper_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
-    pub(super) sent: Mutex<Vec<ModelRequest>>,
+    pub(crate) job_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    pub(crate) helper_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    pub(crate) sent: Mutex<Vec<ModelRequest>>,
 }
 
 impl Script {
-    pub(super) fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Arc<Script> {
+    pub(crate) fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Arc<Script> {
         Arc::new(Script {
             replies: Mutex::new(replies.into()),
             job_replies: Mutex::default(),
@@ -34,7 +34,7 @@ impl Script {
             sent: Mutex::default(),
         })
     }
-    pub(super) fn sent(&self) -> Vec<ModelRequest> {
+    pub(crate) fn sent(&self) -> Vec<ModelRequest> {
         self.sent.lock().unwrap().clone()
     }
 }
@@ -66,17 +66,17 @@ impl ModelClient for Script {
     }
 }
 
-pub(super) fn say(text: &str) -> ModelReply {
+pub(crate) fn say(text: &str) -> ModelReply {
     ModelReply {
         items: vec![Item::Assistant { text: text.into() }],
     }
 }
 
-pub(super) fn call(name: &str, args: Value) -> Result<ModelReply, LlmError> {
+pub(crate) fn call(name: &str, args: Value) -> Result<ModelReply, LlmError> {
     calls(&[(name, args)])
 }
 
-pub(super) fn calls(list: &[(&str, Value)]) -> Result<ModelReply, LlmError> {
+pub(crate) fn calls(list: &[(&str, Value)]) -> Result<ModelReply, LlmError> {
     static N: AtomicUsize = AtomicUsize::new(0);
     Ok(ModelReply {
         items: list
@@ -94,15 +94,15 @@ pub(super) fn calls(list: &[(&str, Value)]) -> Result<ModelReply, LlmError> {
 }
 
 /// A tool whose behaviour the test sets.
-pub(super) struct Fake {
-    spec: ToolSpec,
+pub(crate) struct Fake {
+    pub(crate) spec: ToolSpec,
     output: ToolOutput,
     delay: Duration,
     available: bool,
-    pub(super) runs: Arc<AtomicUsize>,
+    pub(crate) runs: Arc<AtomicUsize>,
 }
 
-pub(super) fn fake(name: &str, risk: Risk) -> Fake {
+pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
     Fake {
         spec: ToolSpec {
             name: name.into(),
@@ -129,27 +129,27 @@ pub(super) fn fake(name: &str, risk: Risk) -> Fake {
 }
 
 impl Fake {
-    pub(super) fn output(mut self, o: ToolOutput) -> Self {
+    pub(crate) fn output(mut self, o: ToolOutput) -> Self {
         self.output = o;
         self
     }
-    pub(super) fn delay(mut self, d: Duration) -> Self {
+    pub(crate) fn delay(mut self, d: Duration) -> Self {
         self.delay = d;
         self
     }
-    pub(super) fn scope(mut self, s: Scope) -> Self {
+    pub(crate) fn scope(mut self, s: Scope) -> Self {
         self.spec.scope = s;
         self
     }
-    pub(super) fn family(mut self, f: &str) -> Self {
+    pub(crate) fn family(mut self, f: &str) -> Self {
         self.spec.family = f.into();
         self
     }
-    pub(super) fn unavailable(mut self) -> Self {
+    pub(crate) fn unavailable(mut self) -> Self {
         self.available = false;
         self
     }
-    pub(super) fn timeout_arg(mut self) -> Self {
+    pub(crate) fn timeout_arg(mut self) -> Self {
         self.spec.takes_timeout_arg = true;
         self
     }
@@ -170,13 +170,13 @@ impl Tool for Fake {
     }
 }
 
-pub(super) struct Rig {
-    pub(super) engine: Arc<Engine>,
-    pub(super) script: Arc<Script>,
-    pub(super) _home: tempfile::TempDir,
+pub(crate) struct Rig {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) script: Arc<Script>,
+    pub(crate) _home: tempfile::TempDir,
 }
 
-pub(super) fn rig_with(
+pub(crate) fn rig_with(
     replies: Vec<Result<ModelReply, LlmError>>,
     tools: Vec<Fake>,
     env: &[(&str, &str)],
@@ -203,11 +203,11 @@ pub(super) fn rig_with(
     }
 }
 
-pub(super) fn rig(replies: Vec<Result<ModelReply, LlmError>>, tools: Vec<Fake>) -> Rig {
+pub(crate) fn rig(replies: Vec<Result<ModelReply, LlmError>>, tools: Vec<Fake>) -> Rig {
     rig_with(replies, tools, &[], "")
 }
 
-pub(super) fn drain(rx: &mut broadcast::Receiver<Arc<Event>>) -> Vec<Frame> {
+pub(crate) fn drain(rx: &mut broadcast::Receiver<Arc<Event>>) -> Vec<Frame> {
     let mut out = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         out.push(ev.frame.clone());
@@ -215,7 +215,7 @@ pub(super) fn drain(rx: &mut broadcast::Receiver<Arc<Event>>) -> Vec<Frame> {
     out
 }
 
-pub(super) fn steps(frames: &[Frame]) -> Vec<StepRow> {
+pub(crate) fn steps(frames: &[Frame]) -> Vec<StepRow> {
     frames
         .iter()
         .filter_map(|f| match f {
@@ -225,7 +225,7 @@ pub(super) fn steps(frames: &[Frame]) -> Vec<StepRow> {
         .collect()
 }
 
-pub(super) fn says(frames: &[Frame]) -> Vec<(SayKind, String)> {
+pub(crate) fn says(frames: &[Frame]) -> Vec<(SayKind, String)> {
     frames
         .iter()
         .filter_map(|f| match f {
@@ -245,11 +245,11 @@ fn tool_results(req: &ModelRequest) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn text_turn(text: &str) -> TurnRequest {
+pub(crate) fn text_turn(text: &str) -> TurnRequest {
     TurnRequest::text("s1", "ann", text)
 }
 
-pub(super) fn voice_turn(text: &str) -> TurnRequest {
+pub(crate) fn voice_turn(text: &str) -> TurnRequest {
     TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,

@@ -166,6 +166,9 @@ struct Shared {
     /// does not grow with every turn it measures).
     record: AtomicBool,
     count: AtomicU64,
+    /// How long every reply waits before its first byte (the voice benchmark's fixed
+    /// model latency).
+    delay_ms: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -197,6 +200,7 @@ impl ScriptedModel {
             next_call: AtomicU64::new(1),
             record: AtomicBool::new(true),
             count: AtomicU64::new(0),
+            delay_ms: AtomicU64::new(0),
         });
         let app = Router::new()
             .route("/v1/responses", post(responses_route))
@@ -225,6 +229,13 @@ impl ScriptedModel {
     /// What is served once the script is empty.
     pub fn set_fallback(&self, reply: Reply) {
         *lock(&self.shared.fallback) = reply;
+    }
+
+    /// Make every reply wait `delay` before its first byte.
+    pub fn set_delay(&self, delay: std::time::Duration) {
+        self.shared
+            .delay_ms
+            .store(delay.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Keep (the default) or stop keeping the requests that arrive; while off, they are
@@ -321,6 +332,10 @@ async fn responses_route(
     body: Bytes,
 ) -> Response {
     let (reply, req) = shared.take("/v1/responses", &headers, &body);
+    let delay = shared.delay_ms.load(Ordering::Relaxed);
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
     match reply.kind {
         Kind::Stream {
             reasoning,
@@ -348,6 +363,10 @@ async fn chat_route(
     body: Bytes,
 ) -> Response {
     let (reply, req) = shared.take("/v1/chat/completions", &headers, &body);
+    let delay = shared.delay_ms.load(Ordering::Relaxed);
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
     match reply.kind {
         Kind::Stream {
             text,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serenity::all::{Context, EventHandler, Interaction, Message, Ready};
+use serenity::all::{Context, EventHandler, Interaction, Message, Ready, VoiceState};
 use serenity::async_trait;
 
 use super::port::Port;
@@ -40,5 +40,9 @@ impl EventHandler for Handler {
             Interaction::Command(c) => super::commands::on_command(&self.0, &ctx, c).await,
             _ => {}
         }
+    }
+
+    async fn voice_state_update(&self, _ctx: Context, _old: Option<VoiceState>, new: VoiceState) {
+        super::voice::rooms::on_voice_state(&self.0, &new).await;
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serenity::all::{ChannelId, GuildId, MessagePagination, Permissions, UserId};
 
-use crate::tools::discord::DiscordPort;
+use crate::tools::discord::{DiscordPort, VoiceAction};
 
 use super::{channel_of, Bot};
 
@@ -157,5 +157,46 @@ impl DiscordPort for Port {
         } else {
             lines.join("\n")
         })
+    }
+
+    async fn voice(
+        &self,
+        session: &str,
+        action: VoiceAction,
+        channel: Option<&str>,
+    ) -> Result<String, String> {
+        let bot = &self.0;
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let guild = self
+            .guild_of(here)
+            .ok_or("Voice works in a server, not in direct messages.")?
+            .get();
+        match action {
+            VoiceAction::Status => Ok(match bot.rooms.channel_in(guild) {
+                Some(c) => format!("I'm in the voice channel <#{c}>."),
+                None => "I'm not in a voice channel in this server.".into(),
+            }),
+            VoiceAction::Leave => super::voice::rooms::leave(bot, guild).await,
+            VoiceAction::Join => {
+                let target = match channel {
+                    Some(c) => c
+                        .trim()
+                        .trim_start_matches("<#")
+                        .trim_end_matches('>')
+                        .parse::<u64>()
+                        .map_err(|_| format!("'{c}' is not a channel id. Nothing was done."))?,
+                    None => {
+                        let asker = bot.askers.get(session).map(|a| *a).unwrap_or(0);
+                        super::voice::rooms::channel_of_user(bot, guild, asker).ok_or(
+                            "The person asking is not in a voice channel here; name one to join.",
+                        )?
+                    }
+                };
+                if self.guild_of(target).map(|g| g.get()) != Some(guild) {
+                    return Err("That voice channel is not in this server.".into());
+                }
+                super::voice::rooms::join(bot, guild, target).await
+            }
+        }
     }
 }

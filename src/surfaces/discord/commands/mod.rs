@@ -16,8 +16,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use serenity::all::{
     CommandDataOption, CommandDataOptionValue, CommandInteraction, Context,
-    CreateInteractionResponse, CreateInteractionResponseMessage, GuildId, Http,
+    CreateInteractionResponse, CreateInteractionResponseMessage, EditInteractionResponse, GuildId,
+    Http,
 };
+
+use std::sync::Arc;
 
 use super::Bot;
 
@@ -206,8 +209,29 @@ fn permitted(bot: &Bot, c: &CommandInteraction, access: Access) -> bool {
     }
 }
 
+/// Answer a voice command: deferred at once (a join may take up to 30 s), then the
+/// sentence replaces the "thinking" reply.
+async fn voice_command(bot: &Arc<Bot>, ctx: &Context, c: &CommandInteraction, private: bool) {
+    let defer = CreateInteractionResponse::Defer(
+        CreateInteractionResponseMessage::new().ephemeral(private),
+    );
+    if let Err(e) = c.create_response(&ctx.http, defer).await {
+        tracing::warn!("Discord: deferring /{}: {e}", c.data.name);
+    }
+    let text = match c.data.name.as_str() {
+        "join" => join::run(bot, c).await,
+        _ => leave::run(bot, c).await,
+    };
+    if let Err(e) = c
+        .edit_response(&ctx.http, EditInteractionResponse::new().content(text))
+        .await
+    {
+        tracing::warn!("Discord: answering /{}: {e}", c.data.name);
+    }
+}
+
 /// Handle one slash command.
-pub(crate) async fn on_command(bot: &Bot, ctx: &Context, c: CommandInteraction) {
+pub(crate) async fn on_command(bot: &Arc<Bot>, ctx: &Context, c: CommandInteraction) {
     let def = all()
         .ok()
         .and_then(|defs| defs.into_iter().find(|d| d.name == c.data.name));
@@ -216,6 +240,9 @@ pub(crate) async fn on_command(bot: &Bot, ctx: &Context, c: CommandInteraction) 
         let _ = c.create_response(&ctx.http, r).await;
         return;
     };
+    if permitted(bot, &c, def.access) && matches!(def.name.as_str(), "join" | "leave") {
+        return voice_command(bot, ctx, &c, def.private).await;
+    }
     let answer = if !permitted(bot, &c, def.access) {
         Answer::text(match def.access {
             Access::Owner => "Only an owner can use this command.",
@@ -229,8 +256,6 @@ pub(crate) async fn on_command(bot: &Bot, ctx: &Context, c: CommandInteraction) 
             "grants" => grants::run(bot, &c),
             "audit" => audit::run(bot, &c),
             "new" => new::run(bot, &c),
-            "join" => join::run(),
-            "leave" => leave::run(),
             _ => Answer::text("That command has no handler yet."),
         }
     };

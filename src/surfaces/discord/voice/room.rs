@@ -1,0 +1,661 @@
+//! One voice room above the boundary: per-speaker endpointing, recognition, wake and
+//! turn-taking, spoken turns (register voice, channel voice), her voice streamed
+//! sentence by sentence, barge-in, captions, the watchdog, leave and auto-leave
+//! (voice.md). It never sees songbird: heard ticks come in, frames go out.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::boundary::{AudioOut, Heard};
+use super::speaker::{Speaker, SpeakerNote};
+use crate::engine::{Access, Engine};
+use crate::protocol::{Channel, Event, Frame, Phase, Register, TurnRequest};
+use crate::speech::audio::FRAME;
+use crate::speech::endpoint::{ends_unsure, EndpointSettings, Endpointer, Heard as Ear};
+use crate::speech::filter::Sentences;
+use crate::speech::stt::Recognizer;
+use crate::speech::tts::Synthesizer;
+use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
+use crate::speech::SpeechError;
+
+/// A spoken turn that has said nothing this long (not waiting on a card or a running
+/// tool) is cancelled.
+pub const SILENT_TURN_LIMIT: Duration = Duration::from_secs(75);
+/// Any spoken turn running this long is cancelled.
+pub const TURN_LIMIT: Duration = Duration::from_secs(600);
+/// How long a leave waits for the turn and playback to finish.
+pub const LEAVE_WAIT: Duration = Duration::from_secs(30);
+/// The longest caption posted in the text chat.
+pub const CAPTION_MAX: usize = 1900;
+/// Frames handed to the AudioOut ahead of the clock (absorbs scheduling jitter; a
+/// stop drops them, so barge-in stays within 100 ms).
+const LEAD_FRAMES: usize = 3;
+/// What she says when the watchdog gives up on a turn.
+pub const GIVE_UP_LINE: &str = "Sorry, that took too long, so I stopped.";
+
+/// What the room needs from the chat surface around it.
+#[async_trait]
+pub trait RoomSide: Send + Sync + 'static {
+    /// Post a line in the voice channel's text chat (captions, notices).
+    async fn post(&self, text: String);
+    /// A person's name, to caption and to tell her.
+    fn name_of(&self, user: u64) -> String;
+    /// Whether the person is an owner (their turns get every tool).
+    fn is_owner(&self, user: u64) -> bool;
+    /// A spoken turn for `user` is about to start (the surface follows the session's
+    /// frames so cards appear in the text chat).
+    fn before_turn(&self, user: u64);
+}
+
+/// Everything a room is built from.
+pub struct RoomParts {
+    /// The engine turns run in.
+    pub engine: Arc<Engine>,
+    /// The voice channel's text-chat session.
+    pub session: String,
+    /// Her names: display name, username, aliases.
+    pub names: Vec<String>,
+    /// Speech recognition.
+    pub recognizer: Arc<dyn Recognizer>,
+    /// Speech synthesis.
+    pub synthesizer: Arc<dyn Synthesizer>,
+    /// Where her voice goes.
+    pub out: Arc<dyn AudioOut>,
+    /// The chat around the room.
+    pub side: Arc<dyn RoomSide>,
+    /// End-of-utterance settings.
+    pub endpoint: EndpointSettings,
+    /// How long with no human before she leaves.
+    pub idle_leave: Duration,
+    /// Where per-utterance timings go (the benchmark listens), if anywhere.
+    pub trace: Option<mpsc::UnboundedSender<Trace>>,
+}
+
+/// What the surface tells a running room.
+#[derive(Debug)]
+pub enum Control {
+    /// How many humans are in the channel now.
+    Humans(usize),
+    /// Leave once the turn and playback are done (at most [`LEAVE_WAIT`]).
+    Leave(oneshot::Sender<()>),
+}
+
+/// Why a room ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoomEnd {
+    /// Asked to leave.
+    Left,
+    /// Nobody human was in the channel for `idle_leave`.
+    Alone,
+    /// The surface dropped the room (disconnect, shutdown).
+    Dropped,
+}
+
+/// A running room.
+pub struct RoomHandle {
+    /// Heard ticks in (one per 20 ms).
+    pub heard: mpsc::Sender<Heard>,
+    /// Control messages.
+    pub control: mpsc::Sender<Control>,
+    /// The room task; its value says why it ended.
+    pub task: JoinHandle<RoomEnd>,
+}
+
+/// When each stage of one spoken reply happened (the benchmark reads these).
+#[derive(Debug, Clone)]
+pub struct Trace {
+    /// The utterance was committed (end of speech detected).
+    pub committed: Instant,
+    /// The recognizer's answer arrived.
+    pub recognised: Instant,
+    /// How long the recognizer took (provider time).
+    pub stt: Duration,
+    /// The turn was asked of the engine.
+    pub turn_started: Instant,
+    /// The first sentence was handed to the speaker.
+    pub first_sentence: Option<Instant>,
+    /// How long synthesis took to its first bytes (provider time).
+    pub synth: Option<Duration>,
+    /// The first frame was handed to the AudioOut.
+    pub first_frame: Option<Instant>,
+}
+
+enum RoomEvent {
+    Transcript {
+        user: u64,
+        text: Result<String, SpeechError>,
+        committed: Instant,
+        stt: Duration,
+    },
+    Frame {
+        turn: u64,
+        event: Arc<Event>,
+    },
+}
+
+struct Hold {
+    text: String,
+    until_frame: u64,
+}
+
+struct EarState {
+    endpointer: Endpointer,
+    held: Option<Hold>,
+}
+
+struct Live {
+    no: u64,
+    started: Instant,
+    last_voice: Instant,
+    rows: HashSet<String>,
+    cards: HashSet<String>,
+    sentences: Sentences,
+}
+
+/// Start a room; `humans` is how many people are in the channel now.
+pub fn spawn(parts: RoomParts, humans: usize) -> RoomHandle {
+    let (heard_tx, heard_rx) = mpsc::channel(256);
+    let (control_tx, control_rx) = mpsc::channel(16);
+    let task = tokio::spawn(Room::new(parts, humans).run(heard_rx, control_rx));
+    RoomHandle {
+        heard: heard_tx,
+        control: control_tx,
+        task,
+    }
+}
+
+struct Room {
+    parts: RoomParts,
+    names: Names,
+    ears: HashMap<u64, EarState>,
+    humans: usize,
+    speaker: Speaker,
+    notes: mpsc::UnboundedReceiver<SpeakerNote>,
+    events_tx: mpsc::UnboundedSender<RoomEvent>,
+    events: mpsc::UnboundedReceiver<RoomEvent>,
+    handed_ahead: usize,
+    window_until: Option<Instant>,
+    served: Option<u64>,
+    turn: Option<Live>,
+    turn_no: u64,
+    stt_failing: bool,
+    tts_failing: bool,
+    alone_since: Option<Instant>,
+    leaving: Option<(oneshot::Sender<()>, Instant)>,
+    last_heard: Instant,
+    trace: Option<Trace>,
+    acks: usize,
+}
+
+impl Room {
+    fn new(parts: RoomParts, humans: usize) -> Room {
+        let (notes_tx, notes) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        Room {
+            names: Names::new(&parts.names),
+            speaker: Speaker::new(parts.synthesizer.clone(), notes_tx),
+            parts,
+            ears: HashMap::new(),
+            humans,
+            notes,
+            events_tx,
+            events,
+            handed_ahead: 0,
+            window_until: None,
+            served: None,
+            turn: None,
+            turn_no: 0,
+            stt_failing: false,
+            tts_failing: false,
+            alone_since: None,
+            leaving: None,
+            last_heard: Instant::now(),
+            trace: None,
+            acks: 0,
+        }
+    }
+
+    async fn run(
+        mut self,
+        mut heard: mpsc::Receiver<Heard>,
+        mut control: mpsc::Receiver<Control>,
+    ) -> RoomEnd {
+        let mut clock = tokio::time::interval(FRAME);
+        clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let end = loop {
+            tokio::select! {
+                c = control.recv() => match c {
+                    Some(Control::Humans(n)) => self.humans = n,
+                    Some(Control::Leave(reply)) => {
+                        self.leaving = Some((reply, Instant::now() + LEAVE_WAIT));
+                    }
+                    None => break RoomEnd::Dropped,
+                },
+                h = heard.recv() => match h {
+                    Some(h) => self.on_heard(h),
+                    None => break RoomEnd::Dropped,
+                },
+                Some(ev) = self.events.recv() => self.on_event(ev),
+                Some(note) = self.notes.recv() => self.on_note(note),
+                _ = clock.tick() => {
+                    if let Some(end) = self.on_clock() {
+                        break end;
+                    }
+                }
+            }
+        };
+        self.speaker.hush();
+        self.parts.out.stop();
+        if self.turn.take().is_some() {
+            self.parts.engine.session(&self.parts.session).cancel_running();
+        }
+        if let Some((reply, _)) = self.leaving.take() {
+            let _ = reply.send(());
+        }
+        end
+    }
+
+    // ---- hearing -------------------------------------------------------------
+
+    fn ear(&mut self, user: u64) -> &mut EarState {
+        let settings = self.parts.endpoint.clone();
+        self.ears.entry(user).or_insert_with(|| EarState {
+            endpointer: Endpointer::new(settings, crate::speech::vad::detector()),
+            held: None,
+        })
+    }
+
+    /// One 20 ms tick of audio: each person who sent a frame, silence for the rest.
+    fn on_heard(&mut self, heard: Heard) {
+        self.last_heard = Instant::now();
+        let mut sent: HashSet<u64> = HashSet::new();
+        let mut happened = Vec::new();
+        for (user, frame) in heard.frames {
+            sent.insert(user);
+            if let Some(h) = self.ear(user).endpointer.push(&frame) {
+                happened.push((user, h));
+            }
+        }
+        for (user, ear) in self.ears.iter_mut() {
+            if !sent.contains(user) {
+                if let Some(h) = ear.endpointer.silence() {
+                    happened.push((*user, h));
+                }
+            }
+        }
+        for (user, h) in happened {
+            self.on_ear(user, h);
+        }
+        self.release_holds();
+    }
+
+    fn on_ear(&mut self, user: u64, heard: Ear) {
+        match heard {
+            Ear::Started => {
+                let serving = self.humans <= 1 || self.served == Some(user);
+                if serving && self.speaker.speaking() {
+                    self.barge_in();
+                }
+            }
+            Ear::Committed(utterance) => {
+                let recognizer = self.parts.recognizer.clone();
+                let tx = self.events_tx.clone();
+                let committed = Instant::now();
+                tokio::spawn(async move {
+                    let t0 = Instant::now();
+                    let text = recognizer.transcribe(&utterance.pcm).await;
+                    let _ = tx.send(RoomEvent::Transcript {
+                        user,
+                        text,
+                        committed,
+                        stt: t0.elapsed(),
+                    });
+                });
+            }
+            Ear::Dropped => {}
+        }
+    }
+
+    /// Held words ("… and") whose speaker stayed quiet for the unsure time go ahead.
+    fn release_holds(&mut self) {
+        let mut go = Vec::new();
+        for (user, ear) in self.ears.iter_mut() {
+            let due = ear.held.as_ref().is_some_and(|h| {
+                ear.endpointer.now() >= h.until_frame && !ear.endpointer.in_speech()
+            });
+            if due {
+                if let Some(h) = ear.held.take() {
+                    go.push((*user, h.text));
+                }
+            }
+        }
+        for (user, text) in go {
+            self.for_whom(user, text, None);
+        }
+    }
+
+    fn on_transcript(
+        &mut self,
+        user: u64,
+        text: Result<String, SpeechError>,
+        committed: Instant,
+        stt: Duration,
+    ) {
+        let text = match text {
+            Ok(t) => {
+                self.stt_failing = false;
+                t.trim().to_string()
+            }
+            Err(e) => {
+                if !self.stt_failing {
+                    self.stt_failing = true;
+                    tracing::warn!("voice: {e}");
+                    self.post(format!("I can't hear anyone right now: {e}"));
+                }
+                return;
+            }
+        };
+        let extra = {
+            let s = &self.parts.endpoint;
+            s.unsure.saturating_sub(s.silence)
+        };
+        let ear = self.ear(user);
+        let text = match ear.held.take() {
+            Some(h) if !text.is_empty() => format!("{} {text}", h.text),
+            Some(h) => h.text,
+            None => text,
+        };
+        if text.is_empty() {
+            return;
+        }
+        if ends_unsure(&text) && !extra.is_zero() {
+            let frames = (extra.as_millis() / FRAME.as_millis()) as u64;
+            let until_frame = ear.endpointer.now() + frames;
+            ear.held = Some(Hold { text, until_frame });
+            return;
+        }
+        let trace = Trace {
+            committed,
+            recognised: Instant::now(),
+            stt,
+            turn_started: Instant::now(),
+            first_sentence: None,
+            synth: None,
+            first_frame: None,
+        };
+        self.for_whom(user, text, Some(trace));
+    }
+
+    /// Wake and turn-taking: is this utterance for her, and what happens then.
+    fn for_whom(&mut self, user: u64, text: String, trace: Option<Trace>) {
+        let now = Instant::now();
+        let window_open = self.window_until.is_some_and(|t| now < t);
+        match wake(&text, &self.names, self.humans, window_open) {
+            Wake::Ignore => {}
+            Wake::NameOnly => {
+                if self.speaker.speaking() {
+                    self.barge_in();
+                }
+                let ack = ACKNOWLEDGEMENTS[self.acks % ACKNOWLEDGEMENTS.len().max(1)];
+                self.acks += 1;
+                self.speaker.say(ack);
+                self.window_until = Some(now + WAKE_WINDOW);
+                self.served = Some(user);
+            }
+            Wake::ForHer(words) => {
+                if self.speaker.speaking() || self.turn.is_some() {
+                    self.barge_in();
+                }
+                self.window_until = None;
+                self.start_turn(user, words, trace);
+            }
+        }
+    }
+
+    // ---- turns ---------------------------------------------------------------
+
+    fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
+        let name = self.parts.side.name_of(user);
+        self.post(format!("🎙️ **{name}:** {}", clip(&words, CAPTION_MAX - 40)));
+        self.parts.side.before_turn(user);
+        self.turn_no += 1;
+        let no = self.turn_no;
+        self.served = Some(user);
+        let now = Instant::now();
+        self.turn = Some(Live {
+            no,
+            started: now,
+            last_voice: now,
+            rows: HashSet::new(),
+            cards: HashSet::new(),
+            sentences: Sentences::new(),
+        });
+        self.trace = trace.map(|t| Trace {
+            turn_started: now,
+            ..t
+        });
+        let access = if self.parts.side.is_owner(user) {
+            Access::Owner
+        } else {
+            Access::Guest
+        };
+        let req = TurnRequest {
+            session: self.parts.session.clone(),
+            text: words,
+            author: name,
+            register: Register::Voice,
+            channel: Channel::Voice,
+            el_call_bound: Some(false),
+            replace_running: true,
+            hidden: false,
+            media: Vec::new(),
+        };
+        let (tap, mut frames) = mpsc::unbounded_channel();
+        let engine = self.parts.engine.clone();
+        tokio::spawn(async move {
+            engine.run_turn_full(req, access, Some(tap)).await;
+        });
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = frames.recv().await {
+                if tx.send(RoomEvent::Frame { turn: no, event }).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn on_frame(&mut self, no: u64, event: &Event) {
+        if event.run_id.is_some() {
+            return;
+        }
+        let Some(live) = self.turn.as_mut().filter(|l| l.no == no) else {
+            return;
+        };
+        let now = Instant::now();
+        let mut lines = Vec::new();
+        match &event.frame {
+            Frame::TextDelta { text } => {
+                live.last_voice = now;
+                lines = live.sentences.push(text);
+            }
+            Frame::Say { text, .. } => {
+                live.last_voice = now;
+                lines.push(text.clone());
+            }
+            Frame::Step(row) => match row.phase {
+                Phase::Start => {
+                    live.rows.insert(row.id.clone());
+                }
+                Phase::Done => {
+                    live.rows.remove(&row.id);
+                    live.last_voice = now;
+                }
+            },
+            Frame::Card(card) => {
+                live.cards.insert(card.request_id.clone());
+            }
+            Frame::CardSettled { request_id, .. } => {
+                live.cards.remove(request_id);
+                live.last_voice = now;
+            }
+            Frame::TurnDone { text, .. } => {
+                if let Some(rest) = live.sentences.finish() {
+                    lines.push(rest);
+                }
+                self.turn = None;
+                if !text.trim().is_empty() {
+                    self.post(format!("🔊 {}", clip(text, CAPTION_MAX - 4)));
+                }
+            }
+            _ => {}
+        }
+        for line in lines {
+            self.say(&line);
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        if self.speaker.say(line) {
+            if let Some(t) = self.trace.as_mut() {
+                t.first_sentence.get_or_insert_with(Instant::now);
+            }
+        }
+    }
+
+    /// Stop talking at once and cut the turn in flight (its rows close interrupted,
+    /// an open card closes dismissed — the engine does both when the turn is cut).
+    fn barge_in(&mut self) {
+        self.speaker.hush();
+        self.parts.out.stop();
+        self.handed_ahead = 0;
+        self.trace = None;
+        if self.turn.take().is_some() {
+            self.parts.engine.session(&self.parts.session).cancel_running();
+        }
+    }
+
+    // ---- the clock -------------------------------------------------------------
+
+    fn on_clock(&mut self) -> Option<RoomEnd> {
+        let now = Instant::now();
+        // Discord sends nothing while everyone is silent: the clock keeps time then.
+        if now.duration_since(self.last_heard) > FRAME + FRAME / 2 {
+            self.on_heard(Heard::default());
+        }
+        self.handed_ahead = self.handed_ahead.saturating_sub(1);
+        self.feed();
+        if self.speaker.speaking() {
+            if let Some(live) = self.turn.as_mut() {
+                live.last_voice = now;
+            }
+        }
+        self.watchdog(now);
+        if self.humans == 0 {
+            let since = *self.alone_since.get_or_insert(now);
+            if now.duration_since(since) >= self.parts.idle_leave {
+                return Some(RoomEnd::Alone);
+            }
+        } else {
+            self.alone_since = None;
+        }
+        if let Some((_, deadline)) = &self.leaving {
+            let done = self.turn.is_none() && !self.speaker.speaking();
+            if done || now >= *deadline {
+                return Some(RoomEnd::Left);
+            }
+        }
+        None
+    }
+
+    fn watchdog(&mut self, now: Instant) {
+        let Some(live) = &self.turn else {
+            return;
+        };
+        let waiting = !live.rows.is_empty() || !live.cards.is_empty();
+        let too_long = now.duration_since(live.started) >= TURN_LIMIT;
+        let silent = !waiting && now.duration_since(live.last_voice) >= SILENT_TURN_LIMIT;
+        if too_long || silent {
+            tracing::info!(
+                "voice: gave up on a spoken turn ({})",
+                if too_long { "over 600 s" } else { "silent 75 s" }
+            );
+            self.turn = None;
+            self.parts.engine.session(&self.parts.session).cancel_running();
+            self.speaker.say(GIVE_UP_LINE);
+        }
+    }
+
+    /// Hand frames to the AudioOut, keeping at most [`LEAD_FRAMES`] ahead of the clock.
+    fn feed(&mut self) {
+        while self.handed_ahead < LEAD_FRAMES {
+            let Some(frame) = self.speaker.pop_frame() else {
+                break;
+            };
+            self.parts.out.frame(&frame);
+            self.handed_ahead += 1;
+            if let Some(t) = self.trace.as_mut() {
+                if t.first_sentence.is_some() && t.first_frame.is_none() {
+                    t.first_frame = Some(Instant::now());
+                    if let (Some(tx), Some(done)) = (&self.parts.trace, self.trace.take()) {
+                        let _ = tx.send(done);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- events ----------------------------------------------------------------
+
+    fn on_event(&mut self, ev: RoomEvent) {
+        match ev {
+            RoomEvent::Transcript {
+                user,
+                text,
+                committed,
+                stt,
+            } => self.on_transcript(user, text, committed, stt),
+            RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
+        }
+    }
+
+    fn on_note(&mut self, note: SpeakerNote) {
+        match note {
+            SpeakerNote::Audio => self.feed(),
+            SpeakerNote::Synthesised(took) => {
+                self.tts_failing = false;
+                if let Some(t) = self.trace.as_mut() {
+                    t.synth.get_or_insert(took);
+                }
+            }
+            SpeakerNote::Failed(e) => {
+                if !self.tts_failing {
+                    self.tts_failing = true;
+                    tracing::warn!("voice: {e}");
+                    self.post(format!("I can't speak right now: {e}"));
+                }
+            }
+        }
+    }
+
+    fn post(&self, text: String) {
+        let side = self.parts.side.clone();
+        tokio::spawn(async move { side.post(text).await });
+    }
+}
+
+/// `text` cut to `max` characters on a character boundary, with an ellipsis.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

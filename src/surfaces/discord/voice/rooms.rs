@@ -1,0 +1,284 @@
+//! The Discord side of voice: one room per guild, bound to its voice channel's
+//! text-chat session. Join, move and leave go through [`super::call`]; this file
+//! builds the room's parts (providers, songbird playback and receive, the chat side),
+//! keeps who is in the channel current, and serves /join, /leave and discord_voice.
+
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use dashmap::DashMap;
+use serenity::all::{ChannelId, GuildId, UserId, VoiceState};
+use tokio::sync::oneshot;
+
+use super::members;
+use super::receive::Members;
+use super::room::{self, Control, RoomEnd, RoomParts, RoomSide};
+use crate::speech::endpoint::EndpointSettings;
+use crate::speech::stt::{self, Recognizer};
+use crate::speech::tts::{self, Synthesizer, Voice};
+use crate::speech::SpeechError;
+use crate::surfaces::discord::{chat, session_of, view, Bot};
+
+/// A room in a guild.
+pub(crate) struct Entry {
+    /// The voice channel.
+    pub channel: u64,
+    control: tokio::sync::mpsc::Sender<Control>,
+    members: Arc<RwLock<Members>>,
+    /// Which join this is (a move replaces the entry; the old watcher must not remove
+    /// the new one).
+    epoch: u64,
+}
+
+/// Every room of the surface, by guild.
+#[derive(Default)]
+pub(crate) struct Rooms {
+    map: DashMap<u64, Entry>,
+    epochs: std::sync::atomic::AtomicU64,
+}
+
+impl Rooms {
+    /// The voice channel she is in, in `guild`.
+    pub fn channel_in(&self, guild: u64) -> Option<u64> {
+        self.map.get(&guild).map(|e| e.channel)
+    }
+}
+
+/// A provider that could not be built: every use says why (the room says it once).
+struct Broken(SpeechError);
+
+#[async_trait]
+impl Recognizer for Broken {
+    fn name(&self) -> &'static str {
+        "unavailable"
+    }
+    async fn transcribe(&self, _pcm: &[i16]) -> Result<String, SpeechError> {
+        Err(self.0.clone())
+    }
+}
+
+#[async_trait]
+impl Synthesizer for Broken {
+    fn name(&self) -> &'static str {
+        "unavailable"
+    }
+    async fn synthesize(&self, _text: &str) -> Result<Voice, SpeechError> {
+        Err(self.0.clone())
+    }
+}
+
+/// The chat around a room: its voice channel's text chat.
+struct Side {
+    bot: Arc<Bot>,
+    guild: u64,
+    channel: u64,
+}
+
+#[async_trait]
+impl RoomSide for Side {
+    async fn post(&self, text: String) {
+        if let Some(http) = self.bot.http() {
+            chat::post(http, ChannelId::new(self.channel.max(1)), None, &text).await;
+        }
+    }
+
+    fn name_of(&self, user: u64) -> String {
+        let Some(cache) = self.bot.cache.get() else {
+            return format!("user {user}");
+        };
+        let id = UserId::new(user.max(1));
+        if let Some(g) = cache.guild(GuildId::new(self.guild.max(1))) {
+            if let Some(m) = g.members.get(&id) {
+                return m.display_name().to_string();
+            }
+        }
+        cache
+            .user(id)
+            .map(|u| u.global_name.clone().unwrap_or_else(|| u.name.clone()))
+            .unwrap_or_else(|| format!("user {user}"))
+    }
+
+    fn is_owner(&self, user: u64) -> bool {
+        self.bot.is_owner(user)
+    }
+
+    fn before_turn(&self, user: u64) {
+        let session = session_of(self.channel);
+        view::ensure(&self.bot, &session, self.channel, false);
+        self.bot.askers.insert(session, user);
+    }
+}
+
+/// Her names in `guild`: display name, username, nickname, plus `voice.aliases`.
+fn names(bot: &Bot, guild: u64) -> Vec<String> {
+    let mut out = vec!["Kotoba".to_string()];
+    if let Some(cache) = bot.cache.get() {
+        let me = cache.current_user().clone();
+        out.push(me.name.clone());
+        if let Some(g) = me.global_name.clone() {
+            out.push(g);
+        }
+        if let Some(g) = cache.guild(GuildId::new(guild.max(1))) {
+            if let Some(nick) = g.members.get(&me.id).and_then(|m| m.nick.clone()) {
+                out.push(nick);
+            }
+        }
+    }
+    out.extend(bot.engine.config.settings().voice.aliases);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn people(bot: &Bot, guild: u64, channel: u64) -> Members {
+    match bot.cache.get() {
+        Some(cache) => {
+            let (humans, bots) = members::people_in(
+                cache,
+                GuildId::new(guild.max(1)),
+                ChannelId::new(channel.max(1)),
+            );
+            Members { humans, bots }
+        }
+        None => Members::default(),
+    }
+}
+
+/// Join (or move to) `channel` in `guild`. The answer is one sentence.
+pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<String, String> {
+    let manager = bot
+        .songbird
+        .get()
+        .cloned()
+        .ok_or("Voice is not ready yet; try again in a moment.")?;
+    if bot.rooms.channel_in(guild) == Some(channel) {
+        return Ok(format!("I'm already in <#{channel}>."));
+    }
+    let call = super::call::join(
+        &manager,
+        GuildId::new(guild.max(1)),
+        ChannelId::new(channel.max(1)),
+    )
+    .await?;
+    // A move ends the old room (its session was the old channel's text chat).
+    if let Some((_, old)) = bot.rooms.map.remove(&guild) {
+        drop(old);
+    }
+    let config = &bot.engine.config;
+    let recognizer: Arc<dyn Recognizer> =
+        stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
+    let synthesizer: Arc<dyn Synthesizer> =
+        tts::synthesizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
+    let voice = config.settings().voice;
+    let members = Arc::new(RwLock::new(people(bot, guild, channel)));
+    let humans = members.read().map(|m| m.humans.len()).unwrap_or(0);
+    let session = session_of(channel);
+    let parts = RoomParts {
+        engine: bot.engine.clone(),
+        session: session.clone(),
+        names: names(bot, guild),
+        recognizer,
+        synthesizer,
+        out: Arc::new(super::playback::SongbirdOut::new(call.clone())),
+        side: Arc::new(Side {
+            bot: bot.clone(),
+            guild,
+            channel,
+        }),
+        endpoint: EndpointSettings::from_voice(&voice),
+        idle_leave: std::time::Duration::from_secs(voice.idle_leave),
+        trace: None,
+    };
+    let handle = room::spawn(parts, humans);
+    super::receive::attach(&call, members.clone(), handle.heard.clone()).await;
+    view::ensure(bot, &session, channel, false);
+    let epoch = bot
+        .rooms
+        .epochs
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    bot.rooms.map.insert(
+        guild,
+        Entry {
+            channel,
+            control: handle.control.clone(),
+            members,
+            epoch,
+        },
+    );
+    let (bot2, task) = (bot.clone(), handle.task);
+    tokio::spawn(async move {
+        let end = task.await.unwrap_or(RoomEnd::Dropped);
+        let ours = bot2
+            .rooms
+            .map
+            .get(&guild)
+            .is_some_and(|e| e.epoch == epoch);
+        if ours {
+            bot2.rooms.map.remove(&guild);
+            if let Some(m) = bot2.songbird.get() {
+                let _ = super::call::leave(m, GuildId::new(guild.max(1))).await;
+            }
+        }
+        if end == RoomEnd::Alone {
+            if let Some(http) = bot2.http() {
+                let text = "Nobody was left in the voice channel, so I left.";
+                chat::post(http, ChannelId::new(channel.max(1)), None, text).await;
+            }
+        }
+    });
+    Ok(format!("Joined <#{channel}>. Talk to me!"))
+}
+
+/// Leave the voice channel in `guild`, after the turn and playback end (≤ 30 s).
+pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> {
+    let Some(control) = bot.rooms.map.get(&guild).map(|e| e.control.clone()) else {
+        // No room, but maybe a half-open call: the wrapper cleans it up either way.
+        if let Some(m) = bot.songbird.get() {
+            let _ = super::call::leave(m, GuildId::new(guild.max(1))).await;
+        }
+        return Err("I'm not in a voice channel here.".into());
+    };
+    let (tx, rx) = oneshot::channel();
+    if control.send(Control::Leave(tx)).await.is_ok() {
+        let _ = rx.await;
+    }
+    bot.rooms.map.remove(&guild);
+    if let Some(m) = bot.songbird.get() {
+        super::call::leave(m, GuildId::new(guild.max(1))).await?;
+    }
+    Ok("Left the voice channel.".into())
+}
+
+/// Someone's voice state changed: keep the room's idea of who is there current.
+pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
+    let Some(guild) = new.guild_id.map(|g| g.get()) else {
+        return;
+    };
+    let me = bot.me.get().copied();
+    if Some(new.user_id.get()) == me && new.channel_id.is_none() {
+        // She was disconnected (kicked, channel deleted): the room ends.
+        bot.rooms.map.remove(&guild);
+        return;
+    }
+    let Some((channel, members, control)) = bot
+        .rooms
+        .map
+        .get(&guild)
+        .map(|e| (e.channel, e.members.clone(), e.control.clone()))
+    else {
+        return;
+    };
+    let now = people(bot, guild, channel);
+    let humans = now.humans.len();
+    if let Ok(mut m) = members.write() {
+        *m = now;
+    }
+    let _ = control.send(Control::Humans(humans)).await;
+}
+
+/// The voice channel `user` is in, in `guild`.
+pub(crate) fn channel_of_user(bot: &Bot, guild: u64, user: u64) -> Option<u64> {
+    let cache = bot.cache.get()?;
+    members::voice_channel_of(cache, GuildId::new(guild.max(1)), UserId::new(user.max(1)))
+        .map(|c| c.get())
+}

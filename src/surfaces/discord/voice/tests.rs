@@ -1,0 +1,683 @@
+//! The room's rules pinned at its boundary under a paused clock: real audio (espeak-ng
+//! phrases, silence) in per speaker at 20 ms frames, frames out; recognition and
+//! synthesis are trait-level fakes here (tests/suite/voice.rs drives the real
+//! providers against loopback servers), the model is the engine's scripted one.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::boundary::{AudioOut, Heard};
+use super::room::{self, Control, RoomEnd, RoomHandle, RoomParts, RoomSide, GIVE_UP_LINE};
+use crate::engine::tests::{call, fake, rig_with, say, Fake, Rig};
+use crate::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
+use crate::protocol::{CardSettlement, Ending, Frame, Outcome, Phase, Risk};
+use crate::speech::audio::{FRAME, HEAR_FRAME};
+use crate::speech::endpoint::EndpointSettings;
+use crate::speech::stt::Recognizer;
+use crate::speech::test_audio;
+use crate::speech::tts::{Synthesizer, Voice};
+use crate::speech::SpeechError;
+
+const ALICE: u64 = 11;
+const BOB: u64 = 22;
+const SESSION: &str = "discord:900";
+
+/// Answers from a script, in order; records how much audio it was sent.
+#[derive(Default)]
+struct Ears {
+    script: Mutex<VecDeque<Result<String, SpeechError>>>,
+    heard: Mutex<Vec<usize>>,
+}
+
+#[async_trait]
+impl Recognizer for Ears {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {
+        self.heard.lock().unwrap().push(pcm.len());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Ok(String::new()))
+    }
+}
+
+/// Speaks every line as a tone of `per_line` (16 kHz); records what and when.
+struct Mouth {
+    per_line: Duration,
+    said: Mutex<Vec<(Instant, String)>>,
+    fail: bool,
+}
+
+impl Mouth {
+    fn new(per_line: Duration) -> Arc<Mouth> {
+        Arc::new(Mouth {
+            per_line,
+            said: Mutex::default(),
+            fail: false,
+        })
+    }
+    fn lines(&self) -> Vec<String> {
+        self.said.lock().unwrap().iter().map(|(_, l)| l.clone()).collect()
+    }
+}
+
+#[async_trait]
+impl Synthesizer for Mouth {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError> {
+        self.said
+            .lock()
+            .unwrap()
+            .push((Instant::now(), text.to_string()));
+        if self.fail {
+            return Err(SpeechError::new("Speech synthesis (fake) failed: HTTP 500."));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let n = (self.per_line.as_millis() as usize) * 16;
+        let tone: Vec<i16> = (0..n)
+            .map(|i| ((i as f32 * 0.05).sin() * 8000.0) as i16)
+            .collect();
+        let chunks: Vec<Result<Vec<i16>, SpeechError>> =
+            tone.chunks(1600).map(|c| Ok(c.to_vec())).collect();
+        Ok(Voice {
+            rate: 16_000,
+            audio: Box::pin(futures::stream::iter(chunks)),
+        })
+    }
+}
+
+/// Records the frames handed out and the stops.
+#[derive(Default)]
+struct Out {
+    frames: Mutex<Vec<Instant>>,
+    stops: Mutex<Vec<Instant>>,
+}
+
+impl AudioOut for Out {
+    fn frame(&self, pcm: &[f32]) {
+        assert_eq!(pcm.len(), crate::speech::audio::PLAY_FRAME);
+        self.frames.lock().unwrap().push(Instant::now());
+    }
+    fn stop(&self) {
+        self.stops.lock().unwrap().push(Instant::now());
+    }
+}
+
+impl Out {
+    fn count(&self) -> usize {
+        self.frames.lock().unwrap().len()
+    }
+    fn after(&self, t: Instant) -> usize {
+        self.frames.lock().unwrap().iter().filter(|f| **f > t).count()
+    }
+}
+
+#[derive(Default)]
+struct Side {
+    posts: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl RoomSide for Side {
+    async fn post(&self, text: String) {
+        self.posts.lock().unwrap().push(text);
+    }
+    fn name_of(&self, user: u64) -> String {
+        if user == ALICE { "Alice" } else { "Bob" }.into()
+    }
+    fn is_owner(&self, _user: u64) -> bool {
+        true
+    }
+    fn before_turn(&self, _user: u64) {}
+}
+
+impl Side {
+    fn posts(&self) -> Vec<String> {
+        self.posts.lock().unwrap().clone()
+    }
+}
+
+/// A model that thinks for `delay` before answering from the script.
+struct Slow {
+    delay: Duration,
+    inner: Arc<dyn ModelClient>,
+}
+
+#[async_trait]
+impl ModelClient for Slow {
+    async fn stream(
+        &self,
+        req: &ModelRequest,
+        deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<ModelReply, LlmError> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.stream(req, deltas).await
+    }
+}
+
+struct Stage {
+    rig: Rig,
+    ears: Arc<Ears>,
+    mouth: Arc<Mouth>,
+    out: Arc<Out>,
+    side: Arc<Side>,
+    room: RoomHandle,
+}
+
+fn stage(
+    replies: Vec<Result<ModelReply, LlmError>>,
+    tools: Vec<Fake>,
+    env: &[(&str, &str)],
+    heard: &[&str],
+    mouth: Arc<Mouth>,
+    humans: usize,
+) -> Stage {
+    let rig = rig_with(replies, tools, env, "");
+    stage_on(rig, heard, mouth, humans)
+}
+
+fn stage_on(rig: Rig, heard: &[&str], mouth: Arc<Mouth>, humans: usize) -> Stage {
+    let ears = Arc::new(Ears::default());
+    *ears.script.lock().unwrap() = heard.iter().map(|t| Ok(t.to_string())).collect();
+    let out = Arc::new(Out::default());
+    let side = Arc::new(Side::default());
+    let room = room::spawn(
+        RoomParts {
+            engine: rig.engine.clone(),
+            session: SESSION.into(),
+            names: vec!["Kotoba".into()],
+            recognizer: ears.clone(),
+            synthesizer: mouth.clone(),
+            out: out.clone(),
+            side: side.clone(),
+            endpoint: EndpointSettings::default(),
+            idle_leave: Duration::from_secs(300),
+            trace: None,
+        },
+        humans,
+    );
+    Stage {
+        rig,
+        ears,
+        mouth,
+        out,
+        side,
+        room,
+    }
+}
+
+fn phrase(text: &str) -> Vec<i16> {
+    test_audio::espeak(text)
+}
+
+impl Stage {
+    /// `who` speaks `pcm` (20 ms frames, one per tick); everyone else is silent.
+    async fn speak(&self, who: u64, pcm: &[i16]) -> Instant {
+        let start = Instant::now();
+        for frame in test_audio::frames(pcm) {
+            assert_eq!(frame.len(), HEAR_FRAME);
+            let _ = self.room.heard.send(Heard { frames: vec![(who, frame)] }).await;
+            tokio::time::sleep(FRAME).await;
+        }
+        start
+    }
+
+    /// Silence for `secs` (Discord sends nothing; the room's clock keeps time).
+    async fn wait(&self, secs: f64) {
+        tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spoken_question_is_answered_aloud_with_captions_in_the_text_chat() {
+    let s = stage(
+        vec![Ok(say("It is noon. Anything else I can do?"))],
+        vec![],
+        &[],
+        &["what time is it"],
+        Mouth::new(Duration::from_millis(800)),
+        1,
+    );
+    s.speak(ALICE, &phrase("what time is it")).await;
+    s.wait(6.0).await;
+    assert_eq!(s.ears.heard.lock().unwrap().len(), 1, "one utterance committed");
+    assert_eq!(
+        s.mouth.lines(),
+        ["It is noon.", "Anything else I can do?"],
+        "spoken sentence by sentence"
+    );
+    assert!(s.out.count() >= 80, "two 0.8 s lines played: {}", s.out.count());
+    let posts = s.side.posts();
+    assert!(posts.iter().any(|p| p.contains("Alice") && p.contains("what time is it")), "{posts:?}");
+    assert!(posts.iter().any(|p| p.starts_with("🔊") && p.contains("It is noon.")), "{posts:?}");
+    let sent = s.rig.script.sent();
+    assert_eq!(sent.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn speech_starts_on_the_first_sentence_while_the_answer_still_streams() {
+    // The first sentence is synthesised before the second exists: the model streams
+    // deltas; a sentence is handed to synthesis as soon as it is complete.
+    let s = stage(
+        vec![Ok(say("Sure. Here is a much longer second sentence that follows."))],
+        vec![],
+        &[],
+        &["tell me something"],
+        Mouth::new(Duration::from_millis(400)),
+        1,
+    );
+    s.speak(ALICE, &phrase("tell me something")).await;
+    s.wait(5.0).await;
+    let said = s.mouth.said.lock().unwrap().clone();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].0 <= said[1].0);
+    // The second line was asked for while the first was still playing (ahead).
+    let first_done = said[0].0 + Duration::from_millis(200 + 400);
+    assert!(said[1].0 < first_done, "synthesised ahead: {said:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn barge_in_stops_playback_within_100_ms_and_cuts_the_turn() {
+    let long = "This is a very long answer that goes on and on. ".repeat(3);
+    let s = stage(
+        vec![Ok(say(&long)), Ok(say("Okay."))],
+        vec![],
+        &[],
+        &["tell me a long story", "wait stop"],
+        Mouth::new(Duration::from_secs(8)),
+        1,
+    );
+    s.speak(ALICE, &phrase("tell me a long story")).await;
+    s.wait(3.0).await;
+    assert!(s.out.count() > 10, "she is talking");
+    let onset = s.speak(ALICE, &phrase("wait stop")).await;
+    let stops = s.out.stops.lock().unwrap().clone();
+    let stop = stops.iter().find(|t| **t >= onset).copied().expect("playback stopped");
+    assert!(
+        stop.duration_since(onset) <= Duration::from_millis(100),
+        "stopped {:?} after speech began",
+        stop.duration_since(onset)
+    );
+    s.wait(0.02).await;
+    assert!(
+        s.out.after(stop) == 0 || s.mouth.lines().iter().any(|l| l == "Okay."),
+        "nothing of the cut answer plays after the stop"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
+    // A non-reasoning model announces the shell tool aloud, then the card waits for a
+    // person; she is still saying the announce line when Alice talks over her.
+    let mut shell = fake("shell", Risk::Exec);
+    shell.spec.lines.announce = Some("Let me run that real quick, it will only take a moment.".into());
+    let rig = rig_with(
+        vec![call("shell", json!({"command": "rm -rf build"}))],
+        vec![shell],
+        &[],
+        "",
+    );
+    let mut bus = rig.engine.session(SESSION).subscribe();
+    let s = stage_on(
+        rig,
+        &["clean the build folder", "no wait"],
+        Mouth::new(Duration::from_secs(10)),
+        1,
+    );
+    s.speak(ALICE, &phrase("clean the build folder")).await;
+    s.wait(3.0).await;
+    assert!(s.mouth.lines().iter().any(|l| l.contains("real quick")), "{:?}", s.mouth.lines());
+    s.speak(ALICE, &phrase("no wait")).await;
+    s.wait(1.0).await;
+    let mut frames = Vec::new();
+    while let Ok(ev) = bus.try_recv() {
+        frames.push(ev.frame.clone());
+    }
+    assert!(frames.iter().any(|f| matches!(f, Frame::Card(_))), "a card was open");
+    assert!(
+        frames.iter().any(|f| matches!(f, Frame::CardSettled { settlement: CardSettlement::Dismissed, .. })),
+        "the card closed dismissed: {frames:?}"
+    );
+    let closed: Vec<_> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Step(r) if r.phase == Phase::Done => Some(r.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        closed.iter().any(|r| r.outcome == Some(Outcome::Interrupted) || r.ending == Some(Ending::Dismissed)),
+        "the row closed interrupted or dismissed: {closed:?}"
+    );
+}
+
+fn tool_40s(name: &str) -> Fake {
+    let mut t = fake(name, Risk::Read).delay(Duration::from_secs(40));
+    t.spec.timeout = Some(Duration::from_secs(120));
+    t.spec.lines.announce = Some("Let me look into that.".into());
+    t.spec.lines.heartbeat = vec!["Still digging.".into(), "Almost there.".into()];
+    t
+}
+
+/// When each line was asked for, in seconds after `t0`.
+fn said_at(m: &Mouth, t0: Instant) -> Vec<(u64, String)> {
+    m.said
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, l)| (t.duration_since(t0).as_secs(), l.clone()))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_tool_on_a_voice_turn_is_announced_once_and_heartbeats_at_9_and_30_seconds() {
+    let s = stage(
+        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![tool_40s("probe")],
+        &[],
+        &["check the logs"],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
+    s.speak(ALICE, &phrase("check the logs")).await;
+    // The turn starts once the utterance is committed (1 s) and recognised (0.3 s).
+    let mut t0 = None;
+    for _ in 0..400 {
+        s.wait(0.05).await;
+        if let Some((t, _)) = s.mouth.said.lock().unwrap().first() {
+            t0 = Some(*t);
+            break;
+        }
+    }
+    let t0 = t0.expect("the announce line was said");
+    s.wait(50.0).await;
+    let said = said_at(&s.mouth, t0);
+    let lines: Vec<&str> = said.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(
+        lines,
+        ["Let me look into that.", "Still digging.", "Almost there.", "All done."],
+        "{said:?}"
+    );
+    assert_eq!(said[1].0, 9, "first heartbeat at 9 s: {said:?}");
+    assert_eq!(said[2].0, 30, "second heartbeat at 30 s: {said:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reasoning_model_hums_instead_of_the_canned_lines() {
+    let s = stage(
+        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![tool_40s("probe")],
+        &[("KOTOBA_REASONING_EFFORT", "low")],
+        &["check the logs"],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
+    s.speak(ALICE, &phrase("check the logs")).await;
+    s.wait(60.0).await;
+    let lines = s.mouth.lines();
+    assert!(!lines.iter().any(|l| l.contains("look into") || l.contains("digging")), "{lines:?}");
+    let hums = lines.iter().filter(|l| l.starts_with('M') || l.starts_with('H')).count();
+    assert_eq!(hums, 2, "two hums in a 40 s tool: {lines:?}");
+    assert_eq!(lines.last().map(String::as_str), Some("All done."));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_written_turn_in_the_voice_chat_is_not_spoken() {
+    let s = stage(
+        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![tool_40s("probe")],
+        &[],
+        &[],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
+    let req = crate::protocol::TurnRequest::text(SESSION, "Alice", "check the logs");
+    let r = s.rig.engine.run_turn(req).await;
+    assert_eq!(r.text, "All done.");
+    s.wait(1.0).await;
+    assert!(s.mouth.lines().is_empty(), "{:?}", s.mouth.lines());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
+    let rig = rig_with(vec![Ok(say("Finally."))], vec![], &[], "");
+    let slow = Slow {
+        delay: Duration::from_secs(200),
+        inner: rig.script.clone(),
+    };
+    let store = rig.engine.store.clone();
+    let engine = crate::engine::Engine::new(
+        rig.engine.config.clone(),
+        Arc::new(slow),
+        crate::tools::Registry::new(),
+        crate::soul::Soul::shipped(),
+        store,
+    );
+    let rig = Rig { engine, ..rig };
+    let s = stage_on(rig, &["think hard"], Mouth::new(Duration::from_millis(500)), 1);
+    let t0 = s.speak(ALICE, &phrase("think hard")).await;
+    s.wait(70.0).await;
+    assert!(s.mouth.lines().is_empty(), "not yet");
+    s.wait(10.0).await;
+    assert_eq!(s.mouth.lines(), [GIVE_UP_LINE]);
+    let (at, _) = s.mouth.said.lock().unwrap()[0].clone();
+    let secs = at.duration_since(t0).as_secs_f64();
+    assert!((75.0..79.0).contains(&secs), "gave up at {secs} s after she was asked");
+    s.wait(200.0).await;
+    assert_eq!(s.mouth.lines(), [GIVE_UP_LINE], "the cut turn never speaks");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_tool_is_not_silence_but_600_seconds_is_the_limit() {
+    let mut long = fake("probe", Risk::Read).delay(Duration::from_secs(900));
+    long.spec.timeout = Some(Duration::from_secs(1000));
+    long.spec.lines.heartbeat = vec![];
+    let s = stage(
+        vec![Ok(call("probe", json!({}))), Ok(say("Done at last."))],
+        vec![long],
+        &[("KOTOBA_REASONING_EFFORT", "off")],
+        &["run the long thing"],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
+    let t0 = s.speak(ALICE, &phrase("run the long thing")).await;
+    s.wait(300.0).await;
+    assert!(!s.mouth.lines().iter().any(|l| l == GIVE_UP_LINE), "a running tool is waited for");
+    s.wait(320.0).await;
+    let said = s.mouth.said.lock().unwrap().clone();
+    let give_up = said.iter().find(|(_, l)| l == GIVE_UP_LINE).expect("given up");
+    let secs = give_up.0.duration_since(t0).as_secs_f64();
+    assert!((600.0..605.0).contains(&secs), "at {secs} s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_busy_room_only_her_name_wakes_her_and_her_name_alone_opens_a_window() {
+    let s = stage(
+        vec![Ok(say("Hi Bob.")), Ok(say("It is sunny."))],
+        vec![],
+        &[],
+        &["did you see the game", "Kotoba", "what is the weather"],
+        Mouth::new(Duration::from_millis(300)),
+        2,
+    );
+    s.speak(BOB, &phrase("did you see the game")).await;
+    s.wait(3.0).await;
+    assert!(s.rig.script.sent().is_empty(), "chatter between people is not for her");
+    assert!(s.mouth.lines().is_empty());
+    s.speak(BOB, &phrase("Kotoba")).await;
+    s.wait(2.5).await;
+    assert_eq!(s.mouth.lines().len(), 1, "an acknowledgement");
+    assert!(crate::speech::wake::ACKNOWLEDGEMENTS.contains(&s.mouth.lines()[0].as_str()));
+    s.speak(BOB, &phrase("what is the weather")).await;
+    s.wait(3.0).await;
+    assert_eq!(s.rig.script.sent().len(), 1, "within 8 s no name is needed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_recognizer_says_so_once_and_the_room_stays_up() {
+    let s = stage(
+        vec![Ok(say("Hello again."))],
+        vec![],
+        &[],
+        &[],
+        Mouth::new(Duration::from_millis(300)),
+        1,
+    );
+    {
+        let mut q = s.ears.script.lock().unwrap();
+        q.push_back(Err(SpeechError::new("Speech recognition (openai) failed: HTTP 401.")));
+        q.push_back(Err(SpeechError::new("Speech recognition (openai) failed: HTTP 401.")));
+        q.push_back(Ok("hello".into()));
+    }
+    for text in ["hello there", "are you there", "hello"] {
+        s.speak(ALICE, &phrase(text)).await;
+        s.wait(2.5).await;
+    }
+    let notices: Vec<_> = s.side.posts().into_iter().filter(|p| p.contains("HTTP 401")).collect();
+    assert_eq!(notices.len(), 1, "said once: {:?}", s.side.posts());
+    assert_eq!(s.mouth.lines(), ["Hello again."], "the room stayed up");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_person_calling_her_replaces_the_turn_in_flight() {
+    let mut slow = fake("probe", Risk::Read).delay(Duration::from_secs(60));
+    slow.spec.timeout = Some(Duration::from_secs(120));
+    let s = stage(
+        vec![Ok(call("probe", json!({}))), Ok(say("Here is a joke.")), Ok(say("unused"))],
+        vec![slow],
+        &[("KOTOBA_REASONING_EFFORT", "low")],
+        &["Kotoba check the logs", "Kotoba tell me a joke"],
+        Mouth::new(Duration::from_millis(300)),
+        2,
+    );
+    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    s.speak(ALICE, &phrase("Kotoba check the logs")).await;
+    s.wait(5.0).await;
+    s.speak(BOB, &phrase("Kotoba tell me a joke")).await;
+    s.wait(5.0).await;
+    let mut done = Vec::new();
+    while let Ok(ev) = bus.try_recv() {
+        if let Frame::TurnDone { status, text, .. } = &ev.frame {
+            done.push((*status, text.clone()));
+        }
+    }
+    use crate::protocol::TurnStatus;
+    assert_eq!(done.len(), 2, "{done:?}");
+    assert_eq!(done[0].0, TurnStatus::Interrupted);
+    assert_eq!(done[1], (TurnStatus::Completed, "Here is a joke.".into()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trailing_and_waits_for_the_rest_of_the_sentence() {
+    let s = stage(
+        vec![Ok(say("Done."))],
+        vec![],
+        &[],
+        &["turn on the lights and", "the fan"],
+        Mouth::new(Duration::from_millis(300)),
+        1,
+    );
+    s.speak(ALICE, &phrase("turn on the lights and")).await;
+    s.wait(1.5).await;
+    s.speak(ALICE, &phrase("the fan")).await;
+    s.wait(4.0).await;
+    let sent = s.rig.script.sent();
+    assert_eq!(sent.len(), 1, "one turn");
+    let asked = format!("{:?}", sent[0].items.last());
+    assert!(asked.contains("turn on the lights and the fan"), "{asked}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn leave_waits_for_playback_to_finish_but_no_longer_than_30_seconds() {
+    let s = stage(
+        vec![Ok(say("A fairly long goodbye."))],
+        vec![],
+        &[],
+        &["bye"],
+        Mouth::new(Duration::from_secs(5)),
+        1,
+    );
+    s.speak(ALICE, &phrase("bye")).await;
+    s.wait(3.0).await;
+    assert!(s.out.count() > 0, "talking");
+    let (tx, rx) = oneshot::channel();
+    let asked = Instant::now();
+    s.room.control.send(Control::Leave(tx)).await.unwrap();
+    rx.await.unwrap();
+    let waited = asked.elapsed();
+    assert!(waited >= Duration::from_secs(1), "waited for playback: {waited:?}");
+    assert!(waited <= Duration::from_secs(30));
+    let frames = s.out.count();
+    assert!(frames >= 240, "the whole 5 s line played: {frames}");
+    assert_eq!(s.room.task.await.unwrap(), RoomEnd::Left);
+
+    let s = stage(
+        vec![Ok(say(&"Words. ".repeat(60)))],
+        vec![],
+        &[],
+        &["talk forever"],
+        Mouth::new(Duration::from_secs(5)),
+        1,
+    );
+    s.speak(ALICE, &phrase("talk forever")).await;
+    s.wait(3.0).await;
+    let (tx, rx) = oneshot::channel();
+    let asked = Instant::now();
+    s.room.control.send(Control::Leave(tx)).await.unwrap();
+    rx.await.unwrap();
+    let waited = asked.elapsed();
+    assert!(
+        (Duration::from_secs(30)..Duration::from_secs(31)).contains(&waited),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn she_leaves_by_herself_after_300_seconds_with_no_human() {
+    let s = stage(vec![], vec![], &[], &[], Mouth::new(Duration::from_millis(300)), 1);
+    s.room.control.send(Control::Humans(0)).await.unwrap();
+    s.wait(299.0).await;
+    assert!(!s.room.task.is_finished());
+    s.room.control.send(Control::Humans(1)).await.unwrap();
+    s.wait(100.0).await;
+    s.room.control.send(Control::Humans(0)).await.unwrap();
+    s.wait(200.0).await;
+    assert!(!s.room.task.is_finished(), "the clock restarted when someone came back");
+    s.wait(101.0).await;
+    assert!(s.room.task.is_finished());
+    assert_eq!(s.room.task.await.unwrap(), RoomEnd::Alone);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_synthesizer_says_so_once_in_the_text_chat() {
+    let mouth = Arc::new(Mouth {
+        per_line: Duration::from_millis(300),
+        said: Mutex::default(),
+        fail: true,
+    });
+    let s = stage(
+        vec![Ok(say("One. Two. Three."))],
+        vec![],
+        &[],
+        &["count"],
+        mouth,
+        1,
+    );
+    s.speak(ALICE, &phrase("count")).await;
+    s.wait(4.0).await;
+    let notices: Vec<_> = s.side.posts().into_iter().filter(|p| p.contains("HTTP 500")).collect();
+    assert_eq!(notices.len(), 1, "{:?}", s.side.posts());
+    assert!(s.side.posts().iter().any(|p| p.starts_with("🔊")), "the caption still lands");
+}
