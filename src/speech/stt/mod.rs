@@ -332,6 +332,19 @@ mod tests {
     }
 
     #[test]
+    fn a_providers_debug_output_hides_its_key() {
+        let home = std::env::temp_dir();
+        let config = Config::for_home(&home, &[("OPENAI_API_KEY", "sk-debug-secret-1")]);
+        let s = crate::config::VoiceSettings::default();
+        let r = OpenAiRecognizer::new(&config, &s).unwrap();
+        let shown = format!("{r:?}");
+        assert!(
+            !shown.contains("sk-debug-secret-1") && shown.contains("***"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn only_the_providers_own_hosts_need_a_key() {
         assert!(on_host(OPENAI_BASE, "api.openai.com"));
         assert!(!on_host("http://127.0.0.1:8000/v1", "api.openai.com"));
