@@ -429,9 +429,10 @@ fn script(path: &Path, body: &str) -> PathBuf {
 }
 
 /// A stand-in worker speaking the local recognizer's protocol: it reports what it
-/// heard and how it was started, and dies on a 3-sample request.
+/// heard and how it was started, dies on a 3-sample request, and is slow (2 s) on a
+/// 4-sample one.
 const STAND_IN_WORKER: &str = r#"
-import json, os, struct, sys
+import json, os, struct, sys, time
 def say(o):
     sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
 say({"ready": True})
@@ -450,6 +451,8 @@ while True:
     if n // 2 == 3:
         sys.stderr.write("the stand-in crashed on purpose\n"); sys.stderr.flush()
         sys.exit(7)
+    if n // 2 == 4:
+        time.sleep(2)
     say({"text": json.dumps({"samples": n // 2, "first": struct.unpack("<h", data[:2])[0],
         "offline": os.environ.get("HF_HUB_OFFLINE"),
         "language": os.environ.get("KOTOBA_STT_LANGUAGE"),
@@ -458,8 +461,8 @@ while True:
 "#;
 
 #[tokio::test]
-async fn the_local_recognizer_speaks_the_worker_protocol_keeps_one_worker_and_restarts_a_dead_one()
-{
+async fn the_local_recognizer_speaks_the_worker_protocol_keeps_one_worker_and_replaces_a_dead_or_abandoned_one(
+) {
     let home = tempfile::tempdir().unwrap();
     let worker = home.path().join("stand_in.py");
     std::fs::write(&worker, STAND_IN_WORKER).unwrap();
@@ -503,6 +506,15 @@ async fn the_local_recognizer_speaks_the_worker_protocol_keeps_one_worker_and_re
     let third = heard(r.transcribe(&[9, 9]).await.unwrap());
     assert_eq!(third["samples"], 2);
     assert_ne!(third["pid"], first["pid"], "a dead worker is replaced");
+
+    // A call given up mid-request (a barge-in cancels the turn) leaves the pipe out of
+    // step: the next call gets a fresh worker, never the stale reply.
+    let cancelled =
+        tokio::time::timeout(Duration::from_millis(300), r.transcribe(&[1, 2, 3, 4])).await;
+    assert!(cancelled.is_err(), "the slow request was cancelled");
+    let fourth = heard(r.transcribe(&[7, 7, 7, 7, 7, 7]).await.unwrap());
+    assert_eq!(fourth["samples"], 6);
+    assert_ne!(fourth["pid"], third["pid"]);
 
     assert_eq!(
         r.transcribe(&[]).await.unwrap(),
