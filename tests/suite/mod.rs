@@ -7,6 +7,7 @@ mod engine;
 mod gate_cli;
 mod llm;
 mod serve;
+mod speech;
 mod tools;
 mod v1;
 mod v1_python;

@@ -3,4 +3,5 @@
 pub mod discord;
 pub mod model_server;
 pub mod page_server;
+pub mod speech_server;
 pub mod web;

@@ -1,0 +1,99 @@
+//! ElevenLabs recognition: `POST {base}/v1/speech-to-text` with the audio as a WAV
+//! upload, the key in `xi-api-key`.
+
+use reqwest::multipart::{Form, Part};
+
+use super::openai::text_of;
+use super::{
+    api_key, elevenlabs_root, failed, http_failed, on_host, or_default, send_failed, Recognizer,
+    Task, ELEVENLABS_BASE, RATE, REQUEST_TIMEOUT,
+};
+use crate::config::{Config, Secret, VoiceSettings};
+use crate::speech::{wav, SpeechError};
+
+/// The model used when `stt.model` is empty.
+pub const DEFAULT_MODEL: &str = "scribe_v1";
+/// The env variable read when `stt.api_key_env` is empty.
+pub const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
+
+const NAME: &str = "elevenlabs";
+
+/// Recognition through ElevenLabs speech-to-text.
+#[derive(Debug)]
+pub struct ElevenLabsRecognizer {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    language: String,
+    key: Option<Secret>,
+}
+
+impl ElevenLabsRecognizer {
+    /// Set up from the voice settings; ElevenLabs' own base needs a key.
+    pub fn new(config: &Config, s: &VoiceSettings) -> Result<ElevenLabsRecognizer, SpeechError> {
+        let root = elevenlabs_root(&or_default(&s.stt_base_url, ELEVENLABS_BASE));
+        let key_env = or_default(&s.stt_api_key_env, DEFAULT_KEY_ENV);
+        let key = api_key(config, &key_env);
+        if key.is_none() && on_host(&root, "api.elevenlabs.io") {
+            return Err(SpeechError::new(format!(
+                "Speech recognition (elevenlabs) needs an API key: set {key_env} (stt.api_key_env names the variable)."
+            )));
+        }
+        Ok(ElevenLabsRecognizer {
+            http: super::http_client(),
+            url: format!("{root}/v1/speech-to-text"),
+            model: or_default(&s.stt_model, DEFAULT_MODEL),
+            language: s.stt_language.trim().to_string(),
+            key,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Recognizer for ElevenLabsRecognizer {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {
+        let key = self.key.as_ref();
+        let audio = Part::bytes(wav::encode(pcm, RATE))
+            .file_name("audio.wav")
+            .mime_str("audio/wav")
+            .map_err(|e| failed(Task::Recognition, NAME, &e.to_string(), key))?;
+        let mut form = Form::new()
+            .part("file", audio)
+            .text("model_id", self.model.clone());
+        if !self.language.is_empty() {
+            form = form.text("language_code", self.language.clone());
+        }
+        let mut request = self
+            .http
+            .post(&self.url)
+            .timeout(REQUEST_TIMEOUT)
+            .multipart(form);
+        if let Some(k) = key {
+            request = request.header("xi-api-key", &k.0);
+        }
+        let reply = request
+            .send()
+            .await
+            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
+        let status = reply.status();
+        let body = reply
+            .text()
+            .await
+            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
+        if !status.is_success() {
+            return Err(http_failed(Task::Recognition, NAME, status, &body, key));
+        }
+        text_of(&body).ok_or_else(|| {
+            failed(
+                Task::Recognition,
+                NAME,
+                "the reply had no \"text\" field",
+                key,
+            )
+        })
+    }
+}

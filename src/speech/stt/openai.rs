@@ -1,0 +1,110 @@
+//! OpenAI-compatible recognition: `POST {base}/audio/transcriptions` with the audio as
+//! a WAV upload (OpenAI, Groq, faster-whisper-server, whisper.cpp server, LocalAI).
+
+use reqwest::multipart::{Form, Part};
+
+use super::{
+    api_key, failed, http_failed, on_host, or_default, send_failed, Recognizer, Task, OPENAI_BASE,
+    RATE, REQUEST_TIMEOUT,
+};
+use crate::config::{Config, Secret, VoiceSettings};
+use crate::speech::{wav, SpeechError};
+
+/// The model used when `stt.model` is empty.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini-transcribe";
+/// The env variable read when `stt.api_key_env` is empty.
+pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
+const NAME: &str = "openai";
+
+/// Recognition through an OpenAI-compatible transcription endpoint.
+#[derive(Debug)]
+pub struct OpenAiRecognizer {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    language: String,
+    key: Option<Secret>,
+}
+
+impl OpenAiRecognizer {
+    /// Set up from the voice settings. OpenAI's own base needs a key; any other base
+    /// (a local server) may run without one.
+    pub fn new(config: &Config, s: &VoiceSettings) -> Result<OpenAiRecognizer, SpeechError> {
+        let base = or_default(&s.stt_base_url, OPENAI_BASE);
+        let base = base.trim_end_matches('/');
+        let key_env = or_default(&s.stt_api_key_env, DEFAULT_KEY_ENV);
+        let key = api_key(config, &key_env);
+        if key.is_none() && on_host(base, "api.openai.com") {
+            return Err(SpeechError::new(format!(
+                "Speech recognition (openai) needs an API key: set {key_env} (stt.api_key_env names the variable), or point stt.base_url at a local server."
+            )));
+        }
+        Ok(OpenAiRecognizer {
+            http: super::http_client(),
+            url: format!("{base}/audio/transcriptions"),
+            model: or_default(&s.stt_model, DEFAULT_MODEL),
+            language: s.stt_language.trim().to_string(),
+            key,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Recognizer for OpenAiRecognizer {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {
+        let key = self.key.as_ref();
+        let audio = Part::bytes(wav::encode(pcm, RATE))
+            .file_name("audio.wav")
+            .mime_str("audio/wav")
+            .map_err(|e| failed(Task::Recognition, NAME, &e.to_string(), key))?;
+        let mut form = Form::new()
+            .part("file", audio)
+            .text("model", self.model.clone())
+            .text("response_format", "json");
+        if !self.language.is_empty() {
+            form = form.text("language", self.language.clone());
+        }
+        let mut request = self
+            .http
+            .post(&self.url)
+            .timeout(REQUEST_TIMEOUT)
+            .multipart(form);
+        if let Some(k) = key {
+            request = request.bearer_auth(&k.0);
+        }
+        let reply = request
+            .send()
+            .await
+            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
+        let status = reply.status();
+        let body = reply
+            .text()
+            .await
+            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
+        if !status.is_success() {
+            return Err(http_failed(Task::Recognition, NAME, status, &body, key));
+        }
+        text_of(&body).ok_or_else(|| {
+            failed(
+                Task::Recognition,
+                NAME,
+                "the reply had no \"text\" field",
+                key,
+            )
+        })
+    }
+}
+
+/// The `text` of a `{"text": ...}` reply, trimmed.
+pub(crate) fn text_of(body: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()?
+        .get("text")?
+        .as_str()
+        .map(|t| t.trim().to_string())
+}
