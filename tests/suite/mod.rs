@@ -13,3 +13,4 @@ mod v1;
 mod v1_python;
 mod web;
 mod web_tools;
+mod voice;
