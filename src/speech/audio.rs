@@ -89,7 +89,7 @@ fn phase_taps(frac: f64, taps: usize, cutoff: f64, width: f64, into: &mut [f32])
 /// bit-for-bit the same however the input is split into chunks. After
 /// [`Resampler::finish`] the stream has produced exactly `ceil(n * to / from)` samples
 /// for `n` samples in. Equal rates pass samples through unchanged.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Resampler {
     /// Output samples per `down` input samples (the reduced ratio).
     up: u64,
@@ -115,6 +115,17 @@ pub struct Resampler {
     given: u64,
     /// Scratch row for on-demand coefficients.
     scratch: Vec<f32>,
+}
+
+impl std::fmt::Debug for Resampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resampler")
+            .field("ratio", &format_args!("{}/{}", self.up, self.down))
+            .field("taps", &self.taps)
+            .field("taken", &self.taken)
+            .field("given", &self.given)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Resampler {

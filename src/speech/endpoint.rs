@@ -693,6 +693,21 @@ mod tests {
     }
 
     #[test]
+    fn new_settings_apply_to_the_utterance_being_heard() {
+        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
+        let events = run(&mut ep, 80, 10);
+        assert_eq!(starts(&events), [1]);
+        ep.set_settings(EndpointSettings {
+            silence: Duration::from_millis(300),
+            ..EndpointSettings::default()
+        });
+        let events = run(&mut ep, 0, 10);
+        let u = committed(&events);
+        assert_eq!(u.len(), 1, "{events:?}");
+        assert_eq!(u[0].ended_at, 79 + 15);
+    }
+
+    #[test]
     fn a_reset_forgets_the_utterance_but_not_the_clock() {
         let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
         run(&mut ep, 40, 0);
