@@ -15,10 +15,10 @@ pub mod llm;
 pub mod mcp;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
-/// Speech: recognition, synthesis, voice activity, endpointing and resampling.
-pub mod speech;
 /// The soul file and the system prompt.
 pub mod soul;
+/// Speech: recognition, synthesis, voice activity, endpointing and resampling.
+pub mod speech;
 /// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
 pub mod store;
 /// Surfaces: terminal, the web page and /v1; Discord next.

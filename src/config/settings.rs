@@ -529,7 +529,9 @@ fn apply_voice_key(s: &mut VoiceSettings, key: &str, v: &Value) -> Result<(), St
         "stt.language" => {
             let t = text()?.to_ascii_lowercase();
             if !(t.is_empty() || (t.len() == 2 && t.chars().all(|c| c.is_ascii_lowercase()))) {
-                return Err(format!("must be a two-letter language code such as 'en', got {t:?}"));
+                return Err(format!(
+                    "must be a two-letter language code such as 'en', got {t:?}"
+                ));
             }
             s.stt_language = t;
         }
@@ -811,10 +813,24 @@ mod tests {
             "stt:\n  provider: telepathy\nvoice.silence_commit: -3\ntts.provider: espeak\n# pad\n",
         );
         live.refresh(&path);
-        assert_eq!(live.current.voice.stt_provider, SttProvider::Local, "last good kept");
+        assert_eq!(
+            live.current.voice.stt_provider,
+            SttProvider::Local,
+            "last good kept"
+        );
         assert_eq!(live.current.voice.silence_commit, 0.8, "last good kept");
-        assert!(live.warnings.iter().any(|w| w.contains("stt.provider")), "{:?}", live.warnings);
-        assert!(live.warnings.iter().any(|w| w.contains("voice.silence_commit")), "{:?}", live.warnings);
+        assert!(
+            live.warnings.iter().any(|w| w.contains("stt.provider")),
+            "{:?}",
+            live.warnings
+        );
+        assert!(
+            live.warnings
+                .iter()
+                .any(|w| w.contains("voice.silence_commit")),
+            "{:?}",
+            live.warnings
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub mod audio;
 pub mod endpoint;
 pub mod filter;
 pub mod stt;
+#[cfg(test)]
+pub(crate) mod test_audio;
 pub mod tts;
 pub mod vad;
 pub mod wake;

@@ -64,7 +64,8 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 /// Read a 16-bit PCM WAV file. A streamed WAV whose sizes are 0 or 0xFFFFFFFF (as
 /// espeak-ng writes to a pipe) is read to the end of the bytes.
 pub fn decode(bytes: &[u8]) -> Result<Pcm, SpeechError> {
-    let bad = |why: &str| SpeechError::new(format!("The audio is not a WAV file I can read ({why})."));
+    let bad =
+        |why: &str| SpeechError::new(format!("The audio is not a WAV file I can read ({why})."));
     if bytes.get(0..4) != Some(b"RIFF") || bytes.get(8..12) != Some(b"WAVE") {
         return Err(bad("no RIFF/WAVE header"));
     }
