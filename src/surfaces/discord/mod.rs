@@ -163,6 +163,8 @@ pub(crate) struct Bot {
     pub askers: DashMap<String, u64>,
     pub started: tokio::time::Instant,
     pub shutdown: CancellationToken,
+    /// The voice rooms, one per guild.
+    pub rooms: voice::rooms::Rooms,
 }
 
 impl Bot {
@@ -252,6 +254,7 @@ pub async fn run(
         askers: DashMap::new(),
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
+        rooms: voice::rooms::Rooms::default(),
     });
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();

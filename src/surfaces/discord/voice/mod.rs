@@ -4,3 +4,8 @@
 //! barge-in, captions, watchdog) lives above the boundary and never sees songbird.
 
 pub mod boundary;
+pub mod room;
+pub mod rooms;
+mod speaker;
+#[cfg(test)]
+mod tests;
