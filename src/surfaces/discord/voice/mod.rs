@@ -4,3 +4,7 @@
 //! barge-in, captions, watchdog) lives above the boundary and never sees songbird.
 
 pub mod boundary;
+pub mod call;
+pub mod members;
+pub mod playback;
+pub mod receive;
