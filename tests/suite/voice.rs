@@ -56,7 +56,7 @@ impl RoomSide for Chat {
 }
 
 /// `text` spoken by espeak-ng (through our own espeak provider), at 16 kHz.
-pub async fn espeak_16k(text: &str) -> Vec<i16> {
+async fn espeak_16k(text: &str) -> Vec<i16> {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("settings.yaml"), "tts.provider: espeak\n").unwrap();
     let config = Config::for_home(home.path(), &[]);
@@ -74,18 +74,18 @@ pub async fn espeak_16k(text: &str) -> Vec<i16> {
     f32_to_i16(&out)
 }
 
-pub struct Voice {
-    pub model: ScriptedModel,
-    pub speech: SpeechServer,
-    pub room: RoomHandle,
-    pub out: Arc<Out>,
-    pub chat: Arc<Chat>,
-    pub traces: mpsc::UnboundedReceiver<Trace>,
-    pub _home: tempfile::TempDir,
+struct Voice {
+    model: ScriptedModel,
+    speech: SpeechServer,
+    room: RoomHandle,
+    out: Arc<Out>,
+    chat: Arc<Chat>,
+    traces: mpsc::UnboundedReceiver<Trace>,
+    _home: tempfile::TempDir,
 }
 
 /// A room whose providers are `provider` (openai | elevenlabs) on the loopback.
-pub async fn voice_room(provider: &str) -> Voice {
+async fn voice_room(provider: &str) -> Voice {
     let model = ScriptedModel::start().await;
     let speech = SpeechServer::start().await;
     let home = tempfile::tempdir().unwrap();
@@ -147,7 +147,7 @@ pub async fn voice_room(provider: &str) -> Voice {
 impl Voice {
     /// `pcm` then `silence` seconds of silence from `user`, as fast as the room takes it
     /// (audio time is counted in frames, not on the wall clock).
-    pub async fn utter(&self, user: u64, pcm: &[i16], silence: f64) {
+    async fn utter(&self, user: u64, pcm: &[i16], silence: f64) {
         let mut all = pcm.to_vec();
         all.extend(std::iter::repeat_n(0i16, (silence * 16_000.0) as usize));
         for frame in all.chunks(HEAR_FRAME) {

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use dashmap::DashMap;
 use serenity::all::{GatewayIntents, Http, HttpBuilder};
 use serenity::Client;
+use songbird::SerenityInit;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
@@ -165,6 +166,9 @@ pub(crate) struct Bot {
     pub shutdown: CancellationToken,
     /// The voice rooms, one per guild.
     pub rooms: voice::rooms::Rooms,
+    /// songbird's voice manager, registered on the serenity client (join and leave go
+    /// through [`voice::call`] only).
+    pub songbird: Arc<songbird::Songbird>,
 }
 
 impl Bot {
@@ -212,8 +216,10 @@ async fn client(bot: Arc<Bot>) -> Result<Client, DiscordError> {
         // serenity's own rate limiter ignores the proxy: the server behind it limits.
         http = http.proxy(base.clone()).ratelimiter_disabled(true);
     }
+    let songbird = bot.songbird.clone();
     serenity::client::ClientBuilder::new_with_http(http.build(), intents())
         .event_handler(handler::Handler(bot))
+        .register_songbird_with(songbird)
         .await
         .map_err(|e| classify(&e))
 }
@@ -255,6 +261,7 @@ pub async fn run(
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),
+        songbird: voice::call::manager(),
     });
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();

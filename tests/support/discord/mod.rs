@@ -1,8 +1,8 @@
 //! The loopback Discord: a test server that speaks Discord's REST (`/api/v10/...`) and
-//! gateway (WebSocket: HELLO, IDENTIFY, READY, GUILD_CREATE, heartbeats, RESUME) so
-//! serenity connects to it exactly as it would to Discord. A test sends messages,
-//! slash commands and button presses as users and reads back the REST calls the bot
-//! made (replies, embeds, components, edits, ephemeral flags).
+//! gateway (WebSocket: HELLO, IDENTIFY, READY, GUILD_CREATE, heartbeats, RESUME, voice
+//! state updates) so serenity connects to it exactly as it would to Discord. A test
+//! sends messages, slash commands and button presses as users and reads back the REST
+//! calls the bot made (replies, embeds, components, edits, ephemeral flags).
 #![allow(dead_code)]
 
 pub mod payloads;
@@ -170,6 +170,7 @@ pub(crate) struct Shared {
     pub intents: Mutex<Option<u64>>,
     pub privileged_refused: AtomicBool,
     pub replay_overlap: AtomicU64,
+    pub voice_updates: Mutex<Vec<Value>>,
 }
 
 impl Shared {
@@ -272,6 +273,7 @@ impl FakeDiscord {
             intents: Mutex::new(None),
             privileged_refused: AtomicBool::new(false),
             replay_overlap: AtomicU64::new(0),
+            voice_updates: Mutex::new(Vec::new()),
         });
         let app = Router::new()
             .route("/gateway", get(server::gateway))
@@ -339,6 +341,11 @@ impl FakeDiscord {
     /// Every REST call so far.
     pub fn calls(&self) -> Vec<Call> {
         lock(&self.shared.calls).clone()
+    }
+
+    /// The voice state updates (gateway opcode 4) the bot sent, oldest first.
+    pub fn voice_updates(&self) -> Vec<Value> {
+        lock(&self.shared.voice_updates).clone()
     }
 
     /// How many IDENTIFYs and RESUMEs arrived.

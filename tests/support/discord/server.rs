@@ -1,5 +1,6 @@
 //! The loopback Discord's wire side: REST under `/api/v10` and the gateway WebSocket
-//! (HELLO, IDENTIFY → READY + GUILD_CREATE, heartbeat ACKs, RESUME with replay).
+//! (HELLO, IDENTIFY → READY + GUILD_CREATE, heartbeat ACKs, RESUME with replay, and
+//! voice state updates answered with a voice server that is not one).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -219,6 +220,14 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
                         *lock(&sh.conn) = Some(tx.clone());
                         sh.notify.notify_waiters();
                     }
+                    Some(4) => {
+                        // VOICE_STATE_UPDATE from the bot: join (a channel) or leave (null).
+                        lock(&sh.voice_updates).push(v["d"].clone());
+                        sh.notify.notify_waiters();
+                        for e in voice_answer(&sh, &v["d"]).await {
+                            if !send(&mut socket, &e).await { return; }
+                        }
+                    }
                     Some(6) => {
                         sh.resumes.fetch_add(1, Ordering::SeqCst);
                         let after = v["d"]["seq"].as_u64().unwrap_or(0);
@@ -239,4 +248,49 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
         }
         let _ = live;
     }
+}
+
+/// Discord's answer to the bot's voice state update `d`: its new voice state and, when
+/// it joins a channel, a voice server: a loopback port that accepts and hangs up (no
+/// voice server runs here, so the voice connection fails like an unreachable one).
+async fn voice_answer(sh: &Shared, d: &Value) -> Vec<Value> {
+    // serenity sends ids as numbers; Discord sends them as strings.
+    let id = |v: &Value| match v {
+        Value::Number(n) => json!(n.to_string()),
+        other => other.clone(),
+    };
+    let guild = id(&d["guild_id"]);
+    let state = json!({
+        "guild_id": guild, "channel_id": id(&d["channel_id"]), "user_id": sh.bot_id.to_string(),
+        "session_id": "fake-voice-session", "deaf": false, "mute": false,
+        "self_deaf": d["self_deaf"].as_bool().unwrap_or(false),
+        "self_mute": d["self_mute"].as_bool().unwrap_or(false),
+        "self_video": false, "suppress": false, "request_to_speak_timestamp": null
+    });
+    let mut out = vec![sh.stamp("VOICE_STATE_UPDATE", state)];
+    if !d["channel_id"].is_null() {
+        let endpoint = not_a_voice_server().await;
+        out.push(sh.stamp(
+            "VOICE_SERVER_UPDATE",
+            json!({"token": "fake-voice-token", "guild_id": guild, "endpoint": endpoint}),
+        ));
+    }
+    out
+}
+
+/// `127.0.0.1:PORT` of a listener that drops every connection at once.
+async fn not_a_voice_server() -> String {
+    let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+        return "127.0.0.1:9".into();
+    };
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| "127.0.0.1:9".into());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            drop(stream);
+        }
+    });
+    addr
 }

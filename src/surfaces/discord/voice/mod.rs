@@ -9,3 +9,7 @@ pub mod rooms;
 mod speaker;
 #[cfg(test)]
 mod tests;
+pub mod call;
+pub mod members;
+pub mod playback;
+pub mod receive;

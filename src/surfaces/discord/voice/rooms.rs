@@ -146,11 +146,10 @@ fn people(bot: &Bot, guild: u64, channel: u64) -> Members {
 
 /// Join (or move to) `channel` in `guild`. The answer is one sentence.
 pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<String, String> {
-    let manager = bot
-        .songbird
-        .get()
-        .cloned()
-        .ok_or("Voice is not ready yet; try again in a moment.")?;
+    if bot.http().is_none() {
+        return Err("Voice is not ready yet; try again in a moment.".into());
+    }
+    let manager = bot.songbird.clone();
     if bot.rooms.channel_in(guild) == Some(channel) {
         return Ok(format!("I'm already in <#{channel}>."));
     }
@@ -190,7 +189,8 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
         trace: None,
     };
     let handle = room::spawn(parts, humans);
-    super::receive::attach(&call, members.clone(), handle.heard.clone()).await;
+    super::receive::Receiver::new(handle.heard.clone(), members.clone())
+        .attach(&mut *call.lock().await);
     view::ensure(bot, &session, channel, false);
     let epoch = bot
         .rooms
@@ -215,9 +215,7 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
             .is_some_and(|e| e.epoch == epoch);
         if ours {
             bot2.rooms.map.remove(&guild);
-            if let Some(m) = bot2.songbird.get() {
-                let _ = super::call::leave(m, GuildId::new(guild.max(1))).await;
-            }
+            let _ = super::call::leave(&bot2.songbird, GuildId::new(guild.max(1))).await;
         }
         if end == RoomEnd::Alone {
             if let Some(http) = bot2.http() {
@@ -233,9 +231,7 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
 pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> {
     let Some(control) = bot.rooms.map.get(&guild).map(|e| e.control.clone()) else {
         // No room, but maybe a half-open call: the wrapper cleans it up either way.
-        if let Some(m) = bot.songbird.get() {
-            let _ = super::call::leave(m, GuildId::new(guild.max(1))).await;
-        }
+        let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
         return Err("I'm not in a voice channel here.".into());
     };
     let (tx, rx) = oneshot::channel();
@@ -243,9 +239,7 @@ pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> 
         let _ = rx.await;
     }
     bot.rooms.map.remove(&guild);
-    if let Some(m) = bot.songbird.get() {
-        super::call::leave(m, GuildId::new(guild.max(1))).await?;
-    }
+    super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await?;
     Ok("Left the voice channel.".into())
 }
 

@@ -384,7 +384,7 @@ fn said_at(m: &Mouth, t0: Instant) -> Vec<(u64, String)> {
 #[tokio::test(start_paused = true)]
 async fn a_long_tool_on_a_voice_turn_is_announced_once_and_heartbeats_at_9_and_30_seconds() {
     let s = stage(
-        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![call("probe", json!({})), Ok(say("All done."))],
         vec![tool_40s("probe")],
         &[],
         &["check the logs"],
@@ -417,7 +417,7 @@ async fn a_long_tool_on_a_voice_turn_is_announced_once_and_heartbeats_at_9_and_3
 #[tokio::test(start_paused = true)]
 async fn a_reasoning_model_hums_instead_of_the_canned_lines() {
     let s = stage(
-        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![call("probe", json!({})), Ok(say("All done."))],
         vec![tool_40s("probe")],
         &[("KOTOBA_REASONING_EFFORT", "low")],
         &["check the logs"],
@@ -436,7 +436,7 @@ async fn a_reasoning_model_hums_instead_of_the_canned_lines() {
 #[tokio::test(start_paused = true)]
 async fn a_written_turn_in_the_voice_chat_is_not_spoken() {
     let s = stage(
-        vec![Ok(call("probe", json!({}))), Ok(say("All done."))],
+        vec![call("probe", json!({})), Ok(say("All done."))],
         vec![tool_40s("probe")],
         &[],
         &[],
@@ -485,7 +485,7 @@ async fn a_running_tool_is_not_silence_but_600_seconds_is_the_limit() {
     long.spec.timeout = Some(Duration::from_secs(1000));
     long.spec.lines.heartbeat = vec![];
     let s = stage(
-        vec![Ok(call("probe", json!({}))), Ok(say("Done at last."))],
+        vec![call("probe", json!({})), Ok(say("Done at last."))],
         vec![long],
         &[("KOTOBA_REASONING_EFFORT", "off")],
         &["run the long thing"],
@@ -555,7 +555,7 @@ async fn a_second_person_calling_her_replaces_the_turn_in_flight() {
     let mut slow = fake("probe", Risk::Read).delay(Duration::from_secs(60));
     slow.spec.timeout = Some(Duration::from_secs(120));
     let s = stage(
-        vec![Ok(call("probe", json!({}))), Ok(say("Here is a joke.")), Ok(say("unused"))],
+        vec![call("probe", json!({})), Ok(say("Here is a joke.")), Ok(say("unused"))],
         vec![slow],
         &[("KOTOBA_REASONING_EFFORT", "low")],
         &["Kotoba check the logs", "Kotoba tell me a joke"],

@@ -1,0 +1,289 @@
+//! Joining and leaving voice channels: the only code that calls songbird's join, leave
+//! and remove (clippy.toml bans them everywhere else). A join that fails, or does not
+//! finish within [`CONNECT_TIMEOUT`], is removed at once, so no half-open call is ever
+//! left behind; every failure is one sentence for the person who asked.
+#![allow(clippy::disallowed_methods)]
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serenity::all::{ChannelId, GuildId};
+use songbird::driver::{Channels, DecodeConfig, DecodeMode, SampleRate};
+use songbird::error::JoinError;
+use songbird::{Call, Songbird};
+use tokio::sync::Mutex;
+
+/// How long a join may take, from the request to a working voice connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// songbird's settings: every speaker's audio decoded to what recognition hears (16 kHz
+/// mono, [`crate::speech::audio::HEAR_RATE`]); Discord's answer to a join may take the
+/// whole [`CONNECT_TIMEOUT`] (ours is the only limit that counts).
+pub fn config() -> songbird::Config {
+    songbird::Config::default()
+        .decode_mode(DecodeMode::Decode(DecodeConfig::new(
+            Channels::Mono,
+            SampleRate::Hz16000,
+        )))
+        .gateway_timeout(Some(CONNECT_TIMEOUT))
+}
+
+/// A voice manager with [`config`], to register on the serenity client.
+pub fn manager() -> Arc<Songbird> {
+    Songbird::serenity_from_config(config())
+}
+
+/// Join `channel` of `guild` (where she already is in this guild, this moves her). On
+/// any failure, or when the connection is not up within [`CONNECT_TIMEOUT`], the call
+/// is removed and the error is one sentence for the person.
+pub async fn join(
+    manager: &Songbird,
+    guild: GuildId,
+    channel: ChannelId,
+) -> Result<Arc<Mutex<Call>>, String> {
+    join_with(&Manager(manager), guild, channel).await
+}
+
+/// Leave the voice channel of `guild` and forget the call. The error is one sentence.
+pub async fn leave(manager: &Songbird, guild: GuildId) -> Result<(), String> {
+    leave_with(&Manager(manager), guild).await
+}
+
+/// What joining and leaving need from songbird (a fake stands in, in the tests).
+trait Rooms {
+    type Call;
+    /// Connect (or move) to `channel`; resolves when the voice connection is up.
+    fn connect(
+        &self,
+        guild: GuildId,
+        channel: ChannelId,
+    ) -> impl Future<Output = Result<Self::Call, JoinError>> + Send;
+    /// Leave and forget the call of `guild`.
+    fn discard(&self, guild: GuildId) -> impl Future<Output = Result<(), JoinError>> + Send;
+}
+
+struct Manager<'a>(&'a Songbird);
+
+impl Rooms for Manager<'_> {
+    type Call = Arc<Mutex<Call>>;
+
+    fn connect(
+        &self,
+        guild: GuildId,
+        channel: ChannelId,
+    ) -> impl Future<Output = Result<Self::Call, JoinError>> + Send {
+        self.0.join(guild, channel)
+    }
+
+    fn discard(&self, guild: GuildId) -> impl Future<Output = Result<(), JoinError>> + Send {
+        self.0.remove(guild)
+    }
+}
+
+async fn join_with<R: Rooms>(
+    rooms: &R,
+    guild: GuildId,
+    channel: ChannelId,
+) -> Result<R::Call, String> {
+    let failure = match tokio::time::timeout(CONNECT_TIMEOUT, rooms.connect(guild, channel)).await {
+        Ok(Ok(call)) => return Ok(call),
+        Ok(Err(e)) => {
+            tracing::warn!("voice: joining channel {channel} of guild {guild} failed: {e}");
+            sentence(&e)
+        }
+        Err(_) => {
+            tracing::warn!(
+                "voice: joining channel {channel} of guild {guild} took longer than {} s",
+                CONNECT_TIMEOUT.as_secs()
+            );
+            format!(
+                "I couldn't connect to the voice channel within {} seconds, so I gave up; please try again.",
+                CONNECT_TIMEOUT.as_secs()
+            )
+        }
+    };
+    if let Err(e) = rooms.discard(guild).await {
+        tracing::warn!("voice: could not remove the failed call of guild {guild}: {e}");
+    }
+    Err(failure)
+}
+
+async fn leave_with<R: Rooms>(rooms: &R, guild: GuildId) -> Result<(), String> {
+    rooms.discard(guild).await.map_err(|e| {
+        if !matches!(e, JoinError::NoCall) {
+            tracing::warn!("voice: leaving guild {guild} failed: {e}");
+        }
+        sentence(&e)
+    })
+}
+
+/// One sentence for the person about a songbird failure.
+fn sentence(e: &JoinError) -> String {
+    match e {
+        JoinError::NoCall => "I'm not in a voice channel in this server.",
+        JoinError::TimedOut => {
+            "Discord did not answer my request to join the voice channel; please try again."
+        }
+        JoinError::Dropped => {
+            "My voice connection was cancelled before it was up; please try again."
+        }
+        JoinError::NoSender | JoinError::Serenity(_) => {
+            "I'm not connected to Discord right now, so I can't use voice; please try again in a moment."
+        }
+        JoinError::Driver(_) => {
+            "I couldn't open the connection to Discord's voice server; please try again in a moment."
+        }
+        _ => "Something went wrong with the voice connection; please try again.",
+    }
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex as StdMutex;
+
+    use tokio::time::Instant;
+
+    use super::*;
+
+    /// How the fake's connect ends.
+    #[derive(Clone, Copy)]
+    enum Outcome {
+        Up,
+        Never,
+        Fails,
+    }
+
+    struct Fake {
+        outcome: Outcome,
+        started: Instant,
+        discarded: StdMutex<Vec<(GuildId, Duration)>>,
+        has_call: bool,
+    }
+
+    impl Fake {
+        fn new(outcome: Outcome) -> Fake {
+            Fake {
+                outcome,
+                started: Instant::now(),
+                discarded: StdMutex::new(Vec::new()),
+                has_call: true,
+            }
+        }
+
+        fn discarded(&self) -> Vec<(GuildId, Duration)> {
+            self.discarded.lock().unwrap().clone()
+        }
+    }
+
+    impl Rooms for Fake {
+        type Call = ChannelId;
+
+        fn connect(
+            &self,
+            _guild: GuildId,
+            channel: ChannelId,
+        ) -> impl Future<Output = Result<ChannelId, JoinError>> + Send {
+            let outcome = self.outcome;
+            async move {
+                match outcome {
+                    Outcome::Up => Ok(channel),
+                    Outcome::Never => std::future::pending().await,
+                    Outcome::Fails => Err(JoinError::Dropped),
+                }
+            }
+        }
+
+        fn discard(&self, guild: GuildId) -> impl Future<Output = Result<(), JoinError>> + Send {
+            self.discarded
+                .lock()
+                .unwrap()
+                .push((guild, self.started.elapsed()));
+            let has_call = self.has_call;
+            async move {
+                if has_call {
+                    Ok(())
+                } else {
+                    Err(JoinError::NoCall)
+                }
+            }
+        }
+    }
+
+    const G: GuildId = GuildId::new(100);
+    const C: ChannelId = ChannelId::new(210);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_join_that_never_completes_is_removed_at_thirty_seconds() {
+        let fake = Arc::new(Fake::new(Outcome::Never));
+        let f = fake.clone();
+        let task = tokio::spawn(async move { join_with(&*f, G, C).await });
+        tokio::time::sleep(CONNECT_TIMEOUT - Duration::from_millis(1)).await;
+        assert!(fake.discarded().is_empty(), "still waiting before 30 s");
+        let err = task.await.unwrap().unwrap_err();
+        assert_eq!(fake.discarded(), vec![(G, CONNECT_TIMEOUT)]);
+        assert!(err.contains("30 seconds"), "{err}");
+        assert_eq!(err.matches(". ").count(), 0, "one sentence: {err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_join_is_removed_at_once() {
+        let fake = Fake::new(Outcome::Fails);
+        let err = join_with(&fake, G, C).await.unwrap_err();
+        assert_eq!(fake.discarded(), vec![(G, Duration::ZERO)]);
+        assert!(err.ends_with("please try again."), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_join_that_comes_up_keeps_its_call() {
+        let fake = Fake::new(Outcome::Up);
+        assert_eq!(join_with(&fake, G, C).await, Ok(C));
+        assert!(fake.discarded().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn leaving_removes_the_call() {
+        let fake = Fake::new(Outcome::Up);
+        assert_eq!(leave_with(&fake, G).await, Ok(()));
+        assert_eq!(fake.discarded(), vec![(G, Duration::ZERO)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn leaving_where_she_is_not_says_so_in_one_sentence() {
+        let mut fake = Fake::new(Outcome::Up);
+        fake.has_call = false;
+        assert_eq!(
+            leave_with(&fake, G).await,
+            Err("I'm not in a voice channel in this server.".to_string())
+        );
+    }
+
+    #[test]
+    fn every_failure_is_one_sentence_for_the_person() {
+        for e in [
+            JoinError::NoCall,
+            JoinError::TimedOut,
+            JoinError::Dropped,
+            JoinError::NoSender,
+        ] {
+            let s = sentence(&e);
+            assert!(s.ends_with('.'), "{s}");
+            assert_eq!(s.matches(". ").count(), 0, "{s}");
+            assert!(!s.contains("Join"), "no internal names: {s}");
+        }
+    }
+
+    #[test]
+    fn songbird_decodes_to_what_recognition_hears() {
+        let c = config();
+        assert_eq!(
+            c.decode_mode,
+            DecodeMode::Decode(DecodeConfig::new(Channels::Mono, SampleRate::Hz16000))
+        );
+        assert_eq!(
+            u32::from(SampleRate::Hz16000),
+            crate::speech::audio::HEAR_RATE
+        );
+    }
+}
