@@ -142,6 +142,8 @@ enum RoomEvent {
 struct Hold {
     text: String,
     until_frame: u64,
+    /// They spoke again: the hold waits for that utterance's words.
+    resumed: bool,
 }
 
 struct EarState {
@@ -155,6 +157,8 @@ struct Live {
     last_voice: Instant,
     rows: HashSet<String>,
     cards: HashSet<String>,
+    /// A read tool is running (reads show a peek, not a row).
+    peeking: bool,
     sentences: Sentences,
 }
 
@@ -274,6 +278,11 @@ impl Room {
     /// One 20 ms tick of audio: each person who sent a frame, silence for the rest.
     fn on_heard(&mut self, heard: Heard) {
         self.last_heard = Instant::now();
+        self.tick(heard);
+    }
+
+    /// One frame of audio time for every ear.
+    fn tick(&mut self, heard: Heard) {
         let mut sent: HashSet<u64> = HashSet::new();
         let mut happened = Vec::new();
         for (user, frame) in heard.frames {
@@ -298,6 +307,9 @@ impl Room {
     fn on_ear(&mut self, user: u64, heard: Ear) {
         match heard {
             Ear::Started => {
+                if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.as_mut()) {
+                    h.resumed = true;
+                }
                 let serving = self.humans <= 1 || self.served == Some(user);
                 if serving && self.speaker.speaking() {
                     self.barge_in();
@@ -327,7 +339,7 @@ impl Room {
         let mut go = Vec::new();
         for (user, ear) in self.ears.iter_mut() {
             let due = ear.held.as_ref().is_some_and(|h| {
-                ear.endpointer.now() >= h.until_frame && !ear.endpointer.in_speech()
+                !h.resumed && ear.endpointer.now() >= h.until_frame && !ear.endpointer.in_speech()
             });
             if due {
                 if let Some(h) = ear.held.take() {
@@ -377,7 +389,11 @@ impl Room {
         if ends_unsure(&text) && !extra.is_zero() {
             let frames = (extra.as_millis() / FRAME.as_millis()) as u64;
             let until_frame = ear.endpointer.now() + frames;
-            ear.held = Some(Hold { text, until_frame });
+            ear.held = Some(Hold {
+                text,
+                until_frame,
+                resumed: false,
+            });
             return;
         }
         let trace = Trace {
@@ -434,6 +450,7 @@ impl Room {
             last_voice: now,
             rows: HashSet::new(),
             cards: HashSet::new(),
+            peeking: false,
             sentences: Sentences::new(),
         });
         self.trace = trace.map(|t| Trace {
@@ -498,6 +515,10 @@ impl Room {
                     live.last_voice = now;
                 }
             },
+            Frame::Peek { tool } => {
+                live.peeking = tool.is_some();
+                live.last_voice = now;
+            }
             Frame::Card(card) => {
                 live.cards.insert(card.request_id.clone());
             }
@@ -545,9 +566,15 @@ impl Room {
 
     fn on_clock(&mut self) -> Option<RoomEnd> {
         let now = Instant::now();
-        // Discord sends nothing while everyone is silent: the clock keeps time then.
-        if now.duration_since(self.last_heard) > FRAME + FRAME / 2 {
-            self.on_heard(Heard::default());
+        // When no ticks come (everyone silent, or a source that sends nothing then),
+        // the clock keeps audio time: one silent frame per 20 ms missed.
+        let gap = now.duration_since(self.last_heard);
+        if gap > FRAME + FRAME / 2 {
+            let missed = (gap.as_millis() / FRAME.as_millis()).min(500) as u32;
+            for _ in 0..missed {
+                self.tick(Heard::default());
+            }
+            self.last_heard += FRAME * missed;
         }
         self.handed_ahead = self.handed_ahead.saturating_sub(1);
         self.feed();
@@ -578,7 +605,7 @@ impl Room {
         let Some(live) = &self.turn else {
             return;
         };
-        let waiting = !live.rows.is_empty() || !live.cards.is_empty();
+        let waiting = !live.rows.is_empty() || !live.cards.is_empty() || live.peeking;
         let too_long = now.duration_since(live.started) >= TURN_LIMIT;
         let silent = !waiting && now.duration_since(live.last_voice) >= SILENT_TURN_LIMIT;
         if too_long || silent {

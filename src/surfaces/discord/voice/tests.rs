@@ -407,7 +407,13 @@ async fn a_long_tool_on_a_voice_turn_is_announced_once_and_heartbeats_at_9_and_3
     let lines: Vec<&str> = said.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(
         lines,
-        ["Let me look into that.", "Still digging.", "Almost there.", "All done."],
+        [
+            "Let me look into that.",
+            "Still digging.",
+            "Almost there.",
+            "probe done",
+            "All done."
+        ],
         "{said:?}"
     );
     assert_eq!(said[1].0, 9, "first heartbeat at 9 s: {said:?}");
@@ -474,7 +480,8 @@ async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
     assert_eq!(s.mouth.lines(), [GIVE_UP_LINE]);
     let (at, _) = s.mouth.said.lock().unwrap()[0].clone();
     let secs = at.duration_since(t0).as_secs_f64();
-    assert!((75.0..79.0).contains(&secs), "gave up at {secs} s after she was asked");
+    // She was asked once the utterance was committed and recognised (~3–5 s in).
+    assert!((77.0..81.0).contains(&secs), "gave up at {secs} s after Alice began");
     s.wait(200.0).await;
     assert_eq!(s.mouth.lines(), [GIVE_UP_LINE], "the cut turn never speaks");
 }
@@ -585,18 +592,21 @@ async fn a_trailing_and_waits_for_the_rest_of_the_sentence() {
         vec![Ok(say("Done."))],
         vec![],
         &[],
-        &["turn on the lights and", "the fan"],
+        &["please turn on all of the lights in the kitchen and", "the ceiling fan in the bedroom"],
         Mouth::new(Duration::from_millis(300)),
         1,
     );
-    s.speak(ALICE, &phrase("turn on the lights and")).await;
+    s.speak(ALICE, &phrase("please turn on all of the lights in the kitchen and")).await;
     s.wait(1.5).await;
-    s.speak(ALICE, &phrase("the fan")).await;
+    s.speak(ALICE, &phrase("the ceiling fan in the bedroom")).await;
     s.wait(4.0).await;
     let sent = s.rig.script.sent();
     assert_eq!(sent.len(), 1, "one turn");
     let asked = format!("{:?}", sent[0].items.last());
-    assert!(asked.contains("turn on the lights and the fan"), "{asked}");
+    assert!(
+        asked.contains("kitchen and the ceiling fan in the bedroom"),
+        "{asked}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -605,11 +615,11 @@ async fn leave_waits_for_playback_to_finish_but_no_longer_than_30_seconds() {
         vec![Ok(say("A fairly long goodbye."))],
         vec![],
         &[],
-        &["bye"],
+        &["goodbye for now"],
         Mouth::new(Duration::from_secs(5)),
         1,
     );
-    s.speak(ALICE, &phrase("bye")).await;
+    s.speak(ALICE, &phrase("goodbye for now")).await;
     s.wait(3.0).await;
     assert!(s.out.count() > 0, "talking");
     let (tx, rx) = oneshot::channel();
