@@ -172,7 +172,11 @@ async fn main() {
 
     // The phrase, spoken by espeak-ng through our own provider, at 16 kHz.
     let espeak_home = tempfile::tempdir().unwrap();
-    std::fs::write(espeak_home.path().join("settings.yaml"), "tts.provider: espeak\n").unwrap();
+    std::fs::write(
+        espeak_home.path().join("settings.yaml"),
+        "tts.provider: espeak\n",
+    )
+    .unwrap();
     let espeak = tts::synthesizer(&Config::for_home(espeak_home.path(), &[])).unwrap();
     let voice = espeak.synthesize("what time is it").await.unwrap();
     let rate = voice.rate;
@@ -184,7 +188,10 @@ async fn main() {
     let phrase = f32_to_i16(&f);
     let wav = kotoba::speech::wav::encode(&phrase, 16_000);
 
-    let http = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+    let http = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
     let mut base = Vec::new();
     for _ in 0..20 {
         base.push(baseline(&http, &speech_base, &model_base, &wav).await);
@@ -194,7 +201,13 @@ async fn main() {
 
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
     let client = Arc::new(OpenAiClient::new(config.clone()));
-    let engine = Engine::new(config.clone(), client, builtin_registry(), Soul::shipped(), store);
+    let engine = Engine::new(
+        config.clone(),
+        client,
+        builtin_registry(),
+        Soul::shipped(),
+        store,
+    );
     let out = Arc::new(Out::default());
     let (trace_tx, mut traces) = tokio::sync::mpsc::unbounded_channel::<Trace>();
     let room = room::spawn(
@@ -247,7 +260,14 @@ async fn main() {
             }
         }
         if talking {
-            let stop = out.stops.lock().unwrap().iter().rev().find(|t| **t >= first_voiced).copied();
+            let stop = out
+                .stops
+                .lock()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|t| **t >= first_voiced)
+                .copied();
             if let Some(stop) = stop {
                 barge.push(stop.duration_since(first_voiced));
             }
@@ -262,8 +282,16 @@ async fn main() {
         let total = first_frame.duration_since(t.committed);
         totals.push(total);
         s_stt.push(t.recognised.duration_since(t.committed).saturating_sub(STT));
-        s_model.push(first_sentence.duration_since(t.recognised).saturating_sub(MODEL));
-        s_tts.push(first_frame.duration_since(first_sentence).saturating_sub(TTS));
+        s_model.push(
+            first_sentence
+                .duration_since(t.recognised)
+                .saturating_sub(MODEL),
+        );
+        s_tts.push(
+            first_frame
+                .duration_since(first_sentence)
+                .saturating_sub(TTS),
+        );
         // Let her talk a little, so the next utterance barges in.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -274,18 +302,34 @@ async fn main() {
     println!();
     println!("| figure | p50 | p99 |");
     println!("|---|---|---|");
-    row("baseline: the providers asked directly, in a row", base.clone());
+    row(
+        "baseline: the providers asked directly, in a row",
+        base.clone(),
+    );
     row("commit → first frame handed to songbird", totals.clone());
-    row("bot share, total (minus the providers' 900 ms)", totals.iter().map(|t| t.saturating_sub(sum)).collect());
+    row(
+        "bot share, total (minus the providers' 900 ms)",
+        totals.iter().map(|t| t.saturating_sub(sum)).collect(),
+    );
     row("bot share: commit → transcript (minus 300 ms)", s_stt);
-    row("bot share: transcript → first sentence (minus 400 ms)", s_model);
-    row("bot share: first sentence → first frame (minus 200 ms)", s_tts);
+    row(
+        "bot share: transcript → first sentence (minus 400 ms)",
+        s_model,
+    );
+    row(
+        "bot share: first sentence → first frame (minus 200 ms)",
+        s_tts,
+    );
     row("barge-in: first voiced frame → playback stopped", barge);
     println!();
     println!(
         "ratio to the baseline (p50): {:.3}×; target: total ≤ providers' sum + 50 ms = 950 ms → {}",
         p50.as_secs_f64() / floor.as_secs_f64().max(1e-9),
-        if p50 <= sum + Duration::from_millis(50) { "met" } else { "NOT met" }
+        if p50 <= sum + Duration::from_millis(50) {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     drop(room);
     model_thread.stop();

@@ -219,5 +219,7 @@ impl Tool for People {
 pub fn register(registry: &mut super::Registry, port: &PortSlot) {
     registry.register(Arc::new(ReadHistory::new(port.clone())));
     registry.register(Arc::new(People::new(port.clone())));
-    registry.register(Arc::new(super::discord_voice::DiscordVoice::new(port.clone())));
+    registry.register(Arc::new(super::discord_voice::DiscordVoice::new(
+        port.clone(),
+    )));
 }

@@ -81,7 +81,10 @@ impl Tool for DiscordVoice {
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
         let name = "discord_voice";
-        let (action, channel) = match (req_str(&args, "action", name), opt_str(&args, "channel_id", name)) {
+        let (action, channel) = match (
+            req_str(&args, "action", name),
+            opt_str(&args, "channel_id", name),
+        ) {
             (Ok(a), Ok(c)) => (a, c),
             (Err(r), _) | (_, Err(r)) => return r,
         };

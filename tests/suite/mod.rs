@@ -12,6 +12,6 @@ mod speech;
 mod tools;
 mod v1;
 mod v1_python;
+mod voice;
 mod web;
 mod web_tools;
-mod voice;

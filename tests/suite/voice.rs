@@ -11,7 +11,7 @@ use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
 use kotoba::soul::Soul;
-use kotoba::speech::audio::{i16_to_f32, f32_to_i16, Resampler, HEAR_FRAME, PLAY_FRAME};
+use kotoba::speech::audio::{f32_to_i16, i16_to_f32, Resampler, HEAR_FRAME, PLAY_FRAME};
 use kotoba::speech::endpoint::EndpointSettings;
 use kotoba::speech::{stt, tts};
 use kotoba::store::Store;
@@ -114,7 +114,13 @@ async fn voice_room(provider: &str) -> Voice {
     );
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
     let client = Arc::new(OpenAiClient::new(config.clone()));
-    let engine = Engine::new(config.clone(), client, builtin_registry(), Soul::shipped(), store);
+    let engine = Engine::new(
+        config.clone(),
+        client,
+        builtin_registry(),
+        Soul::shipped(),
+        store,
+    );
     let out = Arc::new(Out::default());
     let chat = Arc::new(Chat::default());
     let (trace_tx, traces) = mpsc::unbounded_channel();
@@ -178,7 +184,9 @@ async fn a_spoken_question_round_trips(provider: &str) {
     // Let the rest of the answer play out.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let reqs = v.speech.requests();
-    let stt_req = reqs.iter().find(|r| r.path.contains("transcri") || r.path.contains("speech-to-text"));
+    let stt_req = reqs
+        .iter()
+        .find(|r| r.path.contains("transcri") || r.path.contains("speech-to-text"));
     let stt_req = stt_req.expect("recognition was asked");
     assert!(stt_req.has_auth(), "the key was sent");
     let tts_reqs: Vec<_> = reqs
@@ -195,7 +203,10 @@ async fn a_spoken_question_round_trips(provider: &str) {
     let said = v.model.requests();
     assert_eq!(said.len(), 1, "one turn");
     let body = said[0].to_string();
-    assert!(body.contains("what time is it"), "the words reached the model: {body}");
+    assert!(
+        body.contains("what time is it"),
+        "the words reached the model: {body}"
+    );
 }
 
 #[tokio::test]

@@ -4,12 +4,12 @@
 //! barge-in, captions, watchdog) lives above the boundary and never sees songbird.
 
 pub mod boundary;
+pub mod call;
+pub mod members;
+pub mod playback;
+pub mod receive;
 pub mod room;
 pub mod rooms;
 mod speaker;
 #[cfg(test)]
 mod tests;
-pub mod call;
-pub mod members;
-pub mod playback;
-pub mod receive;

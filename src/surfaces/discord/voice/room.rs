@@ -257,7 +257,10 @@ impl Room {
         self.speaker.hush();
         self.parts.out.stop();
         if self.turn.take().is_some() {
-            self.parts.engine.session(&self.parts.session).cancel_running();
+            self.parts
+                .engine
+                .session(&self.parts.session)
+                .cancel_running();
         }
         if let Some((reply, _)) = self.leaving.take() {
             let _ = reply.send(());
@@ -268,7 +271,7 @@ impl Room {
     // ---- hearing -------------------------------------------------------------
 
     fn ear(&mut self, user: u64) -> &mut EarState {
-        let settings = self.parts.endpoint.clone();
+        let settings = self.parts.endpoint;
         self.ears.entry(user).or_insert_with(|| EarState {
             endpointer: Endpointer::new(settings, crate::speech::vad::detector()),
             held: None,
@@ -558,7 +561,10 @@ impl Room {
         self.handed_ahead = 0;
         self.trace = None;
         if self.turn.take().is_some() {
-            self.parts.engine.session(&self.parts.session).cancel_running();
+            self.parts
+                .engine
+                .session(&self.parts.session)
+                .cancel_running();
         }
     }
 
@@ -611,10 +617,17 @@ impl Room {
         if too_long || silent {
             tracing::info!(
                 "voice: gave up on a spoken turn ({})",
-                if too_long { "over 600 s" } else { "silent 75 s" }
+                if too_long {
+                    "over 600 s"
+                } else {
+                    "silent 75 s"
+                }
             );
             self.turn = None;
-            self.parts.engine.session(&self.parts.session).cancel_running();
+            self.parts
+                .engine
+                .session(&self.parts.session)
+                .cancel_running();
             self.speaker.say(GIVE_UP_LINE);
         }
     }

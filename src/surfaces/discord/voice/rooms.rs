@@ -208,11 +208,7 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
     let (bot2, task) = (bot.clone(), handle.task);
     tokio::spawn(async move {
         let end = task.await.unwrap_or(RoomEnd::Dropped);
-        let ours = bot2
-            .rooms
-            .map
-            .get(&guild)
-            .is_some_and(|e| e.epoch == epoch);
+        let ours = bot2.rooms.map.get(&guild).is_some_and(|e| e.epoch == epoch);
         if ours {
             bot2.rooms.map.remove(&guild);
             let _ = super::call::leave(&bot2.songbird, GuildId::new(guild.max(1))).await;

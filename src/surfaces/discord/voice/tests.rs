@@ -67,7 +67,12 @@ impl Mouth {
         })
     }
     fn lines(&self) -> Vec<String> {
-        self.said.lock().unwrap().iter().map(|(_, l)| l.clone()).collect()
+        self.said
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect()
     }
 }
 
@@ -82,7 +87,9 @@ impl Synthesizer for Mouth {
             .unwrap()
             .push((Instant::now(), text.to_string()));
         if self.fail {
-            return Err(SpeechError::new("Speech synthesis (fake) failed: HTTP 500."));
+            return Err(SpeechError::new(
+                "Speech synthesis (fake) failed: HTTP 500.",
+            ));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
         let n = (self.per_line.as_millis() as usize) * 16;
@@ -120,7 +127,12 @@ impl Out {
         self.frames.lock().unwrap().len()
     }
     fn after(&self, t: Instant) -> usize {
-        self.frames.lock().unwrap().iter().filter(|f| **f > t).count()
+        self.frames
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|f| **f > t)
+            .count()
     }
 }
 
@@ -228,7 +240,13 @@ impl Stage {
         let start = Instant::now();
         for frame in test_audio::frames(pcm) {
             assert_eq!(frame.len(), HEAR_FRAME);
-            let _ = self.room.heard.send(Heard { frames: vec![(who, frame)] }).await;
+            let _ = self
+                .room
+                .heard
+                .send(Heard {
+                    frames: vec![(who, frame)],
+                })
+                .await;
             tokio::time::sleep(FRAME).await;
         }
         start
@@ -252,16 +270,34 @@ async fn a_spoken_question_is_answered_aloud_with_captions_in_the_text_chat() {
     );
     s.speak(ALICE, &phrase("what time is it")).await;
     s.wait(6.0).await;
-    assert_eq!(s.ears.heard.lock().unwrap().len(), 1, "one utterance committed");
+    assert_eq!(
+        s.ears.heard.lock().unwrap().len(),
+        1,
+        "one utterance committed"
+    );
     assert_eq!(
         s.mouth.lines(),
         ["It is noon.", "Anything else I can do?"],
         "spoken sentence by sentence"
     );
-    assert!(s.out.count() >= 80, "two 0.8 s lines played: {}", s.out.count());
+    assert!(
+        s.out.count() >= 80,
+        "two 0.8 s lines played: {}",
+        s.out.count()
+    );
     let posts = s.side.posts();
-    assert!(posts.iter().any(|p| p.contains("Alice") && p.contains("what time is it")), "{posts:?}");
-    assert!(posts.iter().any(|p| p.starts_with("🔊") && p.contains("It is noon.")), "{posts:?}");
+    assert!(
+        posts
+            .iter()
+            .any(|p| p.contains("Alice") && p.contains("what time is it")),
+        "{posts:?}"
+    );
+    assert!(
+        posts
+            .iter()
+            .any(|p| p.starts_with("🔊") && p.contains("It is noon.")),
+        "{posts:?}"
+    );
     let sent = s.rig.script.sent();
     assert_eq!(sent.len(), 1);
 }
@@ -271,7 +307,9 @@ async fn speech_starts_on_the_first_sentence_while_the_answer_still_streams() {
     // The first sentence is synthesised before the second exists: the model streams
     // deltas; a sentence is handed to synthesis as soon as it is complete.
     let s = stage(
-        vec![Ok(say("Sure. Here is a much longer second sentence that follows."))],
+        vec![Ok(say(
+            "Sure. Here is a much longer second sentence that follows.",
+        ))],
         vec![],
         &[],
         &["tell me something"],
@@ -304,7 +342,11 @@ async fn barge_in_stops_playback_within_100_ms_and_cuts_the_turn() {
     assert!(s.out.count() > 10, "she is talking");
     let onset = s.speak(ALICE, &phrase("wait stop")).await;
     let stops = s.out.stops.lock().unwrap().clone();
-    let stop = stops.iter().find(|t| **t >= onset).copied().expect("playback stopped");
+    let stop = stops
+        .iter()
+        .find(|t| **t >= onset)
+        .copied()
+        .expect("playback stopped");
     assert!(
         stop.duration_since(onset) <= Duration::from_millis(100),
         "stopped {:?} after speech began",
@@ -322,7 +364,8 @@ async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
     // A non-reasoning model announces the shell tool aloud, then the card waits for a
     // person; she is still saying the announce line when Alice talks over her.
     let mut shell = fake("shell", Risk::Exec);
-    shell.spec.lines.announce = Some("Let me run that real quick, it will only take a moment.".into());
+    shell.spec.lines.announce =
+        Some("Let me run that real quick, it will only take a moment.".into());
     let rig = rig_with(
         vec![call("shell", json!({"command": "rm -rf build"}))],
         vec![shell],
@@ -338,16 +381,29 @@ async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
     );
     s.speak(ALICE, &phrase("clean the build folder")).await;
     s.wait(3.0).await;
-    assert!(s.mouth.lines().iter().any(|l| l.contains("real quick")), "{:?}", s.mouth.lines());
+    assert!(
+        s.mouth.lines().iter().any(|l| l.contains("real quick")),
+        "{:?}",
+        s.mouth.lines()
+    );
     s.speak(ALICE, &phrase("no wait")).await;
     s.wait(1.0).await;
     let mut frames = Vec::new();
     while let Ok(ev) = bus.try_recv() {
         frames.push(ev.frame.clone());
     }
-    assert!(frames.iter().any(|f| matches!(f, Frame::Card(_))), "a card was open");
     assert!(
-        frames.iter().any(|f| matches!(f, Frame::CardSettled { settlement: CardSettlement::Dismissed, .. })),
+        frames.iter().any(|f| matches!(f, Frame::Card(_))),
+        "a card was open"
+    );
+    assert!(
+        frames.iter().any(|f| matches!(
+            f,
+            Frame::CardSettled {
+                settlement: CardSettlement::Dismissed,
+                ..
+            }
+        )),
         "the card closed dismissed: {frames:?}"
     );
     let closed: Vec<_> = frames
@@ -433,8 +489,16 @@ async fn a_reasoning_model_hums_instead_of_the_canned_lines() {
     s.speak(ALICE, &phrase("check the logs")).await;
     s.wait(60.0).await;
     let lines = s.mouth.lines();
-    assert!(!lines.iter().any(|l| l.contains("look into") || l.contains("digging")), "{lines:?}");
-    let hums = lines.iter().filter(|l| l.starts_with('M') || l.starts_with('H')).count();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("look into") || l.contains("digging")),
+        "{lines:?}"
+    );
+    let hums = lines
+        .iter()
+        .filter(|l| l.starts_with('M') || l.starts_with('H'))
+        .count();
     assert_eq!(hums, 2, "two hums in a 40 s tool: {lines:?}");
     assert_eq!(lines.last().map(String::as_str), Some("All done."));
 }
@@ -472,7 +536,12 @@ async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
         store,
     );
     let rig = Rig { engine, ..rig };
-    let s = stage_on(rig, &["think hard"], Mouth::new(Duration::from_millis(500)), 1);
+    let s = stage_on(
+        rig,
+        &["think hard"],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
     let t0 = s.speak(ALICE, &phrase("think hard")).await;
     s.wait(70.0).await;
     assert!(s.mouth.lines().is_empty(), "not yet");
@@ -481,7 +550,10 @@ async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
     let (at, _) = s.mouth.said.lock().unwrap()[0].clone();
     let secs = at.duration_since(t0).as_secs_f64();
     // She was asked once the utterance was committed and recognised (~3–5 s in).
-    assert!((77.0..81.0).contains(&secs), "gave up at {secs} s after Alice began");
+    assert!(
+        (77.0..81.0).contains(&secs),
+        "gave up at {secs} s after Alice began"
+    );
     s.wait(200.0).await;
     assert_eq!(s.mouth.lines(), [GIVE_UP_LINE], "the cut turn never speaks");
 }
@@ -501,10 +573,16 @@ async fn a_running_tool_is_not_silence_but_600_seconds_is_the_limit() {
     );
     let t0 = s.speak(ALICE, &phrase("run the long thing")).await;
     s.wait(300.0).await;
-    assert!(!s.mouth.lines().iter().any(|l| l == GIVE_UP_LINE), "a running tool is waited for");
+    assert!(
+        !s.mouth.lines().iter().any(|l| l == GIVE_UP_LINE),
+        "a running tool is waited for"
+    );
     s.wait(320.0).await;
     let said = s.mouth.said.lock().unwrap().clone();
-    let give_up = said.iter().find(|(_, l)| l == GIVE_UP_LINE).expect("given up");
+    let give_up = said
+        .iter()
+        .find(|(_, l)| l == GIVE_UP_LINE)
+        .expect("given up");
     let secs = give_up.0.duration_since(t0).as_secs_f64();
     assert!((600.0..605.0).contains(&secs), "at {secs} s");
 }
@@ -521,7 +599,10 @@ async fn in_a_busy_room_only_her_name_wakes_her_and_her_name_alone_opens_a_windo
     );
     s.speak(BOB, &phrase("did you see the game")).await;
     s.wait(3.0).await;
-    assert!(s.rig.script.sent().is_empty(), "chatter between people is not for her");
+    assert!(
+        s.rig.script.sent().is_empty(),
+        "chatter between people is not for her"
+    );
     assert!(s.mouth.lines().is_empty());
     s.speak(BOB, &phrase("Kotoba")).await;
     s.wait(2.5).await;
@@ -544,15 +625,24 @@ async fn a_failing_recognizer_says_so_once_and_the_room_stays_up() {
     );
     {
         let mut q = s.ears.script.lock().unwrap();
-        q.push_back(Err(SpeechError::new("Speech recognition (openai) failed: HTTP 401.")));
-        q.push_back(Err(SpeechError::new("Speech recognition (openai) failed: HTTP 401.")));
+        q.push_back(Err(SpeechError::new(
+            "Speech recognition (openai) failed: HTTP 401.",
+        )));
+        q.push_back(Err(SpeechError::new(
+            "Speech recognition (openai) failed: HTTP 401.",
+        )));
         q.push_back(Ok("hello".into()));
     }
     for text in ["hello there", "are you there", "hello"] {
         s.speak(ALICE, &phrase(text)).await;
         s.wait(2.5).await;
     }
-    let notices: Vec<_> = s.side.posts().into_iter().filter(|p| p.contains("HTTP 401")).collect();
+    let notices: Vec<_> = s
+        .side
+        .posts()
+        .into_iter()
+        .filter(|p| p.contains("HTTP 401"))
+        .collect();
     assert_eq!(notices.len(), 1, "said once: {:?}", s.side.posts());
     assert_eq!(s.mouth.lines(), ["Hello again."], "the room stayed up");
 }
@@ -562,7 +652,11 @@ async fn a_second_person_calling_her_replaces_the_turn_in_flight() {
     let mut slow = fake("probe", Risk::Read).delay(Duration::from_secs(60));
     slow.spec.timeout = Some(Duration::from_secs(120));
     let s = stage(
-        vec![call("probe", json!({})), Ok(say("Here is a joke.")), Ok(say("unused"))],
+        vec![
+            call("probe", json!({})),
+            Ok(say("Here is a joke.")),
+            Ok(say("unused")),
+        ],
         vec![slow],
         &[("KOTOBA_REASONING_EFFORT", "low")],
         &["Kotoba check the logs", "Kotoba tell me a joke"],
@@ -592,13 +686,21 @@ async fn a_trailing_and_waits_for_the_rest_of_the_sentence() {
         vec![Ok(say("Done."))],
         vec![],
         &[],
-        &["please turn on all of the lights in the kitchen and", "the ceiling fan in the bedroom"],
+        &[
+            "please turn on all of the lights in the kitchen and",
+            "the ceiling fan in the bedroom",
+        ],
         Mouth::new(Duration::from_millis(300)),
         1,
     );
-    s.speak(ALICE, &phrase("please turn on all of the lights in the kitchen and")).await;
+    s.speak(
+        ALICE,
+        &phrase("please turn on all of the lights in the kitchen and"),
+    )
+    .await;
     s.wait(1.5).await;
-    s.speak(ALICE, &phrase("the ceiling fan in the bedroom")).await;
+    s.speak(ALICE, &phrase("the ceiling fan in the bedroom"))
+        .await;
     s.wait(4.0).await;
     let sent = s.rig.script.sent();
     assert_eq!(sent.len(), 1, "one turn");
@@ -627,7 +729,10 @@ async fn leave_waits_for_playback_to_finish_but_no_longer_than_30_seconds() {
     s.room.control.send(Control::Leave(tx)).await.unwrap();
     rx.await.unwrap();
     let waited = asked.elapsed();
-    assert!(waited >= Duration::from_secs(1), "waited for playback: {waited:?}");
+    assert!(
+        waited >= Duration::from_secs(1),
+        "waited for playback: {waited:?}"
+    );
     assert!(waited <= Duration::from_secs(30));
     let frames = s.out.count();
     assert!(frames >= 240, "the whole 5 s line played: {frames}");
@@ -656,7 +761,14 @@ async fn leave_waits_for_playback_to_finish_but_no_longer_than_30_seconds() {
 
 #[tokio::test(start_paused = true)]
 async fn she_leaves_by_herself_after_300_seconds_with_no_human() {
-    let s = stage(vec![], vec![], &[], &[], Mouth::new(Duration::from_millis(300)), 1);
+    let s = stage(
+        vec![],
+        vec![],
+        &[],
+        &[],
+        Mouth::new(Duration::from_millis(300)),
+        1,
+    );
     s.room.control.send(Control::Humans(0)).await.unwrap();
     s.wait(299.0).await;
     assert!(!s.room.task.is_finished());
@@ -664,7 +776,10 @@ async fn she_leaves_by_herself_after_300_seconds_with_no_human() {
     s.wait(100.0).await;
     s.room.control.send(Control::Humans(0)).await.unwrap();
     s.wait(200.0).await;
-    assert!(!s.room.task.is_finished(), "the clock restarted when someone came back");
+    assert!(
+        !s.room.task.is_finished(),
+        "the clock restarted when someone came back"
+    );
     s.wait(101.0).await;
     assert!(s.room.task.is_finished());
     assert_eq!(s.room.task.await.unwrap(), RoomEnd::Alone);
@@ -687,7 +802,15 @@ async fn a_failing_synthesizer_says_so_once_in_the_text_chat() {
     );
     s.speak(ALICE, &phrase("count")).await;
     s.wait(4.0).await;
-    let notices: Vec<_> = s.side.posts().into_iter().filter(|p| p.contains("HTTP 500")).collect();
+    let notices: Vec<_> = s
+        .side
+        .posts()
+        .into_iter()
+        .filter(|p| p.contains("HTTP 500"))
+        .collect();
     assert_eq!(notices.len(), 1, "{:?}", s.side.posts());
-    assert!(s.side.posts().iter().any(|p| p.starts_with("🔊")), "the caption still lands");
+    assert!(
+        s.side.posts().iter().any(|p| p.starts_with("🔊")),
+        "the caption still lands"
+    );
 }
