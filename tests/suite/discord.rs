@@ -556,13 +556,20 @@ async fn slash_commands_answer_status_join_new_and_audit_with_their_gating() {
         "{:?}",
         c.body
     );
+    // /join is deferred at once (a join may take up to 30 s), then answered by an edit.
     let j = r.discord.slash(GENERAL, GUEST, "join", json!([]), 0);
-    assert!(r
+    let deferred = r.discord.wait_callback(j).await;
+    assert_eq!(deferred.body["type"], 5, "{:?}", deferred.body);
+    let token = format!("/tok{j}/messages/@original");
+    let edit = r
         .discord
-        .wait_callback(j)
-        .await
-        .content()
-        .contains("Voice is not available yet"));
+        .wait_for(move |c| c.method == "PATCH" && c.path.ends_with(&token))
+        .await;
+    assert!(
+        edit.content().contains("Join a voice channel first"),
+        "{:?}",
+        edit.body
+    );
     let a = r.discord.slash(
         GENERAL,
         GUEST,
@@ -869,5 +876,60 @@ async fn the_read_tools_read_this_channels_history_and_this_guilds_members() {
     assert!(
         people.contains("carol") && !people.contains("olive"),
         "{people}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_join_that_cannot_reach_the_voice_server_answers_one_sentence_and_leaves_no_call() {
+    let r = rig().await;
+    let j = r.discord.slash(
+        GENERAL,
+        OWNER,
+        "join",
+        json!([{"type": 7, "name": "channel", "value": "210"}]),
+        0,
+    );
+    let token = format!("/tok{j}/messages/@original");
+    // songbird retries the voice server for a few seconds; the answer comes within the
+    // 30 s connect timeout.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(40);
+    let edit = loop {
+        let found = r
+            .discord
+            .calls()
+            .into_iter()
+            .find(|c| c.method == "PATCH" && c.path.ends_with(&token));
+        if let Some(c) = found {
+            break c;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no answer within the connect timeout"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let said = edit.content();
+    assert!(said.contains("voice server"), "{said}");
+    // Over the gateway: she asked for the channel, then left it (no half-open call).
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !r
+        .discord
+        .voice_updates()
+        .iter()
+        .any(|u| u["channel_id"].is_null())
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let updates = r.discord.voice_updates();
+    assert!(
+        updates
+            .first()
+            .is_some_and(|u| u["channel_id"].to_string().contains("210")),
+        "she asked for the channel: {updates:?}"
+    );
+    assert!(
+        updates.iter().any(|u| u["channel_id"].is_null()),
+        "a leave followed: {updates:?}"
     );
 }

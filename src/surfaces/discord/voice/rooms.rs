@@ -189,8 +189,12 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
         trace: None,
     };
     let handle = room::spawn(parts, humans);
-    super::receive::Receiver::new(handle.heard.clone(), members.clone())
-        .attach(&mut *call.lock().await);
+    {
+        // A move keeps songbird's call: the old room's receiver goes with the old room.
+        let mut c = call.lock().await;
+        c.remove_all_global_events();
+        super::receive::Receiver::new(handle.heard.clone(), members.clone()).attach(&mut c);
+    }
     view::ensure(bot, &session, channel, false);
     let epoch = bot
         .rooms
