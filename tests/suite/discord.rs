@@ -933,3 +933,31 @@ async fn slash_join_that_cannot_reach_the_voice_server_answers_one_sentence_and_
         "a leave followed: {updates:?}"
     );
 }
+
+#[tokio::test]
+async fn join_me_asked_in_words_uses_discord_voice_and_a_person_not_in_voice_is_told_so() {
+    let r = rig().await;
+    r.model
+        .push(Reply::call("discord_voice", json!({"action": "join"})));
+    r.model
+        .push(Reply::text("Hop into a voice channel first and I'll follow."));
+    r.model
+        .push(Reply::call("discord_voice", json!({"action": "dance"})));
+    r.model.push(Reply::text("ok"));
+    r.discord.mention(GENERAL, OWNER, "join me in voice");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content().contains("voice channel first"))
+        .await;
+    let sent = r.model.requests();
+    let out = last_tool_output(&sent[1]);
+    assert!(out.contains("not in a voice channel"), "{out}");
+    // A bad action tells the model what was wrong, and nothing joins.
+    r.discord.mention(GENERAL, OWNER, "do a voice dance");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "ok")
+        .await;
+    let sent = r.model.requests();
+    let out = last_tool_output(&sent[3]);
+    assert!(out.contains("join, leave or status"), "{out}");
+    assert!(r.discord.voice_updates().is_empty(), "nothing joined");
+}

@@ -17,7 +17,12 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     let cards = bot.engine.cards.open_cards(&session).len();
     let model = bot.engine.config.settings().model;
     let up = elapsed_words(bot.started.elapsed().as_secs());
+    let room = c
+        .guild_id
+        .and_then(|g| bot.rooms.channel_in(g.get()))
+        .map(|ch| format!("in <#{ch}>"))
+        .unwrap_or_else(|| "none (/join to start one)".into());
     Answer::text(format!(
-        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** none (voice is not available yet)\n**Model:** {model}\n**Up:** {up}"
+        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}\n**Model:** {model}\n**Up:** {up}"
     ))
 }
