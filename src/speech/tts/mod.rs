@@ -18,7 +18,7 @@ pub use openai::OpenAiSynthesizer;
 
 use super::stt::{failed, Task, REQUEST_TIMEOUT};
 use super::SpeechError;
-use crate::config::{Config, TtsProvider};
+use crate::config::{Config, TtsProvider, VoiceSettings};
 
 /// Spoken audio: mono i16 chunks at `rate`, as they arrive.
 pub struct Voice {
@@ -65,6 +65,34 @@ pub fn synthesizer(config: &Config) -> Result<Arc<dyn Synthesizer>, SpeechError>
         TtsProvider::ElevenLabs => Arc::new(ElevenLabsSynthesizer::new(config, &s)?),
         TtsProvider::Espeak => Arc::new(EspeakSynthesizer::new(&s)?),
     })
+}
+
+/// The synthesizer `tts.provider` names or, when it cannot be set up (a missing key,
+/// a bad voice), espeak-ng — the offline floor — with the reason it stood in.
+pub fn synthesizer_or_floor(config: &Config) -> (Arc<dyn Synthesizer>, Option<SpeechError>) {
+    match synthesizer(config) {
+        Ok(s) => (s, None),
+        Err(why) => {
+            let floor = VoiceSettings::default();
+            match EspeakSynthesizer::new(&floor) {
+                Ok(e) => (Arc::new(e), Some(why)),
+                Err(_) => (Arc::new(Unavailable(why.clone())), Some(why)),
+            }
+        }
+    }
+}
+
+/// A synthesizer that could not be set up: every line says why.
+struct Unavailable(SpeechError);
+
+#[async_trait::async_trait]
+impl Synthesizer for Unavailable {
+    fn name(&self) -> &'static str {
+        "unavailable"
+    }
+    async fn synthesize(&self, _text: &str) -> Result<Voice, SpeechError> {
+        Err(self.0.clone())
+    }
 }
 
 /// The sentence for asking to speak nothing.
@@ -337,6 +365,20 @@ fn wav_header(b: &[u8]) -> Result<Option<WavHeader>, String> {
 mod tests {
     use super::*;
     use crate::speech::wav;
+
+    #[test]
+    fn a_provider_that_cannot_be_set_up_leaves_espeak_as_the_floor_with_the_reason() {
+        let home = tempfile::tempdir().unwrap();
+        // OpenAI's own host with no key set anywhere in this config.
+        let config = Config::for_home(home.path(), &[("OPENAI_API_KEY", "")]);
+        let (voice, why) = synthesizer_or_floor(&config);
+        assert_eq!(voice.name(), "espeak");
+        let why = why.expect("the reason it stood in");
+        assert!(why.0.contains("OPENAI_API_KEY"), "{why}");
+        std::fs::write(home.path().join("settings.yaml"), "tts.provider: espeak\n").unwrap();
+        let (voice, why) = synthesizer_or_floor(&Config::for_home(home.path(), &[]));
+        assert_eq!((voice.name(), why), ("espeak", None));
+    }
 
     fn feed(reader: &mut AudioReader, bytes: &[u8], cuts: &[usize]) -> Vec<i16> {
         let mut out = Vec::new();

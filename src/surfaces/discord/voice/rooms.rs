@@ -15,7 +15,7 @@ use super::receive::Members;
 use super::room::{self, Control, RoomEnd, RoomParts, RoomSide};
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::{self, Recognizer};
-use crate::speech::tts::{self, Synthesizer, Voice};
+use crate::speech::tts;
 use crate::speech::SpeechError;
 use crate::surfaces::discord::{chat, session_of, view, Bot};
 
@@ -57,15 +57,6 @@ impl Recognizer for Broken {
     }
 }
 
-#[async_trait]
-impl Synthesizer for Broken {
-    fn name(&self) -> &'static str {
-        "unavailable"
-    }
-    async fn synthesize(&self, _text: &str) -> Result<Voice, SpeechError> {
-        Err(self.0.clone())
-    }
-}
 
 /// The chat around a room: its voice channel's text chat.
 struct Side {
@@ -166,8 +157,7 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
     let config = &bot.engine.config;
     let recognizer: Arc<dyn Recognizer> =
         stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
-    let synthesizer: Arc<dyn Synthesizer> =
-        tts::synthesizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
+    let (synthesizer, stood_in) = tts::synthesizer_or_floor(config);
     let voice = config.settings().voice;
     let members = Arc::new(RwLock::new(people(bot, guild, channel)));
     let humans = members.read().map(|m| m.humans.len()).unwrap_or(0);
@@ -189,6 +179,13 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
         trace: None,
     };
     let handle = room::spawn(parts, humans);
+    if let Some(why) = stood_in {
+        tracing::warn!("voice: {why}; speaking with espeak-ng instead");
+        let text = format!("{why} I'll speak with espeak-ng until that is fixed.");
+        if let Some(http) = bot.http() {
+            chat::post(http, ChannelId::new(channel.max(1)), None, &text).await;
+        }
+    }
     {
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
