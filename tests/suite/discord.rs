@@ -939,8 +939,9 @@ async fn join_me_asked_in_words_uses_discord_voice_and_a_person_not_in_voice_is_
     let r = rig().await;
     r.model
         .push(Reply::call("discord_voice", json!({"action": "join"})));
-    r.model
-        .push(Reply::text("Hop into a voice channel first and I'll follow."));
+    r.model.push(Reply::text(
+        "Hop into a voice channel first and I'll follow.",
+    ));
     r.model
         .push(Reply::call("discord_voice", json!({"action": "dance"})));
     r.model.push(Reply::text("ok"));

@@ -13,3 +13,5 @@ pub mod rooms;
 mod speaker;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_narration;

@@ -57,7 +57,6 @@ impl Recognizer for Broken {
     }
 }
 
-
 /// The chat around a room: its voice channel's text chat.
 struct Side {
     bot: Arc<Bot>,
