@@ -156,6 +156,13 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
     let config = &bot.engine.config;
     let recognizer: Arc<dyn Recognizer> =
         stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
+    if recognizer.name() == "local" {
+        // Load the local model now, not on the first thing someone says.
+        let warm = recognizer.clone();
+        tokio::spawn(async move {
+            let _ = warm.transcribe(&[0; 1600]).await;
+        });
+    }
     let (synthesizer, stood_in) = tts::synthesizer_or_floor(config);
     let voice = config.settings().voice;
     let members = Arc::new(RwLock::new(people(bot, guild, channel)));
