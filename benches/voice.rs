@@ -30,7 +30,7 @@ use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
 use kotoba::soul::Soul;
-use kotoba::speech::audio::{f32_to_i16, i16_to_f32, Resampler, FRAME, HEAR_FRAME};
+use kotoba::speech::audio::{FRAME, HEAR_FRAME};
 use kotoba::speech::endpoint::EndpointSettings;
 use kotoba::speech::{stt, tts};
 use kotoba::store::Store;
@@ -171,21 +171,7 @@ async fn main() {
     );
 
     // The phrase, spoken by espeak-ng through our own provider, at 16 kHz.
-    let espeak_home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        espeak_home.path().join("settings.yaml"),
-        "tts.provider: espeak\n",
-    )
-    .unwrap();
-    let espeak = tts::synthesizer(&Config::for_home(espeak_home.path(), &[])).unwrap();
-    let voice = espeak.synthesize("what time is it").await.unwrap();
-    let rate = voice.rate;
-    let raw = voice.collect().await.unwrap();
-    let mut rs = Resampler::new(rate, 16_000);
-    let mut f = Vec::new();
-    rs.push(&i16_to_f32(&raw), &mut f);
-    rs.finish(&mut f);
-    let phrase = f32_to_i16(&f);
+    let phrase = speech_server::espeak_16k("what time is it").await;
     let wav = kotoba::speech::wav::encode(&phrase, 16_000);
 
     let http = reqwest::Client::builder()

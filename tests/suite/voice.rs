@@ -11,7 +11,7 @@ use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
 use kotoba::soul::Soul;
-use kotoba::speech::audio::{f32_to_i16, i16_to_f32, Resampler, HEAR_FRAME, PLAY_FRAME};
+use kotoba::speech::audio::{HEAR_FRAME, PLAY_FRAME};
 use kotoba::speech::endpoint::EndpointSettings;
 use kotoba::speech::{stt, tts};
 use kotoba::store::Store;
@@ -21,7 +21,7 @@ use kotoba::tools::builtin::builtin_registry;
 use tokio::sync::mpsc;
 
 use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::SpeechServer;
+use crate::support::speech_server::{espeak_16k, SpeechServer};
 
 #[derive(Default)]
 struct Out {
@@ -53,25 +53,6 @@ impl RoomSide for Chat {
         true
     }
     fn before_turn(&self, _user: u64) {}
-}
-
-/// `text` spoken by espeak-ng (through our own espeak provider), at 16 kHz.
-async fn espeak_16k(text: &str) -> Vec<i16> {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("settings.yaml"), "tts.provider: espeak\n").unwrap();
-    let config = Config::for_home(home.path(), &[]);
-    let voice = tts::synthesizer(&config)
-        .expect("espeak-ng is installed (scripts/system-deps)")
-        .synthesize(text)
-        .await
-        .expect("espeak-ng speaks");
-    let rate = voice.rate;
-    let pcm = voice.collect().await.unwrap();
-    let mut r = Resampler::new(rate, 16_000);
-    let mut out = Vec::new();
-    r.push(&i16_to_f32(&pcm), &mut out);
-    r.finish(&mut out);
-    f32_to_i16(&out)
 }
 
 struct Voice {

@@ -611,3 +611,22 @@ impl SpeechServerThread {
         }
     }
 }
+
+/// `text` spoken by espeak-ng (through our own espeak provider), at 16 kHz.
+pub async fn espeak_16k(text: &str) -> Vec<i16> {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("settings.yaml"), "tts.provider: espeak\n").unwrap();
+    let config = kotoba::config::Config::for_home(home.path(), &[]);
+    let voice = kotoba::speech::tts::synthesizer(&config)
+        .expect("espeak-ng is installed (scripts/system-deps)")
+        .synthesize(text)
+        .await
+        .expect("espeak-ng speaks");
+    let rate = voice.rate;
+    let pcm = voice.collect().await.unwrap();
+    let mut r = kotoba::speech::audio::Resampler::new(rate, 16_000);
+    let mut out = Vec::new();
+    r.push(&kotoba::speech::audio::i16_to_f32(&pcm), &mut out);
+    r.finish(&mut out);
+    kotoba::speech::audio::f32_to_i16(&out)
+}

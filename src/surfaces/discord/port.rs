@@ -10,6 +10,15 @@ use crate::tools::discord::{DiscordPort, VoiceAction};
 
 use super::{channel_of, Bot};
 
+/// A channel id written as `123` or as a mention `<#123>`.
+fn channel_id(raw: &str) -> Option<u64> {
+    raw.trim()
+        .trim_start_matches("<#")
+        .trim_end_matches('>')
+        .parse()
+        .ok()
+}
+
 /// The port, over the surface's state.
 pub(crate) struct Port(pub Arc<Bot>);
 
@@ -54,12 +63,9 @@ impl DiscordPort for Port {
         let bot = &self.0;
         let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
         let target = match channel {
-            Some(c) => c
-                .trim()
-                .trim_start_matches("<#")
-                .trim_end_matches('>')
-                .parse::<u64>()
-                .map_err(|_| format!("'{c}' is not a channel id. Nothing was read."))?,
+            Some(c) => {
+                channel_id(c).ok_or(format!("'{c}' is not a channel id. Nothing was read."))?
+            }
             None => here,
         };
         if target != here {
@@ -179,12 +185,8 @@ impl DiscordPort for Port {
             VoiceAction::Leave => super::voice::rooms::leave(bot, guild).await,
             VoiceAction::Join => {
                 let target = match channel {
-                    Some(c) => c
-                        .trim()
-                        .trim_start_matches("<#")
-                        .trim_end_matches('>')
-                        .parse::<u64>()
-                        .map_err(|_| format!("'{c}' is not a channel id. Nothing was done."))?,
+                    Some(c) => channel_id(c)
+                        .ok_or(format!("'{c}' is not a channel id. Nothing was done."))?,
                     None => {
                         let asker = bot.askers.get(session).map(|a| *a).unwrap_or(0);
                         super::voice::rooms::channel_of_user(bot, guild, asker).ok_or(

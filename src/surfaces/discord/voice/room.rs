@@ -23,6 +23,7 @@ use crate::speech::stt::Recognizer;
 use crate::speech::tts::Synthesizer;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
 use crate::speech::SpeechError;
+use crate::surfaces::discord::render::clip;
 
 /// A spoken turn that has said nothing this long (not waiting on a card or a running
 /// tool) is cancelled.
@@ -441,7 +442,7 @@ impl Room {
 
     fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
         let name = self.parts.side.name_of(user);
-        self.post(format!("🎙️ **{name}:** {}", clip(&words, CAPTION_MAX - 40)));
+        self.post(clip(&format!("🎙️ **{name}:** {words}"), CAPTION_MAX));
         self.parts.side.before_turn(user);
         self.turn_no += 1;
         let no = self.turn_no;
@@ -535,7 +536,7 @@ impl Room {
                 }
                 self.turn = None;
                 if !text.trim().is_empty() {
-                    self.post(format!("🔊 {}", clip(text, CAPTION_MAX - 4)));
+                    self.post(clip(&format!("🔊 {text}"), CAPTION_MAX));
                 }
             }
             _ => {}
@@ -688,14 +689,4 @@ impl Room {
         let side = self.parts.side.clone();
         tokio::spawn(async move { side.post(text).await });
     }
-}
-
-/// `text` cut to `max` characters on a character boundary, with an ellipsis.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }

@@ -303,6 +303,30 @@ async fn a_spoken_question_is_answered_aloud_with_captions_in_the_text_chat() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_long_answers_caption_is_cut_to_1900_characters() {
+    let long = "All work and no play makes a very long answer indeed. ".repeat(60);
+    let s = stage(
+        vec![Ok(say(&long))],
+        vec![],
+        &[],
+        &["tell me everything"],
+        Mouth::new(Duration::from_millis(50)),
+        1,
+    );
+    s.speak(ALICE, &phrase("tell me everything")).await;
+    s.wait(60.0).await;
+    let said = s
+        .side
+        .posts()
+        .into_iter()
+        .find(|p| p.starts_with("🔊"))
+        .expect("a caption of what she said");
+    assert!(long.chars().count() > 3000);
+    assert!(said.chars().count() <= 1900, "{}", said.chars().count());
+    assert!(said.ends_with('…'), "it says it was cut");
+}
+
+#[tokio::test(start_paused = true)]
 async fn speech_starts_on_the_first_sentence_while_the_answer_still_streams() {
     // The first sentence is synthesised before the second exists: the model streams
     // deltas; a sentence is handed to synthesis as soon as it is complete.
