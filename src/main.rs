@@ -190,6 +190,19 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         set(web.api_key.is_some())
     )?;
     writeln!(out, "companion caps: {:?}", config.caps)?;
+    let hearing = match kotoba::speech::stt::recognizer(&config) {
+        Ok(r) => format!("{} (ready)", r.name()),
+        Err(e) => format!(
+            "{} — {e}",
+            format!("{:?}", s.voice.stt_provider).to_lowercase()
+        ),
+    };
+    writeln!(out, "voice hearing:  {hearing}")?;
+    let speaking = match kotoba::speech::tts::synthesizer_or_floor(&config) {
+        (v, None) => format!("{} (ready)", v.name()),
+        (v, Some(e)) => format!("{} stands in — {e}", v.name()),
+    };
+    writeln!(out, "voice speaking: {speaking}")?;
     for w in config.settings_warnings() {
         writeln!(out, "warning:        {w}")?;
     }

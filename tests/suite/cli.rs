@@ -127,3 +127,29 @@ async fn doctor_names_the_missing_key_without_printing_any_secret() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_without_a_key() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("OPENAI_API_KEY", "sk-secret-value")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("voice hearing:  openai (ready)"), "{text}");
+    assert!(text.contains("voice speaking: openai (ready)"), "{text}");
+    assert!(!text.contains("sk-secret-value"));
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("voice hearing:  openai — ") && text.contains("set OPENAI_API_KEY"),
+        "{text}"
+    );
+    assert!(text.contains("voice speaking: espeak stands in"), "{text}");
+}
