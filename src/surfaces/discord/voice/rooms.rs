@@ -143,12 +143,20 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
     if bot.rooms.channel_in(guild) == Some(channel) {
         return Ok(format!("I'm already in <#{channel}>."));
     }
-    let call = super::call::join(
+    let call = match super::call::join(
         &manager,
         GuildId::new(guild.max(1)),
         ChannelId::new(channel.max(1)),
     )
-    .await?;
+    .await
+    {
+        Ok(call) => call,
+        Err(why) => {
+            // A failed move leaves no call behind, so no room either.
+            bot.rooms.map.remove(&guild);
+            return Err(why);
+        }
+    };
     // A move ends the old room (its session was the old channel's text chat).
     if let Some((_, old)) = bot.rooms.map.remove(&guild) {
         drop(old);
