@@ -254,6 +254,22 @@ impl Endpointer {
         self.open.is_some()
     }
 
+    /// How long the open utterance has been quiet since its last voiced frame (zero
+    /// when none is open).
+    pub fn quiet_for(&self) -> Duration {
+        self.open.as_ref().map_or(Duration::ZERO, |o| {
+            FRAME * self.now.saturating_sub(o.last_voiced + 1) as u32
+        })
+    }
+
+    /// The speech heard so far in the open utterance: its first voiced frame to its
+    /// last (zero when none is open).
+    pub fn speech_so_far(&self) -> Duration {
+        self.open.as_ref().map_or(Duration::ZERO, |o| {
+            FRAME * (o.last_voiced.saturating_sub(o.onset) + 1) as u32
+        })
+    }
+
     /// Frames seen (audio time, in frames).
     pub fn now(&self) -> u64 {
         self.now

@@ -46,7 +46,7 @@ impl DiscordVoice {
                 scope: Scope::Both,
                 lines: ToolLines {
                     announce: Some("Hopping over to voice.".into()),
-                    heartbeat: vec!["Still connecting…".into()],
+                    heartbeat: vec!["One moment…".into()],
                     after: Some("Okay, done.".into()),
                     fail: Some("I couldn't manage the voice channel.".into()),
                 },

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serenity::all::{ChannelId, GuildId, MessagePagination, Permissions, UserId};
+use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
 use crate::tools::discord::{DiscordPort, VoiceAction};
 
@@ -29,6 +29,22 @@ impl Port {
         cache.guilds().into_iter().find(|g| {
             cache.guild(*g).is_some_and(|guild| {
                 guild.channels.contains_key(&id) || guild.threads.iter().any(|t| t.id == id)
+            })
+        })
+    }
+
+    /// Whether `channel` is a voice or stage channel, from the cache.
+    fn is_voice_channel(&self, channel: u64) -> bool {
+        let Some(cache) = self.0.cache.get() else {
+            return false;
+        };
+        let id = ChannelId::new(channel.max(1));
+        cache.guilds().into_iter().any(|g| {
+            cache.guild(g).is_some_and(|guild| {
+                guild
+                    .channels
+                    .get(&id)
+                    .is_some_and(|c| matches!(c.kind, ChannelType::Voice | ChannelType::Stage))
             })
         })
     }
@@ -182,7 +198,7 @@ impl DiscordPort for Port {
                 Some(c) => format!("I'm in the voice channel <#{c}>."),
                 None => "I'm not in a voice channel in this server.".into(),
             }),
-            VoiceAction::Leave => super::voice::rooms::leave(bot, guild).await,
+            VoiceAction::Leave => super::voice::rooms::leave_after_turn(bot, guild).await,
             VoiceAction::Join => {
                 let target = match channel {
                     Some(c) => channel_id(c)
@@ -196,6 +212,11 @@ impl DiscordPort for Port {
                 };
                 if self.guild_of(target).map(|g| g.get()) != Some(guild) {
                     return Err("That voice channel is not in this server.".into());
+                }
+                if !self.is_voice_channel(target) {
+                    return Err(format!(
+                        "<#{target}> is not a voice channel. Nothing was done."
+                    ));
                 }
                 super::voice::rooms::join(bot, guild, target).await
             }

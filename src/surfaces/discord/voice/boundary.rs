@@ -18,4 +18,9 @@ pub trait AudioOut: Send + Sync + 'static {
     fn frame(&self, pcm: &[f32]);
     /// Drop whatever is queued and not yet played: she goes quiet at once.
     fn stop(&self);
+    /// How many handed frames are not played yet, when the player knows (the room
+    /// then paces by it instead of by its own estimate).
+    fn queued(&self) -> Option<usize> {
+        None
+    }
 }

@@ -186,6 +186,10 @@ impl SongbirdOut {
 }
 
 impl AudioOut for SongbirdOut {
+    fn queued(&self) -> Option<usize> {
+        Some(SongbirdOut::queued(self))
+    }
+
     fn frame(&self, pcm: &[f32]) {
         if pcm.is_empty() {
             // (An empty frame would read as the end of the track.)

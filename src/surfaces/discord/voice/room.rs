@@ -37,6 +37,11 @@ pub const CAPTION_MAX: usize = 1900;
 /// Frames handed to the AudioOut ahead of the clock (absorbs scheduling jitter; a
 /// stop drops them, so barge-in stays within 100 ms).
 const LEAD_FRAMES: usize = 3;
+/// A pause that stays this quiet before reaching `min_speech` was a cough.
+const COUGH_QUIET: Duration = Duration::from_millis(300);
+/// How long without a heard tick before the room's clock counts silence itself
+/// (songbird ticks every 20 ms in a call, so this covers a stalled source).
+const SILENT_SOURCE: Duration = Duration::from_millis(100);
 /// What she says when the watchdog gives up on a turn.
 pub const GIVE_UP_LINE: &str = "Sorry, that took too long, so I stopped.";
 
@@ -83,8 +88,12 @@ pub struct RoomParts {
 pub enum Control {
     /// How many humans are in the channel now.
     Humans(usize),
-    /// Leave once the turn and playback are done (at most [`LEAVE_WAIT`]).
+    /// Leave once the turn and playback are done (at most [`LEAVE_WAIT`]); the
+    /// sender hears when the room has ended.
     Leave(oneshot::Sender<()>),
+    /// She moved to another channel: end this room without cutting its turn (the
+    /// turn that asked for the move finishes in writing).
+    Release,
 }
 
 /// Why a room ended.
@@ -96,6 +105,8 @@ pub enum RoomEnd {
     Alone,
     /// The surface dropped the room (disconnect, shutdown).
     Dropped,
+    /// She moved to another channel.
+    Moved,
 }
 
 /// A running room.
@@ -192,7 +203,11 @@ struct Room {
     stt_failing: bool,
     tts_failing: bool,
     alone_since: Option<Instant>,
-    leaving: Option<(oneshot::Sender<()>, Instant)>,
+    /// Who asked to leave, and the latest moment to go.
+    leaving: Option<(Vec<oneshot::Sender<()>>, Instant)>,
+    /// Someone she serves began to speak over her: playback is paused until their
+    /// speech reaches `min_speech` (then it is a barge-in) or ends as a cough.
+    pausing: Option<u64>,
     last_heard: Instant,
     trace: Option<Trace>,
     acks: usize,
@@ -220,6 +235,7 @@ impl Room {
             tts_failing: false,
             alone_since: None,
             leaving: None,
+            pausing: None,
             last_heard: Instant::now(),
             trace: None,
             acks: 0,
@@ -235,11 +251,14 @@ impl Room {
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let end = loop {
             tokio::select! {
+                biased;
                 c = control.recv() => match c {
                     Some(Control::Humans(n)) => self.humans = n,
-                    Some(Control::Leave(reply)) => {
-                        self.leaving = Some((reply, Instant::now() + LEAVE_WAIT));
-                    }
+                    Some(Control::Leave(reply)) => match self.leaving.as_mut() {
+                        Some((replies, _)) => replies.push(reply),
+                        None => self.leaving = Some((vec![reply], Instant::now() + LEAVE_WAIT)),
+                    },
+                    Some(Control::Release) => break RoomEnd::Moved,
                     None => break RoomEnd::Dropped,
                 },
                 h = heard.recv() => match h {
@@ -249,22 +268,27 @@ impl Room {
                 Some(ev) = self.events.recv() => self.on_event(ev),
                 Some(note) = self.notes.recv() => self.on_note(note),
                 _ = clock.tick() => {
-                    if let Some(end) = self.on_clock() {
+                                        if let Some(end) = self.on_clock(heard.is_empty()) {
                         break end;
                     }
                 }
             }
         };
         self.speaker.hush();
-        self.parts.out.stop();
-        if self.turn.take().is_some() {
+        if end != RoomEnd::Left {
+            // After a leave the last handed frames may play out; otherwise stop now.
+            self.parts.out.stop();
+        }
+        if end != RoomEnd::Moved && self.turn.take().is_some() {
             self.parts
                 .engine
                 .session(&self.parts.session)
                 .cancel_running();
         }
-        if let Some((reply, _)) = self.leaving.take() {
-            let _ = reply.send(());
+        if let Some((replies, _)) = self.leaving.take() {
+            for reply in replies {
+                let _ = reply.send(());
+            }
         }
         end
     }
@@ -305,6 +329,7 @@ impl Room {
         for (user, h) in happened {
             self.on_ear(user, h);
         }
+        self.confirm_pause();
         self.release_holds();
     }
 
@@ -315,11 +340,19 @@ impl Room {
                     h.resumed = true;
                 }
                 let serving = self.humans <= 1 || self.served == Some(user);
-                if serving && self.speaker.speaking() {
-                    self.barge_in();
+                if serving && self.speaker.speaking() && self.pausing.is_none() {
+                    // Quiet at once; whether it is a barge-in or a cough is known
+                    // once the speech reaches min_speech.
+                    self.pausing = Some(user);
+                    self.parts.out.stop();
+                    self.handed_ahead = 0;
                 }
             }
             Ear::Committed(utterance) => {
+                if self.pausing == Some(user) {
+                    self.pausing = None;
+                    self.barge_in();
+                }
                 let recognizer = self.parts.recognizer.clone();
                 let tx = self.events_tx.clone();
                 let committed = Instant::now();
@@ -334,7 +367,34 @@ impl Room {
                     });
                 });
             }
-            Ear::Dropped => {}
+            Ear::Dropped => {
+                // A cough: she goes on where she paused.
+                if self.pausing == Some(user) {
+                    self.pausing = None;
+                    self.feed();
+                }
+                if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.as_mut()) {
+                    h.resumed = false;
+                }
+            }
+        }
+    }
+
+    /// A pause whose speech reached `min_speech` is a barge-in.
+    fn confirm_pause(&mut self) {
+        let Some(user) = self.pausing else {
+            return;
+        };
+        let Some(ear) = self.ears.get(&user) else {
+            return;
+        };
+        if ear.endpointer.speech_so_far() >= self.parts.endpoint.min_speech {
+            self.pausing = None;
+            self.barge_in();
+        } else if !ear.endpointer.in_speech() || ear.endpointer.quiet_for() >= COUGH_QUIET {
+            // Too short to be speech and over: she goes on where she paused.
+            self.pausing = None;
+            self.feed();
         }
     }
 
@@ -374,6 +434,10 @@ impl Room {
                     tracing::warn!("voice: {e}");
                     self.post(format!("I can't hear anyone right now: {e}"));
                 }
+                // Words held for more go ahead as they are.
+                if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.take()) {
+                    self.for_whom(user, h.text, None);
+                }
                 return;
             }
         };
@@ -393,10 +457,11 @@ impl Room {
         if ends_unsure(&text) && !extra.is_zero() {
             let frames = (extra.as_millis() / FRAME.as_millis()) as u64;
             let until_frame = ear.endpointer.now() + frames;
+            let resumed = ear.endpointer.in_speech();
             ear.held = Some(Hold {
                 text,
                 until_frame,
-                resumed: false,
+                resumed,
             });
             return;
         }
@@ -414,12 +479,15 @@ impl Room {
 
     /// Wake and turn-taking: is this utterance for her, and what happens then.
     fn for_whom(&mut self, user: u64, text: String, trace: Option<Trace>) {
+        if self.leaving.is_some() {
+            return;
+        }
         let now = Instant::now();
         let window_open = self.window_until.is_some_and(|t| now < t);
         match wake(&text, &self.names, self.humans, window_open) {
             Wake::Ignore => {}
             Wake::NameOnly => {
-                if self.speaker.speaking() {
+                if self.speaker.speaking() || self.turn.is_some() {
                     self.barge_in();
                 }
                 let ack = ACKNOWLEDGEMENTS[self.acks % ACKNOWLEDGEMENTS.len().max(1)];
@@ -508,10 +576,13 @@ impl Room {
             }
             Frame::Say { text, .. } => {
                 live.last_voice = now;
+                // Her own words before a tool are said before its narration.
+                lines.extend(live.sentences.finish());
                 lines.push(text.clone());
             }
             Frame::Step(row) => match row.phase {
                 Phase::Start => {
+                    lines.extend(live.sentences.finish());
                     live.rows.insert(row.id.clone());
                 }
                 Phase::Done => {
@@ -520,10 +591,14 @@ impl Room {
                 }
             },
             Frame::Peek { tool } => {
+                if tool.is_some() {
+                    lines.extend(live.sentences.finish());
+                }
                 live.peeking = tool.is_some();
                 live.last_voice = now;
             }
             Frame::Card(card) => {
+                lines.extend(live.sentences.finish());
                 live.cards.insert(card.request_id.clone());
             }
             Frame::CardSettled { request_id, .. } => {
@@ -557,6 +632,7 @@ impl Room {
     /// Stop talking at once and cut the turn in flight (its rows close interrupted,
     /// an open card closes dismissed — the engine does both when the turn is cut).
     fn barge_in(&mut self) {
+        self.pausing = None;
         self.speaker.hush();
         self.parts.out.stop();
         self.handed_ahead = 0;
@@ -571,12 +647,12 @@ impl Room {
 
     // ---- the clock -------------------------------------------------------------
 
-    fn on_clock(&mut self) -> Option<RoomEnd> {
+    fn on_clock(&mut self, no_ticks_queued: bool) -> Option<RoomEnd> {
         let now = Instant::now();
         // When no ticks come (everyone silent, or a source that sends nothing then),
         // the clock keeps audio time: one silent frame per 20 ms missed.
         let gap = now.duration_since(self.last_heard);
-        if gap > FRAME + FRAME / 2 {
+        if no_ticks_queued && gap >= SILENT_SOURCE {
             let missed = (gap.as_millis() / FRAME.as_millis()).min(500) as u32;
             for _ in 0..missed {
                 self.tick(Heard::default());
@@ -625,16 +701,25 @@ impl Room {
                 }
             );
             self.turn = None;
+            self.trace = None;
             self.parts
                 .engine
                 .session(&self.parts.session)
                 .cancel_running();
+            self.speaker.hush();
             self.speaker.say(GIVE_UP_LINE);
         }
     }
 
     /// Hand frames to the AudioOut, keeping at most [`LEAD_FRAMES`] ahead of the clock.
     fn feed(&mut self) {
+        if self.pausing.is_some() {
+            return;
+        }
+        if let Some(queued) = self.parts.out.queued() {
+            // The player says what it has not played yet: pace by that.
+            self.handed_ahead = queued;
+        }
         while self.handed_ahead < LEAD_FRAMES {
             let Some(frame) = self.speaker.pop_frame() else {
                 break;

@@ -34,6 +34,8 @@ pub(crate) struct Entry {
 #[derive(Default)]
 pub(crate) struct Rooms {
     map: DashMap<u64, Entry>,
+    /// Guilds where a join of ours is in flight (her own voice state moves then).
+    joining: DashMap<u64, ()>,
     epochs: std::sync::atomic::AtomicU64,
 }
 
@@ -143,13 +145,15 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
     if bot.rooms.channel_in(guild) == Some(channel) {
         return Ok(format!("I'm already in <#{channel}>."));
     }
-    let call = match super::call::join(
+    bot.rooms.joining.insert(guild, ());
+    let joined = super::call::join(
         &manager,
         GuildId::new(guild.max(1)),
         ChannelId::new(channel.max(1)),
     )
-    .await
-    {
+    .await;
+    bot.rooms.joining.remove(&guild);
+    let call = match joined {
         Ok(call) => call,
         Err(why) => {
             // A failed move leaves no call behind, so no room either.
@@ -157,9 +161,20 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
             return Err(why);
         }
     };
-    // A move ends the old room (its session was the old channel's text chat).
+    start_room(bot, guild, channel, call).await;
+    Ok(format!("Joined <#{channel}>. Talk to me!"))
+}
+
+/// Start the room for `channel` on a joined `call`. A room already in this guild
+/// (she moved) ends without cutting its turn: that turn asked for the move.
+async fn start_room(
+    bot: &Arc<Bot>,
+    guild: u64,
+    channel: u64,
+    call: Arc<tokio::sync::Mutex<songbird::Call>>,
+) {
     if let Some((_, old)) = bot.rooms.map.remove(&guild) {
-        drop(old);
+        let _ = old.control.try_send(Control::Release);
     }
     let config = &bot.engine.config;
     let recognizer: Arc<dyn Recognizer> =
@@ -235,7 +250,6 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
             }
         }
     });
-    Ok(format!("Joined <#{channel}>. Talk to me!"))
 }
 
 /// Leave the voice channel in `guild`, after the turn and playback end (≤ 30 s).
@@ -245,13 +259,27 @@ pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> 
         let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
         return Err("I'm not in a voice channel here.".into());
     };
+    // The room's watcher leaves the call once the room has ended.
     let (tx, rx) = oneshot::channel();
     if control.send(Control::Leave(tx)).await.is_ok() {
         let _ = rx.await;
     }
-    bot.rooms.map.remove(&guild);
-    super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await?;
     Ok("Left the voice channel.".into())
+}
+
+/// Ask the room in `guild` to leave once her turn and speech are done, without
+/// waiting: the discord_voice tool runs inside the very turn the leave waits for.
+pub(crate) async fn leave_after_turn(bot: &Arc<Bot>, guild: u64) -> Result<String, String> {
+    let Some(control) = bot.rooms.map.get(&guild).map(|e| e.control.clone()) else {
+        let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
+        return Err("I'm not in a voice channel here.".into());
+    };
+    let (tx, _rx) = oneshot::channel();
+    control
+        .send(Control::Leave(tx))
+        .await
+        .map_err(|_| "The voice room has already ended.".to_string())?;
+    Ok("I'll leave the voice channel as soon as I finish speaking.".into())
 }
 
 /// Someone's voice state changed: keep the room's idea of who is there current.
@@ -260,9 +288,25 @@ pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
         return;
     };
     let me = bot.me.get().copied();
-    if Some(new.user_id.get()) == me && new.channel_id.is_none() {
-        // She was disconnected (kicked, channel deleted): the room ends.
-        bot.rooms.map.remove(&guild);
+    if Some(new.user_id.get()) == me {
+        let here = bot.rooms.channel_in(guild);
+        match new.channel_id.map(|c| c.get()) {
+            None if here.is_some() => {
+                // She was disconnected (kicked, channel deleted): the room ends and
+                // the call is cleaned up.
+                bot.rooms.map.remove(&guild);
+                let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
+            }
+            Some(moved)
+                if here.is_some_and(|h| h != moved) && !bot.rooms.joining.contains_key(&guild) =>
+            {
+                // Someone moved her: the room follows to the new channel.
+                if let Some(call) = bot.songbird.get(GuildId::new(guild.max(1))) {
+                    start_room(bot, guild, moved, call).await;
+                }
+            }
+            _ => {}
+        }
         return;
     }
     let Some((channel, members, control)) = bot

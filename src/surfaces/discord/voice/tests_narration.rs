@@ -181,3 +181,41 @@ async fn a_running_tool_is_not_silence_but_600_seconds_is_the_limit() {
     let secs = give_up.0.duration_since(t0).as_secs_f64();
     assert!((600.0..605.0).contains(&secs), "at {secs} s");
 }
+
+#[tokio::test(start_paused = true)]
+async fn her_words_before_a_tool_are_said_before_the_tool_runs() {
+    // A reasoning model narrates in its own words: "Let me check the logs." must be
+    // heard while the tool runs, not after it.
+    let mut reply = call("probe", json!({})).unwrap();
+    reply.items.insert(
+        0,
+        crate::llm::Item::Assistant {
+            text: "Let me check the logs.".into(),
+        },
+    );
+    let s = stage(
+        vec![Ok(reply), Ok(say("All clear."))],
+        vec![tool_40s("probe")],
+        &[("KOTOBA_REASONING_EFFORT", "low")],
+        &["check the logs"],
+        Mouth::new(Duration::from_millis(500)),
+        1,
+    );
+    s.speak(ALICE, &phrase("check the logs")).await;
+    s.wait(20.0).await;
+    let lines = s.mouth.lines();
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some("Let me check the logs."),
+        "said before the tool ends: {lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l == "All clear."),
+        "the tool still runs"
+    );
+    s.wait(40.0).await;
+    assert_eq!(
+        s.mouth.lines().last().map(String::as_str),
+        Some("All clear.")
+    );
+}
