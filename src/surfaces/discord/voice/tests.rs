@@ -470,7 +470,12 @@ async fn in_a_busy_room_only_her_name_wakes_her_and_her_name_alone_opens_a_windo
         vec![Ok(say("Hi Bob.")), Ok(say("It is sunny."))],
         vec![],
         &[],
-        &["did you see the game", "Kotoba", "what is the weather"],
+        &[
+            "did you see the game",
+            "Kotoba",
+            "what is the weather",
+            "and what about tomorrow",
+        ],
         Mouth::new(Duration::from_millis(300)),
         2,
     );
@@ -488,6 +493,15 @@ async fn in_a_busy_room_only_her_name_wakes_her_and_her_name_alone_opens_a_windo
     s.speak(BOB, &phrase("what is the weather")).await;
     s.wait(3.0).await;
     assert_eq!(s.rig.script.sent().len(), 1, "within 8 s no name is needed");
+    // The window was spent by that utterance; later chatter needs her name again.
+    s.wait(9.0).await;
+    s.speak(BOB, &phrase("and what about tomorrow")).await;
+    s.wait(3.0).await;
+    assert_eq!(
+        s.rig.script.sent().len(),
+        1,
+        "after the window, no name, no turn"
+    );
 }
 
 #[tokio::test(start_paused = true)]

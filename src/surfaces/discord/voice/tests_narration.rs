@@ -219,3 +219,27 @@ async fn her_words_before_a_tool_are_said_before_the_tool_runs() {
         Some("All clear.")
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_running_action_is_not_silence_for_the_watchdog() {
+    let mut write = fake("tidy", Risk::Write).delay(Duration::from_secs(120));
+    write.spec.timeout = Some(Duration::from_secs(200));
+    write.spec.lines.heartbeat = vec![];
+    let s = stage(
+        vec![call("tidy", json!({})), Ok(say("Tidied."))],
+        vec![write],
+        &[("KOTOBA_REASONING_EFFORT", "off")],
+        &["tidy up"],
+        Mouth::new(Duration::from_millis(300)),
+        1,
+    );
+    s.speak(ALICE, &phrase("tidy up")).await;
+    s.wait(130.0).await;
+    let lines = s.mouth.lines();
+    assert!(!lines.iter().any(|l| l == GIVE_UP_LINE), "{lines:?}");
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("Tidied."),
+        "{lines:?}"
+    );
+}
