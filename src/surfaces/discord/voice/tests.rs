@@ -230,6 +230,19 @@ pub(super) fn stage_on(rig: Rig, heard: &[&str], mouth: Arc<Mouth>, humans: usiz
     }
 }
 
+/// How each turn on the bus ended, with her answer, in order.
+fn turns_done(
+    bus: &mut tokio::sync::broadcast::Receiver<Arc<crate::protocol::Event>>,
+) -> Vec<(crate::protocol::TurnStatus, String)> {
+    crate::engine::tests::drain(bus)
+        .into_iter()
+        .filter_map(|f| match f {
+            Frame::TurnDone { status, text, .. } => Some((status, text)),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(super) fn phrase(text: &str) -> Vec<i16> {
     test_audio::espeak(text)
 }
@@ -431,10 +444,7 @@ async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
     );
     s.speak(ALICE, &phrase("no wait")).await;
     s.wait(1.0).await;
-    let mut frames = Vec::new();
-    while let Ok(ev) = bus.try_recv() {
-        frames.push(ev.frame.clone());
-    }
+    let frames = crate::engine::tests::drain(&mut bus);
     assert!(
         frames.iter().any(|f| matches!(f, Frame::Card(_))),
         "a card was open"
@@ -559,12 +569,7 @@ async fn a_second_person_calling_her_replaces_the_turn_in_flight() {
     s.wait(5.0).await;
     s.speak(BOB, &phrase("Kotoba tell me a joke")).await;
     s.wait(5.0).await;
-    let mut done = Vec::new();
-    while let Ok(ev) = bus.try_recv() {
-        if let Frame::TurnDone { status, text, .. } = &ev.frame {
-            done.push((*status, text.clone()));
-        }
-    }
+    let done = turns_done(&mut bus);
     use crate::protocol::TurnStatus;
     assert_eq!(done.len(), 2, "{done:?}");
     assert_eq!(done[0].0, TurnStatus::Interrupted);
@@ -738,12 +743,7 @@ async fn a_cough_over_her_pauses_her_but_cuts_nothing() {
         s.out.after(at + Duration::from_secs(1)) > 50,
         "she went on talking"
     );
-    let mut done = Vec::new();
-    while let Ok(ev) = bus.try_recv() {
-        if let Frame::TurnDone { status, .. } = &ev.frame {
-            done.push(*status);
-        }
-    }
+    let done: Vec<_> = turns_done(&mut bus).into_iter().map(|(s, _)| s).collect();
     assert_eq!(
         done,
         [crate::protocol::TurnStatus::Completed],
@@ -773,12 +773,7 @@ async fn her_name_alone_from_a_second_person_replaces_the_turn_in_flight() {
     s.wait(5.0).await;
     s.speak(BOB, &phrase("Kotoba")).await;
     s.wait(4.0).await;
-    let mut done = Vec::new();
-    while let Ok(ev) = bus.try_recv() {
-        if let Frame::TurnDone { status, .. } = &ev.frame {
-            done.push(*status);
-        }
-    }
+    let done: Vec<_> = turns_done(&mut bus).into_iter().map(|(s, _)| s).collect();
     assert_eq!(done, [crate::protocol::TurnStatus::Interrupted], "{done:?}");
     let lines = s.mouth.lines();
     assert!(
