@@ -962,3 +962,31 @@ async fn join_me_asked_in_words_uses_discord_voice_and_a_person_not_in_voice_is_
     assert!(out.contains("join, leave or status"), "{out}");
     assert!(r.discord.voice_updates().is_empty(), "nothing joined");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_join_without_a_channel_joins_the_voice_channel_the_person_is_in() {
+    use crate::support::discord::{GUILD, LOUNGE};
+    let r = rig().await;
+    r.discord.voice_state(OWNER, Some(LOUNGE));
+    settle().await;
+    r.discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while r.discord.voice_updates().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no voice join on the gateway"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let first = r.discord.voice_updates()[0].clone();
+    assert!(
+        first["channel_id"]
+            .to_string()
+            .contains(&LOUNGE.to_string()),
+        "she asked for the person's channel: {first}"
+    );
+    assert!(
+        first["guild_id"].to_string().contains(&GUILD.to_string()),
+        "{first}"
+    );
+}

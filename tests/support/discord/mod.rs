@@ -35,6 +35,8 @@ pub const GENERAL: u64 = 200;
 pub const OTHER: u64 = 201;
 /// A home channel (configured in [`FakeDiscord::config`]).
 pub const HOME: u64 = 202;
+/// A voice channel in the guild.
+pub const LOUNGE: u64 = 210;
 /// A DM channel with [`OWNER`].
 pub const DM: u64 = 300;
 /// The owner (in KOTOBA_DISCORD_OWNER_IDS).
@@ -248,6 +250,7 @@ impl FakeDiscord {
             payloads::text_channel(GENERAL, GUILD, "general"),
             payloads::text_channel(OTHER, GUILD, "other"),
             payloads::text_channel(HOME, GUILD, "home"),
+            payloads::voice_channel(LOUNGE, GUILD, "lounge"),
         ];
         let roles = vec![payloads::role(BOT_ROLE, "kotoba", 0)];
         let guild = GuildDef {
@@ -421,6 +424,28 @@ impl FakeDiscord {
         self.wait_connected().await;
         self.wait_for(|c| c.method == "PUT" && c.path.contains("/commands"))
             .await;
+    }
+
+    /// `user` is now in voice channel `channel` (None: left voice), as Discord tells.
+    pub fn voice_state(&self, user: u64, channel: Option<u64>) {
+        let name = match user {
+            OWNER => "olive",
+            GUEST => "gus",
+            CAROL => "carol",
+            _ => "someone",
+        };
+        self.dispatch(
+            "VOICE_STATE_UPDATE",
+            json!({
+                "guild_id": GUILD.to_string(),
+                "channel_id": channel.map(|c| c.to_string()),
+                "user_id": user.to_string(),
+                "member": payloads::member(user, name, &[], None),
+                "session_id": format!("vs{user}"),
+                "deaf": false, "mute": false, "self_deaf": false, "self_mute": false,
+                "self_video": false, "suppress": false, "request_to_speak_timestamp": null
+            }),
+        );
     }
 
     /// Dispatch an event to the live connection (kept for RESUME replay either way).

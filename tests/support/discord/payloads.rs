@@ -48,6 +48,15 @@ pub fn text_channel(id: u64, guild: u64, name: &str) -> Value {
     })
 }
 
+/// A guild voice channel object.
+pub fn voice_channel(id: u64, guild: u64, name: &str) -> Value {
+    json!({
+        "id": id.to_string(), "type": 2, "guild_id": guild.to_string(), "name": name,
+        "position": 1, "permission_overwrites": [], "nsfw": false, "parent_id": null,
+        "bitrate": 64000, "user_limit": 0, "rtc_region": null, "flags": 0
+    })
+}
+
 /// A GUILD_CREATE payload: the guild, its @everyone role (view + send + read history),
 /// its channels and members.
 pub fn guild(id: u64, owner: u64, channels: &[Value], members: &[Value], roles: &[Value]) -> Value {
