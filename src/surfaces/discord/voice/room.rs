@@ -143,6 +143,8 @@ enum RoomEvent {
         user: u64,
         text: Result<String, SpeechError>,
         committed: Instant,
+        /// The speaker's frame clock at the commit.
+        ended_at: u64,
         stt: Duration,
     },
     Frame {
@@ -268,7 +270,7 @@ impl Room {
                 Some(ev) = self.events.recv() => self.on_event(ev),
                 Some(note) = self.notes.recv() => self.on_note(note),
                 _ = clock.tick() => {
-                                        if let Some(end) = self.on_clock(heard.is_empty()) {
+                    if let Some(end) = self.on_clock(heard.is_empty()) {
                         break end;
                     }
                 }
@@ -356,6 +358,7 @@ impl Room {
                 let recognizer = self.parts.recognizer.clone();
                 let tx = self.events_tx.clone();
                 let committed = Instant::now();
+                let ended_at = utterance.ended_at;
                 tokio::spawn(async move {
                     let t0 = Instant::now();
                     let text = recognizer.transcribe(&utterance.pcm).await;
@@ -363,6 +366,7 @@ impl Room {
                         user,
                         text,
                         committed,
+                        ended_at,
                         stt: t0.elapsed(),
                     });
                 });
@@ -420,7 +424,7 @@ impl Room {
         &mut self,
         user: u64,
         text: Result<String, SpeechError>,
-        committed: Instant,
+        (committed, ended_at): (Instant, u64),
         stt: Duration,
     ) {
         let text = match text {
@@ -456,7 +460,8 @@ impl Room {
         }
         if ends_unsure(&text) && !extra.is_zero() {
             let frames = (extra.as_millis() / FRAME.as_millis()) as u64;
-            let until_frame = ear.endpointer.now() + frames;
+            // Counted from the commit: the unsure time is silence after the speech.
+            let until_frame = ended_at + frames;
             let resumed = ear.endpointer.in_speech();
             ear.held = Some(Hold {
                 text,
@@ -745,8 +750,9 @@ impl Room {
                 user,
                 text,
                 committed,
+                ended_at,
                 stt,
-            } => self.on_transcript(user, text, committed, stt),
+            } => self.on_transcript(user, text, (committed, ended_at), stt),
             RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
         }
     }
