@@ -1,6 +1,7 @@
-//! songbird on the loopback Discord: a real serenity client with songbird registered
-//! asks to join a voice channel over the gateway; the fake answers with a voice server
-//! that is not one, and the join must fail with a sentence and leave no call behind.
+//! Voice on the loopback Discord. First songbird alone: a real serenity client with
+//! songbird registered asks to join a voice channel over the gateway; the fake answers
+//! with a voice server that is not one, and the join must fail with a sentence and
+//! leave no call behind. Then the bot itself: /join and "join me" through its port.
 
 use std::num::NonZeroU8;
 use std::sync::Arc;
@@ -12,7 +13,11 @@ use serenity::all::{ChannelId, GuildId, HttpBuilder};
 use songbird::driver::retry::{Retry, Strategy};
 use songbird::{SerenityInit, Songbird};
 
-use crate::support::discord::{FakeDiscord, GUILD};
+use serde_json::json;
+
+use super::discord::{last_tool_output, posts_in, rig, settle};
+use crate::support::discord::{FakeDiscord, GENERAL, GUILD, OWNER};
+use crate::support::model_server::Reply;
 
 /// A voice channel id (songbird does not check that the channel exists).
 const VOICE: u64 = 210;
@@ -73,4 +78,118 @@ async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leave
 
     shards.shutdown_all().await;
     task.abort();
+}
+
+// ---- voice through the bot itself (its serenity client, songbird and the port) ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_join_that_cannot_reach_the_voice_server_answers_one_sentence_and_leaves_no_call() {
+    let r = rig().await;
+    let j = r.discord.slash(
+        GENERAL,
+        OWNER,
+        "join",
+        json!([{"type": 7, "name": "channel", "value": "210"}]),
+        0,
+    );
+    let token = format!("/tok{j}/messages/@original");
+    // songbird retries the voice server for a few seconds; the answer comes within the
+    // 30 s connect timeout.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(40);
+    let edit = loop {
+        let found = r
+            .discord
+            .calls()
+            .into_iter()
+            .find(|c| c.method == "PATCH" && c.path.ends_with(&token));
+        if let Some(c) = found {
+            break c;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no answer within the connect timeout"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let said = edit.content();
+    assert!(said.contains("voice server"), "{said}");
+    // Over the gateway: she asked for the channel, then left it (no half-open call).
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !r
+        .discord
+        .voice_updates()
+        .iter()
+        .any(|u| u["channel_id"].is_null())
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let updates = r.discord.voice_updates();
+    assert!(
+        updates
+            .first()
+            .is_some_and(|u| u["channel_id"].to_string().contains("210")),
+        "she asked for the channel: {updates:?}"
+    );
+    assert!(
+        updates.iter().any(|u| u["channel_id"].is_null()),
+        "a leave followed: {updates:?}"
+    );
+}
+
+#[tokio::test]
+async fn join_me_asked_in_words_uses_discord_voice_and_a_person_not_in_voice_is_told_so() {
+    let r = rig().await;
+    r.model
+        .push(Reply::call("discord_voice", json!({"action": "join"})));
+    r.model.push(Reply::text(
+        "Hop into a voice channel first and I'll follow.",
+    ));
+    r.model
+        .push(Reply::call("discord_voice", json!({"action": "dance"})));
+    r.model.push(Reply::text("ok"));
+    r.discord.mention(GENERAL, OWNER, "join me in voice");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content().contains("voice channel first"))
+        .await;
+    let sent = r.model.requests();
+    let out = last_tool_output(&sent[1]);
+    assert!(out.contains("not in a voice channel"), "{out}");
+    // A bad action tells the model what was wrong, and nothing joins.
+    r.discord.mention(GENERAL, OWNER, "do a voice dance");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "ok")
+        .await;
+    let sent = r.model.requests();
+    let out = last_tool_output(&sent[3]);
+    assert!(out.contains("join, leave or status"), "{out}");
+    assert!(r.discord.voice_updates().is_empty(), "nothing joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_join_without_a_channel_joins_the_voice_channel_the_person_is_in() {
+    use crate::support::discord::LOUNGE;
+    let r = rig().await;
+    r.discord.voice_state(OWNER, Some(LOUNGE));
+    settle().await;
+    r.discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while r.discord.voice_updates().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no voice join on the gateway"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let first = r.discord.voice_updates()[0].clone();
+    assert!(
+        first["channel_id"]
+            .to_string()
+            .contains(&LOUNGE.to_string()),
+        "she asked for the person's channel: {first}"
+    );
+    assert!(
+        first["guild_id"].to_string().contains(&GUILD.to_string()),
+        "{first}"
+    );
 }

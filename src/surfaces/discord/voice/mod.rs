@@ -14,4 +14,4 @@ mod speaker;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_narration;
+mod tests_turns;

@@ -1,7 +1,7 @@
-//! The room's narration and watchdog rules, at its boundary under a paused clock
-//! (the fakes and the stage are in [`super::tests`]): spoken tool lines on a voice
-//! turn, hums on a reasoning model, nothing on a written turn, and the 75 s / 600 s
-//! limits.
+//! The room's turn rules, at its boundary under a paused clock (the fakes and the
+//! stage are in [`super::tests`]): spoken tool lines on a voice turn, hums on a
+//! reasoning model, nothing on a written turn, the 75 s / 600 s limits, a cough that
+//! only pauses her, a lone name replacing the turn, and a leave from inside her turn.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,10 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::room::GIVE_UP_LINE;
-use super::tests::{phrase, stage, stage_on, Mouth, Slow, ALICE, SESSION};
+use tokio::sync::oneshot;
+
+use super::room::{Control, RoomEnd, GIVE_UP_LINE};
+use super::tests::{phrase, stage, stage_on, turns_done, Mouth, Slow, ALICE, BOB, SESSION};
 use crate::engine::tests::{call, fake, rig_with, say, Fake, Rig};
 use crate::protocol::Risk;
 
@@ -242,4 +244,104 @@ async fn a_running_action_is_not_silence_for_the_watchdog() {
         Some("Tidied."),
         "{lines:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cough_over_her_pauses_her_but_cuts_nothing() {
+    let s = stage(
+        vec![Ok(say("Here is a long and careful answer for you."))],
+        vec![],
+        &[],
+        &["explain it slowly"],
+        Mouth::new(Duration::from_secs(6)),
+        1,
+    );
+    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    s.speak(ALICE, &phrase("explain it slowly")).await;
+    s.wait(3.0).await;
+    let before = s.out.count();
+    assert!(before > 10, "she is talking");
+    // A 0.2 s voiced burst (a cough, an "mm"): quiet at once, then she goes on.
+    let hey = phrase("hey");
+    let from = hey
+        .iter()
+        .position(|x| x.unsigned_abs() > 2000)
+        .unwrap_or(0);
+    let cough: Vec<i16> = hey[from..(from + 3200).min(hey.len())].to_vec();
+    let at = s.speak(ALICE, &cough).await;
+    assert!(
+        s.out.stops.lock().unwrap().iter().any(|t| *t >= at),
+        "playback paused at once"
+    );
+    s.wait(4.0).await;
+    assert!(
+        s.out.after(at + Duration::from_secs(1)) > 50,
+        "she went on talking"
+    );
+    let done: Vec<_> = turns_done(&mut bus).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        done,
+        [crate::protocol::TurnStatus::Completed],
+        "the turn was not cut"
+    );
+    assert_eq!(
+        s.ears.heard.lock().unwrap().len(),
+        1,
+        "the cough committed nothing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn her_name_alone_from_a_second_person_replaces_the_turn_in_flight() {
+    let mut slow = fake("probe", Risk::Read).delay(Duration::from_secs(60));
+    slow.spec.timeout = Some(Duration::from_secs(120));
+    let s = stage(
+        vec![call("probe", json!({})), Ok(say("unused"))],
+        vec![slow],
+        &[("KOTOBA_REASONING_EFFORT", "low")],
+        &["Kotoba check the logs", "Kotoba"],
+        Mouth::new(Duration::from_millis(300)),
+        2,
+    );
+    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    s.speak(ALICE, &phrase("Kotoba check the logs")).await;
+    s.wait(5.0).await;
+    s.speak(BOB, &phrase("Kotoba")).await;
+    s.wait(4.0).await;
+    let done: Vec<_> = turns_done(&mut bus).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(done, [crate::protocol::TurnStatus::Interrupted], "{done:?}");
+    let lines = s.mouth.lines();
+    assert!(
+        crate::speech::wake::ACKNOWLEDGEMENTS
+            .contains(&lines.last().map(String::as_str).unwrap_or("")),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_leave_asked_from_inside_her_turn_waits_for_that_turn_and_not_longer() {
+    // The discord_voice tool runs inside the very turn a leave waits for: the room
+    // leaves when that turn has answered and her answer has played.
+    let s = stage(
+        vec![Ok(say("Goodbye everyone."))],
+        vec![],
+        &[],
+        &["you can go now"],
+        Mouth::new(Duration::from_secs(2)),
+        1,
+    );
+    s.speak(ALICE, &phrase("you can go now")).await;
+    // Ask to leave once her turn is under way (as the tool would, from inside it).
+    while s.rig.script.sent().is_empty() {
+        s.wait(0.02).await;
+    }
+    let (tx, _rx) = oneshot::channel();
+    s.room.control.send(Control::Leave(tx)).await.unwrap();
+    let asked = Instant::now();
+    let end = s.room.task.await.unwrap();
+    assert_eq!(end, RoomEnd::Left);
+    let waited = asked.elapsed();
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    assert!(s.mouth.lines().iter().any(|l| l == "Goodbye everyone."));
+    assert!(s.out.count() >= 90, "her goodbye played: {}", s.out.count());
 }
