@@ -268,6 +268,7 @@ pub async fn run(
     let result = tokio::select! {
         r = client.start() => r.map_err(|e| classify(&e)),
         _ = shutdown.cancelled() => {
+            voice::rooms::leave_all(&bot).await;
             shards.shutdown_all().await;
             Ok(())
         }

@@ -282,6 +282,16 @@ pub(crate) async fn leave_after_turn(bot: &Arc<Bot>, guild: u64) -> Result<Strin
     Ok("I'll leave the voice channel as soon as I finish speaking.".into())
 }
 
+/// Shutdown: every room ends and every call is left (not left half-open on
+/// Discord's side until its timeout).
+pub(crate) async fn leave_all(bot: &Arc<Bot>) {
+    let guilds: Vec<u64> = bot.rooms.map.iter().map(|e| *e.key()).collect();
+    bot.rooms.map.clear();
+    for guild in guilds {
+        let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
+    }
+}
+
 /// Someone's voice state changed: keep the room's idea of who is there current.
 pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
     let Some(guild) = new.guild_id.map(|g| g.get()) else {
