@@ -110,6 +110,8 @@ impl Synthesizer for Mouth {
 pub(super) struct Out {
     pub(super) frames: Mutex<Vec<Instant>>,
     pub(super) stops: Mutex<Vec<Instant>>,
+    /// A player that has stopped playing: everything handed stays queued.
+    pub(super) stalled: std::sync::atomic::AtomicBool,
 }
 
 impl AudioOut for Out {
@@ -119,6 +121,10 @@ impl AudioOut for Out {
     }
     fn stop(&self) {
         self.stops.lock().unwrap().push(Instant::now());
+    }
+    fn queued(&self) -> Option<usize> {
+        let stalled = self.stalled.load(std::sync::atomic::Ordering::SeqCst);
+        stalled.then(|| self.count())
     }
 }
 

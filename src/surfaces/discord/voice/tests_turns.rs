@@ -345,3 +345,28 @@ async fn a_leave_asked_from_inside_her_turn_waits_for_that_turn_and_not_longer()
     assert!(s.mouth.lines().iter().any(|l| l == "Goodbye everyone."));
     assert!(s.out.count() >= 90, "her goodbye played: {}", s.out.count());
 }
+
+#[tokio::test(start_paused = true)]
+async fn frames_are_handed_out_by_what_the_player_has_left_to_play() {
+    // A player that reports its queue is paced by it: one that has stalled is never
+    // handed more than a few frames ahead, whatever the room's own clock says.
+    let s = stage(
+        vec![Ok(say("A two second line."))],
+        vec![],
+        &[],
+        &["say something"],
+        Mouth::new(Duration::from_secs(2)),
+        1,
+    );
+    s.out
+        .stalled
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    s.speak(ALICE, &phrase("say something")).await;
+    s.wait(6.0).await;
+    assert_eq!(s.mouth.lines(), ["A two second line."]);
+    assert_eq!(
+        s.out.count(),
+        3,
+        "three frames ahead of a player that plays nothing"
+    );
+}
