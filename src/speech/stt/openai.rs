@@ -1,14 +1,11 @@
 //! OpenAI-compatible recognition: `POST {base}/audio/transcriptions` with the audio as
 //! a WAV upload (OpenAI, Groq, faster-whisper-server, whisper.cpp server, LocalAI).
 
-use reqwest::multipart::{Form, Part};
+use reqwest::multipart::Form;
 
-use super::{
-    api_key, failed, http_failed, on_host, or_default, send_failed, Recognizer, Task, OPENAI_BASE,
-    RATE, REQUEST_TIMEOUT,
-};
+use super::{api_key, on_host, or_default, transcription, wav_part, Recognizer, OPENAI_BASE};
 use crate::config::{Config, Secret, VoiceSettings};
-use crate::speech::{wav, SpeechError};
+use crate::speech::SpeechError;
 
 /// The model used when `stt.model` is empty.
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini-transcribe";
@@ -58,10 +55,7 @@ impl Recognizer for OpenAiRecognizer {
 
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {
         let key = self.key.as_ref();
-        let audio = Part::bytes(wav::encode(pcm, RATE))
-            .file_name("audio.wav")
-            .mime_str("audio/wav")
-            .map_err(|e| failed(Task::Recognition, NAME, &e.to_string(), key))?;
+        let audio = wav_part(pcm, NAME, key)?;
         let mut form = Form::new()
             .part("file", audio)
             .text("model", self.model.clone())
@@ -69,34 +63,11 @@ impl Recognizer for OpenAiRecognizer {
         if !self.language.is_empty() {
             form = form.text("language", self.language.clone());
         }
-        let mut request = self
-            .http
-            .post(&self.url)
-            .timeout(REQUEST_TIMEOUT)
-            .multipart(form);
+        let mut request = self.http.post(&self.url).multipart(form);
         if let Some(k) = key {
             request = request.bearer_auth(&k.0);
         }
-        let reply = request
-            .send()
-            .await
-            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
-        let status = reply.status();
-        let body = reply
-            .text()
-            .await
-            .map_err(|e| send_failed(Task::Recognition, NAME, &self.url, &e, key))?;
-        if !status.is_success() {
-            return Err(http_failed(Task::Recognition, NAME, status, &body, key));
-        }
-        text_of(&body).ok_or_else(|| {
-            failed(
-                Task::Recognition,
-                NAME,
-                "the reply had no \"text\" field",
-                key,
-            )
-        })
+        transcription(request, NAME, &self.url, key).await
     }
 }
 

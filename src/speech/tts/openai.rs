@@ -5,11 +5,10 @@
 use futures::StreamExt;
 use serde_json::json;
 
-use super::{nothing_to_say, voice_from, AudioReader, Synthesizer, Voice};
+use super::{nothing_to_say, speech_reply, voice_from, AudioReader, Synthesizer, Voice};
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::stt::{
-    api_key, failed, http_client, http_failed, on_host, or_default, send_failed, Task, OPENAI_BASE,
-    REQUEST_TIMEOUT,
+    api_key, failed, http_client, on_host, or_default, send_failed, Task, OPENAI_BASE,
 };
 use crate::speech::SpeechError;
 
@@ -78,27 +77,7 @@ impl Synthesizer for OpenAiSynthesizer {
         if let Some(k) = key {
             request = request.bearer_auth(&k.0);
         }
-        let reply = match tokio::time::timeout(REQUEST_TIMEOUT, request.send()).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => return Err(send_failed(Task::Synthesis, NAME, &self.url, &e, key)),
-            Err(_) => {
-                let why = format!(
-                    "no answer from {} within {} s",
-                    self.url,
-                    REQUEST_TIMEOUT.as_secs()
-                );
-                return Err(failed(Task::Synthesis, NAME, &why, key));
-            }
-        };
-        let status = reply.status();
-        if !status.is_success() {
-            let body = tokio::time::timeout(REQUEST_TIMEOUT, reply.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            return Err(http_failed(Task::Synthesis, NAME, status, &body, key));
-        }
+        let reply = speech_reply(request, NAME, &self.url, key).await?;
         let kind = reply
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
