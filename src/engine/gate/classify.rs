@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::danger::shell_danger;
+use super::danger::{shell_danger, SHELLS, WRAPPERS};
 use super::paths::check_paths;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
@@ -209,7 +209,7 @@ fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<St
              it would allow anything."
         ));
     }
-    if EXEC_WRAPPERS.contains(&f) {
+    if EXEC_WRAPPERS.contains(&f) || WRAPPERS.contains(&f) || SHELLS.contains(&f) {
         return Some(format!(
             "'{f}' runs another command named in its arguments, so a rule for it would \
              allow anything."
@@ -246,6 +246,47 @@ fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<St
             "A quote in this line never closes, so a rule for '{f}' would not describe it."
         ));
     }
+    unplain(line).map(|what| {
+        format!(
+            "This line uses {what}, which the gate does not read as plainly as a rule for \
+             '{f}' needs; only this exact line can be saved."
+        )
+    })
+}
+
+/// What in a line keeps it from being a plain command word with plain arguments
+/// (docs/gate.md: only such a line may get a family grant), or `None`.
+fn unplain(line: &Line) -> Option<&'static str> {
+    if line.overflow {
+        return Some("a brace expansion too large to follow");
+    }
+    let mut simples = line.simples();
+    let (Some(simple), None) = (simples.next(), simples.next()) else {
+        return Some("more than one command");
+    };
+    if !line.heredocs.is_empty() {
+        return Some("a here-document");
+    }
+    if !simple.redirects.is_empty() {
+        return Some("a redirection");
+    }
+    if !simple.substitutions.is_empty() {
+        return Some("a command substitution");
+    }
+    for word in &simple.words {
+        if word.expands {
+            return Some("an expansion ($…)");
+        }
+        if word.glob {
+            return Some("a file-name pattern");
+        }
+        if !word.plain {
+            return Some("escapes, ANSI-C or locale quoting, or a brace expansion");
+        }
+        if word.text.chars().any(char::is_control) {
+            return Some("a control character");
+        }
+    }
     None
 }
 
@@ -260,6 +301,9 @@ fn show(c: char) -> String {
 
 /// `Ok(why it is auto-safe)` or `Err(why it asks)`.
 fn auto_safe(line: &Line, command: &str, workspace: &Path, host: bool) -> Result<String, String> {
+    if line.overflow {
+        return Err("A brace expansion in the line is too large to follow, so it asks.".into());
+    }
     if line.unbalanced {
         return Err(
             "A quote, backtick or $( in the line never closes, so the gate cannot \
@@ -293,9 +337,17 @@ fn auto_safe(line: &Line, command: &str, workspace: &Path, host: bool) -> Result
         if !READ_ONLY_COMMANDS.contains(&name) {
             return Err(not_read_only(name));
         }
+        if !first.plain {
+            return Err(format!(
+                "The command name '{name}' is written with escapes or quoting, so it asks."
+            ));
+        }
         let args = &simple.words[1..];
         if let Some((flag, why)) = escape_flag(name, args) {
             return Err(format!("'{flag}' {why}, so '{name}' asks here."));
+        }
+        if let Some(why) = still_acts(name, args) {
+            return Err(format!("{why}, so '{name}' asks here."));
         }
         if host {
             check_paths(args, workspace)?;
@@ -370,18 +422,34 @@ fn escape_spec(name: &str) -> Option<EscapeSpec> {
     let spec = match name {
         "find" => EscapeSpec {
             words: &[
-                "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
+                "-exec",
+                "-execdir",
+                "-ok",
+                "-okdir",
+                "-delete",
+                "-fls",
+                "-fprint",
+                "-fprint0",
                 "-fprintf",
+                "-L",
+                "-follow",
+                "-files0-from",
             ],
             shorts: &[],
             longs: &[],
-            why: "makes find run a command, delete or write files",
+            why: "makes find run a command, delete or write files, or follow links out",
         },
         "rg" => EscapeSpec {
             words: &[],
-            shorts: &[],
-            longs: &["--pre", "--pre-glob", "--hostname-bin"],
-            why: "makes rg run another program",
+            shorts: &['L', 'z'],
+            longs: &[
+                "--pre",
+                "--pre-glob",
+                "--hostname-bin",
+                "--follow",
+                "--search-zip",
+            ],
+            why: "makes rg run another program or follow links out",
         },
         "sort" => EscapeSpec {
             words: &[],
@@ -397,13 +465,63 @@ fn escape_spec(name: &str) -> Option<EscapeSpec> {
         },
         "grep" => EscapeSpec {
             words: &[],
-            shorts: &['Z'],
-            longs: &["--null"],
-            why: "changes how grep frames its output (NUL after names)",
+            shorts: &['Z', 'R'],
+            longs: &["--null", "--dereference-recursive"],
+            why: "changes how grep frames its output (NUL after names) or follows links out",
+        },
+        "date" => EscapeSpec {
+            words: &[],
+            shorts: &['s'],
+            longs: &["--set"],
+            why: "sets the clock",
+        },
+        "wc" => EscapeSpec {
+            words: &[],
+            shorts: &[],
+            longs: &["--files0-from"],
+            why: "reads a list of files to open",
         },
         _ => return None,
     };
     Some(spec)
+}
+
+/// Operands of a read-only command, skipping the values of the options listed in
+/// `valued` (`-l 16`).
+fn operands<'a>(args: &'a [Word], valued: &[&str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    let mut only = false;
+    for word in args {
+        let a = word.text.as_str();
+        if skip {
+            skip = false;
+        } else if only || !a.starts_with('-') || a == "-" {
+            out.push(a);
+        } else if a == "--" {
+            only = true;
+        } else if valued.contains(&a) {
+            skip = true;
+        }
+    }
+    out
+}
+
+/// Why a read-only command still acts on the machine with these arguments: `xxd in
+/// out` and `uniq in out` write their second file, `date 0101…` sets the clock.
+fn still_acts(name: &str, args: &[Word]) -> Option<String> {
+    match name {
+        "xxd" => (operands(args, &["-c", "-g", "-l", "-o", "-s", "-n", "-cols", "-len"]).len()
+            >= 2)
+            .then(|| "'xxd' with two files writes the second one".to_string()),
+        "uniq" => (operands(args, &["-f", "-s", "-w"]).len() >= 2)
+            .then(|| "'uniq' with two files writes the second one".to_string()),
+        "date" => operands(args, &["-d", "-f", "-r", "--date", "--file", "--reference"])
+            .iter()
+            .find(|a| !a.starts_with('+'))
+            .map(|a| format!("'date {a}' sets the clock")),
+        _ => None,
+    }
 }
 
 /// The first escape flag among `args` (before `--`), with what it does.
@@ -411,7 +529,8 @@ fn escape_flag(name: &str, args: &[Word]) -> Option<(String, &'static str)> {
     let spec = escape_spec(name)?;
     for word in args {
         let arg = word.text.as_str();
-        if arg == "--" {
+        // find reads its whole line as an expression: `--` ends nothing there.
+        if arg == "--" && name != "find" {
             break;
         }
         let hit = if name == "find" {

@@ -1,10 +1,15 @@
-//! The dangerous-shell rules of gate.md: every simple command of a line (each stage of
-//! each pipeline, each list item, each `$( )`/backtick body, the script of `sh -c`, the
-//! command behind a wrapper such as `env`, `xargs` or `timeout`) is read on its own, and
-//! one dangerous part makes the whole line dangerous.
+//! The dangerous-shell reader of docs/gate.md: every simple command of a line (each
+//! stage of each pipeline, each list item, each `$( )`/backtick body, here-documents and
+//! here-strings fed to a shell or interpreter, the script of `sh -c`, the program of
+//! `perl -e`, the command behind a wrapper or runner such as `env`, `xargs`, `tmux` or
+//! `find -exec`, the value of an option that names a command) is read on its own, with
+//! the words the shell would hand it, and one dangerous part makes the whole line
+//! dangerous. The per-command rules are in `commands`.
 
+use super::commands::{self, DELETERS, PRIVILEGE};
+use super::interp;
 use super::python::python_danger;
-use super::shell_words::{is_assignment, parse, Simple};
+use super::shell_words::{is_assignment, parse, Line, Simple};
 use super::{base_name, strip_version};
 
 /// Recursive delete: any recursive flag on rm.
@@ -43,20 +48,37 @@ pub(crate) struct Finding {
     pub detail: String,
 }
 
-fn found(label: &str, detail: String) -> Option<Finding> {
+/// A finding with `label`, as the `Some` every rule returns.
+pub(crate) fn found(label: &str, detail: String) -> Option<Finding> {
     Some(Finding {
         label: label.to_string(),
         detail,
     })
 }
 
-/// How deep `sh -c`, `eval` and substitutions are followed.
+/// How deep `sh -c`, `eval`, runners and substitutions are followed.
 const MAX_DEPTH: usize = 8;
 /// How many words the reader may look at for one line, all nesting included.
-const FUEL: usize = 1_000_000;
+const FUEL: usize = 200_000;
 
-const SHELLS: [&str; 12] = [
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "ash", "fish", "csh", "tcsh", "busybox",
+/// Programs that read shell commands (from `-c`, a here-document or standard input).
+pub(crate) const SHELLS: [&str; 16] = [
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "yash",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "pwsh",
+    "powershell",
+    "at",
+    "batch",
 ];
 const INTERPRETERS: [&str; 10] = [
     "python", "pypy", "perl", "ruby", "node", "nodejs", "php", "lua", "deno", "bun",
@@ -64,13 +86,8 @@ const INTERPRETERS: [&str; 10] = [
 const TRANSFER: [&str; 8] = [
     "curl", "wget", "fetch", "aria2c", "nc", "ncat", "netcat", "socat",
 ];
-/// Commands that run another command named in their arguments.
-const WRAPPERS: [&str; 35] = [
-    "sudo",
-    "doas",
-    "su",
-    "run0",
-    "pkexec",
+/// Programs that run another command given as their later arguments.
+pub(crate) const WRAPPERS: [&str; 62] = [
     "env",
     "xargs",
     "nohup",
@@ -87,9 +104,11 @@ const WRAPPERS: [&str; 35] = [
     "docker",
     "podman",
     "busybox",
+    "toybox",
     "command",
     "exec",
     "builtin",
+    "coproc",
     "watch",
     "strace",
     "ltrace",
@@ -101,33 +120,76 @@ const WRAPPERS: [&str; 35] = [
     "firejail",
     "torsocks",
     "proxychains",
+    "proxychains4",
+    "systemd-run",
+    "systemd-nspawn",
+    "screen",
+    "tmux",
+    "trap",
+    "eval",
+    "dbus-launch",
+    "dbus-run-session",
+    "xvfb-run",
+    "valgrind",
+    "unbuffer",
+    "sg",
+    "newgrp",
+    "setpriv",
+    "prlimit",
+    "cgexec",
+    "numactl",
+    "chpst",
+    "daemonize",
+    "start-stop-daemon",
+    "tsp",
+    "nq",
+    "entr",
+    "fakeroot",
+    "bwrap",
+    "xterm",
+    "gnome-terminal",
+    "x-terminal-emulator",
+    "nix-shell",
+];
+/// Runners that hand (some of) their arguments to a shell as one command line.
+const STRING_RUNNERS: [&str; 14] = [
+    "ssh",
+    "watch",
+    "tmux",
+    "screen",
+    "script",
+    "flock",
+    "xterm",
+    "parallel",
+    "trap",
+    "eval",
+    "sg",
+    "nix-shell",
+    "su",
+    "runuser",
 ];
 /// Words that open a compound command and stand before the real command name.
-const RESERVED: [&str; 12] = [
-    "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done",
+const RESERVED: [&str; 13] = [
+    "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "time",
 ];
-const SAFE_DEVICES: [&str; 8] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/stdout",
-    "/dev/stderr",
-    "/dev/stdin",
-    "/dev/tty",
-    "/dev/random",
-    "/dev/urandom",
-];
-const SYSTEM_DIRS: [&str; 15] = [
-    "bin", "boot", "dev", "etc", "home", "lib", "lib64", "opt", "proc", "root", "sbin", "srv",
-    "sys", "usr", "var",
+/// Option names (lowercased) whose value is a command some program will run.
+const COMMAND_KEYS: [&str; 15] = [
+    "command", "cmd", "exec", "program", "script", "action", "pager", "editor", "shell", "rsh",
+    "hook", "filter", "alias", "lessopen", "prompt",
 ];
 
 struct Reader {
     fuel: usize,
+    /// Variables assigned earlier in the line (`X=rm; $X -rf /`).
+    vars: Vec<(String, String)>,
 }
 
 /// The first dangerous part of a shell line, if any.
 pub(crate) fn shell_danger(command: &str) -> Option<Finding> {
-    let mut reader = Reader { fuel: FUEL };
+    let mut reader = Reader {
+        fuel: FUEL,
+        vars: Vec::new(),
+    };
     reader.line(command, 0)
 }
 
@@ -138,8 +200,7 @@ fn name_of(word: &str) -> String {
 
 /// The words of a simple command from its real command name on: leading reserved
 /// words (`then`, `do`, `{`) and `NAME=value` assignments skipped.
-fn command_words(simple: &Simple) -> Vec<&str> {
-    let texts = simple.texts();
+fn command_words<'a>(texts: &[&'a str]) -> Vec<&'a str> {
     let start = texts
         .iter()
         .position(|w| !RESERVED.contains(w) && !is_assignment(w))
@@ -147,114 +208,9 @@ fn command_words(simple: &Simple) -> Vec<&str> {
     texts[start..].to_vec()
 }
 
-/// The arguments before a `--` end-of-options marker.
-fn option_args<'a>(args: &'a [&'a str]) -> &'a [&'a str] {
-    let end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
-    &args[..end]
-}
-
-/// The first short-option word (`-rf`, `-R`) holding one of `letters`.
-fn short_flag(args: &[&str], letters: &[char]) -> Option<String> {
-    option_args(args)
-        .iter()
-        .find(|a| {
-            a.starts_with('-')
-                && !a.starts_with("--")
-                && a.chars().skip(1).any(|c| letters.contains(&c))
-        })
-        .map(|a| a.to_string())
-}
-
-/// The first long option that is `long` or a unique-looking prefix of it (`--rec`).
-fn long_flag(args: &[&str], long: &str) -> Option<String> {
-    option_args(args)
-        .iter()
-        .find(|a| {
-            let head = a.split('=').next().unwrap_or("");
-            head.len() > 2 && head.starts_with("--") && long.starts_with(head)
-        })
-        .map(|a| a.to_string())
-}
-
-/// Lexically cleaned components of a path (`.` dropped, `..` popped).
-fn clean_components(rest: &str) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for part in rest.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            p => out.push(p),
-        }
-    }
-    out
-}
-
-/// True for `/`, `/*`, `~`, `~/*`, `$HOME`, `${HOME}/` and lexical spellings of them.
-fn is_root_or_home(target: &str) -> bool {
-    let rest = if let Some(r) = target.strip_prefix('/') {
-        r
-    } else {
-        let home = ["${HOME}", "$HOME", "~"]
-            .iter()
-            .find_map(|h| target.strip_prefix(h));
-        match home {
-            Some(r) if r.is_empty() || r.starts_with('/') => r,
-            _ => return false,
-        }
-    };
-    let parts = clean_components(rest);
-    parts.is_empty() || parts == ["*"]
-}
-
-/// True for `/`, a top-level system folder (`/etc`, `/usr`) or home.
-fn is_system_root(target: &str) -> bool {
-    if is_root_or_home(target) {
-        return true;
-    }
-    match target.strip_prefix('/') {
-        Some(rest) => {
-            let parts = clean_components(rest);
-            parts.len() == 1 && SYSTEM_DIRS.contains(&parts[0])
-        }
-        None => false,
-    }
-}
-
-/// True for a path naming shell history, SSH/GPG/cloud keys or the keystore.
-fn is_secret_path(path: &str) -> bool {
-    let lower = path.to_lowercase();
-    lower.split('/').any(|seg| {
-        matches!(
-            seg,
-            ".ssh" | ".gnupg" | ".aws" | ".history" | "authorized_keys"
-        ) || seg.ends_with("_history")
-            || seg.starts_with("keystore")
-            || ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-                .iter()
-                .any(|k| seg.starts_with(k))
-    })
-}
-
-fn is_device(target: &str) -> bool {
-    target.starts_with("/dev/")
-        && !SAFE_DEVICES.contains(&target)
-        && !target.starts_with("/dev/fd/")
-        && !target.starts_with("/dev/pts/")
-}
-
-/// The first word naming a secret path among `args` (options skipped).
-fn secret_arg(args: &[&str]) -> Option<String> {
-    args.iter()
-        .filter(|a| !a.starts_with('-'))
-        .find(|a| is_secret_path(a))
-        .map(|a| a.to_string())
-}
-
 /// The script of `sh -c SCRIPT` (or `python -c CODE`): every argument after the word
 /// holding `c`, or the rest of a glued `-cCODE`.
-fn dash_c_payloads<'a>(args: &'a [&'a str]) -> Vec<String> {
+fn dash_c_payloads(args: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let mut after = false;
     for arg in args {
@@ -264,7 +220,10 @@ fn dash_c_payloads<'a>(args: &'a [&'a str]) -> Vec<String> {
             }
             continue;
         }
-        if arg.starts_with('-') && !arg.starts_with("--") {
+        let lower = arg.to_lowercase();
+        if lower.starts_with("-com") || lower == "-c" && arg.len() == 2 {
+            after = true;
+        } else if arg.starts_with('-') && !arg.starts_with("--") {
             if let Some(glued) = arg.strip_prefix("-c").filter(|g| !g.is_empty()) {
                 out.push(glued.to_string());
             } else if arg.chars().skip(1).any(|c| c == 'c') {
@@ -273,6 +232,105 @@ fn dash_c_payloads<'a>(args: &'a [&'a str]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Values of options that name a command to run: `ProxyCommand=…`,
+/// `--checkpoint-action=exec=…`, `--to-command …`, `core.sshCommand=…`, `rsync -e …`.
+fn command_values(name: &str, words: &[&str]) -> Vec<String> {
+    let keyed = |key: &str| {
+        let key = key.trim_start_matches('-').to_lowercase();
+        COMMAND_KEYS.iter().any(|k| key.contains(k))
+    };
+    let clean = |v: &str| {
+        let v = v.strip_prefix("exec=").unwrap_or(v);
+        v.trim_start_matches(['|', '!', ' ']).to_string()
+    };
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        if let Some((key, value)) = word.split_once('=') {
+            if keyed(key) && !key.contains(' ') {
+                out.push(clean(value));
+            }
+        } else if word.starts_with("--") && keyed(word) {
+            out.extend(words.get(i + 1).map(|v| clean(v)));
+        }
+        let pair = matches!((name, *word), ("rsync", "-e") | ("tar", "-I" | "-F"));
+        if pair {
+            out.extend(words.get(i + 1).map(|v| clean(v)));
+        }
+    }
+    out
+}
+
+/// The code language a stage reads from its standard input, if it does.
+fn stdin_reader(words: &[&str]) -> Option<String> {
+    let first = name_of(words.first()?);
+    if matches!(first.as_str(), "source" | ".") {
+        let from_stdin = words.get(1).is_some_and(|a| {
+            matches!(*a, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
+        });
+        return from_stdin.then(|| "sh".to_string());
+    }
+    let skip_to = if WRAPPERS.contains(&first.as_str()) {
+        1
+    } else {
+        0
+    };
+    for (i, word) in words.iter().enumerate().skip(skip_to) {
+        let base = strip_version(&name_of(word)).to_string();
+        let code_reader = SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str());
+        if code_reader {
+            let rest = &words[i + 1..];
+            let script_given = !dash_c_payloads(rest).is_empty()
+                || rest.iter().any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
+                || rest.iter().any(|a| {
+                    !a.starts_with('-') && !matches!(*a, "/dev/stdin" | "/proc/self/fd/0")
+                });
+            return (!script_given || first == "xargs" || first == "parallel").then_some(base);
+        }
+        if i == 0 || !WRAPPERS.contains(&first.as_str()) {
+            return None;
+        }
+        if !word.starts_with('-') && !is_assignment(word) && skip_to == 1 && i > 1 {
+            // The wrapped command was found and is not a code reader.
+            return None;
+        }
+    }
+    None
+}
+
+fn is_transfer(stage: &Simple) -> bool {
+    command_words(&stage.texts())
+        .iter()
+        .any(|w| TRANSFER.contains(&strip_version(&name_of(w))))
+}
+
+/// True when a command (through wrappers and `sh -c`) deletes what it is handed.
+fn deletes(words: &[&str], depth: usize) -> bool {
+    if depth > 4 {
+        return true;
+    }
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let name = name_of(first);
+    if DELETERS.contains(&name.as_str()) {
+        return true;
+    }
+    let args = &words[1..];
+    if SHELLS.contains(&strip_version(&name)) {
+        return dash_c_payloads(args).iter().any(|script| {
+            parse(script)
+                .simples()
+                .any(|s| deletes(&command_words(&s.texts()), depth + 1))
+        });
+    }
+    if WRAPPERS.contains(&name.as_str()) {
+        return (1..words.len())
+            .filter(|i| !words[*i].starts_with('-') && !is_assignment(words[*i]))
+            .any(|i| deletes(&words[i..], depth + 1));
+    }
+    false
 }
 
 impl Reader {
@@ -291,22 +349,39 @@ impl Reader {
         if let Some(name) = fork_bomb(text) {
             return found(
                 FORK_BOMB,
-                format!("the function '{name}' pipes into itself in the background"),
+                format!("the function '{name}' keeps starting copies of itself"),
             );
         }
         let line = parse(text);
+        if line.overflow {
+            return found(
+                TOO_COMPLEX,
+                "a brace expansion makes more words than the gate reads".into(),
+            );
+        }
         for pipeline in &line.pipelines {
             for (i, stage) in pipeline.stages.iter().enumerate() {
-                if let Some(f) = self.simple(stage, depth) {
+                if let Some(f) = self.simple(stage, &line, depth) {
                     return Some(f);
                 }
                 if i > 0 {
-                    if let Some(f) = pipe_to_shell(&pipeline.stages[..i], stage) {
+                    if let Some(f) = self.piped(&pipeline.stages[..i], stage, depth) {
                         return Some(f);
                     }
                 }
                 if let Some(f) = substituted_download(stage) {
                     return Some(f);
+                }
+                for body in &stage.output_substitutions {
+                    let inner = parse(body);
+                    let first = inner.simples().next().map(|s| s.texts());
+                    let lang = first.and_then(|w| stdin_reader(&command_words(&w)));
+                    if lang.is_some_and(|l| SHELLS.contains(&l.as_str())) {
+                        return found(
+                            PIPE_TO_SHELL,
+                            format!("'>({body})' feeds what is written into a shell"),
+                        );
+                    }
                 }
                 for sub in &stage.substitutions {
                     if let Some(f) = self.line(sub, depth + 1) {
@@ -318,157 +393,189 @@ impl Reader {
         None
     }
 
-    fn simple(&mut self, simple: &Simple, depth: usize) -> Option<Finding> {
-        for r in simple.redirects.iter().filter(|r| r.writes()) {
-            if is_device(&r.target) {
-                return found(
-                    RAW_DISK_WRITE,
-                    format!("'{} {}' writes to a device", r.op, r.target),
-                );
+    /// The words of a stage with the variables set earlier in the line put in.
+    fn substituted(&mut self, stage: &Simple) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in &stage.words {
+            if !word.expands || self.vars.is_empty() {
+                out.push(word.text.clone());
+                continue;
             }
-            if is_secret_path(&r.target) {
-                return found(
-                    HISTORY_OR_KEY_WIPE,
-                    format!("'{} {}' overwrites history or keys", r.op, r.target),
-                );
+            let mut text = word.text.clone();
+            for (name, value) in &self.vars {
+                text = text
+                    .replace(&format!("${{{name}}}"), value)
+                    .replace(&format!("${name}"), value);
             }
+            out.extend(text.split_whitespace().map(str::to_string));
         }
-        let words = command_words(simple);
-        if words.is_empty() {
-            return None;
-        }
-        if let Some(f) = self.command(&words, depth) {
-            return Some(f);
-        }
-        if WRAPPERS.contains(&name_of(words[0]).as_str()) {
-            let name = name_of(words[0]);
-            for i in 1..words.len() {
-                if words[i].starts_with('-') || is_assignment(words[i]) {
-                    continue;
+        let all_assignments = !out.is_empty() && out.iter().all(|w| is_assignment(w));
+        let declared = matches!(
+            out.first().map(String::as_str),
+            Some("export" | "local" | "declare" | "readonly" | "typeset")
+        );
+        if all_assignments || declared {
+            for word in out.iter().filter(|w| is_assignment(w)) {
+                if let Some((name, value)) = word.split_once('=') {
+                    self.vars.retain(|(n, _)| n != name);
+                    self.vars.push((name.to_string(), value.to_string()));
                 }
-                if let Some(f) = self.command(&words[i..], depth) {
+            }
+        }
+        out
+    }
+
+    fn simple(&mut self, stage: &Simple, line: &Line, depth: usize) -> Option<Finding> {
+        for r in stage.redirects.iter().filter(|r| r.writes()) {
+            if let Some(f) = commands::write_target(&format!("'{}'", r.op), &r.target) {
+                return Some(f);
+            }
+        }
+        let owned = self.substituted(stage);
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let words = command_words(&texts);
+        for r in stage.redirects.iter().filter(|r| r.feeds_text()) {
+            let text = line.heredoc_body(r).unwrap_or(&r.target).to_string();
+            if let Some(lang) = stdin_reader(&words) {
+                if let Some(f) = self.code(&lang, &text, depth) {
                     return Some(f);
                 }
             }
-            if name == "ssh" || name == "watch" {
-                // The remote (or repeated) command is read by a shell: every tail of the
-                // arguments is tried as a line, since the host or interval comes first.
-                for i in 1..words.len() {
-                    if words[i].starts_with('-') {
-                        continue;
-                    }
-                    if let Some(f) = self.line(&words[i..].join(" "), depth + 1) {
-                        return Some(f);
-                    }
+        }
+        let name = words.first().map(|w| name_of(w)).unwrap_or_default();
+        if !matches!(name.as_str(), "echo" | "printf") {
+            for value in command_values(&name, &texts) {
+                if let Some(f) = self.line(&value, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+        if words.is_empty() {
+            return None;
+        }
+        self.command(&words, depth)
+    }
+
+    /// Code in `lang` (a shell, python, or another interpreter) read as that language.
+    fn code(&mut self, lang: &str, code: &str, depth: usize) -> Option<Finding> {
+        if SHELLS.contains(&lang) {
+            return self.line(code, depth + 1);
+        }
+        if lang == "python" || lang == "pypy" {
+            return python_danger(code).map(|f| Finding {
+                label: f.label,
+                detail: format!("'{lang}' code: {}", f.detail),
+            });
+        }
+        let lang = if interp::LANGUAGES.contains(&lang) {
+            lang
+        } else {
+            "perl"
+        };
+        interp::code_danger(lang, code, &mut |l| self.line(l, depth + 1))
+    }
+
+    /// The rules for one command (words[0] is its name).
+    fn command(&mut self, words: &[&str], depth: usize) -> Option<Finding> {
+        if !self.spend(words.len()) || depth > MAX_DEPTH {
+            return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
+        }
+        let first = *words.first()?;
+        let name = name_of(first);
+        let args = &words[1..];
+        let base = strip_version(&name).to_string();
+        if let Some(f) = commands::rules(&name, args) {
+            return Some(f);
+        }
+        if first.contains(['$', '`']) {
+            // A command name the gate cannot resolve: read its arguments as if it were a
+            // runner, so `$SHELL -c 'rm -rf /'` is still seen.
+            return self.runner(words, true, depth);
+        }
+        if SHELLS.contains(&base.as_str()) {
+            for script in dash_c_payloads(args) {
+                if let Some(f) = self.line(&script, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+        if base == "python" || base == "pypy" {
+            for code in dash_c_payloads(args) {
+                if let Some(f) = self.code("python", &code, depth) {
+                    return Some(f);
+                }
+            }
+        }
+        if interp::LANGUAGES.contains(&base.as_str()) {
+            for code in interp::code_args(&base, args) {
+                if let Some(f) = interp::code_danger(&base, &code, &mut |l| self.line(l, depth + 1))
+                {
+                    return Some(f);
+                }
+            }
+        }
+        if name == "find" {
+            return self.find_rules(args, depth);
+        }
+        if name == "env" {
+            let split = args.iter().position(|a| *a == "-S" || a.starts_with("--split"));
+            if let Some(script) = split.and_then(|i| args.get(i + 1)) {
+                if let Some(f) = self.line(script, depth + 1) {
+                    return Some(f);
+                }
+            }
+            for glued in args.iter().filter_map(|a| a.strip_prefix("-S")) {
+                if let Some(f) = self.line(glued, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+        if WRAPPERS.contains(&name.as_str()) || PRIVILEGE.contains(&name.as_str()) {
+            return self.runner(words, STRING_RUNNERS.contains(&name.as_str()), depth);
+        }
+        None
+    }
+
+    /// A runner: every later word that is not an option may be the command it runs; a
+    /// string runner also hands every tail of its arguments to a shell.
+    fn runner(&mut self, words: &[&str], strings: bool, depth: usize) -> Option<Finding> {
+        for i in 1..words.len() {
+            if words[i].starts_with('-') || is_assignment(words[i]) || words[i] == ":::" {
+                continue;
+            }
+            if let Some(f) = self.command(&words[i..], depth + 1) {
+                return Some(f);
+            }
+        }
+        if strings {
+            for i in 1..words.len() {
+                if words[i].starts_with('-') {
+                    continue;
+                }
+                if let Some(f) = self.line(words[i], depth + 1) {
+                    return Some(f);
+                }
+                if let Some(f) = self.line(&words[i..].join(" "), depth + 1) {
+                    return Some(f);
                 }
             }
         }
         None
     }
 
-    /// The rules for one command (words[0] is its name).
-    fn command(&mut self, words: &[&str], depth: usize) -> Option<Finding> {
-        if !self.spend(words.len()) {
-            return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
-        }
-        let name = name_of(words.first()?);
-        let args = &words[1..];
-        let base = strip_version(&name);
-        match name.as_str() {
-            "sudo" | "su" | "doas" | "run0" | "pkexec" => found(
-                PRIVILEGE_ESCALATION,
-                format!("'{name}' runs as another user"),
-            ),
-            "rm" => rm_rules(args),
-            "unlink" | "rmdir" => secret_arg(args).and_then(|p| {
-                found(
-                    HISTORY_OR_KEY_WIPE,
-                    format!("'{name} {p}' deletes history or keys"),
-                )
-            }),
-            "shred" | "truncate" | "wipe" | "srm" => match secret_arg(args) {
-                Some(p) => found(HISTORY_OR_KEY_WIPE, format!("'{name}' destroys '{p}'")),
-                None => found(TRUNCATE_SHRED, format!("'{name}' destroys file contents")),
-            },
-            "dd" => dd_rules(args),
-            "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" => {
-                found(FILESYSTEM_FORMAT, format!("'{name}' rewrites a disk"))
-            }
-            n if n.starts_with("mkfs") => {
-                found(FILESYSTEM_FORMAT, format!("'{name}' formats a filesystem"))
-            }
-            "chmod" | "chown" | "chgrp" => {
-                let flag = short_flag(args, &['R']).or_else(|| long_flag(args, "--recursive"))?;
-                let target = option_args(args)
-                    .iter()
-                    .chain(args.iter().skip_while(|a| **a != "--").skip(1))
-                    .find(|a| !a.starts_with('-') && is_system_root(a))?;
-                found(
-                    RECURSIVE_CHMOD_ROOT,
-                    format!("'{name} {flag}' on '{target}' changes the whole system"),
-                )
-            }
-            "shutdown" | "reboot" | "halt" | "poweroff" => {
-                found(POWER_CONTROL, format!("'{name}' powers the machine down"))
-            }
-            "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6")) => {
-                found(POWER_CONTROL, format!("'{name}' changes the run level"))
-            }
-            "systemctl"
-                if args.iter().any(|a| {
-                    matches!(
-                        *a,
-                        "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate"
-                    )
-                }) =>
-            {
-                found(POWER_CONTROL, "'systemctl' powers the machine down".into())
-            }
-            "history" => short_flag(args, &['c'])
-                .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history"))),
-            "cp" | "ln" | "install" => {
-                let last = args.iter().rev().find(|a| !a.starts_with('-'))?;
-                is_secret_path(last).then(|| Finding {
-                    label: HISTORY_OR_KEY_WIPE.into(),
-                    detail: format!("'{name}' overwrites '{last}'"),
-                })
-            }
-            "mv" | "tee" => secret_arg(args).and_then(|p| {
-                found(
-                    HISTORY_OR_KEY_WIPE,
-                    format!("'{name}' moves or overwrites '{p}'"),
-                )
-            }),
-            "find" => self.find_rules(args, depth),
-            "eval" => self.line(&args.join(" "), depth + 1),
-            _ if SHELLS.contains(&base) => {
-                for script in dash_c_payloads(args) {
-                    if let Some(f) = self.line(&script, depth + 1) {
-                        return Some(f);
-                    }
-                }
-                None
-            }
-            _ if base == "python" || base == "pypy" => {
-                dash_c_payloads(args).iter().find_map(|code| {
-                    python_danger(code).map(|f| Finding {
-                        label: f.label,
-                        detail: format!("'{name} -c' code: {}", f.detail),
-                    })
-                })
-            }
-            _ => None,
-        }
-    }
-
     fn find_rules(&mut self, args: &[&str], depth: usize) -> Option<Finding> {
-        if args.contains(&"-delete") {
-            return found(
-                DESTRUCTIVE_FIND,
-                "'find -delete' deletes what it finds".into(),
-            );
+        if let Some(a) = args.iter().find(|a| **a == "-delete") {
+            return found(DESTRUCTIVE_FIND, format!("'find {a}' deletes what it finds"));
         }
         for (i, arg) in args.iter().enumerate() {
+            if matches!(*arg, "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
+                if let Some(f) = args
+                    .get(i + 1)
+                    .and_then(|t| commands::write_target(&format!("'find {arg}'"), t))
+                {
+                    return Some(f);
+                }
+            }
             if !matches!(*arg, "-exec" | "-execdir" | "-ok" | "-okdir") {
                 continue;
             }
@@ -478,118 +585,63 @@ impl Reader {
                 .position(|a| *a == ";" || *a == "+")
                 .unwrap_or(rest.len());
             let sub = &rest[..end];
-            let Some(first) = sub.first() else { continue };
-            let name = name_of(first);
-            if matches!(
-                name.as_str(),
-                "rm" | "rmdir" | "unlink" | "shred" | "truncate" | "wipe" | "srm"
-            ) {
-                return found(
-                    DESTRUCTIVE_FIND,
-                    format!("'find {arg} {name}' deletes what it finds"),
-                );
+            if sub.is_empty() {
+                continue;
             }
             if let Some(f) = self.command(sub, depth + 1) {
                 return Some(f);
             }
+            if deletes(sub, 0) {
+                return found(
+                    DESTRUCTIVE_FIND,
+                    format!("'find {arg} {}' deletes what it finds", sub.join(" ")),
+                );
+            }
         }
         None
     }
-}
 
-fn rm_rules(args: &[&str]) -> Option<Finding> {
-    if let Some(flag) = short_flag(args, &['r', 'R']).or_else(|| long_flag(args, "--recursive")) {
-        return found(
-            RECURSIVE_DELETE,
-            format!("'rm {flag}' deletes whole folders"),
-        );
-    }
-    if let Some(flag) = long_flag(args, "--no-preserve-root") {
-        return found(DELETE_ROOT_OR_HOME, format!("'rm {flag}' aims at the root"));
-    }
-    let operands = option_args(args)
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .chain(args.iter().skip_while(|a| **a != "--").skip(1));
-    for target in operands {
-        if is_root_or_home(target) {
+    /// Rules for a stage fed by the stages before it: a shell reading commands from a
+    /// pipe, an interpreter reading a download or echoed code, `find | xargs rm`.
+    fn piped(&mut self, before: &[Simple], stage: &Simple, depth: usize) -> Option<Finding> {
+        let texts = stage.texts();
+        let words = command_words(&texts);
+        let first = words.first().map(|w| name_of(w)).unwrap_or_default();
+        let finds = before
+            .iter()
+            .any(|s| command_words(&s.texts()).first().map(|w| name_of(w)) == Some("find".into()));
+        if finds && matches!(first.as_str(), "xargs" | "parallel") && deletes(&words, 0) {
             return found(
-                DELETE_ROOT_OR_HOME,
-                format!("'rm {target}' deletes root or home"),
+                DESTRUCTIVE_FIND,
+                format!("'find … | {}' deletes what find lists", words.join(" ")),
             );
         }
-        if is_secret_path(target) {
-            return found(
-                HISTORY_OR_KEY_WIPE,
-                format!("'rm {target}' deletes history or keys"),
-            );
+        let lang = stdin_reader(&words)?;
+        if SHELLS.contains(&lang.as_str()) || before.iter().any(is_transfer) {
+            return found(PIPE_TO_SHELL, format!("a pipe feeds commands into '{lang}'"));
         }
+        // An interpreter reading what `echo`/`printf` wrote: that text is its program.
+        let prev = before.last()?;
+        let prev_texts = prev.texts();
+        let prev_words = command_words(&prev_texts);
+        let echoed = match prev_words.first().map(|w| name_of(w)).as_deref() {
+            Some("echo") => prev_words[1..]
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
+            Some("printf") => prev_words.get(1).map(|s| s.to_string()).unwrap_or_default(),
+            _ => return None,
+        };
+        self.code(&lang, &echoed, depth)
     }
-    None
-}
-
-fn dd_rules(args: &[&str]) -> Option<Finding> {
-    for arg in args {
-        if let Some(target) = arg.strip_prefix("of=") {
-            if is_device(target) {
-                return found(RAW_DISK_WRITE, format!("'dd {arg}' writes onto a device"));
-            }
-            if is_secret_path(target) {
-                return found(HISTORY_OR_KEY_WIPE, format!("'dd {arg}' overwrites keys"));
-            }
-        }
-    }
-    None
-}
-
-/// The interpreter a pipeline stage feeds its standard input to, if it is one.
-fn stage_interpreter(stage: &Simple) -> Option<String> {
-    let words = command_words(stage);
-    let first = name_of(words.first()?);
-    let candidates: Vec<&str> = if WRAPPERS.contains(&first.as_str()) {
-        if first == "xargs" || first == "parallel" {
-            return None;
-        }
-        words[1..].to_vec()
-    } else {
-        vec![words[0]]
-    };
-    for (i, word) in candidates.iter().enumerate() {
-        let base = strip_version(&name_of(word)).to_string();
-        if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
-            let rest = &candidates[i + 1..];
-            if dash_c_payloads(rest).is_empty() && !rest.iter().any(|a| *a == "-e" || *a == "-c") {
-                return Some(base);
-            }
-            return None;
-        }
-    }
-    None
-}
-
-fn is_transfer(stage: &Simple) -> bool {
-    let words = command_words(stage);
-    words
-        .iter()
-        .any(|w| TRANSFER.contains(&strip_version(&name_of(w))))
-}
-
-/// `curl … | sh`: a later stage hands its input to a shell, or an interpreter reads what
-/// a download tool printed.
-fn pipe_to_shell(before: &[Simple], stage: &Simple) -> Option<Finding> {
-    let interp = stage_interpreter(stage)?;
-    if SHELLS.contains(&interp.as_str()) || before.iter().any(is_transfer) {
-        return found(
-            PIPE_TO_SHELL,
-            format!("a pipe feeds commands into '{interp}'"),
-        );
-    }
-    None
 }
 
 /// `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget …)"`, `source <(curl …)`.
 fn substituted_download(stage: &Simple) -> Option<Finding> {
-    let words = command_words(stage);
+    let texts = stage.texts();
+    let words = command_words(&texts);
     let first = strip_version(&name_of(words.first()?)).to_string();
     let runs_code = SHELLS.contains(&first.as_str())
         || INTERPRETERS.contains(&first.as_str())
@@ -607,49 +659,62 @@ fn substituted_download(stage: &Simple) -> Option<Finding> {
     })
 }
 
-/// The name of a function that pipes into itself in the background (`:(){ :|:& };:`).
+/// The name of a function that keeps starting copies of itself: it calls itself twice,
+/// or once in the background or through a pipe (`:(){ :|:& };:`, `f(){ f & f; }; f`).
 fn fork_bomb(text: &str) -> Option<String> {
-    let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let is_name = |c: char| !";&|(){}<>".contains(c);
-    let name_before = |end: usize| -> String {
-        let mut start = end;
-        while start > 0 && is_name(chars[start - 1]) {
-            start -= 1;
+    let chars: Vec<char> = text.chars().collect();
+    let is_name = |c: char| !";&|(){}<> \t\n\"'".contains(c);
+    let mut i = 0;
+    while i < chars.len() {
+        // `NAME ( ) {` or `function NAME {`.
+        let Some(open) = chars[i..].iter().position(|c| *c == '{').map(|p| p + i) else {
+            break;
+        };
+        let head: String = chars[..open].iter().collect();
+        let head = head.trim_end();
+        let name = if let Some(h) = head.strip_suffix(')') {
+            let h = h.trim_end();
+            h.strip_suffix('(').map(|n| {
+                let n = n.trim_end();
+                let start = n.rfind(|c: char| !is_name(c)).map(|p| p + 1).unwrap_or(0);
+                n[start..].to_string()
+            })
+        } else {
+            let start = head.rfind(|c: char| !is_name(c)).map(|p| p + 1).unwrap_or(0);
+            let word = &head[start..];
+            head[..start]
+                .trim_end()
+                .ends_with("function")
+                .then(|| word.to_string())
+        };
+        let name = name.map(|n| n.strip_prefix("function").unwrap_or(&n).to_string());
+        // The body: up to the matching `}`.
+        let mut depth = 0usize;
+        let mut close = chars.len();
+        for (j, c) in chars.iter().enumerate().skip(open) {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        close = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
         }
-        chars[start..end].iter().collect()
-    };
-    let name_after = |begin: usize| -> (String, usize) {
-        let mut end = begin;
-        while end < chars.len() && is_name(chars[end]) {
-            end += 1;
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            let body: String = chars[open + 1..close.max(open + 1)].iter().collect();
+            let calls = body
+                .split(|c: char| !is_name(c))
+                .filter(|t| *t == name)
+                .count();
+            if calls >= 2 || (calls >= 1 && body.contains(['&', '|'])) {
+                return Some(name);
+            }
         }
-        (chars[begin..end].iter().collect(), end)
-    };
-    // Every function defined: `NAME()` or `function NAME` (whitespace already squashed).
-    let mut defined = std::collections::HashSet::new();
-    for i in 0..chars.len() {
-        if chars[i] == '(' && chars.get(i + 1) == Some(&')') {
-            let name = name_before(i);
-            defined.insert(name.strip_prefix("function").unwrap_or(&name).to_string());
-            defined.insert(name);
-        }
-        if chars[i..].starts_with(&['f', 'u', 'n', 'c', 't', 'i', 'o', 'n']) {
-            defined.insert(name_after(i + 8).0);
-        }
-    }
-    for i in 0..chars.len() {
-        if chars[i] != '|' {
-            continue;
-        }
-        let left = name_before(i);
-        let (right, end) = name_after(i + 1);
-        if !left.is_empty()
-            && left == right
-            && chars.get(end) == Some(&'&')
-            && defined.contains(&left)
-        {
-            return Some(left);
-        }
+        i = open + 1;
     }
     None
 }

@@ -4,8 +4,11 @@
 //! waits or stores; the grant lookup and the card live in `approval`.
 
 mod classify;
+mod commands;
 mod danger;
+mod interp;
 mod paths;
+mod braces;
 mod python;
 mod shell_words;
 

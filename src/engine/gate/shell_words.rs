@@ -1,24 +1,35 @@
-//! A small shell-words reader for the gate: quotes, escapes, operators, redirections
-//! and command substitutions, enough to see every simple command a line would run.
-//! It never panics on any input; what it cannot read (a quote that never closes) it
-//! marks, so the gate stays conservative.
+//! A shell-words reader for the gate: quotes (plain, ANSI-C `$'…'`, locale `$"…"`),
+//! backslashes, brace expansion, operators, redirections, here-documents and command
+//! substitutions, enough to see every simple command a line would run with the words
+//! the shell would hand it. It never panics on any input; what it cannot read (a quote
+//! that never closes, an expansion too large) it marks, so the gate stays conservative.
 
-/// One word after quote removal.
+use super::braces::{self, Class, Piece};
+
+/// One word after quote removal and brace expansion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Word {
     /// The text the command would receive (quotes and escapes removed; `$…` kept as written).
     pub text: String,
     /// True when the word holds an unquoted `*`, `?` or `[` the shell expands against file names.
     pub glob: bool,
+    /// True when the word holds an expansion the gate does not resolve: `$NAME`, `${…}`,
+    /// `$(…)`, backticks, `<(…)`.
+    pub expands: bool,
+    /// True when the word is written plainly: no backslash, no `$'…'`/`$"…"`, no brace
+    /// expansion, no glob and no expansion — what it says is exactly what runs.
+    pub plain: bool,
 }
 
-/// One redirection (`> file`, `2>> log`, `<<EOF`).
+/// One redirection (`> file`, `2>> log`, `<<EOF`, `<<< text`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Redirect {
     /// The operator as written, without the file-descriptor number (`>`, `>>`, `&>`, `<<`).
     pub op: String,
     /// The word after the operator (empty when the line ended first).
     pub target: String,
+    /// For `<<`/`<<-`: the index of its body in [`Line::heredocs`].
+    pub heredoc: Option<usize>,
 }
 
 impl Redirect {
@@ -29,6 +40,12 @@ impl Redirect {
             && self.target.chars().all(|c| c.is_ascii_digit() || c == '-');
         self.op.contains('>') && !dup
     }
+
+    /// True when the redirection feeds text written in the line to standard input
+    /// (`<<EOF`, `<<-EOF`, `<<< text`).
+    pub fn feeds_text(&self) -> bool {
+        self.op.starts_with("<<")
+    }
 }
 
 /// One simple command: its words, redirections and the bodies of its substitutions.
@@ -38,8 +55,11 @@ pub(crate) struct Simple {
     pub words: Vec<Word>,
     /// Its redirections, in order.
     pub redirects: Vec<Redirect>,
-    /// The raw text of every `$( )`, backtick, `<( )` and `>( )` body inside it.
+    /// The raw text of every `$( )`, backtick, `<( )` and `>( )` body inside it (and
+    /// inside a here-document whose delimiter is unquoted).
     pub substitutions: Vec<String>,
+    /// The raw bodies of its `>( )` process substitutions (also in `substitutions`).
+    pub output_substitutions: Vec<String>,
 }
 
 impl Simple {
@@ -61,13 +81,24 @@ pub(crate) struct Pipeline {
     pub stages: Vec<Simple>,
 }
 
+/// The body of one here-document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Heredoc {
+    /// The lines between the operator's line and the delimiter.
+    pub body: String,
+}
+
 /// A whole line: pipelines separated by `;`, `&&`, `||`, `&`, newline or parentheses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Line {
     /// The pipelines, in order.
     pub pipelines: Vec<Pipeline>,
+    /// Here-document bodies, in the order of their operators.
+    pub heredocs: Vec<Heredoc>,
     /// True when a quote, backtick or `$(` never closes.
     pub unbalanced: bool,
+    /// True when a brace expansion was too large to follow.
+    pub overflow: bool,
 }
 
 impl Line {
@@ -75,12 +106,21 @@ impl Line {
     pub fn simples(&self) -> impl Iterator<Item = &Simple> {
         self.pipelines.iter().flat_map(|p| p.stages.iter())
     }
+
+    /// The body of a here-document redirection, when it is one.
+    pub fn heredoc_body(&self, redirect: &Redirect) -> Option<&str> {
+        redirect
+            .heredoc
+            .and_then(|i| self.heredocs.get(i))
+            .map(|h| h.body.as_str())
+    }
 }
 
 /// True for a `NAME=value` word (a variable assignment in command position).
 pub(crate) fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
+            let name = name.strip_suffix('+').unwrap_or(name);
             let mut chars = name.chars();
             matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
                 && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
@@ -89,20 +129,68 @@ pub(crate) fn is_assignment(word: &str) -> bool {
     }
 }
 
+/// A word as read, before brace expansion.
+#[derive(Default)]
+struct RawWord {
+    pieces: Vec<Piece>,
+    /// A backslash, `$'…'` or `$"…"` was decoded.
+    decoded: bool,
+    expands: bool,
+    subs: Vec<String>,
+    out_subs: Vec<String>,
+}
+
+impl RawWord {
+    fn push(&mut self, c: char, class: Class) {
+        self.pieces.push((c, class));
+    }
+
+    fn push_str(&mut self, text: &str, class: Class) {
+        self.pieces.extend(text.chars().map(|c| (c, class)));
+    }
+}
+
 enum Tok {
-    Word(Word, Vec<String>),
+    Word(RawWord),
     Redir(String),
     Pipe,
     List,
+}
+
+/// A here-document waiting for its body after the next newline.
+struct PendingDoc {
+    delimiter: String,
+    strip_tabs: bool,
+    expands: bool,
 }
 
 struct Lexer {
     chars: Vec<char>,
     pos: usize,
     unbalanced: bool,
+    /// Set after `<<`/`<<-`: the next word is a delimiter (strip tabs?).
+    expect_delimiter: Option<bool>,
+    pending_docs: Vec<PendingDoc>,
+    heredocs: Vec<(Heredoc, Vec<String>)>,
+}
+
+/// Characters that may follow `$` to start an expansion.
+fn starts_expansion(c: Option<char>) -> bool {
+    matches!(c, Some(x) if x.is_ascii_alphanumeric() || "_{(@*#?$!-".contains(x))
 }
 
 impl Lexer {
+    fn new(text: &str) -> Lexer {
+        Lexer {
+            chars: text.chars().collect(),
+            pos: 0,
+            unbalanced: false,
+            expect_delimiter: None,
+            pending_docs: Vec::new(),
+            heredocs: Vec::new(),
+        }
+    }
+
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
@@ -116,12 +204,23 @@ impl Lexer {
             match self.peek() {
                 Some(' ' | '\t' | '\r') => self.pos += 1,
                 Some('\\') if self.peek_at(1) == Some('\n') => self.pos += 2,
+                Some('#') => {
+                    // A comment runs to the end of the line.
+                    while !matches!(self.peek(), None | Some('\n')) {
+                        self.pos += 1;
+                    }
+                }
                 _ => break,
             }
         }
         let c = self.peek()?;
         match c {
-            '\n' | ';' | '(' | ')' => {
+            '\n' => {
+                self.pos += 1;
+                self.read_heredoc_bodies();
+                Some(Tok::List)
+            }
+            ';' | '(' | ')' => {
                 self.pos += 1;
                 Some(Tok::List)
             }
@@ -158,9 +257,17 @@ impl Lexer {
                     Some(Tok::Pipe)
                 }
             },
-            '<' | '>' if self.peek_at(1) != Some('(') => Some(Tok::Redir(self.read_redir_op())),
+            '<' | '>' if self.peek_at(1) != Some('(') => Some(self.redirection()),
             _ => Some(self.read_word()),
         }
+    }
+
+    fn redirection(&mut self) -> Tok {
+        let op = self.read_redir_op();
+        if op == "<<" || op == "<<-" {
+            self.expect_delimiter = Some(op == "<<-");
+        }
+        Tok::Redir(op)
     }
 
     /// At `<` or `>`: the longest redirection operator.
@@ -189,100 +296,245 @@ impl Lexer {
         op
     }
 
+    /// After a newline: the bodies of the here-documents opened on the line before.
+    fn read_heredoc_bodies(&mut self) {
+        for doc in std::mem::take(&mut self.pending_docs) {
+            let mut body = String::new();
+            loop {
+                if self.pos >= self.chars.len() {
+                    break;
+                }
+                let mut line = String::new();
+                while let Some(c) = self.peek() {
+                    self.pos += 1;
+                    if c == '\n' {
+                        break;
+                    }
+                    line.push(c);
+                }
+                let compared = if doc.strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line.as_str()
+                };
+                if compared == doc.delimiter {
+                    break;
+                }
+                body.push_str(compared);
+                body.push('\n');
+            }
+            let subs = if doc.expands {
+                substitutions_in(&body)
+            } else {
+                Vec::new()
+            };
+            self.heredocs.push((Heredoc { body }, subs));
+        }
+    }
+
     fn read_word(&mut self) -> Tok {
-        let mut text = String::new();
-        let mut glob = false;
-        let mut quoted = false;
-        let mut subs = Vec::new();
+        let mut word = RawWord::default();
         while let Some(c) = self.peek() {
             match c {
                 ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
                 '<' | '>' if self.peek_at(1) == Some('(') => {
                     self.pos += 2;
                     let body = self.read_balanced();
-                    text.push(c);
-                    text.push('(');
-                    text.push_str(&body);
-                    text.push(')');
-                    subs.push(body);
+                    word.push(c, Class::Unquoted);
+                    word.push('(', Class::Unquoted);
+                    word.push_str(&body, Class::Literal);
+                    word.push(')', Class::Unquoted);
+                    word.expands = true;
+                    if c == '>' {
+                        word.out_subs.push(body.clone());
+                    }
+                    word.subs.push(body);
                 }
                 '<' | '>' => {
-                    let fd =
-                        !text.is_empty() && !quoted && text.chars().all(|d| d.is_ascii_digit());
+                    let fd = !word.pieces.is_empty()
+                        && word
+                            .pieces
+                            .iter()
+                            .all(|(d, class)| d.is_ascii_digit() && *class == Class::Unquoted);
                     if fd {
-                        return Tok::Redir(self.read_redir_op());
+                        return self.redirection();
                     }
                     break;
                 }
                 '\\' => {
                     self.pos += 1;
-                    quoted = true;
+                    word.decoded = true;
                     match self.peek() {
                         Some('\n') => self.pos += 1,
                         Some(x) => {
-                            text.push(x);
+                            word.push(x, Class::Literal);
                             self.pos += 1;
                         }
-                        None => text.push('\\'),
+                        None => word.push('\\', Class::Literal),
                     }
                 }
                 '\'' => {
                     self.pos += 1;
-                    quoted = true;
-                    loop {
-                        match self.peek() {
-                            Some('\'') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(x) => {
-                                text.push(x);
-                                self.pos += 1;
-                            }
-                            None => {
-                                self.unbalanced = true;
-                                break;
-                            }
-                        }
-                    }
+                    self.read_single_quoted(&mut word);
                 }
                 '"' => {
                     self.pos += 1;
-                    quoted = true;
-                    self.read_double_quoted(&mut text, &mut subs);
+                    self.read_double_quoted(&mut word);
                 }
-                '$' if self.peek_at(1) == Some('(') => {
+                '$' if self.peek_at(1) == Some('\'') => {
                     self.pos += 2;
-                    let body = self.read_balanced();
-                    text.push_str("$(");
-                    text.push_str(&body);
-                    text.push(')');
-                    subs.push(body);
+                    word.decoded = true;
+                    self.read_ansi_c(&mut word);
                 }
-                '`' => {
-                    self.pos += 1;
-                    let body = self.read_backtick();
-                    text.push('`');
-                    text.push_str(&body);
-                    text.push('`');
-                    subs.push(body);
+                '$' if self.peek_at(1) == Some('"') => {
+                    self.pos += 2;
+                    word.decoded = true;
+                    self.read_double_quoted(&mut word);
                 }
-                '*' | '?' | '[' => {
-                    glob = true;
-                    text.push(c);
-                    self.pos += 1;
-                }
+                '$' | '`' => self.read_dollar_or_backtick(&mut word, Class::Unquoted),
                 _ => {
-                    text.push(c);
+                    word.push(c, Class::Unquoted);
                     self.pos += 1;
                 }
             }
         }
-        Tok::Word(Word { text, glob }, subs)
+        if let Some(strip_tabs) = self.expect_delimiter.take() {
+            let quoted = word.decoded || word.pieces.iter().any(|(_, k)| *k != Class::Unquoted);
+            self.pending_docs.push(PendingDoc {
+                delimiter: word.pieces.iter().map(|(c, _)| *c).collect(),
+                strip_tabs,
+                expands: !quoted,
+            });
+        }
+        Tok::Word(word)
+    }
+
+    /// At `$` or `` ` `` where expansions are live (unquoted or inside `"…"`).
+    fn read_dollar_or_backtick(&mut self, word: &mut RawWord, class: Class) {
+        let Some(c) = self.peek() else { return };
+        if c == '`' {
+            self.pos += 1;
+            let body = self.read_backtick();
+            word.push('`', class);
+            word.push_str(&body, Class::Literal);
+            word.push('`', class);
+            word.expands = true;
+            word.subs.push(body);
+            return;
+        }
+        if self.peek_at(1) == Some('(') {
+            self.pos += 2;
+            let body = self.read_balanced();
+            word.push_str("$(", class);
+            word.push_str(&body, Class::Literal);
+            word.push(')', class);
+            word.expands = true;
+            word.subs.push(body);
+            return;
+        }
+        if starts_expansion(self.peek_at(1)) {
+            word.expands = true;
+        }
+        word.push('$', class);
+        self.pos += 1;
+    }
+
+    /// After an opening `'`: up to the closing one, every character literal.
+    fn read_single_quoted(&mut self, word: &mut RawWord) {
+        loop {
+            match self.peek() {
+                Some('\'') => {
+                    self.pos += 1;
+                    return;
+                }
+                Some(x) => {
+                    word.push(x, Class::Literal);
+                    self.pos += 1;
+                }
+                None => {
+                    self.unbalanced = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// After `$'`: ANSI-C quoting, escapes decoded as bash decodes them.
+    fn read_ansi_c(&mut self, word: &mut RawWord) {
+        loop {
+            let Some(c) = self.peek() else {
+                self.unbalanced = true;
+                return;
+            };
+            self.pos += 1;
+            match c {
+                '\'' => return,
+                '\\' => {
+                    if let Some(x) = self.ansi_escape() {
+                        word.push(x, Class::Literal);
+                    }
+                }
+                x => word.push(x, Class::Literal),
+            }
+        }
+    }
+
+    /// After a `\` inside `$'…'`: the character it stands for (`None` for `\c@`-style NUL).
+    fn ansi_escape(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += 1;
+        let simple = match c {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(c),
+            _ => None,
+        };
+        if simple.is_some() {
+            return simple;
+        }
+        let digits = |lexer: &mut Lexer, radix: u32, max: usize| -> Option<u32> {
+            let mut value = 0u32;
+            let mut n = 0;
+            while n < max {
+                let Some(d) = lexer.peek().and_then(|d| d.to_digit(radix)) else {
+                    break;
+                };
+                value = value.saturating_mul(radix).saturating_add(d);
+                lexer.pos += 1;
+                n += 1;
+            }
+            (n > 0).then_some(value)
+        };
+        let code = match c {
+            '0'..='7' => {
+                self.pos -= 1;
+                digits(self, 8, 3).map(|v| v & 0xff)
+            }
+            'x' => digits(self, 16, 2),
+            'u' => digits(self, 16, 4),
+            'U' => digits(self, 16, 8),
+            'c' => {
+                let x = self.peek()?;
+                self.pos += 1;
+                Some(u32::from(x) & 0x1f)
+            }
+            _ => {
+                // An unknown escape keeps its backslash; the character after it is read next.
+                self.pos -= 1;
+                return Some('\\');
+            }
+        };
+        code.and_then(char::from_u32)
     }
 
     /// After an opening `"`: up to the closing one, substitutions recorded.
-    fn read_double_quoted(&mut self, text: &mut String, subs: &mut Vec<String>) {
+    fn read_double_quoted(&mut self, word: &mut RawWord) {
         loop {
             match self.peek() {
                 None => {
@@ -298,35 +550,21 @@ impl Lexer {
                     match self.peek() {
                         Some('\n') => self.pos += 1,
                         Some(x @ ('$' | '`' | '"' | '\\')) => {
-                            text.push(x);
+                            word.decoded = true;
+                            word.push(x, Class::Literal);
                             self.pos += 1;
                         }
                         Some(x) => {
-                            text.push('\\');
-                            text.push(x);
+                            word.push('\\', Class::Double);
+                            word.push(x, Class::Double);
                             self.pos += 1;
                         }
-                        None => text.push('\\'),
+                        None => word.push('\\', Class::Double),
                     }
                 }
-                Some('$') if self.peek_at(1) == Some('(') => {
-                    self.pos += 2;
-                    let body = self.read_balanced();
-                    text.push_str("$(");
-                    text.push_str(&body);
-                    text.push(')');
-                    subs.push(body);
-                }
-                Some('`') => {
-                    self.pos += 1;
-                    let body = self.read_backtick();
-                    text.push('`');
-                    text.push_str(&body);
-                    text.push('`');
-                    subs.push(body);
-                }
+                Some('$' | '`') => self.read_dollar_or_backtick(word, Class::Double),
                 Some(x) => {
-                    text.push(x);
+                    word.push(x, Class::Double);
                     self.pos += 1;
                 }
             }
@@ -426,35 +664,91 @@ impl Lexer {
     }
 }
 
+/// The `$( )` and backtick bodies in text read as inside double quotes (a here-document
+/// body whose delimiter is unquoted).
+fn substitutions_in(text: &str) -> Vec<String> {
+    let mut lexer = Lexer::new(text);
+    let mut word = RawWord::default();
+    while let Some(c) = lexer.peek() {
+        match c {
+            '\\' => lexer.pos += 2,
+            '$' | '`' => lexer.read_dollar_or_backtick(&mut word, Class::Double),
+            _ => lexer.pos += 1,
+        }
+    }
+    word.subs
+}
+
+/// The words a raw word becomes: brace expansion, then quote removal.
+fn finish(raw: RawWord, overflow: &mut bool) -> Vec<Word> {
+    let expanded = match braces::expand(&raw.pieces) {
+        Some(words) => words,
+        None => {
+            *overflow = true;
+            vec![raw.pieces.clone()]
+        }
+    };
+    let braced = expanded.len() != 1 || expanded.first() != Some(&raw.pieces);
+    expanded
+        .into_iter()
+        .map(|pieces| {
+            let glob = pieces
+                .iter()
+                .any(|(c, class)| *class == Class::Unquoted && matches!(c, '*' | '?' | '['));
+            let text: String = pieces.iter().map(|(c, _)| *c).collect();
+            Word {
+                plain: !raw.decoded && !raw.expands && !glob && !braced,
+                text,
+                glob,
+                expands: raw.expands,
+            }
+        })
+        .collect()
+}
+
 /// Read `line` into pipelines of simple commands. Never panics.
 pub(crate) fn parse(line: &str) -> Line {
-    let mut lexer = Lexer {
-        chars: line.chars().collect(),
-        pos: 0,
-        unbalanced: false,
-    };
+    let mut lexer = Lexer::new(line);
     let mut out = Line::default();
     let mut pipeline = Pipeline::default();
     let mut current = Simple::default();
     let mut pending: Option<String> = None;
+    let mut docs = 0usize;
     let flush = |current: &mut Simple, pending: &mut Option<String>| {
         if let Some(op) = pending.take() {
             current.redirects.push(Redirect {
                 op,
                 target: String::new(),
+                heredoc: None,
             });
         }
     };
     while let Some(tok) = lexer.next_tok() {
         match tok {
-            Tok::Word(word, subs) => {
-                current.substitutions.extend(subs);
+            Tok::Word(raw) => {
+                current.substitutions.extend(raw.subs.iter().cloned());
+                current
+                    .output_substitutions
+                    .extend(raw.out_subs.iter().cloned());
+                let words = finish(raw, &mut out.overflow);
                 match pending.take() {
-                    Some(op) => current.redirects.push(Redirect {
-                        op,
-                        target: word.text,
-                    }),
-                    None => current.words.push(word),
+                    Some(op) => {
+                        let heredoc = (op == "<<" || op == "<<-").then(|| {
+                            docs += 1;
+                            docs - 1
+                        });
+                        let target = words
+                            .iter()
+                            .map(|w| w.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        current.redirects.push(Redirect {
+                            op,
+                            target,
+                            heredoc,
+                        });
+                    }
+                    None => current.words.extend(words),
                 }
             }
             Tok::Redir(op) => {
@@ -485,79 +779,23 @@ pub(crate) fn parse(line: &str) -> Line {
     if pipeline.stages.iter().any(|s| !s.is_empty()) {
         out.pipelines.push(pipeline);
     }
+    // A body never closed by its delimiter still runs: read what there is.
+    lexer.read_heredoc_bodies();
+    let bodies = std::mem::take(&mut lexer.heredocs);
+    for pipeline in &mut out.pipelines {
+        for stage in &mut pipeline.stages {
+            for r in &stage.redirects {
+                if let Some((_, subs)) = r.heredoc.and_then(|i| bodies.get(i)) {
+                    stage.substitutions.extend(subs.iter().cloned());
+                }
+            }
+        }
+    }
+    out.heredocs = bodies.into_iter().map(|(doc, _)| doc).collect();
     out.unbalanced = lexer.unbalanced;
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(line: &str) -> Vec<Vec<String>> {
-        parse(line)
-            .simples()
-            .map(|s| s.words.iter().map(|w| w.text.clone()).collect())
-            .collect()
-    }
-
-    #[test]
-    fn quotes_and_escapes_are_removed_from_words() {
-        assert_eq!(
-            words(r#"echo 'a b' "c \"d\"" e\ f r''m"#),
-            vec![vec!["echo", "a b", "c \"d\"", "e f", "rm"]]
-        );
-    }
-
-    #[test]
-    fn lists_and_pipelines_split_into_simple_commands() {
-        let line = parse("a 1 && b | c; d || e & f\ng");
-        let shape: Vec<usize> = line.pipelines.iter().map(|p| p.stages.len()).collect();
-        assert_eq!(shape, vec![1, 2, 1, 1, 1, 1]);
-    }
-
-    #[test]
-    fn redirections_take_the_next_word_as_target() {
-        let line = parse("cat a 2> err >> out <in");
-        let s = &line.pipelines[0].stages[0];
-        assert_eq!(s.texts(), vec!["cat", "a"]);
-        let ops: Vec<(&str, &str)> = s
-            .redirects
-            .iter()
-            .map(|r| (r.op.as_str(), r.target.as_str()))
-            .collect();
-        assert_eq!(ops, vec![(">", "err"), (">>", "out"), ("<", "in")]);
-    }
-
-    #[test]
-    fn substitution_bodies_are_recorded_even_inside_double_quotes() {
-        let line = parse(r#"echo "$(rm -rf /)" `id` <(curl x)"#);
-        let s = &line.pipelines[0].stages[0];
-        assert_eq!(s.substitutions, vec!["rm -rf /", "id", "curl x"]);
-        assert!(!line.unbalanced);
-    }
-
-    #[test]
-    fn an_open_quote_is_marked_unbalanced() {
-        assert!(parse("echo 'abc").unbalanced);
-        assert!(parse("echo \"abc").unbalanced);
-        assert!(parse("echo $(ls").unbalanced);
-        assert!(parse("echo `ls").unbalanced);
-        assert!(!parse("echo 'abc'").unbalanced);
-    }
-
-    #[test]
-    fn unquoted_glob_characters_are_marked_and_quoted_ones_are_not() {
-        let line = parse("ls *.txt '*.md'");
-        let s = &line.pipelines[0].stages[0];
-        assert!(s.words[1].glob);
-        assert!(!s.words[2].glob);
-    }
-
-    #[test]
-    fn assignments_are_recognised_by_name_shape() {
-        assert!(is_assignment("FOO=1"));
-        assert!(is_assignment("_x9="));
-        assert!(!is_assignment("--output=x"));
-        assert!(!is_assignment("9A=1"));
-    }
-}
+#[path = "tests_shell_words.rs"]
+mod tests;

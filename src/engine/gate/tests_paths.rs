@@ -57,7 +57,7 @@ fn paths_that_leave_the_workspace_ask() {
         "ls sub/../..",
         "grep --file=/etc/passwd a.txt",
         "grep -f/etc/passwd a.txt",
-        "wc --files0-from=../list",
+        "wc -l ../list",
         "sort -T/tmp a.txt",
         "head -- ../x",
         "cat .*",
