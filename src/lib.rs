@@ -1,27 +1,33 @@
 //! Kotoba: an AI companion that lives in Discord and runs real tools behind an
-//! approval gate. The layout map, one line per module:
+//! approval gate. The contract each part keeps is in `docs/` (engine.md, gate.md,
+//! tools.md, discord.md, voice.md, surfaces.md); the layout map, one entry per module:
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 
-/// App::build: the engine and its parts, started once per process.
+/// `App::build`: store, soul, model client, tools (+ MCP, the Discord port) → the engine.
 pub mod app;
-/// Configuration: paths, env caps, live settings.yaml.
+/// Configuration: paths and env (`mod.rs`), companion caps (`caps.rs`), the live
+/// settings.yaml (`settings.rs`).
 pub mod config;
-/// The engine: sessions, the loop, dispatch, narration, cards.
+/// The engine: sessions, the loop (`turn.rs`), dispatch, budget and output caps, rows,
+/// narration, cards (`approval/`), the gate (`gate/`, `gating.rs`), deferred runs, work
+/// jobs and helpers, the transport numbers (`transport.rs`).
 pub mod engine;
-/// The model client trait and its two wire APIs.
+/// The model client trait, its retrying client and its two wire APIs (Responses, Chat
+/// Completions) over SSE.
 pub mod llm;
 /// MCP servers: the client manager, their settings and catalogue.
 pub mod mcp;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
-/// The soul file and the system prompt.
+/// The soul file (`parse.rs`) and the system prompt (`prompt.rs`).
 pub mod soul;
-/// Speech: recognition, synthesis, voice activity, endpointing and resampling.
+/// Speech, with no Discord types: resampling (`audio.rs`), WAV, voice activity, endpointing,
+/// the spoken filter (`filter/`), wake words, recognition (`stt/`), synthesis (`tts/`).
 pub mod speech;
-/// SQLite: transcripts (+FTS5); audit, grants, keystore, cron later.
+/// SQLite: transcripts (+FTS5 search), the audit trail, grants, the keystore, reminders.
 pub mod store;
-/// Surfaces: terminal, the web page and /v1; Discord next.
+/// Surfaces: the terminal, the web page, /v1, and Discord (text, commands, voice rooms).
 pub mod surfaces;
-/// The Tool trait, registry, and one file per tool family.
+/// The Tool trait, the registry, the engine port, and one file per tool family.
 pub mod tools;

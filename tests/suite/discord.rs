@@ -63,9 +63,36 @@ pub(crate) fn posts_in(c: &crate::support::discord::Call, channel: u64) -> bool 
     c.is("POST", &format!("/channels/{channel}/messages"))
 }
 
-/// Give the bot a moment to (not) act.
+/// Give the bot a moment to act (only where there is nothing to wait on, such as a
+/// voice state it must know before a command; a "nothing happened" check uses a
+/// barrier instead).
 pub(crate) async fn settle() {
     tokio::time::sleep(Duration::from_millis(400)).await;
+}
+
+/// What she says to a barrier.
+pub(crate) const BARRIER: &str = "barrier reached";
+
+/// A barrier before asserting that nothing happened: an owner's mention in `channel`,
+/// waited on until its reply is posted. The gateway delivers in order, so the bot has
+/// read everything sent before it; and one session runs one turn at a time, so a turn
+/// wrongly started before it has finished and posted by then. Costs one model request
+/// and one reply (`BARRIER`) in `channel`.
+pub(crate) async fn barrier(r: &Rig, channel: u64) {
+    let from = r.discord.calls().len();
+    r.model.push(Reply::text(BARRIER));
+    r.discord.mention(channel, OWNER, "barrier");
+    r.discord
+        .wait_for_from(from, 10, |c| posts_in(c, channel) && c.content() == BARRIER)
+        .await;
+}
+
+/// A barrier that neither reaches the model nor changes the channel's follow-up state:
+/// `/status` in `channel`, waited on until answered (privately). The gateway delivers
+/// in order, so the bot has read everything sent before it. Returns the status text.
+pub(crate) async fn status_barrier(r: &Rig, channel: u64) -> String {
+    let s = r.discord.slash(channel, GUEST, "status", json!([]), 0);
+    r.discord.wait_callback(s).await.content()
 }
 
 fn replies_in(d: &FakeDiscord, channel: u64) -> Vec<String> {
@@ -150,10 +177,11 @@ async fn a_plain_line_is_ignored_and_everyone_alone_does_not_count() {
         },
     );
     r.discord.say(GENERAL, GUEST, "", Msg::default());
-    settle().await;
-    assert!(replies_in(&r.discord, GENERAL).is_empty());
-    assert!(replies_in(&r.discord, OTHER).is_empty());
-    assert_eq!(r.model.request_count(), 0);
+    barrier(&r, GENERAL).await;
+    barrier(&r, OTHER).await;
+    assert_eq!(replies_in(&r.discord, GENERAL), vec![BARRIER]);
+    assert_eq!(replies_in(&r.discord, OTHER), vec![BARRIER]);
+    assert_eq!(r.model.request_count(), 2, "only the two barriers");
 }
 
 #[tokio::test]
@@ -217,11 +245,14 @@ async fn the_follow_up_window_answers_the_same_author_but_not_after_someone_spok
     // Another author is not answered, and closes the window for the first.
     r.model.set_fallback(Reply::text("should not be said"));
     r.discord.say(GENERAL, GUEST, "me too?", Msg::default());
-    settle().await;
+    status_barrier(&r, GENERAL).await; // a mention here would open a window of its own
     r.discord
         .say(GENERAL, OWNER, "still there?", Msg::default());
-    settle().await;
-    assert_eq!(replies_in(&r.discord, GENERAL), vec!["first", "second"]);
+    barrier(&r, GENERAL).await;
+    assert_eq!(
+        replies_in(&r.discord, GENERAL),
+        vec!["first", "second", BARRIER]
+    );
 }
 
 #[tokio::test]
@@ -340,7 +371,9 @@ async fn end_to_end_a_guest_cannot_approve_the_owner_can_and_the_command_runs() 
         "{:?}",
         refusal.body
     );
-    settle().await;
+    // The card is still open after the press, so nothing can have run it.
+    let status = status_barrier(&r, GENERAL).await;
+    assert!(status.contains("**Open cards:** 1"), "{status}");
     assert!(!r._home.path().join("workspace/built.txt").exists());
     // The owner's press: acknowledged (deferred update), the command runs.
     r.model.push(Reply::text("Made it."));
@@ -664,7 +697,7 @@ async fn a_gateway_drop_mid_turn_resumes_the_reply_still_arrives_and_nothing_is_
     r.discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Done after the drop.")
         .await;
-    settle().await;
+    barrier(&r, GENERAL).await;
     let cards = r
         .discord
         .calls()
@@ -672,10 +705,14 @@ async fn a_gateway_drop_mid_turn_resumes_the_reply_still_arrives_and_nothing_is_
         .filter(|c| is_card_post(c, GENERAL))
         .count();
     assert_eq!(cards, 1, "the replayed message was not answered again");
-    assert_eq!(r.model.request_count(), 2);
+    assert_eq!(
+        r.model.request_count(),
+        3,
+        "two for the turn, one for the barrier"
+    );
     assert_eq!(
         replies_in(&r.discord, GENERAL),
-        vec!["Done after the drop."]
+        vec!["Done after the drop.", BARRIER]
     );
 }
 
@@ -708,7 +745,7 @@ async fn a_finished_background_job_is_announced_once_in_its_channel() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    settle().await;
+    barrier(&r, GENERAL).await;
     let announce_turns = r
         .model
         .requests()
@@ -859,7 +896,7 @@ async fn the_read_tools_read_this_channels_history_and_this_guilds_members() {
     let r = rig().await;
     r.discord
         .say(GENERAL, CAROL, "the deploy is at five", Msg::default());
-    settle().await;
+    status_barrier(&r, GENERAL).await;
     r.model
         .push(Reply::call("discord_read_history", json!({"limit": 5})));
     r.model
