@@ -30,7 +30,11 @@ pub(crate) fn expand(word: &[Piece]) -> Option<Vec<Vec<Piece>>> {
 
 fn is_open(word: &[Piece], i: usize) -> bool {
     word.get(i) == Some(&('{', Class::Unquoted))
-        && !(i > 0 && matches!(word.get(i - 1), Some(('$', Class::Unquoted | Class::Double))))
+        && !(i > 0
+            && matches!(
+                word.get(i - 1),
+                Some(('$', Class::Unquoted | Class::Double))
+            ))
 }
 
 /// The first brace expression: (open, close, top-level comma positions), or a sequence.
@@ -144,7 +148,11 @@ fn sequence(inner: &[Piece]) -> Option<Vec<String>> {
         } else {
             out.push(value.to_string());
         }
-        value = if to >= from { value + step } else { value - step };
+        value = if to >= from {
+            value + step
+        } else {
+            value - step
+        };
     }
     Some(out)
 }

@@ -50,8 +50,20 @@ const POWER_TARGETS: [&str; 13] = [
 ];
 /// Names (of programs) that format, partition or erase a disk.
 const FORMAT_PREFIXES: [&str; 14] = [
-    "mkfs", "mke2fs", "mkdosfs", "mkntfs", "mkswap", "mkexfat", "mkudffs", "mkreiserfs", "mkhfs",
-    "mkjfs", "mkxfs", "mkbtrfs", "newfs", "mformat",
+    "mkfs",
+    "mke2fs",
+    "mkdosfs",
+    "mkntfs",
+    "mkswap",
+    "mkexfat",
+    "mkudffs",
+    "mkreiserfs",
+    "mkhfs",
+    "mkjfs",
+    "mkxfs",
+    "mkbtrfs",
+    "newfs",
+    "mformat",
 ];
 const DISK_TOOLS: [&str; 7] = [
     "wipefs",
@@ -164,7 +176,10 @@ pub(crate) fn is_sysrq(target: &str) -> bool {
 /// What writing to `target` would destroy, if anything: a device, the power switch, keys.
 pub(crate) fn write_target(how: &str, target: &str) -> Option<Finding> {
     if is_device(target) {
-        return found(RAW_DISK_WRITE, format!("{how} '{target}' writes to a device"));
+        return found(
+            RAW_DISK_WRITE,
+            format!("{how} '{target}' writes to a device"),
+        );
     }
     if is_sysrq(target) {
         return found(
@@ -240,7 +255,10 @@ pub(crate) fn rules(name: &str, args: &[&str]) -> Option<Finding> {
         );
     }
     if FORMAT_PREFIXES.iter().any(|p| name.starts_with(p)) || DISK_TOOLS.contains(&name) {
-        return found(FILESYSTEM_FORMAT, format!("'{name}' formats or rewrites a disk"));
+        return found(
+            FILESYSTEM_FORMAT,
+            format!("'{name}' formats or rewrites a disk"),
+        );
     }
     match name {
         "rm" => rm_rules(args),

@@ -246,9 +246,14 @@ fn command_values(name: &str, words: &[&str]) -> Vec<String> {
         v.trim_start_matches(['|', '!', ' ']).to_string()
     };
     let mut out = Vec::new();
+    let leading = words.iter().take_while(|w| is_assignment(w)).count();
     for (i, word) in words.iter().enumerate() {
         if let Some((key, value)) = word.split_once('=') {
-            if keyed(key) && !key.contains(' ') {
+            // Only where a program reads it as configuration: a glued option, a key
+            // after `-o`/`-c`, a dotted config key, or an assignment before the command.
+            let after_config_flag = i > 0 && matches!(words[i - 1], "-o" | "-c" | "--config");
+            let config = key.starts_with('-') || after_config_flag || key.contains('.');
+            if keyed(key) && !key.contains(' ') && (config || i < leading) {
                 out.push(clean(value));
             }
         } else if word.starts_with("--") && keyed(word) {
@@ -266,9 +271,9 @@ fn command_values(name: &str, words: &[&str]) -> Vec<String> {
 fn stdin_reader(words: &[&str]) -> Option<String> {
     let first = name_of(words.first()?);
     if matches!(first.as_str(), "source" | ".") {
-        let from_stdin = words.get(1).is_some_and(|a| {
-            matches!(*a, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
-        });
+        let from_stdin = words
+            .get(1)
+            .is_some_and(|a| matches!(*a, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-"));
         return from_stdin.then(|| "sh".to_string());
     }
     let skip_to = if WRAPPERS.contains(&first.as_str()) {
@@ -282,7 +287,9 @@ fn stdin_reader(words: &[&str]) -> Option<String> {
         if code_reader {
             let rest = &words[i + 1..];
             let script_given = !dash_c_payloads(rest).is_empty()
-                || rest.iter().any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
+                || rest
+                    .iter()
+                    .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
                 || rest.iter().any(|a| {
                     !a.starts_with('-') && !matches!(*a, "/dev/stdin" | "/proc/self/fd/0")
                 });
@@ -518,13 +525,19 @@ impl Reader {
             return self.find_rules(args, depth);
         }
         if name == "env" {
-            let split = args.iter().position(|a| *a == "-S" || a.starts_with("--split"));
+            let split = args
+                .iter()
+                .position(|a| *a == "-S" || a.starts_with("--split"));
             if let Some(script) = split.and_then(|i| args.get(i + 1)) {
                 if let Some(f) = self.line(script, depth + 1) {
                     return Some(f);
                 }
             }
-            for glued in args.iter().filter_map(|a| a.strip_prefix("-S")) {
+            let glued = args.iter().filter_map(|a| {
+                a.strip_prefix("--split-string=")
+                    .or_else(|| a.strip_prefix("-S"))
+            });
+            for glued in glued {
                 if let Some(f) = self.line(glued, depth + 1) {
                     return Some(f);
                 }
@@ -565,7 +578,10 @@ impl Reader {
 
     fn find_rules(&mut self, args: &[&str], depth: usize) -> Option<Finding> {
         if let Some(a) = args.iter().find(|a| **a == "-delete") {
-            return found(DESTRUCTIVE_FIND, format!("'find {a}' deletes what it finds"));
+            return found(
+                DESTRUCTIVE_FIND,
+                format!("'find {a}' deletes what it finds"),
+            );
         }
         for (i, arg) in args.iter().enumerate() {
             if matches!(*arg, "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
@@ -618,7 +634,10 @@ impl Reader {
         }
         let lang = stdin_reader(&words)?;
         if SHELLS.contains(&lang.as_str()) || before.iter().any(is_transfer) {
-            return found(PIPE_TO_SHELL, format!("a pipe feeds commands into '{lang}'"));
+            return found(
+                PIPE_TO_SHELL,
+                format!("a pipe feeds commands into '{lang}'"),
+            );
         }
         // An interpreter reading what `echo`/`printf` wrote: that text is its program.
         let prev = before.last()?;
@@ -680,7 +699,10 @@ fn fork_bomb(text: &str) -> Option<String> {
                 n[start..].to_string()
             })
         } else {
-            let start = head.rfind(|c: char| !is_name(c)).map(|p| p + 1).unwrap_or(0);
+            let start = head
+                .rfind(|c: char| !is_name(c))
+                .map(|p| p + 1)
+                .unwrap_or(0);
             let word = &head[start..];
             head[..start]
                 .trim_end()

@@ -5,7 +5,9 @@
 //! a literal that would be dangerous as a shell line counts wherever it stands.
 
 use super::commands::{is_secret_path, write_target};
-use super::danger::{found, Finding, FORK_BOMB, HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL, RECURSIVE_DELETE};
+use super::danger::{
+    found, Finding, FORK_BOMB, HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL, RECURSIVE_DELETE,
+};
 
 /// Interpreters whose inline code this module reads.
 pub(crate) const LANGUAGES: [&str; 13] = [

@@ -3,12 +3,12 @@
 //! or is dangerous, and which "always" grants a card may offer. Nothing here runs,
 //! waits or stores; the grant lookup and the card live in `approval`.
 
+mod braces;
 mod classify;
 mod commands;
 mod danger;
 mod interp;
 mod paths;
-mod braces;
 mod python;
 mod shell_words;
 
@@ -229,6 +229,10 @@ pub(crate) fn strip_version(name: &str) -> &str {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_fuzz;
+#[cfg(test)]
 mod tests_paths;
 #[cfg(test)]
 mod tests_prop;
+#[cfg(test)]
+mod tests_spellings;
