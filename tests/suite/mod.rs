@@ -6,6 +6,7 @@ mod discord;
 mod discord_voice;
 mod engine;
 mod gate_cli;
+mod gate_corpus;
 mod llm;
 mod serve;
 mod speech;
