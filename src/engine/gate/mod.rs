@@ -229,3 +229,5 @@ mod tests;
 mod tests_paths;
 #[cfg(test)]
 mod tests_prop;
+#[cfg(test)]
+mod tests_python;

@@ -308,7 +308,8 @@ pub(super) fn environ(s: &Scan, i: usize, hits: &mut Hits) {
         return key_rule(key, hits);
     } else {
         // `'HOME' in os.environ` (or `not in`) only tests one name.
-        let before = |k: usize| i.checked_sub(k).and_then(|p| s.toks.get(p));
+        let head = if i >= 2 && s.is_op(i - 1, ".") { i - 2 } else { i };
+        let before = |k: usize| head.checked_sub(k).and_then(|p| s.toks.get(p));
         let tested = match (before(1), before(2), before(3)) {
             (Some(Tok::Name(a)), Some(Tok::Str(_)), _) if a == "in" => true,
             (Some(Tok::Name(a)), Some(Tok::Name(b)), Some(Tok::Str(_))) => a == "in" && b == "not",
