@@ -60,15 +60,12 @@ impl Hits {
 
     /// The most severe finding.
     fn best(self) -> Option<Finding> {
-        LABELS
-            .iter()
-            .zip(self.found)
-            .find_map(|(label, detail)| {
-                detail.map(|detail| Finding {
-                    label: (*label).to_string(),
-                    detail,
-                })
+        LABELS.iter().zip(self.found).find_map(|(label, detail)| {
+            detail.map(|detail| Finding {
+                label: (*label).to_string(),
+                detail,
             })
+        })
     }
 }
 

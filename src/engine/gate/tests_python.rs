@@ -37,14 +37,26 @@ fn python_reached_through_sys_modules_or_getattr_is_a_process_spawn() {
         ("import sys\nsys.modules['os'].system('id')", PROCESS_SPAWN),
         ("import os\nvars(os)['system']('id')", PROCESS_SPAWN),
         ("import os\ngetattr(os, 'sys' + 'tem')('id')", PROCESS_SPAWN),
-        ("getattr(__import__('o' + 's'), 'system')('id')", PROCESS_SPAWN),
-        ("import importlib\nimportlib.import_module('os').system('id')", PROCESS_SPAWN),
+        (
+            "getattr(__import__('o' + 's'), 'system')('id')",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import importlib\nimportlib.import_module('os').system('id')",
+            PROCESS_SPAWN,
+        ),
         ("globals()['__builtins__']", PROCESS_SPAWN),
         ("locals()['x']", PROCESS_SPAWN),
         ("f = getattr\nf(m, n)()", PROCESS_SPAWN),
-        ("from operator import attrgetter\nattrgetter('system')(m)", PROCESS_SPAWN),
+        (
+            "from operator import attrgetter\nattrgetter('system')(m)",
+            PROCESS_SPAWN,
+        ),
         ("import sys\nsys._getframe().f_globals['os']", PROCESS_SPAWN),
-        ("import inspect\ninspect.currentframe().f_back", PROCESS_SPAWN),
+        (
+            "import inspect\ninspect.currentframe().f_back",
+            PROCESS_SPAWN,
+        ),
         ("import gc\ngc.get_objects()", PROCESS_SPAWN),
         ("().__class__.__base__.__subclasses__()", PROCESS_SPAWN),
         ("f.__init__.__globals__['os']", PROCESS_SPAWN),
@@ -68,10 +80,19 @@ fn os_and_its_functions_under_other_names_are_a_process_spawn() {
         ("import os.path as p\np.os.system('id')", PROCESS_SPAWN),
         ("import posix\nposix.system('id')", PROCESS_SPAWN),
         ("from subprocess import check_output as co", PROCESS_SPAWN),
-        ("import asyncio\nasyncio.create_subprocess_shell('id')", PROCESS_SPAWN),
-        ("import os\nos.posix_spawn('/bin/sh', ['sh'], {})", PROCESS_SPAWN),
+        (
+            "import asyncio\nasyncio.create_subprocess_shell('id')",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import os\nos.posix_spawn('/bin/sh', ['sh'], {})",
+            PROCESS_SPAWN,
+        ),
         ("import os\nos.fork()", PROCESS_SPAWN),
-        ("import webbrowser\nwebbrowser.open('http://x')", PROCESS_SPAWN),
+        (
+            "import webbrowser\nwebbrowser.open('http://x')",
+            PROCESS_SPAWN,
+        ),
         ("import sh", PROCESS_SPAWN),
         ("x = f'{__import__(\"os\").system(\"id\")}'", PROCESS_SPAWN),
         ("print(f\"{os.popen('id').read()}\")", PROCESS_SPAWN),
@@ -94,9 +115,18 @@ fn eval_and_exec_under_any_name_are_dynamic_eval() {
         ("import pickle\npickle.loads(blob)", DYNAMIC_EVAL),
         ("from pickle import loads\nloads(blob)", DYNAMIC_EVAL),
         ("import marshal\nmarshal.loads(b)", DYNAMIC_EVAL),
-        ("import yaml\nyaml.load(s, Loader=yaml.Loader)", DYNAMIC_EVAL),
-        ("import numpy as np\nnp.load('a.npy', allow_pickle=True)", DYNAMIC_EVAL),
-        ("import timeit\ntimeit.timeit('x=1', setup='import os')", DYNAMIC_EVAL),
+        (
+            "import yaml\nyaml.load(s, Loader=yaml.Loader)",
+            DYNAMIC_EVAL,
+        ),
+        (
+            "import numpy as np\nnp.load('a.npy', allow_pickle=True)",
+            DYNAMIC_EVAL,
+        ),
+        (
+            "import timeit\ntimeit.timeit('x=1', setup='import os')",
+            DYNAMIC_EVAL,
+        ),
         ("import runpy\nrunpy.run_path('x.py')", DYNAMIC_EVAL),
         ("import code\ncode.interact()", DYNAMIC_EVAL),
         ("types.FunctionType(c, {})", DYNAMIC_EVAL),
@@ -132,9 +162,18 @@ fn text_the_gate_cannot_read_as_python_does_is_dangerous() {
 #[test]
 fn archive_download_and_computed_mode_writes_are_file_writes() {
     assert_dangerous(&[
-        ("import zipfile\nzipfile.ZipFile('a.zip').extractall('out')", FILE_WRITE),
-        ("import tarfile\ntarfile.open('a.tgz').extract(m)", FILE_WRITE),
-        ("import urllib.request\nurllib.request.urlretrieve(url, 'x.bin')", FILE_WRITE),
+        (
+            "import zipfile\nzipfile.ZipFile('a.zip').extractall('out')",
+            FILE_WRITE,
+        ),
+        (
+            "import tarfile\ntarfile.open('a.tgz').extract(m)",
+            FILE_WRITE,
+        ),
+        (
+            "import urllib.request\nurllib.request.urlretrieve(url, 'x.bin')",
+            FILE_WRITE,
+        ),
         ("import zipfile\nzipfile.ZipFile('a.zip', 'w')", FILE_WRITE),
         ("zipfile.ZipFile('a.zip', mode='a')", FILE_WRITE),
         ("zipfile.ZipFile('a.zip', 'x')", FILE_WRITE),
@@ -148,11 +187,17 @@ fn archive_download_and_computed_mode_writes_are_file_writes() {
         ("open('p', f'w')", FILE_WRITE),
         ("import io\nio.open('p', 'w')", FILE_WRITE),
         ("import codecs\ncodecs.open('p', 'w', 'utf-8')", FILE_WRITE),
-        ("import os\nos.open('p', os.O_WRONLY | os.O_CREAT)", FILE_WRITE),
+        (
+            "import os\nos.open('p', os.O_WRONLY | os.O_CREAT)",
+            FILE_WRITE,
+        ),
         ("from pathlib import Path\nPath('x').open('w')", FILE_WRITE),
         ("p = Path('x')\np.open(mode)", FILE_WRITE),
         ("print('hi', file=open('log.txt', 'a'))", FILE_WRITE),
-        ("import json\nwith open('o.json', 'w') as fh:\n    json.dump(obj, fh)", FILE_WRITE),
+        (
+            "import json\nwith open('o.json', 'w') as fh:\n    json.dump(obj, fh)",
+            FILE_WRITE,
+        ),
         ("import gzip\ngzip.open('x.gz', 'wb')", FILE_WRITE),
         ("os.fdopen(fd, 'w')", FILE_WRITE),
         ("from io import open as o", FILE_WRITE),
@@ -163,7 +208,10 @@ fn archive_download_and_computed_mode_writes_are_file_writes() {
         ("Path('a').replace('b')", FILE_WRITE),
         ("shutil.copy('a', 'b')", FILE_WRITE),
         ("pl_df.write_parquet('x.parquet')", FILE_WRITE),
-        ("import logging\nlogging.basicConfig(filename='x.log')", FILE_WRITE),
+        (
+            "import logging\nlogging.basicConfig(filename='x.log')",
+            FILE_WRITE,
+        ),
         ("h = logging.FileHandler('x.log')", FILE_WRITE),
     ]);
 }
@@ -171,22 +219,46 @@ fn archive_download_and_computed_mode_writes_are_file_writes() {
 #[test]
 fn sessions_clients_and_request_bodies_are_sending_data_out() {
     assert_dangerous(&[
-        ("import requests\nrequests.Session().post(url, data=d)", DATA_UPLOAD),
-        ("import requests\ns = requests.Session()\ns.post(url, data=d)", DATA_UPLOAD),
-        ("import requests\nwith requests.Session() as s:\n    s.put(url)", DATA_UPLOAD),
+        (
+            "import requests\nrequests.Session().post(url, data=d)",
+            DATA_UPLOAD,
+        ),
+        (
+            "import requests\ns = requests.Session()\ns.post(url, data=d)",
+            DATA_UPLOAD,
+        ),
+        (
+            "import requests\nwith requests.Session() as s:\n    s.put(url)",
+            DATA_UPLOAD,
+        ),
         ("import requests as rq\nrq.patch(url)", DATA_UPLOAD),
         ("from requests import post\npost(url)", DATA_UPLOAD),
-        ("from urllib.request import urlopen\nurlopen(url, data)", DATA_UPLOAD),
-        ("import urllib.request\nurllib.request.Request(url, data, headers)", DATA_UPLOAD),
+        (
+            "from urllib.request import urlopen\nurlopen(url, data)",
+            DATA_UPLOAD,
+        ),
+        (
+            "import urllib.request\nurllib.request.Request(url, data, headers)",
+            DATA_UPLOAD,
+        ),
         ("urllib.request.Request(url, method='POST')", DATA_UPLOAD),
         (
             "import http.client\nc = http.client.HTTPConnection('h')\nc.request('POST', '/', body)",
             DATA_UPLOAD,
         ),
-        ("http.client.HTTPSConnection('h').request(m, '/')", DATA_UPLOAD),
+        (
+            "http.client.HTTPSConnection('h').request(m, '/')",
+            DATA_UPLOAD,
+        ),
         ("import httpx\nhttpx.Client().post(url)", DATA_UPLOAD),
-        ("import aiohttp\naiohttp.ClientSession().post(url)", DATA_UPLOAD),
-        ("async with aiohttp.ClientSession() as session:\n    await session.delete(u)", DATA_UPLOAD),
+        (
+            "import aiohttp\naiohttp.ClientSession().post(url)",
+            DATA_UPLOAD,
+        ),
+        (
+            "async with aiohttp.ClientSession() as session:\n    await session.delete(u)",
+            DATA_UPLOAD,
+        ),
         ("requests.request('PUT', url)", DATA_UPLOAD),
         ("requests.get(url, data=payload)", DATA_UPLOAD),
         ("requests.get('https://x/?q=' + secret)", DATA_UPLOAD),
@@ -199,23 +271,41 @@ fn sessions_clients_and_request_bodies_are_sending_data_out() {
 #[test]
 fn secret_paths_built_in_pieces_are_secret_reads() {
     assert_dangerous(&[
-        ("import os\nos.path.join(os.path.expanduser('~'), '.ssh', 'id_rsa')", SECRET_READ),
-        ("from pathlib import Path\nPath.home() / '.ssh' / 'id_rsa'", SECRET_READ),
-        ("open(os.path.expanduser('~/.s' + 'sh/id_rsa')).read()", SECRET_READ),
+        (
+            "import os\nos.path.join(os.path.expanduser('~'), '.ssh', 'id_rsa')",
+            SECRET_READ,
+        ),
+        (
+            "from pathlib import Path\nPath.home() / '.ssh' / 'id_rsa'",
+            SECRET_READ,
+        ),
+        (
+            "open(os.path.expanduser('~/.s' + 'sh/id_rsa')).read()",
+            SECRET_READ,
+        ),
         ("open('/etc/' + 'passwd').read()", SECRET_READ),
         ("open('/etc/' 'shadow')", SECRET_READ),
         ("open(f'/etc/{\"pass\"}wd')", SECRET_READ),
         ("d = '/etc'\nopen(os.path.join(d, 'passwd'))", SECRET_READ),
         ("p = '/etc/pa\\x73swd'", SECRET_READ),
         ("p = 'dwssap/cte/'[::-1]", SECRET_READ),
-        ("import base64\nbase64.b64decode('L2V0Yy9wYXNzd2Q=')", SECRET_READ),
-        ("''.join(map(chr, [47, 101, 116, 99, 47, 112, 97, 115, 115, 119, 100]))", SECRET_READ),
+        (
+            "import base64\nbase64.b64decode('L2V0Yy9wYXNzd2Q=')",
+            SECRET_READ,
+        ),
+        (
+            "''.join(map(chr, [47, 101, 116, 99, 47, 112, 97, 115, 115, 119, 100]))",
+            SECRET_READ,
+        ),
         ("open('/proc/self/environ').read()", SECRET_READ),
         ("Path.home().joinpath('.aws', 'credentials')", SECRET_READ),
         ("open('config/.env')", SECRET_READ),
         ("print(os.environ)", SECRET_READ),
         ("import json\njson.dumps(dict(os.environ))", SECRET_READ),
-        ("for k, v in os.environ.items():\n    print(k, v)", SECRET_READ),
+        (
+            "for k, v in os.environ.items():\n    print(k, v)",
+            SECRET_READ,
+        ),
         ("os.environ['DISCORD_TOKEN']", SECRET_READ),
         ("os.getenv('OPENAI_API_KEY')", SECRET_READ),
         ("os.environ.get(name)", SECRET_READ),
@@ -285,13 +375,17 @@ fn one_hundred_kilobytes_of_code_are_read_quickly() {
     let _ = is_dangerous_python(&nested);
     let fstrings = "f'{".repeat(20_000);
     assert!(is_dangerous_python(&fstrings).is_some());
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 /// Pieces the generated snippets are made of.
 const PIECES: [&str; 28] = [
-    "os", "system", "(", ")", "[", "]", "{", "}", ".", ",", "=", "+", "'", "\"", "f'", "'''",
-    "\\", "#", "\n", " ", "open", "'w'", "exec", "getattr", "__", "ｏｓ", ":", "!",
+    "os", "system", "(", ")", "[", "]", "{", "}", ".", ",", "=", "+", "'", "\"", "f'", "'''", "\\",
+    "#", "\n", " ", "open", "'w'", "exec", "getattr", "__", "ｏｓ", ":", "!",
 ];
 
 proptest! {

@@ -140,37 +140,81 @@ fn mode_writes(a: &Arg) -> Option<String> {
 
 /// Modules whose `open(name, mode)` takes the mode second, like the builtin.
 const OPENING_MODULES: [&str; 17] = [
-    "io", "_io", "codecs", "gzip", "bz2", "lzma", "tarfile", "wave", "aifc", "sunau", "dbm",
-    "zarr", "builtins", "os", "posix", "fsspec", "smart_open",
+    "io",
+    "_io",
+    "codecs",
+    "gzip",
+    "bz2",
+    "lzma",
+    "tarfile",
+    "wave",
+    "aifc",
+    "sunau",
+    "dbm",
+    "zarr",
+    "builtins",
+    "os",
+    "posix",
+    "fsspec",
+    "smart_open",
 ];
 
 /// Classes that open a file with a mode as their second argument.
 const MODE_CLASSES: [&str; 10] = [
-    "ZipFile", "PyZipFile", "TarFile", "GzipFile", "BZ2File", "LZMAFile", "File", "Dataset",
-    "memmap", "FileIO",
+    "ZipFile",
+    "PyZipFile",
+    "TarFile",
+    "GzipFile",
+    "BZ2File",
+    "LZMAFile",
+    "File",
+    "Dataset",
+    "memmap",
+    "FileIO",
 ];
 
 /// Attributes that mark a chain as a `pathlib` path (`Path(p).open`, `p.home().replace`).
 const PATHISH: [&str; 9] = [
-    "Path", "PosixPath", "WindowsPath", "home", "cwd", "joinpath", "with_name", "with_suffix",
+    "Path",
+    "PosixPath",
+    "WindowsPath",
+    "home",
+    "cwd",
+    "joinpath",
+    "with_name",
+    "with_suffix",
     "with_stem",
 ];
 
 /// `DataFrame.to_<x>` writers; they write when given a path or a connection.
 const TO_WRITERS: [&str; 19] = [
-    "csv", "excel", "json", "parquet", "pickle", "feather", "hdf", "sql", "html", "latex",
-    "stata", "netcdf", "zarr", "file", "xml", "orc", "gbq", "markdown", "string",
+    "csv", "excel", "json", "parquet", "pickle", "feather", "hdf", "sql", "html", "latex", "stata",
+    "netcdf", "zarr", "file", "xml", "orc", "gbq", "markdown", "string",
 ];
 
 /// Keyword arguments that name where a writer writes.
 const PATH_KWS: [&str; 9] = [
-    "path_or_buf", "path", "excel_writer", "buf", "con", "fname", "file", "filename",
+    "path_or_buf",
+    "path",
+    "excel_writer",
+    "buf",
+    "con",
+    "fname",
+    "file",
+    "filename",
     "path_or_buffer",
 ];
 
 /// Every rule about the call of `name` at token `i` (its `(` is at `i + 1`), whose
 /// chains (as written and as aliases resolve it) are `chains`.
-pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<String>], hits: &mut Hits) {
+pub(super) fn call(
+    s: &Scan,
+    i: usize,
+    name: &str,
+    attr: bool,
+    chains: &[Vec<String>],
+    hits: &mut Hits,
+) {
     let args = args(s, i + 1);
     let owner = |c: &Vec<String>| c.len().checked_sub(2).and_then(|k| c.get(k)).cloned();
     let owners: Vec<String> = chains.iter().filter_map(owner).collect();
@@ -209,7 +253,9 @@ pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<Str
             why = why.or_else(|| kw(k).and_then(mode_writes));
         }
         if unknown {
-            why = why.or(Some("it opens a file with arguments it unpacks at run time".into()));
+            why = why.or(Some(
+                "it opens a file with arguments it unpacks at run time".into(),
+            ));
         }
         if kw("opener").is_some() {
             why = why.or(Some("it opens a file through an opener of its own".into()));
@@ -228,10 +274,13 @@ pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<Str
             write(hits, format!("it renames a file (`{shown}`)"))
         }
         "replace" if attr && pathish => write(hits, format!("it moves a file (`{shown}`)")),
-        "save" if attr && !args.is_empty() => write(hits, format!("it saves to a file (`{shown}`)")),
-        "extract" | "extractall" if attr && !owners.iter().any(|o| o == "str") => {
-            write(hits, format!("it unpacks an archive onto the disk (`{shown}`)"))
+        "save" if attr && !args.is_empty() => {
+            write(hits, format!("it saves to a file (`{shown}`)"))
         }
+        "extract" | "extractall" if attr && !owners.iter().any(|o| o == "str") => write(
+            hits,
+            format!("it unpacks an archive onto the disk (`{shown}`)"),
+        ),
         "basicConfig" if kw("filename").is_some() => {
             write(hits, "it sends its log to a file".into())
         }
@@ -239,9 +288,10 @@ pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<Str
         "urlopen" if positional >= 2 || kw("data").is_some() || unknown => {
             hits.add(DATA_UPLOAD, format!("it sends data with `{shown}`"))
         }
-        "Request" if positional >= 2 || kw("data").is_some() || unknown => {
-            hits.add(DATA_UPLOAD, format!("it builds a request that carries data (`{shown}`)"))
-        }
+        "Request" if positional >= 2 || kw("data").is_some() || unknown => hits.add(
+            DATA_UPLOAD,
+            format!("it builds a request that carries data (`{shown}`)"),
+        ),
         "request" if attr => {
             let method = nth(0).or_else(|| kw("method"));
             let reads = method
@@ -251,7 +301,10 @@ pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<Str
                 .iter()
                 .any(|k| kw(k).is_some());
             if !reads || body || unknown {
-                hits.add(DATA_UPLOAD, format!("it sends a request that may carry data (`{shown}`)"));
+                hits.add(
+                    DATA_UPLOAD,
+                    format!("it sends a request that may carry data (`{shown}`)"),
+                );
             }
         }
         _ => {}
@@ -268,25 +321,44 @@ pub(super) fn call(s: &Scan, i: usize, name: &str, attr: bool, chains: &[Vec<Str
 
     // Sending data: a method that sends, a body on an HTTP call, a URL built from data.
     if let Some(m) = kw("method").and_then(|a| literal(a.toks)) {
-        if matches!(m.to_uppercase().as_str(), "POST" | "PUT" | "PATCH" | "DELETE") {
-            hits.add(DATA_UPLOAD, format!("it sends a {} request", m.to_uppercase()));
+        if matches!(
+            m.to_uppercase().as_str(),
+            "POST" | "PUT" | "PATCH" | "DELETE"
+        ) {
+            hits.add(
+                DATA_UPLOAD,
+                format!("it sends a {} request", m.to_uppercase()),
+            );
         }
     } else if kw("method").is_some() && matches!(name, "request" | "Request" | "urlopen") {
-        hits.add(DATA_UPLOAD, "it sends a request with a method it computes".into());
+        hits.add(
+            DATA_UPLOAD,
+            "it sends a request with a method it computes".into(),
+        );
     }
     let url_call = matches!(name, "urlopen" | "urlretrieve" | "Request")
         || (http && matches!(name, "get" | "head" | "options" | "stream" | "request"));
     if url_call && nth(0).is_some_and(|a| computed(a.toks)) {
-        hits.add(DATA_UPLOAD, format!("it puts data it computes into a URL (`{shown}`)"));
+        hits.add(
+            DATA_UPLOAD,
+            format!("it puts data it computes into a URL (`{shown}`)"),
+        );
     }
-    if http && ["data", "json", "files", "content"].iter().any(|k| kw(k).is_some()) {
+    if http
+        && ["data", "json", "files", "content"]
+            .iter()
+            .any(|k| kw(k).is_some())
+    {
         hits.add(DATA_UPLOAD, format!("it sends a body with `{shown}`"));
     }
 
     // Unpickling.
     if let Some(a) = kw("allow_pickle") {
         if !matches!(a.toks, [Tok::Name(n)] if n == "False") {
-            hits.add(DYNAMIC_EVAL, "it loads pickled data, which can run code".into());
+            hits.add(
+                DYNAMIC_EVAL,
+                "it loads pickled data, which can run code".into(),
+            );
         }
     }
 }
@@ -308,7 +380,11 @@ pub(super) fn environ(s: &Scan, i: usize, hits: &mut Hits) {
         return key_rule(key, hits);
     } else {
         // `'HOME' in os.environ` (or `not in`) only tests one name.
-        let head = if i >= 2 && s.is_op(i - 1, ".") { i - 2 } else { i };
+        let head = if i >= 2 && s.is_op(i - 1, ".") {
+            i - 2
+        } else {
+            i
+        };
         let before = |k: usize| head.checked_sub(k).and_then(|p| s.toks.get(p));
         let tested = match (before(1), before(2), before(3)) {
             (Some(Tok::Name(a)), Some(Tok::Str(_)), _) if a == "in" => true,
@@ -352,8 +428,22 @@ fn key_rule(key: &[Tok], hits: &mut Hits) {
 fn secret_env_name(name: &str) -> bool {
     let l = name.to_lowercase();
     [
-        "token", "secret", "passw", "api_key", "apikey", "private", "credential", "auth",
-        "cookie", "discord", "openai", "anthropic", "aws_", "github_", "kotoba", "_key",
+        "token",
+        "secret",
+        "passw",
+        "api_key",
+        "apikey",
+        "private",
+        "credential",
+        "auth",
+        "cookie",
+        "discord",
+        "openai",
+        "anthropic",
+        "aws_",
+        "github_",
+        "kotoba",
+        "_key",
     ]
     .iter()
     .any(|w| l.contains(w))

@@ -68,8 +68,8 @@ struct Lexer {
 
 const OPS3: [&str; 5] = ["**=", "//=", ">>=", "<<=", "..."];
 const OPS2: [&str; 19] = [
-    "==", "!=", "<=", ">=", ":=", "->", "**", "//", "<<", ">>", "+=", "-=", "*=", "/=", "%=",
-    "&=", "|=", "^=", "@=",
+    "==", "!=", "<=", ">=", ":=", "->", "**", "//", "<<", ">>", "+=", "-=", "*=", "/=", "%=", "&=",
+    "|=", "^=", "@=",
 ];
 
 fn is_ident_start(c: char) -> bool {
@@ -141,8 +141,7 @@ impl Lexer {
                 }
                 '\\' if matches!(self.peek_at(1), Some('\n' | '\r')) => {
                     self.i += 2;
-                    if self.peek_at(0) == Some('\n') && self.chars.get(self.i - 1) == Some(&'\r')
-                    {
+                    if self.peek_at(0) == Some('\n') && self.chars.get(self.i - 1) == Some(&'\r') {
                         self.i += 1;
                     }
                 }
@@ -216,7 +215,10 @@ impl Lexer {
         );
         if radix {
             self.i += 2;
-            while self.peek().is_some_and(|c| c.is_ascii_hexdigit() || c == '_') {
+            while self
+                .peek()
+                .is_some_and(|c| c.is_ascii_hexdigit() || c == '_')
+            {
                 self.i += 1;
             }
         } else {
@@ -344,7 +346,10 @@ impl Lexer {
                 _ => break,
             }
         }
-        match u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32) {
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
             Some(ch) => value.push(ch),
             None => {
                 value.push('\\');

@@ -185,7 +185,9 @@ impl<'a> Scan<'a> {
     }
 
     fn add_alias(&mut self, key: String, target: Vec<String>) {
-        if target.is_empty() || (self.aliases.len() >= MAX_ALIASES && !self.aliases.contains_key(&key)) {
+        if target.is_empty()
+            || (self.aliases.len() >= MAX_ALIASES && !self.aliases.contains_key(&key))
+        {
             return;
         }
         let resolved = self.resolved(&target).into_iter().next().unwrap_or(target);
@@ -205,9 +207,9 @@ impl<'a> Scan<'a> {
                     self.import(i, hits)
                 }
                 Some(Tok::Name(n))
-                    if n == "from" && (self.name(i + 1).is_some() || self.from_dots(i)) =>
+                    if n == "from" && (self.name(i + 1).is_some() || self.relative_from(i)) =>
                 {
-                    self.from_import(i, hits)
+                    self.import_from(i, hits)
                 }
                 Some(Tok::Name(_)) if start => self.assignment(i),
                 Some(Tok::Name(n)) if n == "as" => {
@@ -231,7 +233,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `from .x import y`: a `from` followed by relative dots.
-    fn from_dots(&self, i: usize) -> bool {
+    fn relative_from(&self, i: usize) -> bool {
         self.name(i) == Some("from") && (self.is_op(i + 1, ".") || self.is_op(i + 1, "..."))
     }
 
@@ -294,7 +296,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `from a.b import c as d, e` and `from a import *`.
-    fn from_import(&mut self, i: usize, hits: &mut Hits) -> usize {
+    fn import_from(&mut self, i: usize, hits: &mut Hits) -> usize {
         let mut j = i + 1;
         while self.is_op(j, ".") || self.is_op(j, "...") {
             j += 1;
@@ -311,8 +313,8 @@ impl<'a> Scan<'a> {
         let joined = module.join(".");
         loop {
             if self.is_op(j, "*") {
-                let label = star_import(&joined)
-                    .or_else(|| module.first().and_then(|m| star_import(m)));
+                let label =
+                    star_import(&joined).or_else(|| module.first().and_then(|m| star_import(m)));
                 if let Some(label) = label {
                     hits.add(label, format!("it imports everything from `{joined}`"));
                 }
@@ -388,7 +390,10 @@ impl<'a> Scan<'a> {
                 l.ends_with("session") || l.ends_with("client")
             });
             if HTTP_LIBS.contains(&head) || via_client {
-                hits.add(super::DATA_UPLOAD, format!("it sends data with `{}`", show(segs)));
+                hits.add(
+                    super::DATA_UPLOAD,
+                    format!("it sends data with `{}`", show(segs)),
+                );
             }
         }
     }
@@ -409,14 +414,19 @@ impl<'a> Scan<'a> {
         }
         if !defined {
             if let Some(label) = dunder(name) {
-                hits.add(label, format!("it reaches `{name}`, which the gate cannot follow"));
+                hits.add(
+                    label,
+                    format!("it reaches `{name}`, which the gate cannot follow"),
+                );
             }
         }
         if !attr && !imported && !self.is_op(i + 1, ".") {
             if let Some(label) = module_value(name) {
                 hits.add(
                     label,
-                    format!("it passes the module `{name}` around, where the gate cannot follow it"),
+                    format!(
+                        "it passes the module `{name}` around, where the gate cannot follow it"
+                    ),
                 );
             }
         }
@@ -458,9 +468,9 @@ impl<'a> Scan<'a> {
         yaml_load
             && calls::args(self, i + 1).iter().any(|a| {
                 a.kw.as_deref() == Some("Loader")
-                    && a.toks.iter().any(|t| {
-                        matches!(t, Tok::Name(n) if n == "SafeLoader" || n == "CSafeLoader")
-                    })
+                    && a.toks.iter().any(
+                        |t| matches!(t, Tok::Name(n) if n == "SafeLoader" || n == "CSafeLoader"),
+                    )
             })
     }
 }

@@ -39,7 +39,10 @@ fn check(text: &str, hits: &mut Hits) -> bool {
                 .chars()
                 .take(60)
                 .collect();
-            hits.add(SECRET_READ, format!("a string names a secret path (`{}`)", shown.trim()));
+            hits.add(
+                SECRET_READ,
+                format!("a string names a secret path (`{}`)", shown.trim()),
+            );
             true
         }
         None => false,
@@ -63,7 +66,7 @@ fn decodings(s: &str) -> Vec<String> {
                 break;
             }
         }
-        if compact.len() % 2 == 0 && compact.chars().all(|c| c.is_ascii_hexdigit()) {
+        if compact.len().is_multiple_of(2) && compact.chars().all(|c| c.is_ascii_hexdigit()) {
             let bytes: Vec<u8> = (0..compact.len() / 2)
                 .filter_map(|k| compact.get(2 * k..2 * k + 2))
                 .filter_map(|h| u8::from_str_radix(h, 16).ok())
@@ -119,11 +122,7 @@ pub(super) fn secrets(toks: &[Tok], hits: &mut Hits) {
                     numbers.push(c);
                 }
             }
-            Tok::End => {
-                if flush(&mut stmt, &mut stmt_slashed, &mut numbers, hits) {
-                    return;
-                }
-            }
+            Tok::End if flush(&mut stmt, &mut stmt_slashed, &mut numbers, hits) => return,
             _ => {}
         }
     }
