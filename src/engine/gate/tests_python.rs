@@ -64,6 +64,15 @@ fn python_reached_through_sys_modules_or_getattr_is_a_process_spawn() {
         ("m = sys\nm.modules['os']", PROCESS_SPAWN),
         ("x.__dict__['system']", PROCESS_SPAWN),
         ("object.__getattribute__(m, 'system')", PROCESS_SPAWN),
+        (
+            "import pkgutil\npkgutil.resolve_name('os:system')('id')",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import pydoc\npydoc.locate('os.system')('id')",
+            PROCESS_SPAWN,
+        ),
+        ("import imp\nimp.load_source('m', 'x.py')", PROCESS_SPAWN),
     ]);
 }
 
@@ -213,6 +222,8 @@ fn archive_download_and_computed_mode_writes_are_file_writes() {
             FILE_WRITE,
         ),
         ("h = logging.FileHandler('x.log')", FILE_WRITE),
+        ("import joblib\njoblib.dump(model, 'model.pkl')", FILE_WRITE),
+        ("pd.ExcelWriter('out.xlsx')", FILE_WRITE),
     ]);
 }
 
@@ -298,6 +309,10 @@ fn secret_paths_built_in_pieces_are_secret_reads() {
             SECRET_READ,
         ),
         ("open('/proc/self/environ').read()", SECRET_READ),
+        (
+            "import codecs\nopen(codecs.decode('/rgp/cnffjq', 'rot13'))",
+            SECRET_READ,
+        ),
         ("Path.home().joinpath('.aws', 'credentials')", SECRET_READ),
         ("open('config/.env')", SECRET_READ),
         ("print(os.environ)", SECRET_READ),

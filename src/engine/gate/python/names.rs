@@ -18,6 +18,13 @@ const ANYWHERE: &[(&str, &str)] = &[
     ("ctypes", PROCESS_SPAWN),
     ("cffi", PROCESS_SPAWN),
     ("importlib", PROCESS_SPAWN),
+    ("zipimport", PROCESS_SPAWN),
+    ("pkgutil", PROCESS_SPAWN),
+    ("resolve_name", PROCESS_SPAWN),
+    ("pydoc", PROCESS_SPAWN),
+    ("load_source", PROCESS_SPAWN),
+    ("load_module", PROCESS_SPAWN),
+    ("exec_module", PROCESS_SPAWN),
     ("__import__", PROCESS_SPAWN),
     ("pty", PROCESS_SPAWN),
     ("pexpect", PROCESS_SPAWN),
@@ -99,6 +106,7 @@ const ANYWHERE: &[(&str, &str)] = &[
     ("copyfile", FILE_WRITE),
     ("copytree", FILE_WRITE),
     ("make_archive", FILE_WRITE),
+    ("ExcelWriter", FILE_WRITE),
     ("unpack_archive", FILE_WRITE),
     ("smtplib", DATA_UPLOAD),
     ("aiosmtplib", DATA_UPLOAD),
@@ -338,6 +346,7 @@ pub(super) fn pair(owner: &str, name: &str) -> Option<&'static str> {
         ("code", "interact" | "compile_command") => Some(DYNAMIC_EVAL),
         ("profile", "run" | "runctx") => Some(DYNAMIC_EVAL),
         ("np" | "numpy", "save" | "tofile") => Some(FILE_WRITE),
+        ("joblib", "dump") => Some(FILE_WRITE),
         ("http", "server") => Some(RAW_SOCKET),
         _ => None,
     }
@@ -373,5 +382,9 @@ pub(super) fn star_import(module: &str) -> Option<&'static str> {
 /// Modules whose import alone spawns or can spawn a shell, though their names are too
 /// common to flag everywhere (`sh`, `pipes`, `commands`).
 pub(super) fn import_only(module: &str) -> Option<&'static str> {
-    matches!(module, "sh" | "pipes" | "commands" | "popen2" | "os.system").then_some(PROCESS_SPAWN)
+    matches!(
+        module,
+        "sh" | "pipes" | "commands" | "popen2" | "imp" | "os.system"
+    )
+    .then_some(PROCESS_SPAWN)
 }

@@ -49,9 +49,24 @@ fn check(text: &str, hits: &mut Hits) -> bool {
     }
 }
 
-/// Decodings of one literal worth a look: reversed, base64 and hex.
-fn decodings(s: &str) -> Vec<String> {
+/// ROT13 of a text (`/rgp/cnffjq` → `/etc/passwd`).
+fn rot13(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'a'..='z' => char::from(b'a' + (c as u8 - b'a' + 13) % 26),
+            'A'..='Z' => char::from(b'A' + (c as u8 - b'A' + 13) % 26),
+            _ => c,
+        })
+        .collect()
+}
+
+/// Decodings of one literal worth a look: reversed, base64 and hex (and ROT13 when
+/// the snippet names that codec).
+fn decodings(s: &str, rot: bool) -> Vec<String> {
     let mut out = vec![s.chars().rev().collect::<String>()];
+    if rot {
+        out.push(rot13(s));
+    }
     let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     if compact.len() >= 8 {
         let engines = [
@@ -91,6 +106,9 @@ fn as_char(text: &str) -> Option<char> {
 
 /// Records a secret read when any literal, alone or joined, names a secret path.
 pub(super) fn secrets(toks: &[Tok], hits: &mut Hits) {
+    let rot = toks.iter().any(|t| {
+        matches!(t, Tok::Str(s) if matches!(s.to_lowercase().replace(['-', '_'], "").as_str(), "rot13"))
+    });
     let mut all = String::new();
     let mut all_slashed = String::from("/");
     let mut stmt = String::new();
@@ -107,7 +125,7 @@ pub(super) fn secrets(toks: &[Tok], hits: &mut Hits) {
     for t in toks {
         match t {
             Tok::Str(s) => {
-                if check(s, hits) || decodings(s).iter().any(|d| check(d, hits)) {
+                if check(s, hits) || decodings(s, rot).iter().any(|d| check(d, hits)) {
                     return;
                 }
                 stmt.push_str(s);
