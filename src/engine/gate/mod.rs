@@ -236,3 +236,5 @@ mod tests_paths;
 mod tests_prop;
 #[cfg(test)]
 mod tests_spellings;
+#[cfg(test)]
+mod tests_python;
