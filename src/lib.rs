@@ -5,8 +5,12 @@
 
 /// App::build: the engine and its parts, started once per process.
 pub mod app;
+/// Children die with her: the mark, PR_SET_PDEATHSIG, leftovers ended at start-up.
+pub mod children;
 /// Configuration: paths, env caps, live settings.yaml.
 pub mod config;
+/// The data folder's lock and the one-sentence start-up refusals.
+pub mod datadir;
 /// The engine: sessions, the loop, dispatch, narration, cards.
 pub mod engine;
 /// The model client trait and its two wire APIs.
