@@ -1,5 +1,5 @@
 //! Nothing is lost when she dies: the real `kotoba serve` is killed with SIGKILL while an
-//! allowlisted `sleep 5; touch FILE` runs, then restarted on the same data folder. Her
+//! allowlisted `sleep 5; touch FILE` runs (beside a 30 s sleep), then restarted on the same data folder. Her
 //! line is still in /api/history, the cut turn says so, the executed row is closed as cut
 //! by the restart, the command's processes died with her (FILE never appears), and a
 //! second serve on the same folder is refused with one sentence.
@@ -15,8 +15,9 @@ use tokio::io::AsyncReadExt;
 use super::serve::{free_port, healthy, serve, stop};
 use crate::support::model_server::{Reply, ScriptedModel};
 
-/// The command: the shell writes its pid, the sleep's pid, and the file only at the end.
-const CMD: &str = "echo $$ > sh.pid; sleep 5 & echo $! > sleep.pid; wait; touch FILE";
+/// The command: the shell writes its pid and a long sleep's pid (which outlives the
+/// shell unless start-up ends it), then touches FILE after 5 s.
+const CMD: &str = "echo $$ > sh.pid; sleep 30 & echo $! > sleep.pid; sleep 5; touch FILE";
 const SAID: &str = "please run the slow one";
 
 /// Whether a process exists and is not a zombie.
