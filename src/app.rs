@@ -29,6 +29,7 @@ impl App {
             .with_context(|| format!("creating the data folder {}", config.paths.home.display()))?;
         let store = Store::open(&config.paths.db)
             .with_context(|| format!("opening the store {}", config.paths.db.display()))?;
+        crate::children::set_home(&config.paths.home);
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));
         let mut tools = builtin_registry();
@@ -40,6 +41,33 @@ impl App {
             engine,
             discord_port,
         })
+    }
+
+    /// After a crash, on start-up (the data folder claimed, so no other Kotoba serves
+    /// it): end the processes the dead one left running, close its running turns as cut
+    /// by the restart, its waiting cards as expired and its running executed rows as cut.
+    /// Each is named in the log.
+    pub fn recover(&self) {
+        let home = &self.engine.config.paths.home;
+        let ended = crate::children::end_leftovers(home);
+        if !ended.is_empty() {
+            tracing::warn!(
+                "ended {} process(es) an earlier Kotoba left running",
+                ended.len()
+            );
+        }
+        match self.engine.store.recover(crate::children::is_live_kotoba) {
+            Ok(done) if done.is_empty() => {}
+            Ok(done) => tracing::warn!(
+                "closed what an earlier Kotoba left open when it stopped: {} turn(s) cut by \
+                 the restart ({}), {} waiting card(s) expired, {} running command(s) cut",
+                done.turns.len(),
+                done.turns.join(", "),
+                done.cards,
+                done.runs
+            ),
+            Err(e) => tracing::error!("closing what an earlier Kotoba left open: {e}"),
+        }
     }
 
     /// One line saying what is missing before she can think, if anything.

@@ -6,12 +6,17 @@
 
 /// `App::build`: store, soul, model client, tools (+ MCP, the Discord port) → the engine.
 pub mod app;
+/// Children die with her: the mark, PR_SET_PDEATHSIG, leftovers ended at start-up.
+pub mod children;
 /// Configuration: paths and env (`mod.rs`), companion caps (`caps.rs`), the live
 /// settings.yaml (`settings.rs`).
 pub mod config;
+/// The data folder's lock and the one-sentence start-up refusals.
+pub mod datadir;
 /// The engine: sessions, the loop (`turn.rs`), dispatch, budget and output caps, rows,
 /// narration, cards (`approval/`), the gate (`gate/`, `gating.rs`), deferred runs, work
-/// jobs and helpers, the transport numbers (`transport.rs`).
+/// jobs and helpers, the transport numbers (`transport.rs`), what is under way
+/// (`inflight.rs`).
 pub mod engine;
 /// The model client trait, its retrying client and its two wire APIs (Responses, Chat
 /// Completions) over SSE.

@@ -93,8 +93,31 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+/// Claim the data folder and build the app, or stop start-up with the one sentence that
+/// names the folder and why it cannot be used (read-only, full, in use by another Kotoba).
+fn claim_and_build(config: Arc<Config>) -> anyhow::Result<App> {
+    let home = config.paths.home.clone();
+    let refuse = |sentence: String| -> ! {
+        eprintln!("{sentence}");
+        std::process::exit(1)
+    };
+    if let Err(e) = kotoba::datadir::claim(&home) {
+        refuse(e.to_string());
+    }
+    match App::build(config) {
+        Ok(app) => Ok(app),
+        Err(e) => match e.downcast_ref::<kotoba::store::StoreError>() {
+            Some(store) => {
+                refuse(kotoba::datadir::DataFolderError::from_store(&home, store).to_string())
+            }
+            None => Err(e),
+        },
+    }
+}
+
 async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
-    let app = App::build(config)?;
+    let app = claim_and_build(config)?;
+    app.recover();
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }

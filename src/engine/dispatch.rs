@@ -15,7 +15,7 @@ use crate::tools::{FrameSink, Scope, Tool, ToolContext, ToolOutput};
 use super::budget::{
     call_key, cap_reached_note, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence,
 };
-use super::gating::{audit_run, gate_action, GateEnd};
+use super::gating::{finish_run, gate_action, start_run, GateEnd};
 use super::narration::{HeartbeatClock, HeartbeatPlan, HEARTBEAT_TICK};
 use super::output::{model_text, outcome_of, row_full_output, row_result};
 use super::rows::RowClose;
@@ -245,17 +245,14 @@ impl Loop<'_> {
         let out = match gated {
             Some(out) => out,
             None => {
+                // The executed row is written before the command starts (docs/engine.md §6).
+                let running = line.as_ref().map(|line| {
+                    start_run(self.engine, &self.session.id, &spec.name, line, spec.risk)
+                });
                 let work = tool.run(args, &tool_ctx);
                 let out = self.with_heartbeat(work, budget, &spec.name, plan).await;
-                if let Some(line) = &line {
-                    audit_run(
-                        self.engine,
-                        &self.session.id,
-                        &spec.name,
-                        line,
-                        spec.risk,
-                        &out,
-                    );
+                if let Some(running) = running {
+                    finish_run(running, &out);
                 }
                 out
             }
@@ -272,6 +269,13 @@ impl Loop<'_> {
                 full_output,
                 clipped,
             };
+            self.engine.record_step(
+                &self.session.id,
+                &spec.name,
+                line.as_deref().unwrap_or_default(),
+                outcome,
+                &close.result,
+            );
             self.rows.close(call_id, close);
             for release in self.releases.drain(..) {
                 let _ = release.send(());

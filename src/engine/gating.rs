@@ -18,6 +18,7 @@ use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
 use super::deferred::{awaiting_sentence, dedupe_key, deferred_sentence, KeyState};
 use super::gate::{classify, Action, Decision as Classified};
+use super::inflight::{Running, Underway};
 use super::output::{outcome_of, row_full_output, row_result};
 use super::transport::{approval_window, el_agent_turn, tool_budget, DEFERRED_WINDOW};
 use super::turn::Loop;
@@ -131,16 +132,23 @@ fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified
     }
 }
 
-/// One executed / executed:failed row for a run that reached the machine.
-pub(super) fn audit_run(
+/// The executed row of a run about to start, written before it starts (so a crash
+/// mid-run leaves a row saying it reached the machine).
+pub(super) fn start_run(
     engine: &Engine,
     session: &str,
     tool: &str,
     line: &str,
     risk: Risk,
-    out: &ToolOutput,
-) {
+) -> Running {
+    Running::start(&engine.store, session, tool, line, risk_word(risk))
+}
+
+/// Complete a run's row: `executed` or `executed:failed` with its exit code; removed when
+/// nothing reached the machine after all (could not start, refused, deferred).
+pub(super) fn finish_run(run: Running, out: &ToolOutput) {
     if out.nothing_ran || out.refused.is_some() || out.pending {
+        run.finish(None);
         return;
     }
     let failed = outcome_of(out) == Outcome::Failed;
@@ -153,7 +161,7 @@ pub(super) fn audit_run(
         .exit_code
         .map(|c| format!("exit {c}"))
         .unwrap_or_default();
-    audit(engine, session, tool, line, risk, true, approver, &detail);
+    run.finish(Some((approver, &detail)));
 }
 
 impl Loop<'_> {
@@ -253,6 +261,13 @@ impl Loop<'_> {
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         let card = self.card(&spec.name, &line, spec.risk, &classified, window);
+        let waiting = Underway::card(
+            &self.engine.store,
+            &session,
+            &spec.name,
+            &line,
+            risk_word(spec.risk),
+        );
         let end = {
             let _blocked = self.blocked.block();
             self.engine.cards.ask(&self.session, card, window).await
@@ -268,6 +283,7 @@ impl Loop<'_> {
             approver,
             &detail,
         );
+        drop(waiting);
         if let Some(ending) = end.ending() {
             return GateEnd::Stop(ToolOutput::refused_with(
                 ending,
@@ -317,6 +333,13 @@ impl Loop<'_> {
         if let Some(k) = &key {
             self.engine.deferred.set(&session, k, KeyState::Awaiting);
         }
+        let waiting = Underway::card(
+            &self.engine.store,
+            &session,
+            &name,
+            line,
+            risk_word(tool.spec().risk),
+        );
         let (release, released) = oneshot::channel();
         self.releases.push(release);
         let mut ctx = tool_ctx.clone();
@@ -342,6 +365,7 @@ impl Loop<'_> {
             key,
             classified: classified.clone(),
             wait: Some(wait),
+            waiting: Some(waiting),
             released: Some(released),
             cancel: self.engine.deferred.cancel_token(&session),
         };
@@ -364,6 +388,8 @@ struct DeferredRun {
     key: Option<String>,
     classified: Classified,
     wait: Option<CardWait>,
+    /// The card's mark as waiting in the store, dropped once its decision is audited.
+    waiting: Option<Underway>,
     released: Option<oneshot::Receiver<()>>,
     /// Fired by cancel_work: a runner still waiting on its card gives up.
     cancel: tokio_util::sync::CancellationToken,
@@ -419,6 +445,7 @@ impl DeferredRun {
             approver,
             &detail,
         );
+        drop(self.waiting.take());
         if let Some(ending) = end.ending() {
             let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
             self.settle(sentence.clone());
@@ -438,6 +465,7 @@ impl DeferredRun {
              announced separately. Do NOT run it again."
         ));
         let budget = tool_budget(spec, &self.args, self.ctx.channel, Some(false));
+        let running = start_run(&self.engine, &self.ctx.session, &name, &self.line, risk);
         let out =
             match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
                 Ok(out) => out,
@@ -450,14 +478,7 @@ impl DeferredRun {
                     out
                 }
             };
-        audit_run(
-            &self.engine,
-            &self.ctx.session,
-            &name,
-            &self.line,
-            risk,
-            &out,
-        );
+        finish_run(running, &out);
         let outcome = outcome_of(&out);
         let result = self.finish_row(&out, outcome);
         let summary = if out.nothing_ran {

@@ -8,6 +8,7 @@ mod dispatch;
 pub mod gate;
 mod gating;
 mod helpers;
+mod inflight;
 pub mod meter;
 pub mod narration;
 pub mod output;
@@ -253,25 +254,57 @@ impl Engine {
         self.store.audit_rows(session, limit)
     }
 
-    /// Store a finished turn's lines in one transaction and keep them in memory. A
-    /// hidden turn's sentinel never reaches the transcript; her answer does.
+    /// Store the person's line before the model is asked (committed, so a crash keeps
+    /// it); a hidden turn's sentinel never reaches the transcript.
+    fn record_request(&self, session: &Session, req: &TurnRequest) {
+        if req.hidden {
+            return;
+        }
+        if let Err(e) =
+            self.store
+                .append_message(&session.id, "user", &req.author, &req.text, false)
+        {
+            tracing::warn!("saving the transcript of {}: {e}", session.id);
+        }
+    }
+
+    /// Store one finished step's result as it finishes, hidden from the transcript the
+    /// person and the model see (it is the record of what ran before an answer).
+    pub(crate) fn record_step(
+        &self,
+        session: &str,
+        tool: &str,
+        action: &str,
+        outcome: crate::protocol::Outcome,
+        result: &str,
+    ) {
+        let text = format!("{tool} {action:?} → {outcome:?}: {result}");
+        if let Err(e) = self
+            .store
+            .append_message(session, "step", tool, &text, true)
+        {
+            tracing::warn!("saving a step of {session}: {e}");
+        }
+    }
+
+    /// Store her answer as the turn completes, and keep the turn's lines in memory.
     fn record_turn(&self, session: &Session, req: &TurnRequest, answer: &str) {
-        let mut rows: Vec<(&str, &str, &str, bool)> = Vec::new();
         let mut items = Vec::new();
         if !req.hidden {
-            rows.push(("user", &req.author, &req.text, false));
             items.push(Item::User {
                 text: req.text.clone(),
             });
         }
         if !answer.is_empty() {
-            rows.push(("assistant", "kotoba", answer, false));
+            if let Err(e) =
+                self.store
+                    .append_message(&session.id, "assistant", "kotoba", answer, false)
+            {
+                tracing::warn!("saving the transcript of {}: {e}", session.id);
+            }
             items.push(Item::Assistant {
                 text: answer.to_string(),
             });
-        }
-        if let Err(e) = self.store.append_lines(&session.id, &rows) {
-            tracing::warn!("saving the transcript of {}: {e}", session.id);
         }
         session.push_history(items);
     }
@@ -329,6 +362,10 @@ impl Engine {
         let _tap = TapGuard::set(&session, tap);
         let cancel = self.shutdown.child_token();
         session.set_current(Some(cancel.clone()));
+        // Durable before it acts: her line is committed and the turn marked as running
+        // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
+        self.record_request(&session, &req);
+        let underway = inflight::Underway::turn(&self.store, &session.id);
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
         let run_id: Option<String> = None;
         session.emit(
@@ -364,6 +401,7 @@ impl Engine {
         };
         session.set_current(None);
         self.record_turn(&session, &req, &end.text);
+        drop(underway);
         session.emit(
             None,
             Frame::TurnDone {

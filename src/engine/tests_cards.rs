@@ -395,3 +395,61 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
     assert_eq!(beats.len(), 1, "{beats:?}");
     assert!(beats[0] >= 48, "no beat while the card was up: {beats:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_card_still_waiting_at_a_crash_is_expired_by_the_restart_and_its_turn_is_cut() {
+    let r = exec_rig("never");
+    let mut rx = r.engine.session("s1").subscribe();
+    let engine = r.engine.clone();
+    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean up")).await });
+    let card = first_card(&mut rx).await;
+    // Her line is already stored while the card waits (durable before it acts).
+    let h = r.engine.store.history("s1", 10).unwrap();
+    assert_eq!(
+        h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["clean up"]
+    );
+    // What the next start-up does when this Kotoba is dead (the store is still open).
+    let got = r.engine.store.recover(|_| false).unwrap();
+    assert_eq!((got.turns.len(), got.cards, got.runs), (1, 1, 0), "{got:?}");
+    let rows = r.engine.store.audit_rows(Some("s1"), 10).unwrap();
+    let expired = rows.iter().find(|r| r.action == card.action).unwrap();
+    assert_eq!(
+        (expired.approver.as_str(), expired.approved),
+        ("expired", false)
+    );
+    assert!(expired.detail.contains("restart"), "{expired:?}");
+    let h = r.engine.store.history("s1", 10).unwrap();
+    assert!(h.last().unwrap().text.contains("cut by a restart"), "{h:?}");
+    turn.abort();
+    let _ = turn.await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answered_card_and_a_finished_turn_leave_nothing_for_a_restart_to_close() {
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "rm -r build"})),
+            Ok(say("done")),
+        ],
+        vec![fake("shell", Risk::Exec)],
+    );
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    let turn = spawn_terminal_turn(&r, "clean up");
+    let card = first_card(&mut rx).await;
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &local_owner())
+        .unwrap();
+    turn.await.unwrap();
+    assert!(r.engine.store.recover(|_| false).unwrap().is_empty());
+    let rows = r.engine.store.audit_rows(None, 10).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
+        ["executed", "user"],
+        "one decision row and one completed executed row"
+    );
+    assert!(
+        rows[0].detail.starts_with("exit") || rows[0].detail.is_empty(),
+        "{rows:?}"
+    );
+}

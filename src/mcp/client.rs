@@ -281,6 +281,7 @@ async fn start(
             for (k, v) in env {
                 cmd.env(k, v);
             }
+            crate::children::die_with_me(&mut cmd);
             let (transport, err) = rmcp::transport::TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::piped())
                 .spawn()

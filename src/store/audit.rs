@@ -1,6 +1,7 @@
 //! The audit trail: one row per gate decision, one `executed` / `executed:failed` row
-//! per run that reached the machine. Rows are written before the caller goes on, so
-//! they survive a crash (WAL).
+//! per run that reached the machine — written when it starts and completed with its
+//! outcome (store/inflight.rs). Rows are written before the caller goes on, so they
+//! survive a crash (WAL).
 
 use rusqlite::params;
 

@@ -10,12 +10,14 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 mod audit;
 mod grants;
+mod inflight;
 pub mod keystore;
 mod reminders;
 mod search;
 
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
+pub use inflight::{Recovered, CUT_TURN_LINE};
 pub use search::SearchHit;
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.
@@ -111,6 +113,22 @@ const MIGRATIONS: &[&str] = &[
         at_ms INTEGER NOT NULL
      );
      CREATE INDEX reminders_due ON reminders(done, due_ms);",
+    // 5: what was under way, so a restart after a crash can close it (docs/engine.md §6):
+    // executed rows still running, turns still running, approval cards still waiting;
+    // `owner` is the pid of the Kotoba that wrote the row.
+    "ALTER TABLE audit_log ADD COLUMN running INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE audit_log ADD COLUMN owner INTEGER NOT NULL DEFAULT 0;
+     CREATE INDEX audit_running ON audit_log(running) WHERE running = 1;
+     CREATE TABLE inflight (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('turn', 'card')),
+        session TEXT NOT NULL,
+        tool TEXT NOT NULL DEFAULT '',
+        action TEXT NOT NULL DEFAULT '',
+        risk TEXT NOT NULL DEFAULT '',
+        owner INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );",
 ];
 
 /// Milliseconds since the epoch.

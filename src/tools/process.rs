@@ -132,6 +132,8 @@ pub async fn run_process(
     for (k, v) in env {
         cmd.env(k, v);
     }
+    // It dies with Kotoba, however she dies (docs/tools.md).
+    crate::children::die_with_me(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start {}: {e}", program.display()))?;

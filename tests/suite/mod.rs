@@ -2,6 +2,7 @@
 
 mod browser;
 mod cli;
+mod crash;
 mod discord;
 mod discord_voice;
 mod engine;

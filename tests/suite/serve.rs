@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -17,7 +17,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) -> Child {
+pub(super) fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
     cmd.arg("serve")
         .env_clear()
@@ -34,7 +34,7 @@ fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) -> Child {
     cmd.spawn().unwrap()
 }
 
-async fn healthy(port: u16) -> Duration {
+pub(super) async fn healthy(port: u16) -> Duration {
     let t = Instant::now();
     loop {
         if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/health")).await {
@@ -50,7 +50,7 @@ async fn healthy(port: u16) -> Duration {
     }
 }
 
-async fn stop(mut child: Child) -> String {
+pub(super) async fn stop(mut child: Child) -> String {
     let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())

@@ -100,8 +100,8 @@ impl LocalRecognizer {
 
     async fn start(&self) -> Result<Worker, SpeechError> {
         let script = self.write_script().await?;
-        let mut child = Command::new(&self.python)
-            .arg("-u")
+        let mut cmd = Command::new(&self.python);
+        cmd.arg("-u")
             .arg(&script)
             .env("HF_HUB_OFFLINE", "1")
             .env("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -110,7 +110,9 @@ impl LocalRecognizer {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        crate::children::die_with_me(&mut cmd);
+        let mut child = cmd
             .spawn()
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {

@@ -108,25 +108,25 @@ impl Synthesizer for EspeakSynthesizer {
         if text.trim().is_empty() {
             return Err(nothing_to_say(NAME));
         }
-        let mut child = Command::new(&self.program)
-            .args(["--stdout", "-v", &self.voice])
+        let mut cmd = Command::new(&self.program);
+        cmd.args(["--stdout", "-v", &self.voice])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    SpeechError::new(MISSING)
-                } else {
-                    failed(
-                        Task::Synthesis,
-                        NAME,
-                        &format!("could not start espeak-ng ({e})"),
-                        None,
-                    )
-                }
-            })?;
+            .kill_on_drop(true);
+        crate::children::die_with_me(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                SpeechError::new(MISSING)
+            } else {
+                failed(
+                    Task::Synthesis,
+                    NAME,
+                    &format!("could not start espeak-ng ({e})"),
+                    None,
+                )
+            }
+        })?;
         let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {

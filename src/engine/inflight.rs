@@ -1,0 +1,109 @@
+//! Guards that keep the store's record of what is under way honest while Kotoba lives:
+//! a running turn or waiting card is unmarked when it ends however it ends (its future
+//! dropped included), and an executed row is completed with its outcome, or as
+//! interrupted when the turn was cut. Only a crash leaves them open, for the next
+//! start-up to close (docs/engine.md §6).
+
+use std::sync::Arc;
+
+use crate::store::{Approver, Store};
+
+/// The detail of an executed row whose turn was cut while it ran (barge-in, /stop).
+pub const INTERRUPTED_RUN_DETAIL: &str =
+    "interrupted: the turn was cut while it ran, and it was ended";
+
+/// A turn or card marked as under way; unmarked on drop.
+pub(crate) struct Underway {
+    store: Arc<Store>,
+    id: Option<i64>,
+}
+
+impl Underway {
+    /// Mark a turn in `session` as running.
+    pub(crate) fn turn(store: &Arc<Store>, session: &str) -> Underway {
+        let id = store
+            .open_turn(session)
+            .map_err(|e| tracing::warn!("marking the turn of {session} as running: {e}"))
+            .ok();
+        Underway {
+            store: store.clone(),
+            id,
+        }
+    }
+
+    /// Mark an approval card as waiting.
+    pub(crate) fn card(
+        store: &Arc<Store>,
+        session: &str,
+        tool: &str,
+        action: &str,
+        risk: &str,
+    ) -> Underway {
+        let id = store
+            .open_card(session, tool, action, risk)
+            .map_err(|e| tracing::warn!("marking a card of {session} as waiting: {e}"))
+            .ok();
+        Underway {
+            store: store.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Underway {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            if let Err(e) = self.store.close_inflight(id) {
+                tracing::warn!("unmarking what ended: {e}");
+            }
+        }
+    }
+}
+
+/// An `executed` row written as its command starts; completed by [`Running::finish`],
+/// or as `executed:failed`, interrupted, when dropped first.
+pub(crate) struct Running {
+    store: Arc<Store>,
+    id: Option<i64>,
+}
+
+impl Running {
+    /// Write the row now, before the command starts.
+    pub(crate) fn start(
+        store: &Arc<Store>,
+        session: &str,
+        tool: &str,
+        action: &str,
+        risk: &str,
+    ) -> Running {
+        let id = store
+            .audit_started(session, tool, action, risk)
+            .map_err(|e| tracing::error!("writing the audit trail: {e}"))
+            .ok();
+        Running {
+            store: store.clone(),
+            id,
+        }
+    }
+
+    /// Complete the row with its outcome; `None` removes it (nothing reached the
+    /// machine after all: it could not start, was refused or deferred).
+    pub(crate) fn finish(mut self, outcome: Option<(Approver, &str)>) {
+        if let Some(id) = self.id.take() {
+            if let Err(e) = self.store.audit_finished(id, outcome) {
+                tracing::error!("completing the audit trail: {e}");
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let outcome = Some((Approver::ExecutedFailed, INTERRUPTED_RUN_DETAIL));
+            if let Err(e) = self.store.audit_finished(id, outcome) {
+                tracing::error!("completing the audit trail: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! What was under way when Kotoba stopped: turns still running, approval cards still
+//! waiting, executed rows with no outcome yet. Each is written before it starts and
+//! removed (or completed) when it ends; whatever a killed Kotoba left open is closed at
+//! the next start-up as cut or expired by the restart (docs/engine.md §6).
+
+use rusqlite::params;
+
+use super::{now_ms, Approver, Store, StoreError};
+
+/// The line a turn that was running at the crash ends with in its transcript.
+pub const CUT_TURN_LINE: &str = "(This turn was cut by a restart: Kotoba stopped before it \
+     finished, and anything it was running was ended.)";
+/// The detail of an executed row that never got its outcome.
+pub const CUT_RUN_DETAIL: &str =
+    "cut by a restart: Kotoba stopped while it ran, so its outcome is unknown and it was ended";
+/// The detail of an approval card that was still waiting.
+pub const EXPIRED_CARD_DETAIL: &str =
+    "expired by a restart: the card was still waiting when Kotoba stopped; nothing ran";
+
+/// What a start-up closed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// Sessions whose running turn was closed as cut.
+    pub turns: Vec<String>,
+    /// Approval cards (inline or deferred) settled as expired.
+    pub cards: usize,
+    /// Executed rows closed as cut.
+    pub runs: usize,
+}
+
+impl Recovered {
+    /// Whether nothing was left open.
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty() && self.cards == 0 && self.runs == 0
+    }
+}
+
+fn owner() -> i64 {
+    i64::from(std::process::id())
+}
+
+impl Store {
+    /// A turn starts in `session`; the id closes it.
+    pub fn open_turn(&self, session: &str) -> Result<i64, StoreError> {
+        self.open_inflight("turn", session, "", "", "")
+    }
+
+    /// An approval card is waiting (inline or for a deferred run); the id closes it.
+    pub fn open_card(
+        &self,
+        session: &str,
+        tool: &str,
+        action: &str,
+        risk: &str,
+    ) -> Result<i64, StoreError> {
+        self.open_inflight("card", session, tool, action, risk)
+    }
+
+    fn open_inflight(
+        &self,
+        kind: &str,
+        session: &str,
+        tool: &str,
+        action: &str,
+        risk: &str,
+    ) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            kind,
+            session,
+            tool,
+            action,
+            risk,
+            owner(),
+            now_ms()
+        ])?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// A turn or card ended while Kotoba was alive.
+    pub fn close_inflight(&self, id: i64) -> Result<(), StoreError> {
+        self.conn()
+            .prepare_cached("DELETE FROM inflight WHERE id = ?1")?
+            .execute([id])?;
+        Ok(())
+    }
+
+    /// A command starts: its `executed` row is written now, with no outcome yet.
+    pub fn audit_started(
+        &self,
+        session: &str,
+        tool: &str,
+        action: &str,
+        risk: &str,
+    ) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(
+            "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail,
+                                   running, owner)
+             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, 'running', 1, ?7)",
+        )?
+        .execute(params![
+            now_ms(),
+            session,
+            tool,
+            action,
+            risk,
+            Approver::Executed.as_str(),
+            owner()
+        ])?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// The command ended: complete its row with the outcome (`executed` or
+    /// `executed:failed`), or remove it when nothing reached the machine after all.
+    pub fn audit_finished(
+        &self,
+        id: i64,
+        outcome: Option<(Approver, &str)>,
+    ) -> Result<(), StoreError> {
+        let conn = self.conn();
+        match outcome {
+            Some((approver, detail)) => conn
+                .prepare_cached(
+                    "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
+                )?
+                .execute(params![id, approver.as_str(), detail])?,
+            None => conn
+                .prepare_cached("DELETE FROM audit_log WHERE id = ?1 AND running = 1")?
+                .execute([id])?,
+        };
+        Ok(())
+    }
+
+    /// Close everything a Kotoba that is no longer running (`is_live(owner)` false) left
+    /// open, in one transaction: a cut line in each running turn's transcript, an
+    /// `expired` row for each waiting card, and each running executed row closed as
+    /// `executed:failed`, cut by a restart.
+    pub fn recover(&self, is_live: impl Fn(i64) -> bool) -> Result<Recovered, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let mut done = Recovered::default();
+        let runs: Vec<(i64, i64)> = tx
+            .prepare("SELECT id, owner FROM audit_log WHERE running = 1")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (id, _) in runs.into_iter().filter(|(_, o)| !is_live(*o)) {
+            tx.execute(
+                "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
+                params![id, Approver::ExecutedFailed.as_str(), CUT_RUN_DETAIL],
+            )?;
+            done.runs += 1;
+        }
+        type Open = (i64, String, String, String, String, String, i64);
+        let open: Vec<Open> = tx
+            .prepare(
+                "SELECT id, kind, session, tool, action, risk, owner FROM inflight ORDER BY id",
+            )?
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let at = now_ms();
+        for (id, kind, session, tool, action, risk, owner) in open {
+            if is_live(owner) {
+                continue;
+            }
+            if kind == "turn" {
+                tx.execute(
+                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                     VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3)",
+                    params![session, CUT_TURN_LINE, at],
+                )?;
+                done.turns.push(session);
+            } else {
+                tx.execute(
+                    "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver,
+                                           detail)
+                     VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
+                    params![
+                        at,
+                        session,
+                        tool,
+                        action,
+                        risk,
+                        Approver::Expired.as_str(),
+                        EXPIRED_CARD_DETAIL
+                    ],
+                )?;
+                done.cards += 1;
+            }
+            tx.execute("DELETE FROM inflight WHERE id = ?1", [id])?;
+        }
+        tx.commit()?;
+        Ok(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_dead_kotoba_left_open_is_closed_as_cut_or_expired_by_the_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        {
+            let s = Store::open(&path).unwrap();
+            s.append_message("web:a", "user", "ann", "please run it", false)
+                .unwrap();
+            s.open_turn("web:a").unwrap();
+            s.open_card("web:b", "shell", "rm x", "exec").unwrap();
+            s.audit_started("web:a", "shell", "sleep 5", "exec")
+                .unwrap();
+            let done = s.audit_started("web:a", "shell", "ls", "exec").unwrap();
+            s.audit_finished(done, Some((Approver::Executed, "exit 0")))
+                .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        // This process wrote the rows; pretend it is the Kotoba that died.
+        let got = s.recover(|_| false).unwrap();
+        assert_eq!(
+            got,
+            Recovered {
+                turns: vec!["web:a".into()],
+                cards: 1,
+                runs: 1
+            }
+        );
+        let h = s.history("web:a", 10).unwrap();
+        assert_eq!(h.last().unwrap().text, CUT_TURN_LINE);
+        assert_eq!(h[0].text, "please run it");
+        let rows = s.audit_rows(None, 10).unwrap();
+        let cut = rows.iter().find(|r| r.action == "sleep 5").unwrap();
+        assert_eq!(
+            (cut.approver.as_str(), cut.detail.as_str()),
+            ("executed:failed", CUT_RUN_DETAIL)
+        );
+        let ok = rows.iter().find(|r| r.action == "ls").unwrap();
+        assert_eq!(
+            (ok.approver.as_str(), ok.detail.as_str()),
+            ("executed", "exit 0")
+        );
+        let card = rows.iter().find(|r| r.action == "rm x").unwrap();
+        assert_eq!((card.approver.as_str(), card.approved), ("expired", false));
+        // Closed once: a second start-up finds nothing.
+        assert!(s.recover(|_| false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_live_kotobas_open_rows_are_left_alone_and_an_unstarted_run_leaves_no_row() {
+        let s = Store::in_memory().unwrap();
+        s.open_turn("web:a").unwrap();
+        let run = s
+            .audit_started("web:a", "shell", "sleep 5", "exec")
+            .unwrap();
+        assert!(s.recover(|_| true).unwrap().is_empty());
+        s.audit_finished(run, None).unwrap();
+        assert!(s.audit_rows(None, 10).unwrap().is_empty());
+    }
+}
