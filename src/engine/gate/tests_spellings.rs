@@ -352,7 +352,6 @@ fn a_dangerous_line_is_refused_every_saved_grant() {
     }
     let code = "import sys; sys.modules['os'].system('id')";
     let d = classify(&Action::Code { code: code.into() }, Path::new("."), true);
-    if d.dangerous_label().is_some() {
-        assert_eq!(route(code, &d, &settings, &store), Route::Ask);
-    }
+    assert_eq!(d.dangerous_label(), Some(PROCESS_SPAWN));
+    assert_eq!(route(code, &d, &settings, &store), Route::Ask);
 }
