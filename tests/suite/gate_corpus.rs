@@ -88,7 +88,11 @@ fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
                     None => "",
                 },
                 d.headline(),
-                if d.can_always { "offered" } else { "not offered" },
+                if d.can_always {
+                    "offered"
+                } else {
+                    "not offered"
+                },
             ));
         }
         if d.dangerous_label().is_some() {

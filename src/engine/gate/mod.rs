@@ -235,6 +235,6 @@ mod tests_paths;
 #[cfg(test)]
 mod tests_prop;
 #[cfg(test)]
-mod tests_spellings;
-#[cfg(test)]
 mod tests_python;
+#[cfg(test)]
+mod tests_spellings;

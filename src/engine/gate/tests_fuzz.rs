@@ -127,10 +127,11 @@ fn an_unresolved_expansion_is_never_auto_safe_a_million_times() {
     let start = Instant::now();
     let n = run(1_000_000);
     let secs = start.elapsed().as_secs_f64();
-    println!(
+    // The figure goes to the test's own output (run with --nocapture to see it).
+    eprint_figure(&format!(
         "{n} lines in {secs:.1} s ({:.0} lines/s)",
         f64::from(n) / secs
-    );
+    ));
 }
 
 proptest! {
@@ -150,4 +151,9 @@ proptest! {
             prop_assert!(!d.can_always && !d.can_always_exact);
         }
     }
+}
+
+#[allow(clippy::print_stderr)]
+fn eprint_figure(text: &str) {
+    eprintln!("{text}");
 }
