@@ -344,6 +344,7 @@ impl Loop<'_> {
             wait: Some(wait),
             released: Some(released),
             cancel: self.engine.deferred.cancel_token(&session),
+            waiting: Some(self.engine.deferred.enter_waiting(&session)),
         };
         tokio::spawn(run.run());
         self.deferred_this_turn = true;
@@ -367,6 +368,8 @@ struct DeferredRun {
     released: Option<oneshot::Receiver<()>>,
     /// Fired by cancel_work: a runner still waiting on its card gives up.
     cancel: tokio_util::sync::CancellationToken,
+    /// Counts this runner as waiting until its card is settled.
+    waiting: Option<super::deferred::WaitingRunner>,
 }
 
 impl DeferredRun {
@@ -406,6 +409,7 @@ impl DeferredRun {
             // Dropping the wait settles the card as dismissed.
             _ = cancel.cancelled() => (AskEnd::Dismissed, true),
         };
+        self.waiting = None; // the card is settled: no longer waiting
         let spec = self.tool.spec();
         let (name, risk) = (spec.name.clone(), spec.risk);
         let (approved, approver, detail) = approver_of(&end);

@@ -334,7 +334,7 @@ async fn a_requested_stop_announces_nothing_but_closes_the_bracket() {
         .start_job("s1", "build", None, Some(false))
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let info = r.engine.stop_job("s1").unwrap();
+    let info = r.engine.stop_work("s1").job.unwrap();
     assert_eq!((info.goal.as_str(), info.steps), ("build", 1));
     let events = frames_until(&mut rx, |e| {
         e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())

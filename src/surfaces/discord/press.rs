@@ -122,9 +122,8 @@ pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
 /// Stop what runs in `session`: the background job (the same code as cancel_work), its
 /// deferred runs and the running turn. It says what it stopped.
 pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
-    // stop_job also cancels the session's deferred runs still waiting.
-    let stopped = bot.engine.stop_job(session);
-    bot.engine.deferred.cancel_session(session); // also when no job runs
+    // stop_work also cancels the session's deferred runs still waiting.
+    let stopped = bot.engine.stop_work(session).job;
     bot.engine.session(session).cancel_running();
     match stopped {
         Some(info) => format!(
