@@ -3,6 +3,7 @@
 mod browser;
 mod cli;
 mod discord;
+mod discord_rules;
 mod discord_voice;
 mod engine;
 mod gate_cli;

@@ -1,7 +1,8 @@
 //! Button presses: approval answers (the engine decides who may answer; a refusal is a
 //! private sentence and changes nothing), Full output (privately, as a file past 2000
-//! characters), the job card's Stop (asks for confirmation first) and Revoke on
-//! /grants. Every press is acknowledged at once, inside Discord's 3 s deadline.
+//! characters; a host tool's only to an owner), the job card's Stop (asks for
+//! confirmation first) and Revoke on /grants. Every press is acknowledged at once,
+//! inside Discord's 3 s deadline.
 
 use serenity::all::{
     ButtonStyle, ComponentInteraction, Context, CreateActionRow, CreateAttachment, CreateButton,
@@ -54,8 +55,10 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
     if let Some(key) = id.strip_prefix("ko:").and_then(|k| k.parse::<u64>().ok()) {
         let session = session_of(c.channel_id.get());
         let r = match bot.outputs.get(key) {
-            Some((s, text)) if s == session => full_output(&text),
-            _ => private("That output is no longer kept."),
+            Some(kept) if kept.session != session => private("That output is no longer kept."),
+            Some(kept) if kept.owners_only && !bot.is_owner(user) => private(NOT_YOURS_TO_SEE),
+            Some(kept) => full_output(&kept.text),
+            None => private("That output is no longer kept."),
         };
         return respond(ctx, &c, r).await;
     }
@@ -88,6 +91,10 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
         _ => respond(ctx, &c, private("That button is no longer active.")).await,
     }
 }
+
+/// The private reply to a guest who presses Full output on a host tool's row.
+pub(crate) const NOT_YOURS_TO_SEE: &str =
+    "That output is not yours to see: it comes from one of her owner's host tools, so only an owner may open it.";
 
 /// The Full output reply: in a code block, or as a file past 2000 characters.
 pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
