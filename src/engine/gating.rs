@@ -224,7 +224,10 @@ impl Loop<'_> {
         if let Some(k) = &key {
             match self.engine.deferred.state(&session, k) {
                 Some(KeyState::Awaiting) => {
-                    return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&spec.name)))
+                    // Still waiting on its card: pending, never refused (nobody said no).
+                    let mut out = ToolOutput::ok(awaiting_sentence(&spec.name));
+                    out.pending = true;
+                    return GateEnd::Stop(out);
                 }
                 Some(KeyState::Settled(sentence)) => {
                     return GateEnd::Stop(ToolOutput::refused(sentence))
