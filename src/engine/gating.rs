@@ -111,6 +111,35 @@ fn audit(
     }
 }
 
+/// Files the `dismissed` decision of an inline card whose turn was dropped while it
+/// waited (barge-in, a newer request, shutdown): every gate decision is one audit row
+/// (engine.md §6), also when the future never resumes. Disarmed once the ask returns.
+struct DismissedIfCut<'a> {
+    engine: &'a Engine,
+    session: &'a str,
+    tool: &'a str,
+    line: &'a str,
+    risk: Risk,
+    armed: bool,
+}
+
+impl Drop for DismissedIfCut<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            audit(
+                self.engine,
+                self.session,
+                self.tool,
+                self.line,
+                self.risk,
+                false,
+                Approver::Dismissed,
+                "the card went away: the turn was cut (barge-in or a newer request)",
+            );
+        }
+    }
+}
+
 /// Save the "always" an answer asked for, when the card offered it.
 fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
     let AskEnd::Decided { decision, by } = end else {
@@ -258,7 +287,17 @@ impl Loop<'_> {
         let card = self.card(&spec.name, &line, spec.risk, &classified, window);
         let end = {
             let _blocked = self.blocked.block();
-            self.engine.cards.ask(&self.session, card, window).await
+            let mut unsettled = DismissedIfCut {
+                engine: self.engine,
+                session: &session,
+                tool: &spec.name,
+                line: &line,
+                risk: spec.risk,
+                armed: true,
+            };
+            let end = self.engine.cards.ask(&self.session, card, window).await;
+            unsettled.armed = false;
+            end
         };
         let (approved, approver, detail) = approver_of(&end);
         audit(
