@@ -296,7 +296,7 @@ pub(crate) fn is_steps(c: &crate::support::discord::Call, channel: u64) -> bool 
     (posts_in(c, channel) || c.method == "PATCH") && c.body["embeds"][0]["title"] == json!("Steps")
 }
 
-fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> bool {
+pub(crate) fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> bool {
     posts_in(c, channel)
         && c.body["embeds"][0]["title"]
             .as_str()

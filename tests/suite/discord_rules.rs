@@ -1,9 +1,12 @@
 //! Issue 12's rules on the Discord surface, over the loopback Discord: who may see a
 //! row's Full output, what Stop stops, and that secrets are never asked for in a channel.
 
+use std::time::Duration;
+
+use kotoba::surfaces::discord;
 use serde_json::json;
 
-use super::discord::{is_steps, rig};
+use super::discord::{is_card_post, is_steps, posts_in, rig, settle, Rig};
 use crate::support::discord::{GENERAL, GUEST, OWNER};
 use crate::support::model_server::Reply;
 
@@ -51,4 +54,83 @@ async fn a_guest_pressing_full_output_on_an_owners_host_tool_row_gets_a_private_
         "{}",
         c.raw
     );
+}
+
+/// The approval card posted in GENERAL for `command`: its message id and Approve button.
+async fn card_for(r: &Rig, command: &str) -> (String, String) {
+    let card = r
+        .discord
+        .wait_for(|c| is_card_post(c, GENERAL) && c.embed_text().contains(command))
+        .await;
+    let approve = card
+        .buttons()
+        .into_iter()
+        .find(|b| b.1 == "Approve once")
+        .unwrap()
+        .0;
+    (card.message_id.unwrap(), approve)
+}
+
+#[tokio::test]
+async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_running() {
+    let r = rig().await;
+    let session = discord::session_of(GENERAL);
+    // A chat turn is running: it waits on its card.
+    r.model
+        .push(Reply::call("shell", json!({"command": "touch kept.txt"})));
+    r.discord.mention(GENERAL, OWNER, "make kept.txt");
+    let (chat_card, approve) = card_for(&r, "touch kept.txt").await;
+    // A background job runs in the same channel and waits on a card of its own.
+    r.model
+        .push(Reply::call("shell", json!({"command": "make long-build"})));
+    r.app
+        .engine
+        .start_job(&session, "long build", None, Some(false))
+        .unwrap();
+    card_for(&r, "make long-build").await;
+    let job_card = r
+        .discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.buttons().iter().any(|b| b.0 == "kj:stop"))
+        .await;
+    // Stop → a private confirmation naming what dies → Yes.
+    let stop = r.discord.press(
+        GENERAL,
+        job_card.message_id.as_deref().unwrap(),
+        "kj:stop",
+        OWNER,
+    );
+    let ask = r.discord.wait_callback(stop).await;
+    assert!(
+        ask.ephemeral() && ask.content().contains("'long build'"),
+        "{:?}",
+        ask.body
+    );
+    assert!(ask.buttons().iter().any(|b| b.0 == "kj:confirm"));
+    let confirm = r.discord.press(GENERAL, "1", "kj:confirm", OWNER);
+    let said = r.discord.wait_callback(confirm).await;
+    assert!(said.ephemeral(), "{:?}", said.body);
+    assert!(
+        said.content()
+            .starts_with("Stopped the job 'long build' after")
+            && said.content().ends_with("Nothing of it is kept."),
+        "cancel_work's own sentence: {}",
+        said.content()
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while r.app.engine.jobs.info(&session).is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the job never stopped"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The chat turn was not cut: its card still answers, the command runs, she replies.
+    r.model.push(Reply::text("Made kept.txt."));
+    let press = r.discord.press(GENERAL, &chat_card, &approve, OWNER);
+    assert_eq!(r.discord.wait_callback(press).await.body["type"], json!(6));
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Made kept.txt.")
+        .await;
+    assert!(r._home.path().join("workspace/kept.txt").exists());
+    settle().await;
 }

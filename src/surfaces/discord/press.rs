@@ -126,19 +126,11 @@ pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
     }
 }
 
-/// Stop what runs in `session`: the background job (the same code as cancel_work), its
-/// deferred runs and the running turn. It says what it stopped.
+/// Stop what works or waits in `session`: exactly the code `cancel_work` runs (the job,
+/// and every deferred approval still waiting). The chat turn running in the channel is
+/// not cut. It says what it stopped, in cancel_work's own sentence.
 pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
-    // stop_work also cancels the session's deferred runs still waiting.
-    let stopped = bot.engine.stop_work(session).job;
-    bot.engine.session(session).cancel_running();
-    match stopped {
-        Some(info) => format!(
-            "Stopped the background job '{}' after {} and {} steps, and anything waiting to run here.",
-            info.goal,
-            elapsed_words(info.elapsed.as_secs()),
-            info.steps
-        ),
-        None => "Stopped the running turn and anything waiting to run in this channel (no background job was running).".into(),
+    match bot.engine.stop_work(session).sentence() {
+        Ok(said) | Err(said) => said,
     }
 }
