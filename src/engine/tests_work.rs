@@ -278,6 +278,47 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_per_tool_cap_is_the_environments_in_work_mode_too() {
+    let tool = fake("compile", Risk::Write);
+    let runs = tool.runs.clone();
+    let r = rig_with(
+        vec![],
+        vec![tool],
+        &[("KOTOBA_PER_TOOL_LIMIT", "2")],
+        "work_max_tool_calls: 40\n",
+    );
+    job_script(
+        &r,
+        vec![
+            call("compile", json!({"n": 1})),
+            call("compile", json!({"n": 2})),
+            call("compile", json!({"n": 3})),
+            Ok(say("built twice")),
+        ],
+    );
+    let mut rx = r.engine.session("s1").subscribe();
+    r.engine
+        .start_job("s1", "build", None, Some(false))
+        .unwrap();
+    frames_until(&mut rx, is_work_done).await;
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "the third call of one tool never ran"
+    );
+    let last = r.script.sent().pop().unwrap();
+    let capped = last.items.iter().rev().find_map(|i| match i {
+        crate::llm::Item::ToolResult { output, .. } => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        capped,
+        Some(super::budget::per_tool_cap_sentence("compile", 2)),
+        "KOTOBA_PER_TOOL_LIMIT rides on top of the work total"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn work_caps_are_read_from_settings_for_each_new_job() {
     let r = rig_with(
         vec![],
