@@ -134,3 +134,73 @@ async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_r
     assert!(r._home.path().join("workspace/kept.txt").exists());
     settle().await;
 }
+
+#[tokio::test]
+async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_to_the_page_or_terminal(
+) {
+    let r = rig().await;
+    let session = discord::session_of(GENERAL);
+    // Someone talks to her here, so the channel is followed (a card could be shown).
+    r.model.push(Reply::text("hi"));
+    r.discord.mention(GENERAL, OWNER, "hello");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "hi")
+        .await;
+    for tool in ["ask_secret", "request_credential"] {
+        let before = r.model.request_count();
+        r.model.push(Reply::call(
+            tool,
+            json!({"name": "github-token", "why": "to push the branch"}),
+        ));
+        r.model.push(Reply::text("I need it entered on the page."));
+        r.model.set_fallback(Reply::text("Told them."));
+        r.app
+            .engine
+            .start_job(&session, "push the branch", None, Some(false))
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let answer = loop {
+            let fed = r
+                .model
+                .requests()
+                .into_iter()
+                .skip(before)
+                .map(|q| q.to_string())
+                .find(|q| q.contains("NOTHING was asked"));
+            if let Some(fed) = fed {
+                break fed;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{tool}: no answer reached the model (was it asked in the channel?)"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            answer.contains("secrets are NEVER asked for in a Discord channel"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("web page") && answer.contains("kotoba chat"),
+            "{answer}"
+        );
+        while r.app.engine.jobs.info(&session).is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the job never ended"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        settle().await;
+        assert!(
+            !r.discord.calls().iter().any(|c| posts_in(c, GENERAL)
+                && (c.embed_text().contains("github-token")
+                    || c.content().contains("Enter the secret"))),
+            "{tool}: nothing was asked in the channel"
+        );
+        assert!(
+            r.app.engine.cards.open_cards(&session).is_empty(),
+            "no card waits for a secret"
+        );
+    }
+}
