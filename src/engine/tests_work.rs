@@ -13,11 +13,11 @@ use super::*;
 use crate::llm::{LlmError, ModelReply};
 use crate::protocol::*;
 
-fn job_script(r: &Rig, replies: Vec<Result<ModelReply, LlmError>>) {
+pub(crate) fn job_script(r: &Rig, replies: Vec<Result<ModelReply, LlmError>>) {
     r.script.job_replies.lock().unwrap().extend(replies);
 }
 
-async fn frames_until(
+pub(crate) async fn frames_until(
     rx: &mut broadcast::Receiver<Arc<Event>>,
     stop: impl Fn(&Event) -> bool,
 ) -> Vec<Event> {
@@ -33,7 +33,7 @@ async fn frames_until(
 }
 
 /// The same rig with the real start_work tool registered.
-fn with_start_work(base: Rig) -> Rig {
+pub(crate) fn with_start_work(base: Rig) -> Rig {
     let mut reg = base.engine.tools().clone();
     reg.register(Arc::new(crate::tools::work::StartWork::default()));
     let engine = Engine::new(
@@ -61,7 +61,7 @@ fn builtin_engine(r: &Rig) -> Arc<Engine> {
     )
 }
 
-fn is_work_done(ev: &Event) -> bool {
+pub(crate) fn is_work_done(ev: &Event) -> bool {
     matches!(ev.frame, Frame::WorkDone { .. })
 }
 
