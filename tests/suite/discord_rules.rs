@@ -204,3 +204,56 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
         );
     }
 }
+
+#[tokio::test]
+async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
+    let r = rig().await;
+    let session = discord::session_of(GENERAL);
+    r.model.push(Reply::text("hi"));
+    r.discord.mention(GENERAL, OWNER, "hello");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "hi")
+        .await;
+    r.model
+        .push(Reply::call("shell", json!({"command": "make long-build"})));
+    r.app
+        .engine
+        .start_job(&session, "long build", None, Some(false))
+        .unwrap();
+    let (job_card, _) = card_for(&r, "make long-build").await;
+    let slash = r.discord.slash(GENERAL, OWNER, "stop", json!([]), 0);
+    let ask = r.discord.wait_callback(slash).await;
+    assert!(ask.ephemeral(), "{:?}", ask.body);
+    assert!(
+        ask.content().contains("'long build'") && ask.content().contains("1 steps so far"),
+        "the question names what dies: {}",
+        ask.content()
+    );
+    assert!(
+        r.app.engine.jobs.info(&session).is_some(),
+        "nothing stops before the confirmation"
+    );
+    // A guest's Yes stops nothing.
+    let guest = r.discord.press(GENERAL, "1", "kj:confirm", GUEST);
+    let no = r.discord.wait_callback(guest).await;
+    assert!(
+        no.ephemeral() && no.content().contains("Only an owner"),
+        "{:?}",
+        no.body
+    );
+    assert!(r.app.engine.jobs.info(&session).is_some());
+    let yes = r.discord.press(GENERAL, "1", "kj:confirm", OWNER);
+    let said = r.discord.wait_callback(yes).await;
+    assert!(
+        said.content().starts_with("Stopped the job 'long build'"),
+        "{}",
+        said.content()
+    );
+    r.discord
+        .wait_for(|c| c.is("PATCH", &format!("/messages/{job_card}")))
+        .await;
+    assert!(
+        r.app.engine.jobs.info(&session).is_none(),
+        "the job is gone"
+    );
+}
