@@ -27,6 +27,11 @@ impl App {
     pub fn build(config: Arc<Config>) -> anyhow::Result<App> {
         std::fs::create_dir_all(&config.paths.home)
             .with_context(|| format!("creating the data folder {}", config.paths.home.display()))?;
+        // The gate checks paths against the workspace, so it exists from the start
+        // (`gate explain` judges the same way).
+        if let Err(e) = config.ensure_workspace() {
+            tracing::warn!("creating the workspace: {e}");
+        }
         let store = Store::open(&config.paths.db)
             .with_context(|| format!("opening the store {}", config.paths.db.display()))?;
         crate::children::set_home(&config.paths.home);

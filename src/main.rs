@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kotoba::app::App;
 use kotoba::config::Config;
@@ -161,9 +162,17 @@ fn gate_explain(
     json: bool,
     workspace: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    let workspace = workspace
-        .or_else(|| config.settings().workspace)
-        .unwrap_or_else(|| config.paths.home.join("workspace"));
+    // Judged as `serve` would: the configured workspace exists there (it is created at
+    // start-up), so it is created here too when missing. A given --workspace is used as is.
+    let workspace = match workspace {
+        Some(dir) => dir,
+        None => config.ensure_workspace().with_context(|| {
+            format!(
+                "creating the workspace {}",
+                config.workspace(&config.settings()).display()
+            )
+        })?,
+    };
     let action = if code {
         Action::Code { code: text }
     } else {

@@ -141,6 +141,24 @@ impl Config {
         s
     }
 
+    /// The workspace her commands run in and the gate checks paths against: the
+    /// `workspace` setting, else `<home>/workspace`.
+    pub fn workspace(&self, settings: &Settings) -> PathBuf {
+        settings
+            .workspace
+            .clone()
+            .unwrap_or_else(|| self.paths.home.join("workspace"))
+    }
+
+    /// The live workspace, created when missing, so the gate judges a fresh data
+    /// folder's paths against a folder that exists (`serve` at start-up and
+    /// `gate explain` both go through here).
+    pub fn ensure_workspace(&self) -> std::io::Result<PathBuf> {
+        let ws = self.workspace(&self.settings());
+        std::fs::create_dir_all(&ws)?;
+        Ok(ws)
+    }
+
     /// Warnings from the last read of settings.yaml (bad keys, unreadable file).
     pub fn settings_warnings(&self) -> Vec<String> {
         let mut live = match self.live.lock() {

@@ -45,7 +45,7 @@ pub struct Settings {
     pub work_max_tool_calls: u32,
     /// `work_fail_limit` (6, ≥1).
     pub work_fail_limit: u32,
-    /// `work_timeout` seconds (3600, ≥30).
+    /// `work_timeout` seconds (`engine::transport::WORK_TIMEOUT`, 3600; ≥30).
     pub work_timeout: u64,
     /// `disabled_toolsets`: families switched off ([]).
     pub disabled_toolsets: Vec<String>,
@@ -186,7 +186,8 @@ impl Default for Settings {
             work_max_iter: 40,
             work_max_tool_calls: 40,
             work_fail_limit: 6,
-            work_timeout: 3600,
+            // The one transport constant, never a second literal (engine.md §1).
+            work_timeout: crate::engine::transport::WORK_TIMEOUT.as_secs(),
             disabled_toolsets: Vec::new(),
             workspace: None,
             owners: Vec::new(),

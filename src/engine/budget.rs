@@ -41,13 +41,14 @@ impl Caps {
         }
     }
 
-    /// A work job's caps (settings.yaml, read live for each job).
+    /// A work job's caps: the totals from settings.yaml (read live for each job); the
+    /// per-tool, delegate and web-search caps are the environment's, on top of them.
     pub fn work(s: &Settings, c: &CompanionCaps) -> Caps {
         Caps {
             max_iter: s.work_max_iter.max(s.work_max_tool_calls + 1),
             max_tool_calls: s.work_max_tool_calls,
             fail_limit: s.work_fail_limit,
-            per_tool: s.work_max_tool_calls,
+            per_tool: c.per_tool_limit,
             delegate: c.delegate_limit,
             web_search: c.web_search_limit,
         }

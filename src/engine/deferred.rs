@@ -3,6 +3,7 @@
 //! the pending row in place by its id and announces through a work_done frame.
 //! One request → one run: a dedupe key of (user request + action without whitespace).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -37,6 +38,16 @@ pub enum KeyState {
 pub struct Deferred {
     keys: DashMap<(String, String), KeyState>,
     cancels: DashMap<String, CancellationToken>,
+    waiting: DashMap<String, Arc<AtomicUsize>>,
+}
+
+/// Counts one runner as waiting on its card until it is dropped.
+pub struct WaitingRunner(Arc<AtomicUsize>);
+
+impl Drop for WaitingRunner {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Deferred {
@@ -58,11 +69,29 @@ impl Deferred {
         self.cancels.entry(session.to_string()).or_default().clone()
     }
 
-    /// Cancel every deferred approval still waiting in a session (cancel_work).
-    pub fn cancel_session(&self, session: &str) {
+    /// Count one runner of `session` as waiting on its card while the guard lives.
+    pub fn enter_waiting(&self, session: &str) -> WaitingRunner {
+        let count = self.waiting.entry(session.to_string()).or_default().clone();
+        count.fetch_add(1, Ordering::SeqCst);
+        WaitingRunner(count)
+    }
+
+    /// How many runners of `session` still wait on their cards.
+    pub fn waiting(&self, session: &str) -> usize {
+        self.waiting
+            .get(session)
+            .map(|c| c.load(Ordering::SeqCst))
+            .unwrap_or(0)
+    }
+
+    /// Cancel every deferred approval still waiting in a session (cancel_work, with or
+    /// without a job running). Returns how many were waiting.
+    pub fn cancel_session(&self, session: &str) -> usize {
+        let waiting = self.waiting(session);
         if let Some((_, token)) = self.cancels.remove(session) {
             token.cancel();
         }
+        waiting
     }
 }
 

@@ -112,6 +112,35 @@ fn audit(
     }
 }
 
+/// Files the `dismissed` decision of an inline card whose turn was dropped while it
+/// waited (barge-in, a newer request, shutdown): every gate decision is one audit row
+/// (engine.md §6), also when the future never resumes. Disarmed once the ask returns.
+struct DismissedIfCut<'a> {
+    engine: &'a Engine,
+    session: &'a str,
+    tool: &'a str,
+    line: &'a str,
+    risk: Risk,
+    armed: bool,
+}
+
+impl Drop for DismissedIfCut<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            audit(
+                self.engine,
+                self.session,
+                self.tool,
+                self.line,
+                self.risk,
+                false,
+                Approver::Dismissed,
+                "the card went away: the turn was cut (barge-in or a newer request)",
+            );
+        }
+    }
+}
+
 /// Save the "always" an answer asked for, when the card offered it.
 fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
     let AskEnd::Decided { decision, by } = end else {
@@ -232,7 +261,10 @@ impl Loop<'_> {
         if let Some(k) = &key {
             match self.engine.deferred.state(&session, k) {
                 Some(KeyState::Awaiting) => {
-                    return GateEnd::Stop(ToolOutput::refused(awaiting_sentence(&spec.name)))
+                    // Still waiting on its card: pending, never refused (nobody said no).
+                    let mut out = ToolOutput::ok(awaiting_sentence(&spec.name));
+                    out.pending = true;
+                    return GateEnd::Stop(out);
                 }
                 Some(KeyState::Settled(sentence)) => {
                     return GateEnd::Stop(ToolOutput::refused(sentence))
@@ -270,7 +302,17 @@ impl Loop<'_> {
         );
         let end = {
             let _blocked = self.blocked.block();
-            self.engine.cards.ask(&self.session, card, window).await
+            let mut unsettled = DismissedIfCut {
+                engine: self.engine,
+                session: &session,
+                tool: &spec.name,
+                line: &line,
+                risk: spec.risk,
+                armed: true,
+            };
+            let end = self.engine.cards.ask(&self.session, card, window).await;
+            unsettled.armed = false;
+            end
         };
         let (approved, approver, detail) = approver_of(&end);
         audit(
@@ -368,6 +410,7 @@ impl Loop<'_> {
             waiting: Some(waiting),
             released: Some(released),
             cancel: self.engine.deferred.cancel_token(&session),
+            waiting: Some(self.engine.deferred.enter_waiting(&session)),
         };
         tokio::spawn(run.run());
         self.deferred_this_turn = true;
@@ -393,6 +436,8 @@ struct DeferredRun {
     released: Option<oneshot::Receiver<()>>,
     /// Fired by cancel_work: a runner still waiting on its card gives up.
     cancel: tokio_util::sync::CancellationToken,
+    /// Counts this runner as waiting until its card is settled.
+    waiting: Option<super::deferred::WaitingRunner>,
 }
 
 impl DeferredRun {
@@ -432,6 +477,7 @@ impl DeferredRun {
             // Dropping the wait settles the card as dismissed.
             _ = cancel.cancelled() => (AskEnd::Dismissed, true),
         };
+        self.waiting = None; // the card is settled: no longer waiting
         let spec = self.tool.spec();
         let (name, risk) = (spec.name.clone(), spec.risk);
         let (approved, approver, detail) = approver_of(&end);

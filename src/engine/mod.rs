@@ -450,4 +450,6 @@ mod tests_gate;
 #[cfg(test)]
 mod tests_mcp;
 #[cfg(test)]
+mod tests_rules;
+#[cfg(test)]
 mod tests_work;

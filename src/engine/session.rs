@@ -17,6 +17,15 @@ use crate::store::Store;
 /// keyboard, so host cards are theirs to answer.
 pub const LOCAL_SESSION_PREFIX: &str = "terminal:";
 
+/// Sessions named with this prefix were born in a Discord channel, thread or DM: what is
+/// asked there is seen in the channel, so a secret is never asked for there.
+pub const DISCORD_SESSION_PREFIX: &str = "discord:";
+
+/// Whether a session was born on Discord.
+pub fn born_on_discord(session: &str) -> bool {
+    session.starts_with(DISCORD_SESSION_PREFIX)
+}
+
 /// How many frames a slow listener may fall behind before it loses some.
 const BUS_CAPACITY: usize = 256;
 /// How many past lines of a conversation the model sees.

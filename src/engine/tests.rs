@@ -18,7 +18,7 @@ use crate::tools::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput
 /// A model that answers from a script and records what it was sent.
 #[derive(Default)]
 pub(crate) struct Script {
-    replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    pub(crate) replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     /// Replies for requests of a background job (brief first) and of helpers.
     pub(crate) job_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     pub(crate) helper_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,

@@ -357,6 +357,52 @@ async fn a_cut_turn_dismisses_its_open_card() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_audit_row() {
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "rm -r build"})),
+            call("shell", json!({"command": "rm -r dist"})),
+            Ok(say("fine, something else")),
+        ],
+        vec![fake("shell", Risk::Exec)],
+    );
+    let approvers = |r: &Rig| -> Vec<(String, String, bool)> {
+        let mut rows = r.engine.audit_trail(Some("s1"), 10).unwrap();
+        rows.reverse();
+        rows.into_iter()
+            .map(|a| (a.action, a.approver, a.approved))
+            .collect()
+    };
+    let session = r.engine.session("s1");
+    let mut rx = session.subscribe();
+    // Barge-in: the person speaks over the card and the running turn is cut.
+    let engine = r.engine.clone();
+    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean")).await });
+    first_card(&mut rx).await;
+    session.cancel_running();
+    assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
+    assert_eq!(
+        approvers(&r),
+        [("rm -r build".to_string(), "dismissed".to_string(), false)]
+    );
+    // A newer request replaces the turn whose card is up.
+    let engine = r.engine.clone();
+    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean dist")).await });
+    first_card(&mut rx).await;
+    let newer = TurnRequest {
+        replace_running: true,
+        ..text_turn("never mind")
+    };
+    r.engine.run_turn(newer).await;
+    assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
+    assert_eq!(
+        approvers(&r)[1..],
+        [("rm -r dist".to_string(), "dismissed".to_string(), false)],
+        "one decision row each, nothing filed as run"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
     let slow = fake("shell", Risk::Exec).delay(Duration::from_secs(10));
     let r = rig(

@@ -456,6 +456,85 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
+    let shell = fake("shell", Risk::Exec);
+    let runs = shell.runs.clone();
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "make build"})),
+            call("shell", json!({"command": "make  build"})),
+            Ok(say("the card is still up")),
+        ],
+        vec![shell],
+    );
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine.run_turn(el_turn("build it")).await;
+    let card = next_card(&mut rx).await;
+    drain(&mut rx);
+    let again = r.engine.run_turn(el_turn("build  it")).await;
+    assert_eq!(again.text, "the card is still up");
+    let frames = drain(&mut rx);
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::Card(_))),
+        "no second card"
+    );
+    let row = steps(&frames)
+        .into_iter()
+        .rfind(|s| s.phase == Phase::Done)
+        .unwrap();
+    assert_eq!(
+        (row.outcome, row.ending),
+        (Some(Outcome::Pending), None),
+        "the re-emission's row stays pending: nobody refused it"
+    );
+    assert_eq!(row.result.as_deref(), Some("waiting for approval"));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert!(approvers(&r).is_empty(), "no decision was made yet");
+    r.engine
+        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .unwrap();
+    next_work_done(&mut rx).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
+    let shell = fake("shell", Risk::Exec);
+    let runs = shell.runs.clone();
+    let r = rig(
+        vec![call("shell", json!({"command": "make build"}))],
+        vec![shell],
+    );
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine.run_turn(el_turn("build it")).await;
+    let card = next_card(&mut rx).await;
+    assert!(r.engine.jobs.info("terminal:me").is_none(), "no job runs");
+    // "stop that": the code cancel_work runs.
+    let stopped = r.engine.stop_work("terminal:me");
+    assert_eq!((stopped.job.is_none(), stopped.approvals), (true, 1));
+    let said = stopped.sentence().unwrap();
+    assert!(said.contains("cancelled the one approval card"), "{said}");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(
+        r.engine
+            .answer_card(&card.request_id, Decision::Approve, &owner()),
+        Err(AnswerError::AlreadySettled),
+        "approving it later changes nothing"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(200)).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "it never ran");
+    assert_eq!(approvers(&r), ["dismissed"]);
+    assert_eq!(
+        r.engine.stop_work("terminal:me").sentence(),
+        Err(
+            "No background job is running here and no approval is waiting, so nothing was stopped."
+                .into()
+        ),
+        "nothing left to stop"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card() {
     let shell = fake("shell", Risk::Exec);
     let runs = shell.runs.clone();

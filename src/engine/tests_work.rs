@@ -13,11 +13,11 @@ use super::*;
 use crate::llm::{LlmError, ModelReply};
 use crate::protocol::*;
 
-fn job_script(r: &Rig, replies: Vec<Result<ModelReply, LlmError>>) {
+pub(crate) fn job_script(r: &Rig, replies: Vec<Result<ModelReply, LlmError>>) {
     r.script.job_replies.lock().unwrap().extend(replies);
 }
 
-async fn frames_until(
+pub(crate) async fn frames_until(
     rx: &mut broadcast::Receiver<Arc<Event>>,
     stop: impl Fn(&Event) -> bool,
 ) -> Vec<Event> {
@@ -33,7 +33,7 @@ async fn frames_until(
 }
 
 /// The same rig with the real start_work tool registered.
-fn with_start_work(base: Rig) -> Rig {
+pub(crate) fn with_start_work(base: Rig) -> Rig {
     let mut reg = base.engine.tools().clone();
     reg.register(Arc::new(crate::tools::work::StartWork::default()));
     let engine = Engine::new(
@@ -61,7 +61,7 @@ fn builtin_engine(r: &Rig) -> Arc<Engine> {
     )
 }
 
-fn is_work_done(ev: &Event) -> bool {
+pub(crate) fn is_work_done(ev: &Event) -> bool {
     matches!(ev.frame, Frame::WorkDone { .. })
 }
 
@@ -264,6 +264,47 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_per_tool_cap_is_the_environments_in_work_mode_too() {
+    let tool = fake("compile", Risk::Write);
+    let runs = tool.runs.clone();
+    let r = rig_with(
+        vec![],
+        vec![tool],
+        &[("KOTOBA_PER_TOOL_LIMIT", "2")],
+        "work_max_tool_calls: 40\n",
+    );
+    job_script(
+        &r,
+        vec![
+            call("compile", json!({"n": 1})),
+            call("compile", json!({"n": 2})),
+            call("compile", json!({"n": 3})),
+            Ok(say("built twice")),
+        ],
+    );
+    let mut rx = r.engine.session("s1").subscribe();
+    r.engine
+        .start_job("s1", "build", None, Some(false))
+        .unwrap();
+    frames_until(&mut rx, is_work_done).await;
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "the third call of one tool never ran"
+    );
+    let last = r.script.sent().pop().unwrap();
+    let capped = last.items.iter().rev().find_map(|i| match i {
+        crate::llm::Item::ToolResult { output, .. } => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        capped,
+        Some(super::budget::per_tool_cap_sentence("compile", 2)),
+        "KOTOBA_PER_TOOL_LIMIT rides on top of the work total"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn work_caps_are_read_from_settings_for_each_new_job() {
     let r = rig_with(
         vec![],
@@ -320,7 +361,7 @@ async fn a_requested_stop_announces_nothing_but_closes_the_bracket() {
         .start_job("s1", "build", None, Some(false))
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let info = r.engine.stop_job("s1").unwrap();
+    let info = r.engine.stop_work("s1").job.unwrap();
     assert_eq!((info.goal.as_str(), info.steps), ("build", 1));
     let events = frames_until(&mut rx, |e| {
         e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())

@@ -1,5 +1,6 @@
 //! The transport mark and the numbers it decides: the three constants, `el_agent_turn`,
 //! the approval window (channel × transport) and a tool's budget (engine.md §1, §3).
+//! These constants live here only: the settings default and the job budget read them.
 
 use std::time::Duration;
 
@@ -70,4 +71,30 @@ pub fn tool_budget(
         budget = budget.max(window + slack);
     }
     budget
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transport_constants_live_in_one_place_and_the_work_timeout_default_is_read_from_it() {
+        assert_eq!(
+            crate::config::Settings::default().work_timeout,
+            WORK_TIMEOUT.as_secs(),
+            "settings.yaml's default work_timeout is WORK_TIMEOUT, not a second 3600"
+        );
+        assert_eq!(
+            (
+                EL_MAX_DURATION.as_secs(),
+                WORK_TIMEOUT.as_secs(),
+                WORK_TIMEOUT_EL_BOUND.as_secs()
+            ),
+            (1800, 3600, 1500)
+        );
+        assert!(
+            WORK_TIMEOUT_EL_BOUND < EL_MAX_DURATION,
+            "a job born in a call ends under the call's cap"
+        );
+    }
 }

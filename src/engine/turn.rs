@@ -124,10 +124,7 @@ pub(super) async fn run_loop_as(
     };
     let reasoning = settings.is_reasoning_model();
     let narrator = Narrator::new(&engine.soul, ctx.register, settings.voice_mode, reasoning);
-    let workspace = settings
-        .workspace
-        .clone()
-        .unwrap_or_else(|| engine.config.paths.home.join("workspace"));
+    let workspace = engine.config.workspace(&settings);
     let paths = Arc::new(ToolPaths {
         home: engine.config.paths.home.clone(),
         workspace,

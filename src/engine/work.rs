@@ -45,6 +45,47 @@ pub struct JobInfo {
     pub steps: u32,
 }
 
+/// What one stop request stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// The job that was running, if any.
+    pub job: Option<JobInfo>,
+    /// How many deferred approvals were still waiting (each is now dismissed).
+    pub approvals: usize,
+}
+
+impl Stopped {
+    /// The sentence for what was stopped; `Err` when nothing was.
+    pub fn sentence(&self) -> Result<String, String> {
+        let cards = match self.approvals {
+            0 => String::new(),
+            1 => "one approval card still waiting".to_string(),
+            n => format!("{n} approval cards still waiting"),
+        };
+        match (&self.job, cards.is_empty()) {
+            (Some(info), no_cards) => Ok(format!(
+                "Stopped the job '{}' after {} s and {} steps{}. Nothing of it is kept.",
+                info.goal,
+                info.elapsed.as_secs(),
+                info.steps,
+                if no_cards {
+                    String::new()
+                } else {
+                    format!(", and cancelled the {cards}, so it will not run")
+                }
+            )),
+            (None, false) => Ok(format!(
+                "No background job was running, but I cancelled the {cards} here, so nothing of it \
+                 will run, even if someone approves it later."
+            )),
+            (None, true) => Err(
+                "No background job is running here and no approval is waiting, so nothing was stopped."
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// One running job.
 struct Job {
     run_id: String,
@@ -198,16 +239,19 @@ impl Engine {
         Ok(run_id)
     }
 
-    /// Stop a session's job at the person's request: cancels the runner, clears the
-    /// state and cancels deferred approvals still waiting. Announces nothing.
-    pub fn stop_job(&self, session: &str) -> Option<JobInfo> {
-        let info = self.jobs.info(session)?;
+    /// Stop what waits or works in a session at the person's request: the job's runner
+    /// (its state cleared; a requested stop announces nothing) and every deferred
+    /// approval still waiting, also when no job runs, so a card approved later never
+    /// runs. `cancel_work`, the terminal's `/stop` and Discord's Stop all call this.
+    /// The running chat turn is not touched.
+    pub fn stop_work(&self, session: &str) -> Stopped {
+        let job = self.jobs.info(session);
         if let Some(job) = self.jobs.running.get(session) {
             job.requested_stop.store(true, Ordering::SeqCst);
             job.cancel.cancel();
         }
-        self.deferred.cancel_session(session);
-        Some(info)
+        let approvals = self.deferred.cancel_session(session);
+        Stopped { job, approvals }
     }
 
     async fn run_job(
@@ -335,15 +379,7 @@ impl EnginePort for Engine {
     }
 
     fn cancel_work(&self, ctx: &ToolContext) -> Result<String, String> {
-        match self.stop_job(&ctx.session) {
-            Some(info) => Ok(format!(
-                "Stopped the job '{}' after {} s and {} steps. Nothing of it is kept.",
-                info.goal,
-                info.elapsed.as_secs(),
-                info.steps
-            )),
-            None => Err("No background job is running here, so nothing was stopped.".into()),
-        }
+        self.stop_work(&ctx.session).sentence()
     }
 
     fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {

@@ -59,6 +59,17 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
     }
 }
 
+/// The answer of ask_secret / request_credential in a session born on Discord: a
+/// secret is never asked for in a channel (discord.md), so nothing is asked there.
+pub fn not_in_a_channel(tool: &str, name: &str) -> String {
+    format!(
+        "{tool}: secrets are NEVER asked for in a Discord channel, so NOTHING was asked and nothing was \
+         stored. Tell them to enter '{name}' on the web page (the address `kotoba serve` prints) or in the \
+         terminal (`kotoba chat`), where it is typed into a masked card; once it is saved under that name, \
+         get_credential can use it here."
+    )
+}
+
 /// ask_secret and request_credential: one mechanism, two phrasings.
 pub struct SecretPrompt {
     spec: ToolSpec,
@@ -122,6 +133,9 @@ impl Tool for SecretPrompt {
             return ToolOutput::refused(format!(
                 "{tool}: '{name}' is not a usable name (letters, digits, - _ . only, at most 64). Nothing was asked."
             ));
+        }
+        if crate::engine::session::born_on_discord(&ctx.session) {
+            return ToolOutput::refused_with(Ending::Policy, not_in_a_channel(tool, name));
         }
         let Some(engine) = &ctx.engine else {
             return ToolOutput::refused_with(

@@ -102,7 +102,8 @@ impl Default for CancelWork {
         CancelWork {
             spec: spec(
                 "cancel_work",
-                "Stop the background job running in this conversation, when the person asks you to stop it.",
+                "Stop the background job running in this conversation and cancel every approval card still \
+                 waiting here, when the person asks you to stop (also when no job runs).",
                 json!({"type": "object", "properties": {}, "additionalProperties": false}),
             ),
         }

@@ -31,7 +31,7 @@ impl Drop for Rig {
     }
 }
 
-async fn rig_with(extra: &[(&str, &str)]) -> Rig {
+pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
     let discord = FakeDiscord::start().await;
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
@@ -323,11 +323,11 @@ async fn no_token_means_the_surface_stays_off_with_a_sentence() {
     assert!(matches!(err, DiscordError::NoToken));
 }
 
-fn is_steps(c: &crate::support::discord::Call, channel: u64) -> bool {
+pub(crate) fn is_steps(c: &crate::support::discord::Call, channel: u64) -> bool {
     (posts_in(c, channel) || c.method == "PATCH") && c.body["embeds"][0]["title"] == json!("Steps")
 }
 
-fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> bool {
+pub(crate) fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> bool {
     posts_in(c, channel)
         && c.body["embeds"][0]["title"]
             .as_str()
@@ -532,7 +532,7 @@ async fn full_output_is_sent_privately_as_a_file_when_long() {
         .find(|b| b.0.starts_with("ko:"))
         .unwrap();
     let steps_id = done.path.rsplit('/').next().unwrap().to_string();
-    let press = r.discord.press(GENERAL, &steps_id, &full.0, GUEST);
+    let press = r.discord.press(GENERAL, &steps_id, &full.0, OWNER);
     let c = r.discord.wait_callback(press).await;
     assert!(c.ephemeral(), "{:?}", c.body);
     assert!(

@@ -107,3 +107,17 @@ fn gate_explain_code_reads_python() {
     assert_eq!(v["can_always"], true);
     assert_eq!(v["can_always_exact"], false);
 }
+
+#[test]
+fn gate_explain_on_a_fresh_data_folder_judges_as_serve_would() {
+    let fresh = tempfile::tempdir().unwrap();
+    let home = fresh.path().join("never-started");
+    let text = explain(&home, &["find . -name '*.rs'"]);
+    assert_eq!(
+        text.lines().next(),
+        Some("auto-safe"),
+        "the workspace is created as serve creates it: {text}"
+    );
+    assert!(!text.contains("cannot be opened"), "{text}");
+    assert!(home.join("workspace").is_dir());
+}

@@ -502,3 +502,63 @@ async fn deferral_end_to_end_with_the_page_open_and_no_second_card_in_the_announ
     let stored = r.engine.store.history("web:call", 10).unwrap();
     assert!(stored.iter().all(|m| !m.text.contains("__work_done__")));
 }
+
+#[tokio::test]
+async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
+    let shell = FakeShell::new("deployed");
+    let runs = shell.runs.clone();
+    let r = start_with(options(), vec![Arc::new(shell)]).await;
+    let mut page = r.events("halt").await;
+    r.model
+        .push(Reply::call("shell", json!({"command": "make deploy"})));
+    let (chunks, _) = read_chunks(
+        r.v1(json!({"stream": true, "user": "halt", "messages": user("deploy it")}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(content(&chunks).ends_with("I asked for your permission on screen."));
+    let frames = page.until(|v| v["type"] == "turn_done").await;
+    let card = of_type(&frames, "card")[0].clone();
+    let id = card["request_id"].as_str().unwrap().to_string();
+    assert!(r.engine.jobs.info("web:halt").is_none(), "no job runs");
+
+    // "stop that", typed on the page: the model calls cancel_work.
+    r.model.push(Reply::call("cancel_work", json!({})));
+    r.model.push(Reply::text("Stopped; nothing will run."));
+    r.say("halt", "stop that").await;
+    let frames = page.until(|v| v["type"] == "turn_done").await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["type"] == "card_settled" && f["request_id"] == id.as_str()),
+        "the waiting card went away: {frames:?}"
+    );
+    let fed = r.model.requests().last().unwrap().to_string();
+    assert!(
+        fed.contains("cancelled the one approval card"),
+        "cancel_work said what it cancelled: {fed}"
+    );
+
+    // Approving the card afterwards on the page changes nothing and runs nothing.
+    let late = r
+        .post(&format!("/api/cards/{id}"), json!({"decision": "approve"}))
+        .await;
+    assert_eq!(late.status(), 409);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        FakeShell::run_count(&runs),
+        0,
+        "the deferred command never ran"
+    );
+    let shell_rows: Vec<String> = r
+        .engine
+        .audit_trail(Some("web:halt"), 10)
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.tool == "shell")
+        .map(|a| a.approver)
+        .collect();
+    assert_eq!(shell_rows, ["dismissed"]);
+}

@@ -138,12 +138,18 @@ pub fn intents() -> GatewayIntents {
 
 /// The session id of a Discord channel, thread or DM.
 pub fn session_of(channel: u64) -> String {
-    format!("discord:{channel}")
+    format!(
+        "{}{channel}",
+        crate::engine::session::DISCORD_SESSION_PREFIX
+    )
 }
 
 /// The channel of a Discord session id.
 pub fn channel_of(session: &str) -> Option<u64> {
-    session.strip_prefix("discord:")?.parse().ok()
+    session
+        .strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?
+        .parse()
+        .ok()
 }
 
 /// How many message ids are remembered to answer each message once.

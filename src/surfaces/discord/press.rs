@@ -1,7 +1,8 @@
 //! Button presses: approval answers (the engine decides who may answer; a refusal is a
 //! private sentence and changes nothing), Full output (privately, as a file past 2000
-//! characters), the job card's Stop (asks for confirmation first) and Revoke on
-//! /grants. Every press is acknowledged at once, inside Discord's 3 s deadline.
+//! characters; a host tool's only to an owner), the job card's Stop (asks for
+//! confirmation first) and Revoke on /grants. Every press is acknowledged at once,
+//! inside Discord's 3 s deadline.
 
 use serenity::all::{
     ButtonStyle, ComponentInteraction, Context, CreateActionRow, CreateAttachment, CreateButton,
@@ -54,8 +55,10 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
     if let Some(key) = id.strip_prefix("ko:").and_then(|k| k.parse::<u64>().ok()) {
         let session = session_of(c.channel_id.get());
         let r = match bot.outputs.get(key) {
-            Some((s, text)) if s == session => full_output(&text),
-            _ => private("That output is no longer kept."),
+            Some(kept) if kept.session != session => private("That output is no longer kept."),
+            Some(kept) if kept.owners_only && !bot.is_owner(user) => private(NOT_YOURS_TO_SEE),
+            Some(kept) => full_output(&kept.text),
+            None => private("That output is no longer kept."),
         };
         return respond(ctx, &c, r).await;
     }
@@ -89,6 +92,10 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
     }
 }
 
+/// The private reply to a guest who presses Full output on a host tool's row.
+pub(crate) const NOT_YOURS_TO_SEE: &str =
+    "That output is not yours to see: it comes from one of her owner's host tools, so only an owner may open it.";
+
 /// The Full output reply: in a code block, or as a file past 2000 characters.
 pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
     let body = text.replace("```", "`\u{200b}``");
@@ -119,20 +126,11 @@ pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
     }
 }
 
-/// Stop what runs in `session`: the background job (the same code as cancel_work), its
-/// deferred runs and the running turn. It says what it stopped.
+/// Stop what works or waits in `session`: exactly the code `cancel_work` runs (the job,
+/// and every deferred approval still waiting). The chat turn running in the channel is
+/// not cut. It says what it stopped, in cancel_work's own sentence.
 pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
-    // stop_job also cancels the session's deferred runs still waiting.
-    let stopped = bot.engine.stop_job(session);
-    bot.engine.deferred.cancel_session(session); // also when no job runs
-    bot.engine.session(session).cancel_running();
-    match stopped {
-        Some(info) => format!(
-            "Stopped the background job '{}' after {} and {} steps, and anything waiting to run here.",
-            info.goal,
-            elapsed_words(info.elapsed.as_secs()),
-            info.steps
-        ),
-        None => "Stopped the running turn and anything waiting to run in this channel (no background job was running).".into(),
+    match bot.engine.stop_work(session).sentence() {
+        Ok(said) | Err(said) => said,
     }
 }

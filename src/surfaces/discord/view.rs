@@ -24,19 +24,31 @@ use super::Bot;
 /// How many rows' whole outputs are kept for the Full output button.
 const OUTPUTS_CAP: usize = 2000;
 
-/// Whole outputs behind Full output buttons: key → (session, output).
+/// One whole output behind a Full output button.
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    /// The session whose card shows it.
+    pub session: String,
+    /// The whole output.
+    pub text: String,
+    /// It came from a host tool (shell, code, files, the owner's memory, MCP…): only an
+    /// owner may see it (discord.md, Step cards: "if they may see it").
+    pub owners_only: bool,
+}
+
+/// Whole outputs behind Full output buttons, by key.
 #[derive(Default)]
 pub(crate) struct Outputs {
     next: AtomicU64,
-    map: DashMap<u64, (String, String)>,
+    map: DashMap<u64, Kept>,
     order: Mutex<VecDeque<u64>>,
 }
 
 impl Outputs {
-    /// Keep `text` for `session`; the key goes in the button's id.
-    pub fn keep(&self, session: &str, text: String) -> u64 {
+    /// Keep one output; the key goes in the button's id.
+    pub fn keep(&self, kept: Kept) -> u64 {
         let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.map.insert(key, (session.to_string(), text));
+        self.map.insert(key, kept);
         let mut order = match self.order.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -50,8 +62,8 @@ impl Outputs {
         key
     }
 
-    /// The output behind `key`, with its session.
-    pub fn get(&self, key: u64) -> Option<(String, String)> {
+    /// The output behind `key`.
+    pub fn get(&self, key: u64) -> Option<Kept> {
         self.map.get(&key).map(|v| v.clone())
     }
 }
@@ -184,7 +196,11 @@ impl View {
                 let live = self.live(&key);
                 if row.phase == Phase::Done {
                     if let Some(out) = row.full_output.as_ref().filter(|o| !o.trim().is_empty()) {
-                        let k = bot.outputs.keep(&session, out.clone());
+                        let k = bot.outputs.keep(Kept {
+                            session: session.clone(),
+                            text: out.clone(),
+                            owners_only: from_host_tool(&bot, &row.tool),
+                        });
                         live.outputs.retain(|(id, _)| id != &row.id);
                         live.outputs.push((row.id.clone(), k));
                     }
@@ -339,6 +355,15 @@ impl View {
             }
         }
     }
+}
+
+/// Whether a row's tool is a host tool: anything a guest's turn would not be offered
+/// (an unknown name, such as a disconnected MCP server's tool, counts as one).
+fn from_host_tool(bot: &Bot, tool: &str) -> bool {
+    !bot.engine
+        .tools()
+        .find(tool)
+        .is_some_and(|t| crate::engine::guest_may_use(t.spec()))
 }
 
 async fn sleep_until(due: Option<Instant>) {

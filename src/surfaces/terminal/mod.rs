@@ -88,9 +88,8 @@ pub async fn run(
         let confirming = std::mem::take(&mut lock(&prompt).confirm_stop);
         if confirming {
             if matches!(line.to_lowercase().as_str(), "y" | "yes") {
-                match engine.stop_job(&session_id) {
-                    Some(info) => out(&format!("Stopped '{}'.\n> ", info.goal)),
-                    None => out("The job had already ended.\n> "),
+                match engine.stop_work(&session_id).sentence() {
+                    Ok(said) | Err(said) => out(&format!("{said}\n> ")),
                 }
             } else {
                 out("Kept it running.\n> ");
