@@ -407,7 +407,7 @@ impl Loop<'_> {
             key,
             classified: classified.clone(),
             wait: Some(wait),
-            waiting: Some(waiting),
+            underway: Some(waiting),
             released: Some(released),
             cancel: self.engine.deferred.cancel_token(&session),
             waiting: Some(self.engine.deferred.enter_waiting(&session)),
@@ -432,7 +432,7 @@ struct DeferredRun {
     classified: Classified,
     wait: Option<CardWait>,
     /// The card's mark as waiting in the store, dropped once its decision is audited.
-    waiting: Option<Underway>,
+    underway: Option<Underway>,
     released: Option<oneshot::Receiver<()>>,
     /// Fired by cancel_work: a runner still waiting on its card gives up.
     cancel: tokio_util::sync::CancellationToken,
@@ -491,7 +491,7 @@ impl DeferredRun {
             approver,
             &detail,
         );
-        drop(self.waiting.take());
+        drop(self.underway.take());
         if let Some(ending) = end.ending() {
             let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
             self.settle(sentence.clone());
