@@ -1,6 +1,7 @@
 //! The page in a real headless Chromium (Debian's, driven by playwright-core from npm,
 //! both installed by scripts/test): load it, send a message, see the streamed answer
-//! and a step row, press Approve on a card, see the row close ok. Screenshots are saved
+//! and a step row, press Approve on a card, see the row close ok; a page that cannot
+//! speak says she writes and sends the written register. Screenshots are saved
 //! under target/browser/ for review. Without Chromium or playwright-core the test fails
 //! in CI and skips loudly elsewhere.
 
@@ -94,6 +95,20 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
     );
     assert_eq!(seen["buttons_disabled"], true);
     assert_eq!(seen["errors"], json!([]), "no script errors on the page");
+    // The page cannot speak yet: it says she writes, and her typed turn is written
+    // register, so her answers keep code, links and digits.
+    assert_eq!(seen["text_only_locked"], true, "{seen}");
+    assert!(
+        seen["register_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("does not speak yet")),
+        "{seen}"
+    );
+    let first = r.model.requests().first().cloned().unwrap_or_default();
+    assert!(
+        first.to_string().contains("read as text in a chat"),
+        "a typed page turn asks for the written register: {first}"
+    );
     assert!(
         r.workspace().join("browser-made.txt").exists(),
         "the command really ran"

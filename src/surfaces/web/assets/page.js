@@ -429,7 +429,17 @@
   }
 
   function start() {
-    $("text-only").checked = localStorage.getItem("kotoba.textOnly") === "1";
+    // A typed message is spoken register only where she is heard. This page has no
+    // audio yet, so it always asks for the written register and says so
+    // (docs/surfaces.md): no typed answer loses its code, links or digits.
+    const pageSpeaks = false;
+    if (pageSpeaks) {
+      $("text-only").checked = localStorage.getItem("kotoba.textOnly") === "1";
+    } else {
+      $("text-only").checked = true;
+      $("text-only").disabled = true;
+      $("register-note").hidden = false;
+    }
     let stream = null;
     $("text-only").addEventListener("change", () => {
       localStorage.setItem("kotoba.textOnly", $("text-only").checked ? "1" : "0");
