@@ -69,6 +69,9 @@ pub struct Settings {
     pub mcp_catalogue: Vec<crate::mcp::config::CatalogueEntry>,
     /// `discord.api_base`: another Discord-compatible server's base URL (None: Discord).
     pub discord_api_base: Option<String>,
+    /// `discord.catch_up`: after a restart, messages for her at most this many seconds
+    /// old are answered once (600; 0 turns it off).
+    pub discord_catch_up: u64,
     /// `web_addr`: where the web page and /v1 listen (127.0.0.1:8000); read at start.
     pub web_addr: String,
     /// `web_password`: the web page's password (none); without it the server refuses a
@@ -197,6 +200,7 @@ impl Default for Settings {
             mcp_servers: Vec::new(),
             mcp_catalogue: Vec::new(),
             discord_api_base: None,
+            discord_catch_up: 600,
             web_addr: "127.0.0.1:8000".into(),
             web_password: None,
             voice: VoiceSettings::default(),
@@ -283,6 +287,7 @@ pub const KEYS: &[&str] = &[
     "mcp_servers",
     "mcp_catalogue",
     "discord.api_base",
+    "discord.catch_up",
     "web_addr",
     "web_password",
     "stt.provider",
@@ -440,6 +445,7 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
                 return Err(format!("must be an http(s) URL, got {t:?}"));
             }
         }
+        "discord.catch_up" => s.discord_catch_up = as_count(v, 0)?,
         "web_addr" => {
             let t = text()?.trim().to_string();
             let port_ok = t
@@ -697,6 +703,7 @@ fn copy_key(to: &mut Settings, from: &mut Settings, key: &str) {
         "mcp_servers" => to.mcp_servers = std::mem::take(&mut from.mcp_servers),
         "mcp_catalogue" => to.mcp_catalogue = std::mem::take(&mut from.mcp_catalogue),
         "discord.api_base" => to.discord_api_base = from.discord_api_base.take(),
+        "discord.catch_up" => to.discord_catch_up = from.discord_catch_up,
         "web_addr" => to.web_addr = std::mem::take(&mut from.web_addr),
         "web_password" => to.web_password = from.web_password.take(),
         k if k.starts_with("stt.") || k.starts_with("tts.") || k.starts_with("voice.") => {

@@ -14,6 +14,7 @@ mod inflight;
 pub mod keystore;
 mod reminders;
 mod search;
+mod seen;
 
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
@@ -127,6 +128,14 @@ const MIGRATIONS: &[&str] = &[
         action TEXT NOT NULL DEFAULT '',
         risk TEXT NOT NULL DEFAULT '',
         owner INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );",
+    // 6: the newest Discord message she saw in each channel, so a restart catches up on
+    // what was said while she was down and never answers a message twice
+    // (docs/discord.md, catch-up).
+    "CREATE TABLE discord_seen (
+        channel INTEGER PRIMARY KEY,
+        last_id INTEGER NOT NULL,
         at_ms INTEGER NOT NULL
      );",
 ];

@@ -4,6 +4,7 @@ mod browser;
 mod cli;
 mod crash;
 mod discord;
+mod discord_catch_up;
 mod discord_rules;
 mod discord_voice;
 mod engine;

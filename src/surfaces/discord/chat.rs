@@ -61,12 +61,26 @@ async fn allowed(bot: &Bot, ctx: &Context, msg: &Message) -> bool {
 
 /// Handle one MESSAGE_CREATE.
 pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
+    handle(bot, ctx, msg, false).await;
+}
+
+/// Handle one message: live from the gateway, or `caught_up` after a restart. Before
+/// she acts on it, the message is recorded as seen in the store, so a restart never
+/// answers it again (a live message at or before the newest one seen is a replay).
+pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up: bool) {
     let Some(&me) = bot.me.get() else { return };
     let author = msg.author.id.get();
     if author == me || !bot.first_sight(msg.id.get()) {
         return;
     }
     let channel = msg.channel_id.get();
+    let store = &bot.engine.store;
+    if !caught_up && store.discord_seen(channel, msg.id.get()).unwrap_or(false) {
+        return;
+    }
+    if let Err(e) = store.mark_discord_seen(channel, msg.id.get()) {
+        tracing::warn!("Discord: recording a seen message: {e}");
+    }
     let roles = my_roles(&bot, msg.guild_id, me);
     let facts = Facts {
         own: false,

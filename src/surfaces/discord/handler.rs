@@ -1,5 +1,6 @@
 //! The serenity event handler: dispatch only. READY records who she is and registers
-//! the slash commands and the read-tool port; messages go to [`super::chat`],
+//! the slash commands and the read-tool port, then catches up on what was said while
+//! she was away ([`super::catch_up`]); messages go to [`super::chat`],
 //! interactions to [`super::press`] and [`super::commands`].
 
 use std::sync::Arc;
@@ -28,6 +29,9 @@ impl EventHandler for Handler {
             ready.guilds.len()
         );
         super::commands::register(bot, &ctx.http).await;
+        // READY means a new gateway session (a resume sends RESUMED): catch up on what
+        // was said while she was away.
+        tokio::spawn(super::catch_up::catch_up(bot.clone(), ctx));
     }
 
     async fn message(&self, ctx: Context, msg: Message) {

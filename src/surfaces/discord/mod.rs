@@ -10,6 +10,7 @@
 
 pub mod attachments;
 pub mod cards;
+mod catch_up;
 mod chat;
 pub mod commands;
 mod handler;

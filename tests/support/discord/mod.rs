@@ -500,6 +500,46 @@ impl FakeDiscord {
         msg
     }
 
+    /// A user writes `content` in `channel` while the bot is away, `age` seconds ago:
+    /// the message is in the channel's history but no gateway event carries it.
+    pub fn said_while_away(
+        &self,
+        channel: u64,
+        author: u64,
+        content: &str,
+        mention: bool,
+        age: i64,
+    ) -> Value {
+        let id = self.shared.next_id();
+        let mentions = if mention {
+            vec![payloads::user(BOT, "Kotoba", true)]
+        } else {
+            Vec::new()
+        };
+        let text = if mention {
+            format!("<@{BOT}> {content}")
+        } else {
+            content.to_string()
+        };
+        let spec = MessageSpec {
+            id,
+            channel,
+            guild: (channel != DM).then_some(GUILD),
+            author,
+            author_name: Self::name_of(author),
+            author_bot: false,
+            content: &text,
+            referenced: None,
+            mentions,
+            mention_everyone: false,
+            attachments: Vec::new(),
+        };
+        let mut msg = payloads::message(&spec);
+        msg["timestamp"] = serde_json::json!(payloads::ago(age));
+        lock(&self.shared.history).push(msg.clone());
+        msg
+    }
+
     /// A user mentions her: `<@BOT> content`.
     pub fn mention(&self, channel: u64, author: u64, content: &str) -> Value {
         self.say(

@@ -108,12 +108,34 @@ pub struct MessageSpec<'a> {
     pub attachments: Vec<Value>,
 }
 
+/// The time now as Discord writes it (messages carry when they were sent; catch-up
+/// after a restart reads their age).
+pub fn now() -> String {
+    serenity::all::Timestamp::now().to_string()
+}
+
+/// A time `secs` seconds ago, as Discord writes it.
+pub fn ago(secs: i64) -> String {
+    let at = serenity::all::Timestamp::now().unix_timestamp() - secs;
+    serenity::all::Timestamp::from_unix_timestamp(at)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| now())
+}
+
+/// A DM channel object with `user`.
+pub fn dm_channel(id: u64, user_id: u64) -> Value {
+    json!({
+        "id": id.to_string(), "type": 1, "last_message_id": null,
+        "recipients": [user(user_id, "someone", false)]
+    })
+}
+
 /// The MESSAGE_CREATE payload of `spec`.
 pub fn message(spec: &MessageSpec<'_>) -> Value {
     let mut m = json!({
         "id": spec.id.to_string(), "channel_id": spec.channel.to_string(),
         "author": user(spec.author, spec.author_name, spec.author_bot),
-        "content": spec.content, "timestamp": TS, "edited_timestamp": null, "tts": false,
+        "content": spec.content, "timestamp": now(), "edited_timestamp": null, "tts": false,
         "mention_everyone": spec.mention_everyone, "mentions": spec.mentions,
         "mention_roles": [], "attachments": spec.attachments, "embeds": [], "pinned": false,
         "type": if spec.referenced.is_some() { 19 } else { 0 }, "flags": 0, "components": []

@@ -68,14 +68,39 @@ pub async fn rest(
             Json(bot_message(&sh, id, ch, &body)).into_response()
         }
         ("GET", ["channels", ch, "messages"]) => {
+            // Newest first, `after` and `limit` honoured; like Discord's REST messages
+            // they carry no guild_id.
             let ch = ch.to_string();
-            let list: Vec<Value> = lock(&sh.history)
+            let query = |key: &str| {
+                uri.query().unwrap_or("").split('&').find_map(|kv| {
+                    kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')).and_then(|v| v.parse::<u64>().ok())
+                })
+            };
+            let after = query("after").unwrap_or(0);
+            let limit = query("limit").unwrap_or(50) as usize;
+            let id_of = |m: &Value| m["id"].as_str().and_then(|i| i.parse::<u64>().ok()).unwrap_or(0);
+            let mut list: Vec<Value> = lock(&sh.history)
                 .iter()
-                .rev()
-                .filter(|m| m["channel_id"] == json!(ch))
+                .filter(|m| m["channel_id"] == json!(ch) && id_of(m) > after)
                 .cloned()
                 .collect();
+            list.sort_by_key(|m| std::cmp::Reverse(id_of(m)));
+            list.truncate(limit);
+            for m in &mut list {
+                if let Some(o) = m.as_object_mut() {
+                    o.remove("guild_id");
+                    o.remove("member");
+                }
+            }
             Json(Value::Array(list)).into_response()
+        }
+        ("GET", ["channels", ch]) => {
+            let id: u64 = ch.parse().unwrap_or(0);
+            if id == super::DM {
+                Json(payloads::dm_channel(id, super::OWNER)).into_response()
+            } else {
+                Json(payloads::text_channel(id, super::GUILD, "channel")).into_response()
+            }
         }
         ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
         ("POST", ["interactions", _, _, "callback"]) => StatusCode::NO_CONTENT.into_response(),

@@ -1,0 +1,78 @@
+//! The newest Discord message she has seen in each channel: written as each message
+//! arrives (before she acts on it), read after a restart to catch up on what was said
+//! while she was down, so nothing is answered twice across restarts.
+
+use rusqlite::params;
+
+use super::{now_ms, Store, StoreError};
+
+impl Store {
+    /// Record that message `id` in `channel` was seen (the newest id is kept).
+    pub fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<(), StoreError> {
+        let (channel, id) = (as_i64(channel), as_i64(id));
+        self.conn().execute(
+            "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
+             ON CONFLICT(channel) DO UPDATE SET
+                last_id = MAX(last_id, excluded.last_id), at_ms = excluded.at_ms",
+            params![channel, id, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// Whether message `id` in `channel` is at or before the newest one seen there.
+    pub fn discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
+        Ok(self
+            .discord_last_seen(channel)?
+            .is_some_and(|last| id <= last))
+    }
+
+    /// The newest message id seen in `channel`, if any.
+    pub fn discord_last_seen(&self, channel: u64) -> Result<Option<u64>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT last_id FROM discord_seen WHERE channel = ?1")?;
+        let mut rows = stmt.query(params![as_i64(channel)])?;
+        match rows.next()? {
+            Some(row) => Ok(Some(as_u64(row.get(0)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Every channel she has seen a message in, with the newest id there, most recently
+    /// active first.
+    pub fn discord_seen_channels(&self) -> Result<Vec<(u64, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT channel, last_id FROM discord_seen ORDER BY at_ms DESC")?;
+        let rows = stmt.query_map([], |r| Ok((as_u64(r.get(0)?), as_u64(r.get(1)?))))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// Discord ids fit in 63 bits; SQLite integers are signed.
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn as_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_newest_seen_message_is_kept_per_channel() {
+        let store = Store::in_memory().unwrap();
+        store.mark_discord_seen(1, 10).unwrap();
+        store.mark_discord_seen(1, 7).unwrap();
+        store.mark_discord_seen(2, 3).unwrap();
+        assert_eq!(store.discord_last_seen(1).unwrap(), Some(10));
+        assert!(store.discord_seen(1, 9).unwrap());
+        assert!(!store.discord_seen(1, 11).unwrap());
+        assert!(!store.discord_seen(3, 1).unwrap());
+        let mut all = store.discord_seen_channels().unwrap();
+        all.sort();
+        assert_eq!(all, vec![(1, 10), (2, 3)]);
+    }
+}

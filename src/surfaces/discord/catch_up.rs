@@ -1,0 +1,82 @@
+//! Catch-up after a restart (docs/discord.md): on a new gateway session (READY, not a
+//! resume) each channel she has seen is read after the newest message she saw, and the
+//! messages addressed to her by the usual answer rules that are at most
+//! `discord.catch_up` seconds old are answered once, oldest first. Every message is
+//! recorded as seen before she acts on it, so nothing is answered twice across restarts.
+
+use std::sync::Arc;
+
+use serenity::all::{Channel, ChannelId, Context, GetMessages, MessageId, Timestamp};
+
+use super::{chat, Bot};
+
+/// How many channels are read after one restart (the most recently active first).
+const MAX_CHANNELS: usize = 100;
+/// How many messages are read in one channel.
+const PAGE: u8 = 100;
+
+/// Answer what was said to her while she was down. Each channel is its own
+/// conversation, so channels are caught up side by side.
+pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
+    let window = bot.engine.config.settings().discord_catch_up;
+    if window == 0 {
+        return;
+    }
+    let channels = match bot.engine.store.discord_seen_channels() {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("Discord catch-up: reading the channels she saw: {e}");
+            return;
+        }
+    };
+    for (channel, last) in channels.into_iter().take(MAX_CHANNELS) {
+        tokio::spawn(one_channel(bot.clone(), ctx.clone(), channel, last, window));
+    }
+}
+
+async fn one_channel(bot: Arc<Bot>, ctx: Context, channel: u64, last: u64, window: u64) {
+    let (Some(id), Some(after)) = (nonzero(channel), nonzero(last)) else {
+        return;
+    };
+    let channel_id = ChannelId::new(id);
+    let page = GetMessages::new().after(MessageId::new(after)).limit(PAGE);
+    let mut messages = match channel_id.messages(&ctx.http, page).await {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!("Discord catch-up: reading channel {channel}: {e}");
+            return;
+        }
+    };
+    if messages.is_empty() {
+        return;
+    }
+    // Discord leaves the guild out of messages read over REST: the channel says it.
+    let guild = match ctx.http.get_channel(channel_id).await {
+        Ok(Channel::Guild(c)) => Some(c.guild_id),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("Discord catch-up: reading channel {channel}: {e}");
+            return;
+        }
+    };
+    messages.sort_by_key(|m| m.id);
+    let now = Timestamp::now().unix_timestamp();
+    let fresh = |at: Timestamp| now.saturating_sub(at.unix_timestamp()) <= window as i64;
+    let mut answered = 0usize;
+    for mut msg in messages {
+        if !fresh(msg.timestamp) {
+            if let Err(e) = bot.engine.store.mark_discord_seen(channel, msg.id.get()) {
+                tracing::warn!("Discord catch-up: recording a seen message: {e}");
+            }
+            continue;
+        }
+        msg.guild_id = guild;
+        chat::handle(bot.clone(), ctx.clone(), msg, true).await;
+        answered += 1;
+    }
+    tracing::info!("Discord catch-up: read {answered} recent message(s) in channel {channel}.");
+}
+
+fn nonzero(v: u64) -> Option<u64> {
+    (v != 0).then_some(v)
+}
