@@ -138,6 +138,18 @@ const MIGRATIONS: &[&str] = &[
         last_id INTEGER NOT NULL,
         at_ms INTEGER NOT NULL
      );",
+    // 7: approval cards drawn on Discord and not yet settled, so a restart can settle
+    // the ones a dead run left (buttons disabled, "nothing ran"); `card` is the card as
+    // JSON, `owner` the pid of the Kotoba that drew it.
+    "CREATE TABLE discord_cards (
+        request_id TEXT PRIMARY KEY,
+        channel INTEGER NOT NULL,
+        message INTEGER NOT NULL,
+        dm INTEGER NOT NULL,
+        card TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );",
 ];
 
 /// Milliseconds since the epoch.

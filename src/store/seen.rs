@@ -1,6 +1,8 @@
-//! The newest Discord message she has seen in each channel: written as each message
-//! arrives (before she acts on it), read after a restart to catch up on what was said
-//! while she was down, so nothing is answered twice across restarts.
+//! What a restart needs from Discord: the newest message she has seen in each channel
+//! (written as each message arrives, before she acts on it, read to catch up on what
+//! was said while she was down, so nothing is answered twice across restarts), and the
+//! approval cards drawn and not yet settled (so the ones a dead run left are settled
+//! and no orphaned button remains).
 
 use rusqlite::params;
 
@@ -48,6 +50,79 @@ impl Store {
     }
 }
 
+/// An approval card drawn on Discord and not yet settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawnCard {
+    /// The card's request id.
+    pub request_id: String,
+    /// The channel it is in.
+    pub channel: u64,
+    /// Its message.
+    pub message: u64,
+    /// Whether the channel is a DM.
+    pub dm: bool,
+    /// The card as JSON.
+    pub card: String,
+    /// The pid of the Kotoba that drew it.
+    pub owner: u32,
+}
+
+impl Store {
+    /// Remember a card drawn on Discord by this process.
+    pub fn add_discord_card(
+        &self,
+        request_id: &str,
+        channel: u64,
+        message: u64,
+        dm: bool,
+        card: &str,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT OR REPLACE INTO discord_cards(request_id, channel, message, dm, card, owner, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                request_id,
+                as_i64(channel),
+                as_i64(message),
+                dm,
+                card,
+                std::process::id(),
+                now_ms()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Forget a card once it is settled (drawn as settled).
+    pub fn remove_discord_card(&self, request_id: &str) -> Result<(), StoreError> {
+        self.conn().execute(
+            "DELETE FROM discord_cards WHERE request_id = ?1",
+            params![request_id],
+        )?;
+        Ok(())
+    }
+
+    /// The cards drawn by another (a dead) Kotoba process and never settled.
+    pub fn orphaned_discord_cards(&self) -> Result<Vec<DrawnCard>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
+             WHERE owner != ?1 ORDER BY at_ms",
+        )?;
+        let rows = stmt.query_map(params![std::process::id()], |r| {
+            Ok(DrawnCard {
+                request_id: r.get(0)?,
+                channel: as_u64(r.get(1)?),
+                message: as_u64(r.get(2)?),
+                dm: r.get(3)?,
+                card: r.get(4)?,
+                owner: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
 /// Discord ids fit in 63 bits; SQLite integers are signed.
 fn as_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -74,5 +149,24 @@ mod tests {
         let mut all = store.discord_seen_channels().unwrap();
         all.sort();
         assert_eq!(all, vec![(1, 10), (2, 3)]);
+    }
+
+    #[test]
+    fn a_card_drawn_by_this_process_is_no_orphan_and_a_settled_one_is_forgotten() {
+        let store = Store::in_memory().unwrap();
+        store.add_discord_card("r1", 5, 6, false, "{}").unwrap();
+        assert!(store.orphaned_discord_cards().unwrap().is_empty());
+        store
+            .conn()
+            .execute(
+                "UPDATE discord_cards SET owner = 1 WHERE request_id = 'r1'",
+                [],
+            )
+            .unwrap();
+        let orphans = store.orphaned_discord_cards().unwrap();
+        assert_eq!(orphans.len(), 1);
+        assert_eq!((orphans[0].channel, orphans[0].message), (5, 6));
+        store.remove_discord_card("r1").unwrap();
+        assert!(store.orphaned_discord_cards().unwrap().is_empty());
     }
 }

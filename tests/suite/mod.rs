@@ -3,6 +3,7 @@
 mod browser;
 mod cli;
 mod crash;
+mod crash_discord;
 mod discord;
 mod discord_catch_up;
 mod discord_rules;

@@ -152,6 +152,21 @@ pub fn settled(card: &GateCard, in_dm: bool, how: &CardSettlement) -> Card {
     c
 }
 
+/// The words on a card a restart settled: the run that drew it died before anyone
+/// answered, so nothing ran.
+pub const RESTARTED: &str = "⌛ Kotoba restarted before anyone answered. Nothing ran.";
+
+/// A card left by a run that died: buttons disabled, [`RESTARTED`] said.
+pub fn restarted(card: &GateCard, in_dm: bool) -> Card {
+    let mut c = settled(card, in_dm, &CardSettlement::Expired);
+    for (name, value) in &mut c.fields {
+        if name == "Decision" {
+            *value = RESTARTED.to_string();
+        }
+    }
+    c
+}
+
 /// The private answer to a press the engine refused.
 pub fn refusal_words(err: &crate::engine::AnswerError) -> &'static str {
     match err {

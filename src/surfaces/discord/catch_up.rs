@@ -1,14 +1,15 @@
 //! Catch-up after a restart (docs/discord.md): on a new gateway session (READY, not a
-//! resume) each channel she has seen is read after the newest message she saw, and the
+//! resume) the approval cards a dead run left are settled first (buttons disabled,
+//! "nothing ran"); then each channel she has seen is read after the newest message she saw, and the
 //! messages addressed to her by the usual answer rules that are at most
 //! `discord.catch_up` seconds old are answered once, oldest first. Every message is
 //! recorded as seen before she acts on it, so nothing is answered twice across restarts.
 
 use std::sync::Arc;
 
-use serenity::all::{Channel, ChannelId, Context, GetMessages, MessageId, Timestamp};
+use serenity::all::{Channel, ChannelId, Context, EditMessage, GetMessages, MessageId, Timestamp};
 
-use super::{chat, Bot};
+use super::{cards, chat, Bot};
 
 /// How many channels are read after one restart (the most recently active first).
 const MAX_CHANNELS: usize = 100;
@@ -18,6 +19,7 @@ const PAGE: u8 = 100;
 /// Answer what was said to her while she was down. Each channel is its own
 /// conversation, so channels are caught up side by side.
 pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
+    settle_orphaned_cards(&bot, &ctx).await;
     let window = bot.engine.config.settings().discord_catch_up;
     if window == 0 {
         return;
@@ -79,4 +81,42 @@ async fn one_channel(bot: Arc<Bot>, ctx: Context, channel: u64, last: u64, windo
 
 fn nonzero(v: u64) -> Option<u64> {
     (v != 0).then_some(v)
+}
+
+/// Approval cards a dead run left on Discord: each is edited to say the restart
+/// settled it and nothing ran, its buttons disabled, so no orphaned button remains.
+async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
+    let store = &bot.engine.store;
+    let orphans = match store.orphaned_discord_cards() {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!("Discord: reading the cards a previous run left: {e}");
+            return;
+        }
+    };
+    for orphan in orphans {
+        let card = serde_json::from_str::<crate::protocol::Card>(&orphan.card);
+        if let (Ok(card), Some(ch), Some(mid)) =
+            (card, nonzero(orphan.channel), nonzero(orphan.message))
+        {
+            let drawn = cards::restarted(&card, orphan.dm);
+            let edit = EditMessage::new()
+                .embed(drawn.embed())
+                .components(drawn.components());
+            match ChannelId::new(ch)
+                .edit_message(&ctx.http, MessageId::new(mid), edit)
+                .await
+            {
+                Ok(_) => tracing::info!(
+                    "Discord: settled card {} left by a previous run (pid {}): nothing ran.",
+                    orphan.request_id,
+                    orphan.owner
+                ),
+                Err(e) => tracing::warn!("Discord: settling a card a previous run left: {e}"),
+            }
+        }
+        if let Err(e) = store.remove_discord_card(&orphan.request_id) {
+            tracing::warn!("Discord: forgetting a settled card: {e}");
+        }
+    }
 }

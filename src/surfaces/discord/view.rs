@@ -261,6 +261,9 @@ impl View {
                 if let Some((mid, card)) = self.cards.remove(request_id) {
                     let drawn = cards::settled(&card, self.dm, settlement);
                     self.edit(mid, &drawn).await;
+                    if let Err(e) = self.bot.engine.store.remove_discord_card(request_id) {
+                        tracing::warn!("Discord: forgetting a settled card: {e}");
+                    }
                 }
             }
             _ => {}
@@ -293,6 +296,13 @@ impl View {
             .components(drawn.components());
         match self.channel.send_message(http, m).await {
             Ok(msg) => {
+                // Remembered in the store too, so a restart after a crash can settle it.
+                let json = serde_json::to_string(card).unwrap_or_default();
+                let (ch, id) = (self.channel.get(), msg.id.get());
+                let store = &self.bot.engine.store;
+                if let Err(e) = store.add_discord_card(&card.request_id, ch, id, self.dm, &json) {
+                    tracing::warn!("Discord: remembering an approval card: {e}");
+                }
                 self.cards
                     .insert(card.request_id.clone(), (msg.id, card.clone()));
             }
