@@ -61,17 +61,50 @@ impl App {
                 ended.len()
             );
         }
-        match self.engine.store.recover(crate::children::is_live_kotoba) {
-            Ok(done) if done.is_empty() => {}
-            Ok(done) => tracing::warn!(
-                "closed what an earlier Kotoba left open when it stopped: {} turn(s) cut by \
-                 the restart ({}), {} waiting card(s) expired, {} running command(s) cut",
-                done.turns.len(),
-                done.turns.join(", "),
-                done.cards,
-                done.runs
-            ),
-            Err(e) => tracing::error!("closing what an earlier Kotoba left open: {e}"),
+        let cut_turns = match self.engine.store.recover(crate::children::is_live_kotoba) {
+            Ok(done) if done.is_empty() => Vec::new(),
+            Ok(done) => {
+                tracing::warn!(
+                    "closed what an earlier Kotoba left open when it stopped: {} turn(s) cut by \
+                     the restart ({}), {} waiting card(s) expired, {} running command(s) cut",
+                    done.turns.len(),
+                    done.turns.join(", "),
+                    done.cards,
+                    done.runs
+                );
+                done.turns
+            }
+            Err(e) => {
+                tracing::error!("closing what an earlier Kotoba left open: {e}");
+                Vec::new()
+            }
+        };
+        let jobs = match self
+            .engine
+            .store
+            .recover_jobs(crate::children::is_live_kotoba)
+        {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                tracing::error!("announcing the jobs an earlier Kotoba left running: {e}");
+                Vec::new()
+            }
+        };
+        if !jobs.is_empty() {
+            tracing::warn!("{} background job(s) were cut by the restart", jobs.len());
+        }
+        // A Discord channel does not read the transcript back: the cut turns and jobs
+        // are told there too, once, when Discord connects.
+        let discord = crate::engine::session::DISCORD_SESSION_PREFIX;
+        let cut_turns = cut_turns
+            .into_iter()
+            .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
+        for (session, line) in cut_turns.chain(jobs) {
+            if session.starts_with(discord) {
+                if let Err(e) = self.engine.store.add_restart_notice(&session, &line) {
+                    tracing::warn!("keeping a restart notice for {session}: {e}");
+                }
+            }
         }
     }
 

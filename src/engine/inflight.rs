@@ -60,6 +60,37 @@ impl Drop for Underway {
     }
 }
 
+/// A background job marked as running in the store; unmarked on drop (the job ended
+/// however it ended). Only a crash leaves it, for the next start-up to announce.
+pub(crate) struct JobUnderway {
+    store: Arc<Store>,
+    id: Option<i64>,
+}
+
+impl JobUnderway {
+    /// Mark job `run_id` of `session` as running.
+    pub(crate) fn open(store: &Arc<Store>, run_id: &str, session: &str, goal: &str) -> JobUnderway {
+        let id = store
+            .open_job(run_id, session, goal)
+            .map_err(|e| tracing::warn!("marking the job of {session} as running: {e}"))
+            .ok();
+        JobUnderway {
+            store: store.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for JobUnderway {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            if let Err(e) = self.store.close_job(id) {
+                tracing::warn!("unmarking a job that ended: {e}");
+            }
+        }
+    }
+}
+
 /// An `executed` row written as its command starts; completed by [`Running::finish`],
 /// or as `executed:failed`, interrupted, when dropped first.
 pub(crate) struct Running {

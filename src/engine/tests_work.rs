@@ -642,3 +642,36 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
     );
     assert_eq!(engine.store.secret_names().unwrap(), ["gh"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_running_job_is_marked_in_the_store_so_a_crash_announces_it_and_an_ended_one_is_not() {
+    let r = rig(
+        vec![],
+        vec![fake("compile", Risk::Write).delay(Duration::from_secs(600))],
+    );
+    job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
+    let mut rx = r.engine.session("s1").subscribe();
+    let run_id = r
+        .engine
+        .start_job("s1", "build the site", None, Some(false))
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // As if this process had died: its running job is announced, once.
+    let cut = r.engine.store.recover_jobs(|_| false).unwrap();
+    assert_eq!(cut.len(), 1, "{cut:?}");
+    assert_eq!(cut[0].0, "s1");
+    assert!(cut[0].1.contains("'build the site'") && cut[0].1.contains("NOT done"));
+    // A job that ends (here: stopped) leaves nothing for a restart.
+    let again = r
+        .engine
+        .store
+        .open_job("x", "s2", "other")
+        .and_then(|id| r.engine.store.close_job(id));
+    assert!(again.is_ok());
+    r.engine.stop_work("s1");
+    frames_until(&mut rx, |e| {
+        e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())
+    })
+    .await;
+    assert!(r.engine.store.recover_jobs(|_| false).unwrap().is_empty());
+}

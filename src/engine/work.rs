@@ -264,6 +264,9 @@ impl Engine {
     ) {
         let session = self.session(&session_id);
         let run_id = job.run_id.clone();
+        // Marked in the store while it runs, so a restart after a crash announces it.
+        let _underway =
+            super::inflight::JobUnderway::open(&self.store, &run_id, &session_id, &job.goal);
         session.set_job_running(true);
         session.emit(
             Some(&run_id),

@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 mod audit;
 mod grants;
 mod inflight;
+mod jobs;
 pub mod keystore;
 mod reminders;
 mod search;
@@ -19,7 +20,9 @@ mod seen;
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
 pub use inflight::{Recovered, CUT_TURN_LINE};
+pub use jobs::cut_job_line;
 pub use search::SearchHit;
+pub use seen::DrawnCard;
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +151,23 @@ const MIGRATIONS: &[&str] = &[
         dm INTEGER NOT NULL,
         card TEXT NOT NULL,
         owner INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );",
+    // 8: background jobs under way (so a restart can announce the ones a crash cut),
+    // and what a restart has to tell a surface that cannot read the transcript back
+    // (a Discord channel): one notice each, taken once.
+    "CREATE TABLE jobs_underway (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        session TEXT NOT NULL,
+        goal TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE TABLE restart_notices (
+        id INTEGER PRIMARY KEY,
+        session TEXT NOT NULL,
+        text TEXT NOT NULL,
         at_ms INTEGER NOT NULL
      );",
 ];

@@ -196,3 +196,47 @@ async fn catch_up_zero_turns_it_off() {
     assert!(!asked.last().unwrap().to_string().contains("are you back?"));
     second.stop().await;
 }
+
+#[tokio::test]
+async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
+    let discord = FakeDiscord::start().await;
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
+    // What start-up leaves for Discord after a crash cut a job in #general.
+    let line = kotoba::store::cut_job_line("sort the photos", 3);
+    {
+        let config = discord.config(home.path(), &model.base_url(), &[]);
+        let app = App::build(config).unwrap();
+        let session = kotoba::surfaces::discord::session_of(GENERAL);
+        app.engine
+            .store
+            .add_restart_notice(&session, &line)
+            .unwrap();
+    }
+    let first = Running::start(&discord, &model, home.path()).await;
+    wait_started(&discord, 1).await;
+    let told = discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content().contains("sort the photos"))
+        .await;
+    assert!(told.content().contains("NOT done"), "{}", told.content());
+    first.stop().await;
+    let mark = discord.calls().len();
+    let second = Running::start(&discord, &model, home.path()).await;
+    wait_started(&discord, 2).await;
+    model.push(Reply::text("Barrier."));
+    discord.mention(GENERAL, OWNER, "barrier");
+    discord
+        .wait_for_from(mark, 20, |c| {
+            posts_in(c, GENERAL) && c.content().contains("Barrier.")
+        })
+        .await;
+    let again = discord
+        .calls()
+        .iter()
+        .skip(mark)
+        .filter(|c| posts_in(c, GENERAL) && c.content().contains("sort the photos"))
+        .count();
+    assert_eq!(again, 0, "told once");
+    second.stop().await;
+}

@@ -1,6 +1,6 @@
 //! Catch-up after a restart (docs/discord.md): on a new gateway session (READY, not a
 //! resume) the approval cards a dead run left are settled first (buttons disabled,
-//! "nothing ran"); then each channel she has seen is read after the newest message she saw, and the
+//! "nothing ran") and the turns and jobs it cut are told in their channels; then each channel she has seen is read after the newest message she saw, and the
 //! messages addressed to her by the usual answer rules that are at most
 //! `discord.catch_up` seconds old are answered once, oldest first. Every message is
 //! recorded as seen before she acts on it, so nothing is answered twice across restarts.
@@ -20,6 +20,7 @@ const PAGE: u8 = 100;
 /// conversation, so channels are caught up side by side.
 pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
     settle_orphaned_cards(&bot, &ctx).await;
+    tell_what_the_restart_cut(&bot, &ctx).await;
     let window = bot.engine.config.settings().discord_catch_up;
     if window == 0 {
         return;
@@ -117,6 +118,24 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
         }
         if let Err(e) = store.remove_discord_card(&orphan.request_id) {
             tracing::warn!("Discord: forgetting a settled card: {e}");
+        }
+    }
+}
+
+/// The turns and jobs a crash cut in Discord sessions: each is told once in its
+/// channel (the transcript already holds the same line).
+async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
+    let prefix = crate::engine::session::DISCORD_SESSION_PREFIX;
+    let notices = match bot.engine.store.take_restart_notices(prefix) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!("Discord: reading what the restart cut: {e}");
+            return;
+        }
+    };
+    for (session, text) in notices {
+        if let Some(channel) = super::channel_of(&session).and_then(nonzero) {
+            chat::post(&ctx.http, ChannelId::new(channel), None, &text).await;
         }
     }
 }
