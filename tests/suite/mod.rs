@@ -5,6 +5,7 @@ mod cli;
 mod crash;
 mod discord;
 mod discord_voice;
+mod discord_voice_server;
 mod engine;
 mod gate_cli;
 mod gate_corpus;
