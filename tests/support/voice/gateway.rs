@@ -2,7 +2,8 @@
 //! in JSON, as songbird 0.6.1's driver does (`driver/connection/mod.rs`,
 //! `driver/tasks/ws.rs`): Hello on connect; Identify (checked) → Ready; Select
 //! Protocol → Session Description without DAVE; Heartbeat → Heartbeat ACK with its
-//! nonce; Speaking recorded. Every payload the bot sends is recorded in order.
+//! nonce; Speaking recorded. Every payload the bot sends is recorded in order; a test
+//! can push payloads to the bot (a person's Speaking).
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_websockets::{CloseCode, Message, ServerBuilder};
 
@@ -79,7 +81,20 @@ where
     if ws.send(Message::text(hello.to_string())).await.is_err() {
         return;
     }
-    while let Some(Ok(msg)) = ws.next().await {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    *lock(&shared.push) = Some(tx);
+    loop {
+        let msg = tokio::select! {
+            pushed = rx.recv() => {
+                let Some(v) = pushed else { return };
+                if ws.send(Message::text(v.to_string())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            msg = ws.next() => msg,
+        };
+        let Some(Ok(msg)) = msg else { return };
         if msg.is_close() {
             return;
         }

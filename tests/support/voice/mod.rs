@@ -7,14 +7,16 @@
 #![allow(dead_code)]
 
 mod gateway;
+pub mod rtp;
 mod udp;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use tokio::sync::Notify;
+use serde_json::{json, Value};
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, Notify};
 
 use crate::support::discord::lock;
 
@@ -69,6 +71,9 @@ pub struct Conn {
 pub(crate) struct Shared {
     pub expect: Expect,
     pub udp_addr: SocketAddr,
+    pub socket: Arc<UdpSocket>,
+    /// Sends a payload to the bot on the live voice gateway connection.
+    pub push: Mutex<Option<mpsc::UnboundedSender<Value>>>,
     pub conns: Mutex<Vec<Conn>>,
     /// Every IP discovery request: (ssrc in it, the address it came from).
     pub discoveries: Mutex<Vec<(u32, SocketAddr)>>,
@@ -105,13 +110,17 @@ impl FakeVoice {
         let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind the voice gateway");
-        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
-            .await
-            .expect("bind the voice UDP socket");
+        let socket = Arc::new(
+            UdpSocket::bind("127.0.0.1:0")
+                .await
+                .expect("bind the voice UDP socket"),
+        );
         let endpoint = tcp.local_addr().expect("its address").to_string();
         let shared = Arc::new(Shared {
             expect,
             udp_addr: socket.local_addr().expect("its address"),
+            socket: socket.clone(),
+            push: Mutex::new(None),
             conns: Mutex::new(Vec::new()),
             discoveries: Mutex::new(Vec::new()),
             datagrams: Mutex::new(Vec::new()),
@@ -204,6 +213,44 @@ impl FakeVoice {
                 self.discoveries()
             );
             let _ = tokio::time::timeout(left.min(Duration::from_millis(100)), notified).await;
+        }
+    }
+
+    /// What the bot sent as audio: its RTP (SSRC [`SSRC`]) opened and decoded, in
+    /// sequence order, as 48 kHz stereo interleaved samples.
+    pub fn bot_audio(&self) -> Vec<i16> {
+        let mut opened: Vec<rtp::Opened> = self
+            .datagrams()
+            .iter()
+            .filter_map(|d| rtp::open(d, &SECRET_KEY))
+            .filter(|o| o.ssrc == SSRC)
+            .collect();
+        opened.sort_by_key(|o| o.seq);
+        let frames: Vec<Vec<u8>> = opened.into_iter().map(|o| o.payload).collect();
+        rtp::decode(&frames)
+    }
+
+    /// A person (`user`, stream `ssrc`) speaks: Speaking on the voice gateway, then
+    /// `samples` (48 kHz stereo interleaved) as sealed Opus RTP to the bot's UDP
+    /// address, one packet every 20 ms in real time.
+    pub async fn speak(&self, user: u64, ssrc: u32, samples: &[i16]) {
+        let speaking = json!({"op": 5, "d": {
+            "user_id": user.to_string(), "ssrc": ssrc, "speaking": 1, "delay": 0
+        }});
+        let pushed = lock(&self.shared.push)
+            .as_ref()
+            .is_some_and(|tx| tx.send(speaking).is_ok());
+        assert!(pushed, "no live voice gateway connection to speak on");
+        let (_, bot) = *self
+            .discoveries()
+            .last()
+            .expect("the bot's UDP address (IP discovery)");
+        let mut tick = tokio::time::interval(Duration::from_millis(20));
+        for (i, frame) in rtp::encode(samples).iter().enumerate() {
+            tick.tick().await;
+            let n = i as u32;
+            let packet = rtp::seal(ssrc, n as u16, n * rtp::FRAME as u32, n, frame, &SECRET_KEY);
+            let _ = self.shared.socket.send_to(&packet, bot).await;
         }
     }
 }

@@ -13,7 +13,7 @@ use super::{lock, Shared};
 /// The size of an IP discovery packet.
 pub const DISCOVERY_LEN: usize = 74;
 
-pub async fn serve(shared: Arc<Shared>, socket: UdpSocket) {
+pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
     let mut buf = vec![0u8; 2048];
     while let Ok((len, from)) = socket.recv_from(&mut buf).await {
         let packet = &buf[..len];
