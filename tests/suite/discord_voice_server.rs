@@ -234,10 +234,8 @@ async fn what_a_person_says_over_real_rtp_is_answered_with_audible_rtp() {
     let model = ScriptedModel::start().await;
     model.push(Reply::text("It is noon in Tokyo."));
     let speech = SpeechServer::start().await;
-    // Her name starts it: the loopback Discord's member object for the bot does not say
-    // bot (real Discord's does), so she counts herself among the humans in the channel
-    // and, with two "humans", only answers when named.
-    speech.set_default_transcript("Kotoba, what time is it in Tokyo?");
+    // Alone with one person, she answers every utterance (no name needed).
+    speech.set_default_transcript("What time is it in Tokyo?");
     let home = tempfile::tempdir().unwrap();
     let extra = [
         ("KOTOBA_STT_PROVIDER", "openai".to_string()),
@@ -252,7 +250,7 @@ async fn what_a_person_says_over_real_rtp_is_answered_with_audible_rtp() {
     assert!(said.starts_with("Joined"), "she joined: {said}");
 
     // The owner speaks (espeak-ng's voice, Opus, sealed RTP), then 1.5 s of silence.
-    let mut audio = spoken("Kotoba, what time is it in Tokyo?");
+    let mut audio = spoken("What time is it in Tokyo?");
     audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
     voice.speak(OWNER, 5555, &audio).await;
 

@@ -248,6 +248,11 @@ impl FakeDiscord {
             payloads::member(CAROL, "carol", &[], None),
             payloads::member(BOT, "Kotoba", &[BOT_ROLE], None),
         ];
+        // Her own member object says bot, as Discord's does (voice counts her out).
+        let mut members = members;
+        if let Some(me) = members.last_mut() {
+            me["user"]["bot"] = json!(true);
+        }
         let channels = vec![
             payloads::text_channel(GENERAL, GUILD, "general"),
             payloads::text_channel(OTHER, GUILD, "other"),
