@@ -11,6 +11,7 @@ use kotoba::surfaces::discord::intents;
 use kotoba::surfaces::discord::voice::call;
 use serenity::all::{ChannelId, GuildId, HttpBuilder};
 use songbird::driver::retry::{Retry, Strategy};
+use songbird::driver::{Scheduler, SchedulerConfig};
 use songbird::{SerenityInit, Songbird};
 
 use serde_json::json;
@@ -26,10 +27,14 @@ const VOICE: u64 = 210;
 async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leaves_no_call() {
     let discord = FakeDiscord::start().await;
     // Production settings, but one quick driver retry instead of ~8 s of back-off.
-    let config = call::config().driver_retry(Retry {
-        strategy: Strategy::Every(Duration::from_millis(20).into()),
-        retry_limit: Some(NonZeroU8::MIN),
-    });
+    // songbird's default scheduler is one per process, its task spawned on the runtime
+    // that first used it, which dies with that test: each in-process test gets its own.
+    let config = call::config()
+        .driver_retry(Retry {
+            strategy: Strategy::Every(Duration::from_millis(20).into()),
+            retry_limit: Some(NonZeroU8::MIN),
+        })
+        .scheduler(Scheduler::new(SchedulerConfig::default()));
     let manager: Arc<Songbird> = Songbird::serenity_from_config(config);
     let http = HttpBuilder::new("test-token")
         .proxy(discord.api_base())

@@ -8,6 +8,7 @@ mod discord;
 mod discord_catch_up;
 mod discord_rules;
 mod discord_voice;
+mod discord_voice_server;
 mod engine;
 mod gate_cli;
 mod gate_corpus;

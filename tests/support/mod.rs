@@ -4,4 +4,5 @@ pub mod discord;
 pub mod model_server;
 pub mod page_server;
 pub mod speech_server;
+pub mod voice;
 pub mod web;

@@ -173,6 +173,8 @@ pub(crate) struct Shared {
     pub privileged_refused: AtomicBool,
     pub replay_overlap: AtomicU64,
     pub voice_updates: Mutex<Vec<Value>>,
+    /// The endpoint VOICE_SERVER_UPDATE names (None: a port that is no voice server).
+    pub voice_endpoint: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -246,6 +248,11 @@ impl FakeDiscord {
             payloads::member(CAROL, "carol", &[], None),
             payloads::member(BOT, "Kotoba", &[BOT_ROLE], None),
         ];
+        // Her own member object says bot, as Discord's does (voice counts her out).
+        let mut members = members;
+        if let Some(me) = members.last_mut() {
+            me["user"]["bot"] = json!(true);
+        }
         let channels = vec![
             payloads::text_channel(GENERAL, GUILD, "general"),
             payloads::text_channel(OTHER, GUILD, "other"),
@@ -277,6 +284,7 @@ impl FakeDiscord {
             privileged_refused: AtomicBool::new(false),
             replay_overlap: AtomicU64::new(0),
             voice_updates: Mutex::new(Vec::new()),
+            voice_endpoint: Mutex::new(None),
         });
         let app = Router::new()
             .route("/gateway", get(server::gateway))
@@ -344,6 +352,12 @@ impl FakeDiscord {
     /// Every REST call so far.
     pub fn calls(&self) -> Vec<Call> {
         lock(&self.shared.calls).clone()
+    }
+
+    /// From now on, a join is sent to the voice server at `endpoint` (`127.0.0.1:PORT`,
+    /// e.g. [`crate::support::voice::FakeVoice::endpoint`]) instead of one that is not.
+    pub fn use_voice_server(&self, endpoint: String) {
+        *lock(&self.shared.voice_endpoint) = Some(endpoint);
     }
 
     /// The voice state updates (gateway opcode 4) the bot sent, oldest first.

@@ -1,6 +1,6 @@
 //! The loopback Discord's wire side: REST under `/api/v10` and the gateway WebSocket
 //! (HELLO, IDENTIFY → READY + GUILD_CREATE, heartbeat ACKs, RESUME with replay, and
-//! voice state updates answered with a voice server that is not one).
+//! voice state updates answered with the test's voice server, or one that is not).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -276,8 +276,9 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
 }
 
 /// Discord's answer to the bot's voice state update `d`: its new voice state and, when
-/// it joins a channel, a voice server: a loopback port that accepts and hangs up (no
-/// voice server runs here, so the voice connection fails like an unreachable one).
+/// it joins a channel, a voice server: the one a test set up
+/// ([`super::FakeDiscord::use_voice_server`]), else a loopback port that accepts and
+/// hangs up (so the voice connection fails like an unreachable one).
 async fn voice_answer(sh: &Shared, d: &Value) -> Vec<Value> {
     // serenity sends ids as numbers; Discord sends them as strings.
     let id = |v: &Value| match v {
@@ -294,7 +295,11 @@ async fn voice_answer(sh: &Shared, d: &Value) -> Vec<Value> {
     });
     let mut out = vec![sh.stamp("VOICE_STATE_UPDATE", state)];
     if !d["channel_id"].is_null() {
-        let endpoint = not_a_voice_server().await;
+        let chosen = lock(&sh.voice_endpoint).clone();
+        let endpoint = match chosen {
+            Some(e) => e,
+            None => not_a_voice_server().await,
+        };
         out.push(sh.stamp(
             "VOICE_SERVER_UPDATE",
             json!({"token": "fake-voice-token", "guild_id": guild, "endpoint": endpoint}),

@@ -1,0 +1,307 @@
+//! Voice against a real (loopback) voice server: `kotoba serve` runs as a child that
+//! trusts the test CA (SSL_CERT_FILE, its env only), joins over the loopback Discord,
+//! and songbird's driver really connects to `support::voice` (TLS websocket, Identify,
+//! Ready, IP discovery, Select Protocol, Session Description); `/leave` closes the
+//! voice socket; a person's words sent as RTP are answered with audible RTP. In-process, where the test CA is not trusted, the same server is
+//! refused: TLS for voice is not weakened.
+
+use std::num::NonZeroU8;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kotoba::surfaces::discord::intents;
+use kotoba::surfaces::discord::voice::call;
+use serde_json::json;
+use serenity::all::{ChannelId, GuildId, HttpBuilder};
+use songbird::driver::retry::{Retry, Strategy};
+use songbird::driver::{Scheduler, SchedulerConfig};
+use songbird::{SerenityInit, Songbird};
+
+use super::serve::{free_port, serve, stop};
+use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use crate::support::model_server::ScriptedModel;
+use crate::support::voice::{self, Expect, FakeVoice, MODE, SSRC};
+
+/// The interaction reply edit of slash command `j` (waited ≤ `secs`).
+async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
+    let token = format!("/tok{j}/messages/@original");
+    discord
+        .wait_for_from(0, secs, |c| c.method == "PATCH" && c.path.ends_with(&token))
+        .await
+        .content()
+}
+
+/// `kotoba serve` as a child on the loopback Discord (ready: commands registered),
+/// with the scripted model, `extra` env, and the test CA trusted (SSL_CERT_FILE names
+/// it: the system roots are replaced by it; the bundled webpki roots still apply).
+async fn serve_trusting_the_test_ca(
+    discord: &FakeDiscord,
+    model: &ScriptedModel,
+    home: &std::path::Path,
+    extra: &[(&str, String)],
+) -> tokio::process::Child {
+    let mut env = discord.env();
+    env.extend([
+        ("KOTOBA_LLM_BASE_URL".to_string(), model.base_url()),
+        ("KOTOBA_LLM_API".into(), "chat".into()),
+        ("KOTOBA_REASONING_EFFORT".into(), "off".into()),
+        ("OPENAI_API_KEY".into(), "test-key".into()),
+        ("KOTOBA_MODEL".into(), "scripted".into()),
+        ("SSL_CERT_FILE".into(), voice::ca_file()),
+    ]);
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let child = serve(home, &format!("127.0.0.1:{}", free_port()), &env);
+    discord.wait_connected().await;
+    discord
+        .wait_for_from(0, 20, |c| c.method == "PUT" && c.path.contains("/commands"))
+        .await;
+    child
+}
+
+/// A voice server expecting the bot in the test guild, and the loopback Discord
+/// sending joins to it.
+async fn voice_server_for(discord: &FakeDiscord) -> FakeVoice {
+    let voice = FakeVoice::start(Expect {
+        server_id: GUILD,
+        user_id: BOT,
+    })
+    .await;
+    discord.use_voice_server(voice.endpoint());
+    voice
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_reaches_a_real_voice_server_and_leave_closes_its_socket() {
+    let discord = FakeDiscord::start().await;
+    let voice = voice_server_for(&discord).await;
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &[]).await;
+
+    let j = discord.slash(
+        GENERAL,
+        OWNER,
+        "join",
+        json!([{"type": 7, "name": "channel", "value": LOUNGE.to_string()}]),
+        0,
+    );
+    let said = answer_of(&discord, j, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+
+    // The voice gateway: v4, one connection, Identify with what Discord handed out.
+    let conns = voice.conns();
+    assert_eq!(conns.len(), 1, "{conns:?}");
+    assert_eq!(conns[0].path, "/?v=4");
+    assert_eq!(conns[0].refused, None);
+    let identify = &voice.identifies()[0]["d"];
+    assert_eq!(identify["server_id"], GUILD.to_string());
+    assert_eq!(identify["user_id"], BOT.to_string());
+    assert_eq!(identify["session_id"], voice::SESSION);
+    assert_eq!(identify["token"], voice::TOKEN);
+    // IP discovery with the SSRC of Ready, then Select Protocol naming the address the
+    // voice server saw the discovery come from and the mode it offered first.
+    let discoveries = voice.discoveries();
+    assert_eq!(discoveries.len(), 1, "{discoveries:?}");
+    let (ssrc, from) = discoveries[0];
+    assert_eq!(ssrc, SSRC);
+    let selected = voice.select_protocols();
+    assert_eq!(selected.len(), 1, "{selected:?}");
+    let d = &selected[0]["d"];
+    assert_eq!(d["protocol"], "udp");
+    assert_eq!(d["data"]["address"], from.ip().to_string());
+    assert_eq!(d["data"]["port"], from.port());
+    assert_eq!(d["data"]["mode"], MODE);
+    assert!(
+        !conns[0].closed,
+        "the voice socket stays open while she is in"
+    );
+
+    let l = discord.slash(GENERAL, OWNER, "leave", json!([]), 0);
+    // /leave waits for her turn and speech (none here), at most 30 s.
+    let said = answer_of(&discord, l, 40).await;
+    assert_eq!(said, "Left the voice channel.");
+    voice
+        .wait_until("closed voice socket", Duration::from_secs(10), |v| {
+            v.conns().iter().all(|c| c.closed)
+        })
+        .await;
+    assert_eq!(voice.conns().len(), 1, "no reconnect after leaving");
+    // And on the Discord gateway: a voice state update with no channel.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !discord
+        .voice_updates()
+        .last()
+        .is_some_and(|u| u["channel_id"].is_null())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no leave on the gateway: {:?}",
+            discord.voice_updates()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_server_whose_certificate_no_trusted_root_vouches_for_is_refused() {
+    // In this process the test CA is not trusted (no SSL_CERT_FILE naming it).
+    let discord = FakeDiscord::start().await;
+    let voice = FakeVoice::start(Expect {
+        server_id: GUILD,
+        user_id: BOT,
+    })
+    .await;
+    discord.use_voice_server(voice.endpoint());
+    // songbird's default scheduler is one per process, its task spawned on the runtime
+    // that first used it, which dies with that test: each in-process test gets its own.
+    let config = call::config()
+        .driver_retry(Retry {
+            strategy: Strategy::Every(Duration::from_millis(20).into()),
+            retry_limit: Some(NonZeroU8::MIN),
+        })
+        .scheduler(Scheduler::new(SchedulerConfig::default()));
+    let manager: Arc<Songbird> = Songbird::serenity_from_config(config);
+    let http = HttpBuilder::new("test-token")
+        .proxy(discord.api_base())
+        .ratelimiter_disabled(true)
+        .build();
+    let mut client = serenity::client::ClientBuilder::new_with_http(http, intents())
+        .register_songbird_with(manager.clone())
+        .await
+        .unwrap();
+    let shards = client.shard_manager.clone();
+    let task = tokio::spawn(async move { client.start().await });
+    discord.wait_connected().await;
+
+    let joined = tokio::time::timeout(
+        call::CONNECT_TIMEOUT + Duration::from_secs(5),
+        call::join(&manager, GuildId::new(GUILD), ChannelId::new(LOUNGE)),
+    )
+    .await
+    .expect("join returns within the connect timeout");
+    let err = joined.expect_err("an untrusted certificate: the join fails");
+    assert!(err.contains("voice server"), "{err}");
+    assert!(
+        voice.conns().is_empty() && voice.discoveries().is_empty(),
+        "no websocket got past TLS: {:?}",
+        voice.conns()
+    );
+    assert!(manager.get(GuildId::new(GUILD)).is_none(), "no call left");
+    shards.shutdown_all().await;
+    task.abort();
+}
+
+/// `text` spoken by espeak-ng (22.05 kHz mono), as 48 kHz stereo interleaved samples.
+fn spoken(text: &str) -> Vec<i16> {
+    let out = std::process::Command::new("espeak-ng")
+        .args(["--stdout", "--", text])
+        .output()
+        .expect("espeak-ng runs (Debian package espeak-ng)");
+    let wav = out.stdout;
+    let at = wav
+        .windows(4)
+        .position(|w| w == b"data")
+        .expect("a WAV data chunk")
+        + 8;
+    let mono: Vec<f64> = wav[at..]
+        .chunks_exact(2)
+        .map(|b| f64::from(i16::from_le_bytes([b[0], b[1]])))
+        .collect();
+    let n = mono.len() * 48_000 / 22_050;
+    let mut stereo = Vec::with_capacity(n * 2);
+    for i in 0..n {
+        let x = i as f64 * 22_050.0 / 48_000.0;
+        let j = x as usize;
+        let f = x - j as f64;
+        let a = mono[j.min(mono.len() - 1)];
+        let b = mono[(j + 1).min(mono.len() - 1)];
+        let s = (a + (b - a) * f) as i16;
+        stereo.extend([s, s]);
+    }
+    stereo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_person_says_over_real_rtp_is_answered_with_audible_rtp() {
+    use crate::support::model_server::Reply;
+    use crate::support::speech_server::SpeechServer;
+    use crate::support::voice::rtp;
+
+    let discord = FakeDiscord::start().await;
+    let voice = voice_server_for(&discord).await;
+    let model = ScriptedModel::start().await;
+    model.push(Reply::text("It is noon in Tokyo."));
+    let speech = SpeechServer::start().await;
+    // Alone with one person, she answers every utterance (no name needed).
+    speech.set_default_transcript("What time is it in Tokyo?");
+    let home = tempfile::tempdir().unwrap();
+    let extra = [
+        ("KOTOBA_STT_PROVIDER", "openai".to_string()),
+        ("KOTOBA_STT_BASE_URL", speech.openai_base()),
+        ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
+        ("KOTOBA_TTS_BASE_URL", speech.openai_base()),
+    ];
+    let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &extra).await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let said = answer_of(&discord, j, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+
+    // The owner speaks (espeak-ng's voice, Opus, sealed RTP), then 1.5 s of silence.
+    let mut audio = spoken("What time is it in Tokyo?");
+    audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
+    voice.speak(OWNER, 5555, &audio).await;
+
+    // She heard it (recognition got audio), and her answer comes back as audio: RTP
+    // from her SSRC that opens with the session key and decodes to sound.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while rtp::rms(&voice.bot_audio()) <= 100.0 {
+        if std::time::Instant::now() > deadline {
+            let mut child = child;
+            let _ = child.start_kill();
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use tokio::io::AsyncReadExt;
+                let _ = e.read_to_string(&mut err).await;
+            }
+            panic!(
+                "no audible answer within 30 s: {} datagrams from the bot, {} speech \
+                 requests {:?}, {} model requests; calls {:?}; her log:\n{err}",
+                voice.datagrams().len(),
+                speech.request_count(),
+                speech
+                    .requests()
+                    .iter()
+                    .map(|r| (
+                        r.path.clone(),
+                        r.audio_rate,
+                        r.audio_samples,
+                        r.fields.clone()
+                    ))
+                    .collect::<Vec<_>>(),
+                model.requests().len(),
+                discord
+                    .calls()
+                    .iter()
+                    .map(|c| format!("{} {} {}", c.method, c.path, c.content()))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        speech
+            .requests()
+            .iter()
+            .any(|r| r.path == "/v1/audio/transcriptions"),
+        "what she heard went to recognition"
+    );
+    assert!(
+        voice.speaking().iter().any(|s| s["d"]["speaking"] != 0),
+        "she said she was speaking: {:?}",
+        voice.speaking()
+    );
+    stop(child).await;
+}

@@ -1,0 +1,42 @@
+//! The voice server's UDP side: IP discovery as songbird 0.6.1 does it
+//! (`driver/connection/mod.rs`, discortp's `IpDiscoveryPacket`): a 74-byte request
+//! (type 1, length 70, ssrc, 64 address bytes, port) is answered with type 2 carrying
+//! the address and port it came from. Every other datagram (RTP, RTCP) is kept.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::UdpSocket;
+
+use super::{lock, Shared};
+
+/// The size of an IP discovery packet.
+pub const DISCOVERY_LEN: usize = 74;
+
+pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
+    let mut buf = vec![0u8; 2048];
+    while let Ok((len, from)) = socket.recv_from(&mut buf).await {
+        let packet = &buf[..len];
+        if len == DISCOVERY_LEN && packet[0..2] == [0, 1] {
+            let ssrc = u32::from_be_bytes([packet[4], packet[5], packet[6], packet[7]]);
+            lock(&shared.discoveries).push((ssrc, from));
+            let _ = socket.send_to(&response(ssrc, from), from).await;
+        } else {
+            lock(&shared.datagrams).push(packet.to_vec());
+        }
+        shared.changed();
+    }
+}
+
+/// The discovery response: type 2, length 70, ssrc, `from`'s address (NUL-padded
+/// ASCII) and port (big-endian).
+pub fn response(ssrc: u32, from: SocketAddr) -> [u8; DISCOVERY_LEN] {
+    let mut out = [0u8; DISCOVERY_LEN];
+    out[0..2].copy_from_slice(&2u16.to_be_bytes());
+    out[2..4].copy_from_slice(&70u16.to_be_bytes());
+    out[4..8].copy_from_slice(&ssrc.to_be_bytes());
+    let ip = from.ip().to_string();
+    out[8..8 + ip.len()].copy_from_slice(ip.as_bytes());
+    out[72..74].copy_from_slice(&from.port().to_be_bytes());
+    out
+}
