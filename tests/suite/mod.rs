@@ -4,6 +4,7 @@ mod browser;
 mod cli;
 mod crash;
 mod crash_discord;
+mod crash_more;
 mod discord;
 mod discord_catch_up;
 mod discord_rules;

@@ -28,9 +28,13 @@ pub fn config() -> songbird::Config {
         .gateway_timeout(Some(CONNECT_TIMEOUT))
 }
 
-/// A voice manager with [`config`], to register on the serenity client.
+/// A voice manager with [`config`], to register on the serenity client. It gets a mixer
+/// scheduler of its own, started on the runtime that runs this surface: songbird's
+/// process-wide default scheduler lives on whichever runtime first used it, and calls
+/// made after that runtime ended would find no mixer (must be called inside a runtime).
 pub fn manager() -> Arc<Songbird> {
-    Songbird::serenity_from_config(config())
+    let scheduler = songbird::driver::Scheduler::new(songbird::driver::SchedulerConfig::default());
+    Songbird::serenity_from_config(config().scheduler(scheduler))
 }
 
 /// Join `channel` of `guild` (where she already is in this guild, this moves her). On

@@ -1,0 +1,170 @@
+//! More crashes of the real `kotoba serve` (SIGKILL, then a restart on the same data
+//! folder), checked through the page's HTTP API: killed while the model's answer is
+//! still on its way, her line is kept and the turn says it was cut; killed while a
+//! background job runs, the job is announced once in its session — its goal and that
+//! it is not done.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use super::serve::{free_port, healthy, serve, stop};
+use crate::support::model_server::{Reply, ScriptedModel};
+
+fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
+    vec![
+        ("KOTOBA_LLM_BASE_URL", model.base_url()),
+        ("KOTOBA_LLM_API", "chat".into()),
+        ("KOTOBA_REASONING_EFFORT", "off".into()),
+        ("OPENAI_API_KEY", "test-key".into()),
+        ("KOTOBA_MODEL", "scripted".into()),
+    ]
+}
+
+async fn get(port: u16, path: &str) -> Value {
+    reqwest::get(format!("http://127.0.0.1:{port}{path}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn say(port: u16, session: &str, text: &str) {
+    let sent = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/api/message"))
+        .json(&json!({ "session": session, "text": text }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 202);
+}
+
+async fn until(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !check().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn texts(history: &Value) -> Vec<String> {
+    history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_turn_killed_while_the_answer_streams_keeps_her_line_and_says_it_was_cut() {
+    let model = ScriptedModel::start().await;
+    model.set_delay(Duration::from_secs(30));
+    model.set_fallback(Reply::text("A long story."));
+    let home = tempfile::tempdir().unwrap();
+    let env = model_env(&model);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut first = serve(home.path(), &addr, &env);
+    healthy(port).await;
+    say(port, "stream", "tell me a long story").await;
+    until(
+        "the model being asked",
+        Duration::from_secs(20),
+        async || model.request_count() >= 1,
+    )
+    .await;
+    kill(Pid::from_raw(first.id().unwrap() as i32), Signal::SIGKILL).unwrap();
+    first.wait().await.unwrap();
+    model.set_delay(Duration::ZERO);
+    let second = serve(home.path(), &addr, &env);
+    healthy(port).await;
+    let lines = texts(&get(port, "/api/history?session=stream").await);
+    assert!(
+        lines.iter().any(|l| l == "tell me a long story"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.last().is_some_and(|l| l.contains("cut by a restart")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("cut by a restart"))
+            .count(),
+        1,
+        "{lines:?}"
+    );
+    stop(second).await;
+}
+
+#[tokio::test]
+async fn a_job_killed_while_it_runs_is_announced_once_in_its_session_as_not_done() {
+    let model = ScriptedModel::start().await;
+    model.push(Reply::call(
+        "start_work",
+        json!({ "goal": "count the stars" }),
+    ));
+    model.push(Reply::text("I started counting in the background."));
+    model.push(Reply::call("shell", json!({ "command": "sleep 20" })));
+    model.set_fallback(Reply::text("Done."));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        "allowlist: [\"sleep 20\"]\n",
+    )
+    .unwrap();
+    let env = model_env(&model);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut first = serve(home.path(), &addr, &env);
+    healthy(port).await;
+    say(port, "job", "count the stars for me in the background").await;
+    until(
+        "the job's command starting",
+        Duration::from_secs(20),
+        async || {
+            get(port, "/api/audit?session=job")
+                .await
+                .as_array()
+                .is_some_and(|rows| {
+                    rows.iter()
+                        .any(|r| r["action"] == "sleep 20" && r["detail"] == "running")
+                })
+        },
+    )
+    .await;
+    kill(Pid::from_raw(first.id().unwrap() as i32), Signal::SIGKILL).unwrap();
+    first.wait().await.unwrap();
+    let second = serve(home.path(), &addr, &env);
+    healthy(port).await;
+    let lines = texts(&get(port, "/api/history?session=job").await);
+    let told: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("'count the stars'") && l.contains("NOT done"))
+        .collect();
+    assert_eq!(told.len(), 1, "announced once: {lines:?}");
+    stop(second).await;
+    // A second restart announces nothing more.
+    let third = serve(home.path(), &addr, &env);
+    healthy(port).await;
+    let lines = texts(&get(port, "/api/history?session=job").await);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("'count the stars'"))
+            .count(),
+        1,
+        "{lines:?}"
+    );
+    stop(third).await;
+}
