@@ -129,6 +129,9 @@ const MIGRATIONS: &[&str] = &[
         owner INTEGER NOT NULL,
         at_ms INTEGER NOT NULL
      );",
+    // 6: who set a reminder (the turn's author; on Discord `name (user id)`), so its
+    // delivery mentions them (docs/tools.md); rows stored before it keep '' (unknown).
+    "ALTER TABLE reminders ADD COLUMN asker TEXT NOT NULL DEFAULT '';",
 ];
 
 /// Milliseconds since the epoch.

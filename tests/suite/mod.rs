@@ -4,6 +4,7 @@ mod browser;
 mod cli;
 mod crash;
 mod discord;
+mod discord_reminders;
 mod discord_rules;
 mod discord_voice;
 mod engine;

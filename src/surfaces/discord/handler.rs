@@ -1,5 +1,5 @@
 //! The serenity event handler: dispatch only. READY records who she is and registers
-//! the slash commands and the read-tool port; messages go to [`super::chat`],
+//! the slash commands and the read-tool port and starts reminder delivery; messages go to [`super::chat`],
 //! interactions to [`super::press`] and [`super::commands`].
 
 use std::sync::Arc;
@@ -22,6 +22,13 @@ impl EventHandler for Handler {
         let _ = bot.http.set(ctx.http.clone());
         let _ = bot.cache.set(ctx.cache.clone());
         bot.port_slot.set(Some(Arc::new(Port(bot.clone()))));
+        let reminders = match bot.reminders.lock() {
+            Ok(mut g) => g.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        if let Some(rx) = reminders {
+            tokio::spawn(super::remind::deliver(bot.clone(), ctx.http.clone(), rx));
+        }
         tracing::info!(
             "Discord: connected as {} ({} guilds).",
             ready.user.name,

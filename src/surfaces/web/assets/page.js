@@ -318,6 +318,11 @@
         ensureCurrent().appendChild(a);
         break;
       }
+      case "reminder":
+        // A reminder set in this session came due (docs/surfaces.md): a note in the log.
+        $("log").appendChild(el("div", "note reminder", "⏰ Reminder: " + ev.text));
+        scroll();
+        break;
       case "turn_done":
         if (current) {
           current.dataset.status = ev.status;
