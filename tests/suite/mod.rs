@@ -18,4 +18,5 @@ mod v1;
 mod v1_python;
 mod voice;
 mod web;
+mod web_settings;
 mod web_tools;
