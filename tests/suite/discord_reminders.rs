@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::discord::{posts_in, rig, Rig};
-use crate::support::discord::{Call, FakeDiscord, GENERAL, OTHER, OWNER};
+use crate::support::discord::{Call, FakeDiscord, Msg, DM, GENERAL, OTHER, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 
 /// Whether `c` is a reminder post in `channel` carrying `text`.
@@ -61,6 +61,32 @@ async fn a_reminder_set_in_a_channel_comes_due_in_that_channel_mentioning_who_se
             .any(|c| reminder_post(c, OTHER, "stretch")),
         "no other channel gets it"
     );
+}
+
+#[tokio::test]
+async fn a_reminder_set_in_a_dm_comes_due_in_that_dm_mentioning_who_set_it() {
+    let r = rig().await;
+    r.model.push(Reply::call(
+        "cronjob",
+        json!({"action": "create", "text": "call the dentist", "in_minutes": 0.01}),
+    ));
+    r.model.push(Reply::text("Noted."));
+    r.discord
+        .say(DM, OWNER, "remind me to call the dentist", Msg::default());
+    let due = r
+        .discord
+        .wait_for(|c| reminder_post(c, DM, "call the dentist"))
+        .await;
+    assert!(
+        due.content().contains(&format!("<@{OWNER}>")),
+        "{}",
+        due.content()
+    );
+    assert!(!r
+        .discord
+        .calls()
+        .iter()
+        .any(|c| reminder_post(c, GENERAL, "dentist")));
 }
 
 /// A rig whose store already holds `seed` (as if set before the process went down).
