@@ -1,7 +1,8 @@
 //! The page's Settings panel through the HTTP API: `GET /api/settings` lists the live
 //! settings.yaml keys with the work caps under "Advanced (work)" and no companion cap;
 //! `POST /api/settings` saves, refuses a bad value naming its key and keeps the last
-//! good one; a save from another site's page is refused (docs/surfaces.md).
+//! good one; a save from another site's page is refused; the page ships the panel
+//! (docs/surfaces.md).
 
 use serde_json::{json, Value};
 
@@ -121,4 +122,31 @@ async fn a_settings_save_from_another_sites_page_is_refused_and_changes_nothing(
         .unwrap();
     assert_eq!(resp.status(), 403);
     assert_eq!(entry(&listing(&r).await, "work_max_iter")["value"], "40");
+}
+
+#[tokio::test]
+async fn the_page_ships_a_settings_panel_with_advanced_work_and_draws_a_reminder_as_a_note() {
+    let r = start().await;
+    let html = r
+        .http
+        .get(r.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("id=\"settings-panel\""), "{html}");
+    assert!(html.contains("Advanced (work)"), "{html}");
+    let js = r
+        .http
+        .get(r.url("/assets/page.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(js.contains("\"/api/settings\""));
+    assert!(js.contains("case \"reminder\":"));
 }
