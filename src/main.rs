@@ -28,6 +28,9 @@ enum Command {
         /// Session name (the conversation to continue).
         #[arg(long, default_value = "local")]
         session: String,
+        /// Print the live settings (the page's Settings panel listing) and exit.
+        #[arg(long)]
+        settings: bool,
     },
     /// Show the configuration she would run with, and what is missing.
     Doctor,
@@ -75,7 +78,18 @@ async fn main() -> anyhow::Result<()> {
     init_logging(matches!(cli.command, Command::Serve));
     let config = Config::from_process_env();
     match cli.command {
-        Command::Chat { session } => {
+        Command::Chat { settings: true, .. } => {
+            let lines = kotoba::config::listing::lines(&config.listing());
+            for w in config.settings_warnings() {
+                eprintln!("warning: {w}");
+            }
+            let mut out = std::io::stdout().lock();
+            for line in lines {
+                writeln!(out, "{line}")?;
+            }
+            Ok(())
+        }
+        Command::Chat { session, .. } => {
             let app = App::build(config)?;
             let notice = app.missing_setup();
             kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await

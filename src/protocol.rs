@@ -417,6 +417,11 @@ pub struct Reminder {
     pub channel: Channel,
     /// Seconds between repeats; `None` for a one-off.
     pub every_secs: Option<u64>,
+    /// Who set it, as the surface named them in the turn (`TurnRequest::author`; on
+    /// Discord `name (user id)`, so the delivery can mention them); empty when unknown
+    /// (a reminder stored before the column existed).
+    #[serde(default)]
+    pub asker: String,
 }
 
 /// What happened to an artifact.

@@ -3,6 +3,7 @@
 //! key: a bad value names the key and keeps the last good one).
 
 mod caps;
+pub mod listing;
 mod settings;
 
 use std::collections::HashMap;
@@ -173,6 +174,17 @@ impl Config {
     /// error naming the key, and the file is left as it was.
     pub fn set(&self, key: &str, value: &str) -> Result<(), SettingError> {
         settings::write_key(&self.paths.settings, key, value)
+    }
+
+    /// Validate `value` for `key` as [`Config::set`] would, writing nothing (a save of
+    /// several keys checks them all before it writes one).
+    pub fn check(&self, key: &str, value: &str) -> Result<(), SettingError> {
+        settings::check_key(key, value).map(|_| ())
+    }
+
+    /// The listing of every live settings.yaml key (docs/surfaces.md).
+    pub fn listing(&self) -> Vec<listing::Listed> {
+        listing::listing(&self.settings())
     }
 
     /// Every owner id: the `owners` setting plus `KOTOBA_DISCORD_OWNER_IDS` (comma or

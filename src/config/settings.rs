@@ -737,8 +737,8 @@ fn copy_voice_key(to: &mut VoiceSettings, from: &VoiceSettings, key: &str) {
     }
 }
 
-/// Validate `value` (YAML text) for `key` and write it into the file at `path`.
-pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), SettingError> {
+/// Validate `value` (YAML text) for `key`, writing nothing; the value as YAML.
+pub(super) fn check_key(key: &str, value: &str) -> Result<Value, SettingError> {
     if !KEYS.contains(&key) {
         return Err(SettingError::UnknownKey(key.to_string()));
     }
@@ -749,6 +749,12 @@ pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), Setti
         key: key.to_string(),
         reason,
     })?;
+    Ok(v)
+}
+
+/// Validate `value` (YAML text) for `key` and write it into the file at `path`.
+pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), SettingError> {
+    let v = check_key(key, value)?;
     let io = |e: String| SettingError::Io {
         path: path.display().to_string(),
         reason: e,

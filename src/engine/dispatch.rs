@@ -223,6 +223,7 @@ impl Loop<'_> {
             mode: self.ctx.mode,
             run_id: self.ctx.run_id.clone(),
             user_request: self.ctx.user_request.clone(),
+            asker: self.ctx.asker.clone(),
             paths: self.paths.clone(),
             engine: self.engine.port(),
             depth: self.ctx.depth,

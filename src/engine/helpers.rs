@@ -56,6 +56,7 @@ pub(super) async fn run_helpers(
                     mode: Mode::Work,
                     run_id: ctx.run_id.clone(),
                     user_request: Some(goal.clone()),
+                    asker: None,
                     meter,
                     depth: 1,
                     step_zero: None,

@@ -72,6 +72,10 @@ pub struct Engine {
     /// The reminder clock and store the cronjob tool writes to.
     pub(crate) reminder_hub: Arc<Reminders>,
     reminder_tx: broadcast::Sender<Reminder>,
+    /// Reminders that came due while no surface listened (start-up fires the ones missed
+    /// while the process was down before any surface subscribes), kept for the surface
+    /// that owns them (docs/tools.md).
+    reminders_missed: std::sync::Mutex<std::collections::VecDeque<Reminder>>,
     /// Stops the reminder scheduler when this engine goes away.
     reminder_stop: CancellationToken,
 }
@@ -109,6 +113,7 @@ impl Engine {
             me: me.clone(),
             reminder_hub,
             reminder_tx,
+            reminders_missed: std::sync::Mutex::default(),
             reminder_stop: CancellationToken::new(),
         });
         engine.start_reminders();
@@ -146,7 +151,30 @@ impl Engine {
                 text: reminder.text.clone(),
             },
         );
-        let _ = self.reminder_tx.send(reminder);
+        if let Err(broadcast::error::SendError(unheard)) = self.reminder_tx.send(reminder) {
+            let mut missed = self.missed_lock();
+            if missed.len() >= REMINDER_CAPACITY {
+                missed.pop_front();
+            }
+            missed.push_back(unheard);
+        }
+    }
+
+    fn missed_lock(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<Reminder>> {
+        match self.reminders_missed.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Take the reminders that came due while no surface listened and that `mine`
+    /// claims (a surface's own sessions); the others stay for their surface. Call it
+    /// after [`Engine::reminders`], so none falls between the two.
+    pub fn take_missed_reminders(&self, mine: impl Fn(&Reminder) -> bool) -> Vec<Reminder> {
+        let mut missed = self.missed_lock();
+        let (taken, kept): (Vec<Reminder>, Vec<Reminder>) = missed.drain(..).partition(&mine);
+        missed.extend(kept);
+        taken
     }
 
     /// Due reminders as they fire, for every surface to deliver in the session (surface
@@ -393,6 +421,7 @@ impl Engine {
         };
         let ctx = TurnContext {
             announce: req.hidden,
+            asker: Some(req.author.clone()),
             ..TurnContext::companion(req.register, req.channel, req.el_call_bound, user_request)
         };
         let end = tokio::select! {

@@ -33,6 +33,8 @@ pub struct TurnContext {
     pub run_id: Option<String>,
     /// The person's own words.
     pub user_request: Option<String>,
+    /// Who asked, as the surface named them (`TurnRequest::author`); `None` in a job.
+    pub asker: Option<String>,
     /// A job's meter (person-wait time, step count); `None` for a conversation turn.
     pub meter: Option<Arc<super::meter::JobMeter>>,
     /// 0 for a turn or job, 1 inside a delegate helper (helpers cannot delegate).
@@ -58,6 +60,7 @@ impl TurnContext {
             mode: Mode::Companion,
             run_id: None,
             user_request,
+            asker: None,
             meter: None,
             depth: 0,
             step_zero: None,

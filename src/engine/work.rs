@@ -291,6 +291,7 @@ impl Engine {
             mode: Mode::Work,
             run_id: Some(run_id.clone()),
             user_request: words,
+            asker: None,
             meter: Some(job.meter.clone()),
             depth: 0,
             step_zero,

@@ -170,6 +170,9 @@ const MIGRATIONS: &[&str] = &[
         text TEXT NOT NULL,
         at_ms INTEGER NOT NULL
      );",
+    // 9: who set a reminder (the turn's author; on Discord `name (user id)`), so its
+    // delivery mentions them (docs/tools.md); rows stored before it keep '' (unknown).
+    "ALTER TABLE reminders ADD COLUMN asker TEXT NOT NULL DEFAULT '';",
 ];
 
 /// Milliseconds since the epoch.

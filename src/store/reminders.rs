@@ -20,7 +20,7 @@ fn channel_str(c: Channel) -> &'static str {
     }
 }
 
-const COLUMNS: &str = "id, session, text, due_ms, every_secs, register, channel";
+const COLUMNS: &str = "id, session, text, due_ms, every_secs, register, channel, asker";
 
 fn reminder_of(r: &Row<'_>) -> rusqlite::Result<Reminder> {
     let register: String = r.get(5)?;
@@ -42,6 +42,7 @@ fn reminder_of(r: &Row<'_>) -> rusqlite::Result<Reminder> {
         } else {
             Channel::Text
         },
+        asker: r.get(7)?,
     })
 }
 
@@ -50,8 +51,8 @@ impl Store {
     pub fn add_reminder(&self, r: &Reminder) -> Result<i64, StoreError> {
         let conn = self.conn();
         conn.execute(
-            "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel, at_ms, asker)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 r.session,
                 r.text,
@@ -59,7 +60,8 @@ impl Store {
                 r.every_secs.map(|e| e.min(i64::MAX as u64) as i64),
                 register_str(r.register),
                 channel_str(r.channel),
-                now_ms()
+                now_ms(),
+                r.asker
             ],
         )?;
         Ok(conn.last_insert_rowid())
@@ -140,6 +142,7 @@ mod tests {
             register: Register::Voice,
             channel: Channel::Text,
             every_secs: None,
+            asker: "Ann (42)".into(),
         }
     }
 
@@ -156,5 +159,34 @@ mod tests {
         assert!(!s.move_reminder(id, 1_000, None).unwrap());
         assert!(s.reminders_of("s1").unwrap().is_empty());
         assert_eq!(s.next_reminder_due().unwrap(), Some(5_000));
+    }
+
+    #[test]
+    fn a_reminder_stored_before_the_asker_column_survives_the_migration_with_no_asker() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kotoba.db");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            for sql in &crate::store::MIGRATIONS[..5] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 5).unwrap();
+            conn.execute(
+                "INSERT INTO reminders(session, text, due_ms, register, channel, at_ms)
+                 VALUES ('discord:200', 'old one', 7000, 'text', 'text', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let old = s.reminders_of("discord:200").unwrap();
+        assert_eq!(old.len(), 1);
+        assert_eq!(
+            (old[0].text.as_str(), old[0].asker.as_str()),
+            ("old one", "")
+        );
+        s.add_reminder(&one("discord:200", 8_000)).unwrap();
+        let both = s.reminders_of("discord:200").unwrap();
+        assert_eq!(both[1].asker, "Ann (42)");
     }
 }

@@ -365,6 +365,7 @@ fn create(
         register: ctx.register,
         channel: ctx.channel,
         every_secs,
+        asker: ctx.asker.clone().unwrap_or_default(),
     };
     reminder.id = hub.store().add_reminder(&reminder)?;
     hub.changed();

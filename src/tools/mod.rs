@@ -148,6 +148,8 @@ pub struct ToolContext {
     pub run_id: Option<String>,
     /// The person's own words for this turn.
     pub user_request: Option<String>,
+    /// Who asked, as the surface named them (`TurnRequest::author`); `None` in a job.
+    pub asker: Option<String>,
     /// Data folder and workspace.
     pub paths: Arc<ToolPaths>,
     /// The engine, for tools that start jobs, run helpers or ask the person.
@@ -186,6 +188,7 @@ impl ToolContext {
             mode,
             run_id: None,
             user_request: None,
+            asker: None,
             paths: Arc::new(ToolPaths {
                 home: home.to_path_buf(),
                 workspace: workspace.to_path_buf(),

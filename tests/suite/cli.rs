@@ -153,3 +153,32 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
     );
     assert!(text.contains("voice speaking: espeak stands in"), "{text}");
 }
+
+#[tokio::test]
+async fn kotoba_chat_settings_lists_the_live_keys_with_the_work_caps_under_advanced_and_no_companion_cap(
+) {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("settings.yaml"), "work_max_iter: 12\n").unwrap();
+    let out = kotoba(&server, home.path(), &["chat", "--settings"])
+        .env("KOTOBA_MAX_TOOL_CALLS", "5")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let general = text.find("Settings:\n").expect("the general keys");
+    let work = text.find("Advanced (work):\n").expect("the work caps");
+    assert!(general < work, "{text}");
+    for line in [
+        "  work_max_iter: 12",
+        "  work_max_tool_calls: 40",
+        "  work_fail_limit: 6",
+        "  work_timeout: 3600",
+    ] {
+        assert!(text[work..].contains(line), "{line} in {text}");
+    }
+    assert!(text[..work].contains("  model: "), "{text}");
+    assert!(!text.contains("KOTOBA_MAX_TOOL_CALLS") && !text.contains("  max_tool_calls"));
+    assert_eq!(server.requests().len(), 0, "no turn runs");
+}

@@ -134,6 +134,26 @@ async fn a_typed_message_streams_her_answer_as_engine_frames_unchanged() {
 }
 
 #[tokio::test]
+async fn a_reminder_set_on_the_page_comes_due_on_that_sessions_event_stream() {
+    let r = start().await;
+    r.model.push(Reply::call(
+        "cronjob",
+        json!({"action": "create", "text": "tea is ready", "in_minutes": 0.01}),
+    ));
+    r.model.push(Reply::text("I'll remind you."));
+    let mut sse = r.events("tea").await;
+    let mut other = r.events("elsewhere").await;
+    r.say("tea", "remind me when the tea is ready").await;
+    let frames = sse.until(|f| f["type"] == "reminder").await;
+    let due = frames.last().unwrap();
+    assert_eq!(due["text"], "tea is ready", "{due}");
+    serde_json::from_value::<kotoba::protocol::Event>(due.clone()).unwrap();
+    // Another session's stream does not carry it.
+    let stray = tokio::time::timeout(Duration::from_millis(300), other.next()).await;
+    assert!(stray.is_err(), "{stray:?}");
+}
+
+#[tokio::test]
 async fn a_card_is_answered_by_post_and_a_second_answer_is_already_settled() {
     let r = start().await;
     r.model.push(Reply::call(

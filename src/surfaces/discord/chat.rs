@@ -118,7 +118,7 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         .unwrap_or_else(|| msg.author.name.clone());
     let req = TurnRequest {
         media,
-        ..TurnRequest::text(&session, format!("{name} ({author})"), text)
+        ..TurnRequest::text(&session, super::remind::author_label(&name, author), text)
     };
     let access = if bot.is_owner(author) {
         Access::Owner

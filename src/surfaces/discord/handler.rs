@@ -1,6 +1,6 @@
 //! The serenity event handler: dispatch only. READY records who she is and registers
-//! the slash commands and the read-tool port, then catches up on what was said while
-//! she was away ([`super::catch_up`]); messages go to [`super::chat`],
+//! the slash commands and the read-tool port, starts reminder delivery, then catches up
+//! on what was said while she was away ([`super::catch_up`]); messages go to [`super::chat`],
 //! interactions to [`super::press`] and [`super::commands`].
 
 use std::sync::Arc;
@@ -23,6 +23,13 @@ impl EventHandler for Handler {
         let _ = bot.http.set(ctx.http.clone());
         let _ = bot.cache.set(ctx.cache.clone());
         bot.port_slot.set(Some(Arc::new(Port(bot.clone()))));
+        let reminders = match bot.reminders.lock() {
+            Ok(mut g) => g.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        if let Some(rx) = reminders {
+            tokio::spawn(super::remind::deliver(bot.clone(), ctx.http.clone(), rx));
+        }
         tracing::info!(
             "Discord: connected as {} ({} guilds).",
             ready.user.name,

@@ -6,7 +6,8 @@
 //! Flow: [`handler`] receives gateway events and dispatches only; [`chat`] applies the
 //! answer [`rules`], runs the turn and posts the [`reply`]; [`view`] follows each
 //! session's frames into [`steps`] and [`cards`]; [`press`] answers buttons;
-//! [`commands`] holds the slash commands; [`port`] serves the discord_* read tools.
+//! [`commands`] holds the slash commands; [`port`] serves the discord_* read tools;
+//! [`remind`] posts due reminders where they were set.
 
 pub mod attachments;
 pub mod cards;
@@ -16,6 +17,7 @@ pub mod commands;
 mod handler;
 mod port;
 mod press;
+mod remind;
 pub mod render;
 pub mod reply;
 pub mod rules;
@@ -176,6 +178,9 @@ pub(crate) struct Bot {
     /// songbird's voice manager, registered on the serenity client (join and leave go
     /// through [`voice::call`] only).
     pub songbird: Arc<songbird::Songbird>,
+    /// Due reminders, subscribed before the gateway connects; READY takes it and starts
+    /// [`remind::deliver`].
+    pub reminders: Mutex<Option<tokio::sync::broadcast::Receiver<crate::protocol::Reminder>>>,
 }
 
 impl Bot {
@@ -253,6 +258,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), DiscordError> {
     let settings = DiscordSettings::resolve(&engine).ok_or(DiscordError::NoToken)?;
+    let reminders = Mutex::new(Some(engine.reminders()));
     let bot = Arc::new(Bot {
         engine,
         settings,
@@ -269,6 +275,7 @@ pub async fn run(
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),
         songbird: voice::call::manager(),
+        reminders,
     });
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();

@@ -21,6 +21,7 @@ mod health;
 mod history;
 mod message;
 mod relay;
+mod settings;
 mod status;
 
 use std::net::SocketAddr;
@@ -146,6 +147,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/api/grants", get(grants::list))
         .route("/api/grants/{id}", delete(grants::revoke))
         .route("/api/audit", get(audit::list))
+        .route("/api/settings", get(settings::list).post(settings::save))
         .route("/", get(assets::page))
         .fallback(api_not_found)
         .route_layer(axum::middleware::from_fn_with_state(

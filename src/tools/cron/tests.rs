@@ -189,6 +189,7 @@ async fn a_reminder_missed_while_the_process_was_down_fires_once_at_start() {
             register: crate::protocol::Register::Text,
             channel: crate::protocol::Channel::Text,
             every_secs: None,
+            asker: String::new(),
         })
         .unwrap();
     let hub = Reminders::new(store);

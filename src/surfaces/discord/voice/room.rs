@@ -542,7 +542,7 @@ impl Room {
         let req = TurnRequest {
             session: self.parts.session.clone(),
             text: words,
-            author: name,
+            author: crate::surfaces::discord::remind::author_label(&name, user),
             register: Register::Voice,
             channel: Channel::Voice,
             el_call_bound: Some(false),

@@ -318,6 +318,11 @@
         ensureCurrent().appendChild(a);
         break;
       }
+      case "reminder":
+        // A reminder set in this session came due (docs/surfaces.md): a note in the log.
+        $("log").appendChild(el("div", "note reminder", "⏰ Reminder: " + ev.text));
+        scroll();
+        break;
       case "turn_done":
         if (current) {
           current.dataset.status = ev.status;
@@ -415,6 +420,51 @@
     }
   }
 
+  // The Settings panel (docs/surfaces.md): every live settings.yaml key, the work caps
+  // under "Advanced (work)"; Save sends only the keys changed, and a bad value is named.
+  async function loadSettings() {
+    const resp = await api("/api/settings");
+    if (!resp.ok) return;
+    drawSettings((await resp.json()).settings);
+  }
+
+  function drawSettings(list) {
+    $("settings-general").textContent = "";
+    $("settings-work-rows").textContent = "";
+    for (const s of list) {
+      const row = el("label", "setting");
+      row.appendChild(el("span", "key mono", s.key));
+      const input = el("input");
+      input.name = s.key;
+      input.value = s.value;
+      input.dataset.was = s.value;
+      input.readOnly = s.read_only;
+      if (s.secret) {
+        input.type = "password";
+        input.placeholder = s.set ? "(set)" : "(not set)";
+      }
+      row.appendChild(input);
+      $(s.group === "work" ? "settings-work-rows" : "settings-general").appendChild(row);
+    }
+  }
+
+  async function saveSettings(e) {
+    e.preventDefault();
+    const body = {};
+    for (const input of $("settings-form").querySelectorAll("input[name]")) {
+      if (input.value !== input.dataset.was) body[input.name] = input.value;
+    }
+    if (!Object.keys(body).length) { $("settings-note").textContent = "Nothing changed."; return; }
+    const resp = await api("/api/settings", { method: "POST", body });
+    const answer = await resp.json().catch(() => ({}));
+    if (!resp.ok) {
+      $("settings-note").textContent = (answer.key ? answer.key + ": " : "") + (answer.message || "Not saved.");
+      return;
+    }
+    $("settings-note").textContent = "Saved: " + answer.saved.join(", ") + ". It applies from the next turn.";
+    drawSettings(answer.settings);
+  }
+
   async function send(e) {
     e.preventDefault();
     const text = $("text").value.trim();
@@ -453,6 +503,8 @@
     $("stop").addEventListener("click", () => api("/api/stop", { method: "POST", body: { session } }));
     $("grants-panel").addEventListener("toggle", () => { if ($("grants-panel").open) loadGrants(); });
     $("audit-panel").addEventListener("toggle", () => { if ($("audit-panel").open) loadAudit(); });
+    $("settings-panel").addEventListener("toggle", () => { if ($("settings-panel").open) loadSettings(); });
+    $("settings-form").addEventListener("submit", saveSettings);
     loadStatus();
     loadHistory().finally(() => { stream = connect(); });
   }

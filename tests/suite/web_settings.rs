@@ -1,0 +1,152 @@
+//! The page's Settings panel through the HTTP API: `GET /api/settings` lists the live
+//! settings.yaml keys with the work caps under "Advanced (work)" and no companion cap;
+//! `POST /api/settings` saves, refuses a bad value naming its key and keeps the last
+//! good one; a save from another site's page is refused; the page ships the panel
+//! (docs/surfaces.md).
+
+use serde_json::{json, Value};
+
+use crate::support::web::{start, WebRig};
+
+async fn listing(r: &WebRig) -> Vec<Value> {
+    let resp = r.http.get(r.url("/api/settings")).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    body["settings"].as_array().unwrap().clone()
+}
+
+fn entry<'a>(list: &'a [Value], key: &str) -> &'a Value {
+    list.iter()
+        .find(|s| s["key"] == key)
+        .unwrap_or_else(|| panic!("no {key} in {list:?}"))
+}
+
+#[tokio::test]
+async fn the_settings_panel_lists_the_live_keys_with_the_four_work_caps_under_advanced_and_no_companion_cap(
+) {
+    let r = start().await;
+    let list = listing(&r).await;
+    let work: Vec<&str> = list
+        .iter()
+        .filter(|s| s["group"] == "work")
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        work,
+        [
+            "work_max_iter",
+            "work_max_tool_calls",
+            "work_fail_limit",
+            "work_timeout"
+        ]
+    );
+    assert_eq!(entry(&list, "work_max_iter")["value"], "40");
+    assert_eq!(entry(&list, "work_timeout")["value"], "3600");
+    assert_eq!(entry(&list, "model")["group"], "general");
+    assert_eq!(entry(&list, "model")["value"], "scripted");
+    let text = serde_json::to_string(&list).unwrap();
+    assert!(
+        !text.contains("KOTOBA_"),
+        "an environment-only cap is listed: {text}"
+    );
+    for cap in [
+        "max_tool_calls",
+        "fail_limit",
+        "per_tool_limit",
+        "delegate_limit",
+        "web_search_limit",
+    ] {
+        assert!(
+            !list.iter().any(|s| s["key"] == cap),
+            "a companion cap is listed: {cap}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_bad_setting_is_refused_with_400_naming_its_key_and_the_last_good_values_stay() {
+    let r = start().await;
+    let ok = r.post("/api/settings", json!({"work_max_iter": 12})).await;
+    assert_eq!(ok.status(), 200);
+    let body: Value = ok.json().await.unwrap();
+    assert_eq!(body["saved"], json!(["work_max_iter"]));
+    assert_eq!(entry(&listing(&r).await, "work_max_iter")["value"], "12");
+    assert_eq!(
+        r.engine.config.settings().work_max_iter,
+        12,
+        "the engine reads it"
+    );
+
+    let bad = r
+        .post(
+            "/api/settings",
+            json!({"work_fail_limit": "3", "work_timeout": 5}),
+        )
+        .await;
+    assert_eq!(bad.status(), 400);
+    let body: Value = bad.json().await.unwrap();
+    assert_eq!(body["key"], "work_timeout", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("work_timeout"),
+        "{body}"
+    );
+    let list = listing(&r).await;
+    assert_eq!(
+        entry(&list, "work_timeout")["value"],
+        "3600",
+        "last good kept"
+    );
+    assert_eq!(
+        entry(&list, "work_fail_limit")["value"],
+        "6",
+        "nothing of a refused save is written"
+    );
+    assert_eq!(entry(&list, "work_max_iter")["value"], "12");
+
+    let unknown = r.post("/api/settings", json!({"max_tool_calls": 3})).await;
+    assert_eq!(unknown.status(), 400);
+    let body: Value = unknown.json().await.unwrap();
+    assert_eq!(body["key"], "max_tool_calls", "{body}");
+}
+
+#[tokio::test]
+async fn a_settings_save_from_another_sites_page_is_refused_and_changes_nothing() {
+    let r = start().await;
+    let resp = r
+        .http
+        .post(r.url("/api/settings"))
+        .header("Origin", "https://evil.example")
+        .json(&json!({"work_max_iter": 2}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert_eq!(entry(&listing(&r).await, "work_max_iter")["value"], "40");
+}
+
+#[tokio::test]
+async fn the_page_ships_a_settings_panel_with_advanced_work_and_draws_a_reminder_as_a_note() {
+    let r = start().await;
+    let html = r
+        .http
+        .get(r.url("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("id=\"settings-panel\""), "{html}");
+    assert!(html.contains("Advanced (work)"), "{html}");
+    let js = r
+        .http
+        .get(r.url("/assets/page.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(js.contains("\"/api/settings\""));
+    assert!(js.contains("case \"reminder\":"));
+}
