@@ -57,7 +57,7 @@ pub struct DrawnCard {
     pub request_id: String,
     /// The channel it is in.
     pub channel: u64,
-    /// Its message.
+    /// Its message (0 when she died before Discord said which).
     pub message: u64,
     /// Whether the channel is a DM.
     pub dm: bool,
@@ -68,7 +68,8 @@ pub struct DrawnCard {
 }
 
 impl Store {
-    /// Remember a card drawn on Discord by this process.
+    /// Remember a card drawn on Discord by this process — before it is posted
+    /// (`message` 0: not known yet), so a crash in between still leaves its trace.
     pub fn add_discord_card(
         &self,
         request_id: &str,
@@ -89,6 +90,19 @@ impl Store {
                 std::process::id(),
                 now_ms()
             ],
+        )?;
+        Ok(())
+    }
+
+    /// The card's message, once Discord said which one it is.
+    pub fn set_discord_card_message(
+        &self,
+        request_id: &str,
+        message: u64,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE discord_cards SET message = ?2 WHERE request_id = ?1",
+            params![request_id, as_i64(message)],
         )?;
         Ok(())
     }

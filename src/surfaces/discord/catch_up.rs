@@ -97,9 +97,11 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
     };
     for orphan in orphans {
         let card = serde_json::from_str::<crate::protocol::Card>(&orphan.card);
-        if let (Ok(card), Some(ch), Some(mid)) =
-            (card, nonzero(orphan.channel), nonzero(orphan.message))
-        {
+        let message = match nonzero(orphan.message) {
+            Some(m) => Some(m),
+            None => find_card_message(ctx, orphan.channel, &orphan.request_id).await,
+        };
+        if let (Ok(card), Some(ch), Some(mid)) = (card, nonzero(orphan.channel), message) {
             let drawn = cards::restarted(&card, orphan.dm);
             let edit = EditMessage::new()
                 .embed(drawn.embed())
@@ -138,4 +140,24 @@ async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
             chat::post(&ctx.http, ChannelId::new(channel), None, &text).await;
         }
     }
+}
+
+/// A card whose message id was never stored (she died as it was posted): her recent
+/// message in `channel` whose buttons name `request_id`.
+async fn find_card_message(ctx: &Context, channel: u64, request_id: &str) -> Option<u64> {
+    let id = ChannelId::new(nonzero(channel)?);
+    let recent = id
+        .messages(&ctx.http, GetMessages::new().limit(PAGE))
+        .await
+        .map_err(|e| tracing::warn!("Discord: looking for a card a previous run left: {e}"))
+        .ok()?;
+    let me = ctx.cache.current_user().id;
+    let suffix = format!(":{request_id}");
+    recent
+        .iter()
+        .filter(|m| m.author.id == me)
+        .find(|m| {
+            serde_json::to_string(&m.components).is_ok_and(|c| c.contains(&format!("{suffix}\"")))
+        })
+        .map(|m| m.id.get())
 }

@@ -294,19 +294,28 @@ impl View {
         let m = CreateMessage::new()
             .embed(drawn.embed())
             .components(drawn.components());
+        // Remembered in the store before it is posted, so a restart after a crash (even
+        // one right after posting) can find and settle it.
+        let json = serde_json::to_string(card).unwrap_or_default();
+        let store = &self.bot.engine.store;
+        let rid = &card.request_id;
+        if let Err(e) = store.add_discord_card(rid, self.channel.get(), 0, self.dm, &json) {
+            tracing::warn!("Discord: remembering an approval card: {e}");
+        }
         match self.channel.send_message(http, m).await {
             Ok(msg) => {
-                // Remembered in the store too, so a restart after a crash can settle it.
-                let json = serde_json::to_string(card).unwrap_or_default();
-                let (ch, id) = (self.channel.get(), msg.id.get());
-                let store = &self.bot.engine.store;
-                if let Err(e) = store.add_discord_card(&card.request_id, ch, id, self.dm, &json) {
+                if let Err(e) = store.set_discord_card_message(rid, msg.id.get()) {
                     tracing::warn!("Discord: remembering an approval card: {e}");
                 }
                 self.cards
                     .insert(card.request_id.clone(), (msg.id, card.clone()));
             }
-            Err(e) => tracing::warn!("Discord: posting an approval card in {}: {e}", self.channel),
+            Err(e) => {
+                tracing::warn!("Discord: posting an approval card in {}: {e}", self.channel);
+                if let Err(e) = store.remove_discord_card(rid) {
+                    tracing::warn!("Discord: forgetting a card never posted: {e}");
+                }
+            }
         }
     }
 
