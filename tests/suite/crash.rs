@@ -49,7 +49,7 @@ fn pid_in(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-async fn get(port: u16, path: &str) -> Value {
+pub(super) async fn get(port: u16, path: &str) -> Value {
     reqwest::get(format!("http://127.0.0.1:{port}{path}"))
         .await
         .unwrap()
@@ -58,7 +58,7 @@ async fn get(port: u16, path: &str) -> Value {
         .unwrap()
 }
 
-fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
+pub(super) fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
     vec![
         ("KOTOBA_LLM_BASE_URL", model.base_url()),
         ("KOTOBA_LLM_API", "chat".into()),

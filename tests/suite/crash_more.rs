@@ -10,27 +10,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use super::crash::{get, model_env};
 use super::serve::{free_port, healthy, serve, stop};
 use crate::support::model_server::{Reply, ScriptedModel};
-
-fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
-    vec![
-        ("KOTOBA_LLM_BASE_URL", model.base_url()),
-        ("KOTOBA_LLM_API", "chat".into()),
-        ("KOTOBA_REASONING_EFFORT", "off".into()),
-        ("OPENAI_API_KEY", "test-key".into()),
-        ("KOTOBA_MODEL", "scripted".into()),
-    ]
-}
-
-async fn get(port: u16, path: &str) -> Value {
-    reqwest::get(format!("http://127.0.0.1:{port}{path}"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
 
 async fn say(port: u16, session: &str, text: &str) {
     let sent = reqwest::Client::new()
