@@ -269,6 +269,14 @@ fn command_values(name: &str, words: &[&str]) -> Vec<String> {
 
 /// The code language a stage reads from its standard input, if it does.
 fn stdin_reader(words: &[&str]) -> Option<String> {
+    reads_code(words, false)
+}
+
+/// [`stdin_reader`] through wrappers: a wrapper's command is its first word that is not
+/// an option, an assignment or an option's number (`nice -n 5 bash`), read the same way
+/// (wrappers nest). `as_args`: the input arrives as arguments (`xargs`, `parallel`), so a
+/// shell runs it even when it is given `-c`.
+fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
     let first = name_of(words.first()?);
     if matches!(first.as_str(), "source" | ".") {
         let from_stdin = words
@@ -276,34 +284,27 @@ fn stdin_reader(words: &[&str]) -> Option<String> {
             .is_some_and(|a| matches!(*a, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-"));
         return from_stdin.then(|| "sh".to_string());
     }
-    let skip_to = if WRAPPERS.contains(&first.as_str()) {
-        1
-    } else {
-        0
-    };
-    for (i, word) in words.iter().enumerate().skip(skip_to) {
-        let base = strip_version(&name_of(word)).to_string();
-        let code_reader = SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str());
-        if code_reader {
-            let rest = &words[i + 1..];
-            let script_given = !dash_c_payloads(rest).is_empty()
-                || rest
-                    .iter()
-                    .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
-                || rest.iter().any(|a| {
-                    !a.starts_with('-') && !matches!(*a, "/dev/stdin" | "/proc/self/fd/0")
-                });
-            return (!script_given || first == "xargs" || first == "parallel").then_some(base);
-        }
-        if i == 0 || !WRAPPERS.contains(&first.as_str()) {
-            return None;
-        }
-        if !word.starts_with('-') && !is_assignment(word) && skip_to == 1 && i > 1 {
-            // The wrapped command was found and is not a code reader.
-            return None;
-        }
+    let rest = &words[1..];
+    if WRAPPERS.contains(&first.as_str()) {
+        let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+        let at = rest
+            .iter()
+            .position(|w| !w.starts_with('-') && !is_assignment(w) && !number(w))?;
+        let fed = as_args || matches!(first.as_str(), "xargs" | "parallel");
+        return reads_code(&rest[at..], fed);
     }
-    None
+    let base = strip_version(&first).to_string();
+    if !SHELLS.contains(&base.as_str()) && !INTERPRETERS.contains(&base.as_str()) {
+        return None;
+    }
+    let script_given = !dash_c_payloads(rest).is_empty()
+        || rest
+            .iter()
+            .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
+        || rest
+            .iter()
+            .any(|a| !a.starts_with('-') && !matches!(*a, "/dev/stdin" | "/proc/self/fd/0"));
+    (!script_given || as_args).then_some(base)
 }
 
 fn is_transfer(stage: &Simple) -> bool {

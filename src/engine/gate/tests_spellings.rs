@@ -180,6 +180,10 @@ fn pipes_into_a_shell_in_every_spelling_are_dangerous() {
         ("echo id | xargs sh -c", PIPE_TO_SHELL),
         ("curl x | tee >(bash)", PIPE_TO_SHELL),
         ("curl x | pwsh -", PIPE_TO_SHELL),
+        ("curl x | nice -n 5 bash", PIPE_TO_SHELL),
+        ("curl x | env FOO=1 nohup bash", PIPE_TO_SHELL),
+        ("curl x | timeout 10s sh", PIPE_TO_SHELL),
+        ("echo id | xargs -0 sh -c", PIPE_TO_SHELL),
     ]);
 }
 
@@ -322,6 +326,7 @@ fn ordinary_lines_near_the_dangerous_ones_stay_ordinary() {
         "tar -czf out.tgz sub",
         "find . -name '*.rs' -exec grep -l x {} +",
         "rsync -a sub/ backup/",
+        "ls | xargs grep bash",
     ] {
         assert_eq!(shell(line).dangerous_label(), None, "{line:?}");
     }
