@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
-use serenity::all::{Channel, ChannelId, Context, EditMessage, GetMessages, MessageId, Timestamp};
+use serenity::all::{
+    ActionRowComponent, ButtonKind, Channel, ChannelId, Context, EditMessage, GetMessages, Message,
+    MessageId, Timestamp,
+};
 
 use super::{cards, chat, Bot};
 
@@ -152,12 +155,19 @@ async fn find_card_message(ctx: &Context, channel: u64, request_id: &str) -> Opt
         .map_err(|e| tracing::warn!("Discord: looking for a card a previous run left: {e}"))
         .ok()?;
     let me = ctx.cache.current_user().id;
-    let suffix = format!(":{request_id}");
+    let names_card = |m: &Message| {
+        m.components
+            .iter()
+            .flat_map(|row| &row.components)
+            .any(|c| {
+                matches!(c, ActionRowComponent::Button(b)
+                if matches!(&b.data, ButtonKind::NonLink { custom_id, .. }
+                    if cards::parse_button(custom_id).is_some_and(|(_, id)| id == request_id)))
+            })
+    };
     recent
         .iter()
         .filter(|m| m.author.id == me)
-        .find(|m| {
-            serde_json::to_string(&m.components).is_ok_and(|c| c.contains(&format!("{suffix}\"")))
-        })
+        .find(|m| names_card(m))
         .map(|m| m.id.get())
 }
