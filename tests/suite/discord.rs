@@ -31,12 +31,31 @@ impl Drop for Rig {
     }
 }
 
-pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
-    let discord = FakeDiscord::start().await;
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
-    let config = discord.config(home.path(), &model.base_url(), extra);
+/// The bot running on one data folder: its app and the Discord surface's task.
+pub(crate) struct Started {
+    pub(crate) app: App,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) task: tokio::task::JoinHandle<Result<(), DiscordError>>,
+}
+
+impl Started {
+    /// Stop the surface and the engine, and wait (≤ 10 s) for the surface to end.
+    pub(crate) async fn stop(self) {
+        self.shutdown.cancel();
+        self.app.engine.shutdown();
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+    }
+}
+
+/// Build the app on data folder `home` against `discord` and `model` and start the
+/// Discord surface (without waiting for it to be ready).
+pub(crate) fn start_bot(
+    discord: &FakeDiscord,
+    model: &ScriptedModel,
+    home: &std::path::Path,
+    extra: &[(&str, &str)],
+) -> Started {
+    let config = discord.config(home, &model.base_url(), extra);
     let app = App::build(config).unwrap();
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(discord::run(
@@ -44,6 +63,23 @@ pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
         app.discord_port.clone(),
         shutdown.clone(),
     ));
+    Started {
+        app,
+        shutdown,
+        task,
+    }
+}
+
+pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
+    let discord = FakeDiscord::start().await;
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
+    let Started {
+        app,
+        shutdown,
+        task,
+    } = start_bot(&discord, &model, home.path(), extra);
     discord.wait_ready().await;
     Rig {
         discord,

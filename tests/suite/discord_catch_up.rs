@@ -6,67 +6,30 @@
 use std::time::Duration;
 
 use kotoba::app::App;
-use kotoba::surfaces::discord::{self, DiscordError};
-use tokio_util::sync::CancellationToken;
+
+use super::discord::{posts_in, start_bot};
 
 use crate::support::discord::{FakeDiscord, GENERAL, GUEST, OTHER, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 
-/// One run of the bot on `home`, until [`Running::stop`].
-struct Running {
-    app: App,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<Result<(), DiscordError>>,
-}
-
-impl Running {
-    async fn start(
-        discord: &FakeDiscord,
-        model: &ScriptedModel,
-        home: &std::path::Path,
-    ) -> Running {
-        let config = discord.config(home, &model.base_url(), &[]);
-        let app = App::build(config).unwrap();
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(discord::run(
-            app.engine.clone(),
-            app.discord_port.clone(),
-            shutdown.clone(),
-        ));
-        Running {
-            app,
-            shutdown,
-            task,
-        }
-    }
-
-    async fn stop(self) {
-        self.shutdown.cancel();
-        self.app.engine.shutdown();
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
-    }
-}
-
-fn posts_in(c: &crate::support::discord::Call, channel: u64) -> bool {
-    c.is("POST", &format!("/channels/{channel}/messages"))
-}
-
-/// Wait until the bot has identified `n` times in all and finished starting up.
+/// Wait until the bot has started `n` times in all: identified, and registered its
+/// slash commands (the last step of its start-up) once per start.
 async fn wait_started(discord: &FakeDiscord, n: usize) {
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while discord.identifies() < n {
+    let registered = || {
+        discord
+            .calls()
+            .iter()
+            .filter(|c| c.method == "PUT" && c.path.contains("/commands"))
+            .count()
+    };
+    while discord.identifies() < n || registered() < n {
         assert!(
             std::time::Instant::now() < deadline,
-            "the bot never reconnected"
+            "the bot did not start a {n}th time"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let from = discord.calls().len().saturating_sub(50);
-    discord
-        .wait_for_from(from, 15, |c| {
-            c.method == "PUT" && c.path.contains("/commands")
-        })
-        .await;
 }
 
 #[tokio::test]
@@ -77,7 +40,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();
 
     // First run: she sees the channel and answers.
-    let first = Running::start(&discord, &model, home.path()).await;
+    let first = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 1).await;
     model.push(Reply::text("Hello, Olive."));
     discord.mention(GENERAL, OWNER, "hello");
@@ -97,7 +60,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     let answered_before = model.requests().len();
     model.push(Reply::text("Yes, I'm back."));
     let mark = discord.calls().len();
-    let second = Running::start(&discord, &model, home.path()).await;
+    let second = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 2).await;
     let reply = discord
         .wait_for_from(mark, 20, |c| {
@@ -135,7 +98,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     // Third run: nothing new was said, so nothing is answered twice.
     model.push(Reply::text("Third run barrier."));
     let mark = discord.calls().len();
-    let third = Running::start(&discord, &model, home.path()).await;
+    let third = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 3).await;
     discord.mention(GENERAL, OWNER, "barrier");
     discord
@@ -171,7 +134,7 @@ async fn catch_up_zero_turns_it_off() {
         "discord:\n  catch_up: 0\n",
     )
     .unwrap();
-    let first = Running::start(&discord, &model, home.path()).await;
+    let first = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 1).await;
     model.push(Reply::text("Hi."));
     discord.mention(GENERAL, OWNER, "hi");
@@ -181,7 +144,7 @@ async fn catch_up_zero_turns_it_off() {
     first.stop().await;
     discord.said_while_away(GENERAL, OWNER, "are you back?", true, 10);
     model.push(Reply::text("Barrier."));
-    let second = Running::start(&discord, &model, home.path()).await;
+    let second = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 2).await;
     discord.mention(GENERAL, OWNER, "barrier");
     discord
@@ -214,7 +177,7 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
             .add_restart_notice(&session, &line)
             .unwrap();
     }
-    let first = Running::start(&discord, &model, home.path()).await;
+    let first = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 1).await;
     let told = discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content().contains("sort the photos"))
@@ -222,7 +185,7 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
     assert!(told.content().contains("NOT done"), "{}", told.content());
     first.stop().await;
     let mark = discord.calls().len();
-    let second = Running::start(&discord, &model, home.path()).await;
+    let second = start_bot(&discord, &model, home.path(), &[]);
     wait_started(&discord, 2).await;
     model.push(Reply::text("Barrier."));
     discord.mention(GENERAL, OWNER, "barrier");

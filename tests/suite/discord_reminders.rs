@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
-use kotoba::app::App;
 use kotoba::protocol::{Channel, Register, Reminder};
 use kotoba::store::{now_ms, Store};
 use kotoba::surfaces::discord;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
-use super::discord::{posts_in, rig, Rig};
+use super::discord::{posts_in, rig, start_bot, Rig, Started};
 use crate::support::discord::{Call, FakeDiscord, Msg, DM, GENERAL, OTHER, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 
@@ -100,13 +98,11 @@ async fn rig_after_downtime(seed: &Reminder) -> Rig {
         .unwrap()
         .add_reminder(seed)
         .unwrap();
-    let app = App::build(config).unwrap();
-    let shutdown = CancellationToken::new();
-    let task = tokio::spawn(discord::run(
-        app.engine.clone(),
-        app.discord_port.clone(),
-        shutdown.clone(),
-    ));
+    let Started {
+        app,
+        shutdown,
+        task,
+    } = start_bot(&discord, &model, home.path(), &[]);
     discord.wait_ready().await;
     Rig {
         discord,

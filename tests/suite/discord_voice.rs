@@ -23,12 +23,17 @@ use crate::support::model_server::Reply;
 /// A voice channel id (songbird does not check that the channel exists).
 const VOICE: u64 = 210;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leaves_no_call() {
-    let discord = FakeDiscord::start().await;
-    // Production settings, but one quick driver retry instead of ~8 s of back-off.
-    // songbird's default scheduler is one per process, its task spawned on the runtime
-    // that first used it, which dies with that test: each in-process test gets its own.
+/// A real serenity client with songbird registered, connected to `discord`: production
+/// settings, but one quick driver retry instead of ~8 s of back-off, and a scheduler of
+/// its own (songbird's default one lives on the runtime that first used it, which dies
+/// with that test). Returns the voice manager, the shard manager and the client's task.
+pub(crate) async fn songbird_client(
+    discord: &FakeDiscord,
+) -> (
+    Arc<Songbird>,
+    Arc<serenity::gateway::ShardManager>,
+    tokio::task::JoinHandle<Result<(), serenity::Error>>,
+) {
     let config = call::config()
         .driver_retry(Retry {
             strategy: Strategy::Every(Duration::from_millis(20).into()),
@@ -47,6 +52,13 @@ async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leave
     let shards = client.shard_manager.clone();
     let task = tokio::spawn(async move { client.start().await });
     discord.wait_connected().await;
+    (manager, shards, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leaves_no_call() {
+    let discord = FakeDiscord::start().await;
+    let (manager, shards, task) = songbird_client(&discord).await;
 
     let joined = tokio::time::timeout(
         call::CONNECT_TIMEOUT + Duration::from_secs(5),

@@ -5,18 +5,13 @@
 //! voice socket; a person's words sent as RTP are answered with audible RTP. In-process, where the test CA is not trusted, the same server is
 //! refused: TLS for voice is not weakened.
 
-use std::num::NonZeroU8;
-use std::sync::Arc;
 use std::time::Duration;
 
-use kotoba::surfaces::discord::intents;
 use kotoba::surfaces::discord::voice::call;
 use serde_json::json;
-use serenity::all::{ChannelId, GuildId, HttpBuilder};
-use songbird::driver::retry::{Retry, Strategy};
-use songbird::driver::{Scheduler, SchedulerConfig};
-use songbird::{SerenityInit, Songbird};
+use serenity::all::{ChannelId, GuildId};
 
+use super::discord_voice::songbird_client;
 use super::serve::{free_port, serve, stop};
 use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use crate::support::model_server::ScriptedModel;
@@ -154,26 +149,7 @@ async fn a_voice_server_whose_certificate_no_trusted_root_vouches_for_is_refused
     })
     .await;
     discord.use_voice_server(voice.endpoint());
-    // songbird's default scheduler is one per process, its task spawned on the runtime
-    // that first used it, which dies with that test: each in-process test gets its own.
-    let config = call::config()
-        .driver_retry(Retry {
-            strategy: Strategy::Every(Duration::from_millis(20).into()),
-            retry_limit: Some(NonZeroU8::MIN),
-        })
-        .scheduler(Scheduler::new(SchedulerConfig::default()));
-    let manager: Arc<Songbird> = Songbird::serenity_from_config(config);
-    let http = HttpBuilder::new("test-token")
-        .proxy(discord.api_base())
-        .ratelimiter_disabled(true)
-        .build();
-    let mut client = serenity::client::ClientBuilder::new_with_http(http, intents())
-        .register_songbird_with(manager.clone())
-        .await
-        .unwrap();
-    let shards = client.shard_manager.clone();
-    let task = tokio::spawn(async move { client.start().await });
-    discord.wait_connected().await;
+    let (manager, shards, task) = songbird_client(&discord).await;
 
     let joined = tokio::time::timeout(
         call::CONNECT_TIMEOUT + Duration::from_secs(5),
