@@ -9,23 +9,18 @@ use rusqlite::params;
 use super::{now_ms, Store, StoreError};
 
 impl Store {
-    /// Record that message `id` in `channel` was seen (the newest id is kept).
-    pub fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<(), StoreError> {
+    /// Record that message `id` in `channel` was seen; true when it is newer than any
+    /// seen there before (false: a replay, or older than what was already seen).
+    pub fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
         let (channel, id) = (as_i64(channel), as_i64(id));
-        self.conn().execute(
+        let changed = self.conn().execute(
             "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
              ON CONFLICT(channel) DO UPDATE SET
-                last_id = MAX(last_id, excluded.last_id), at_ms = excluded.at_ms",
+                last_id = excluded.last_id, at_ms = excluded.at_ms
+             WHERE excluded.last_id > discord_seen.last_id",
             params![channel, id, now_ms()],
         )?;
-        Ok(())
-    }
-
-    /// Whether message `id` in `channel` is at or before the newest one seen there.
-    pub fn discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
-        Ok(self
-            .discord_last_seen(channel)?
-            .is_some_and(|last| id <= last))
+        Ok(changed > 0)
     }
 
     /// The newest message id seen in `channel`, if any.
@@ -153,13 +148,15 @@ mod tests {
     #[test]
     fn the_newest_seen_message_is_kept_per_channel() {
         let store = Store::in_memory().unwrap();
-        store.mark_discord_seen(1, 10).unwrap();
-        store.mark_discord_seen(1, 7).unwrap();
-        store.mark_discord_seen(2, 3).unwrap();
+        assert!(store.mark_discord_seen(1, 10).unwrap());
+        assert!(
+            !store.mark_discord_seen(1, 7).unwrap(),
+            "older than what was seen"
+        );
+        assert!(!store.mark_discord_seen(1, 10).unwrap(), "a replay");
+        assert!(store.mark_discord_seen(2, 3).unwrap());
         assert_eq!(store.discord_last_seen(1).unwrap(), Some(10));
-        assert!(store.discord_seen(1, 9).unwrap());
-        assert!(!store.discord_seen(1, 11).unwrap());
-        assert!(!store.discord_seen(3, 1).unwrap());
+        assert_eq!(store.discord_last_seen(3).unwrap(), None);
         let mut all = store.discord_seen_channels().unwrap();
         all.sort();
         assert_eq!(all, vec![(1, 10), (2, 3)]);

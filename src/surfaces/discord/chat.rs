@@ -74,12 +74,10 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         return;
     }
     let channel = msg.channel_id.get();
-    let store = &bot.engine.store;
-    if !caught_up && store.discord_seen(channel, msg.id.get()).unwrap_or(false) {
-        return;
-    }
-    if let Err(e) = store.mark_discord_seen(channel, msg.id.get()) {
-        tracing::warn!("Discord: recording a seen message: {e}");
+    match bot.engine.store.mark_discord_seen(channel, msg.id.get()) {
+        Ok(newer) if !newer && !caught_up => return,
+        Ok(_) => {}
+        Err(e) => tracing::warn!("Discord: recording a seen message: {e}"),
     }
     let roles = my_roles(&bot, msg.guild_id, me);
     let facts = Facts {
