@@ -6,29 +6,46 @@
 
 use std::sync::Arc;
 
-use crate::store::{Approver, Store};
+use crate::store::{Approver, Store, StoreError};
 
 /// The detail of an executed row whose turn was cut while it ran (barge-in, /stop).
 pub const INTERRUPTED_RUN_DETAIL: &str =
     "interrupted: the turn was cut while it ran, and it was ended";
 
-/// A turn or card marked as under way; unmarked on drop.
+/// A turn, card or background job marked as under way; unmarked on drop (it ended
+/// however it ended). Only a crash leaves the mark, for the next start-up to close.
 pub(crate) struct Underway {
     store: Arc<Store>,
     id: Option<i64>,
+    unmark: fn(&Store, i64) -> Result<(), StoreError>,
 }
 
 impl Underway {
-    /// Mark a turn in `session` as running.
-    pub(crate) fn turn(store: &Arc<Store>, session: &str) -> Underway {
-        let id = store
-            .open_turn(session)
-            .map_err(|e| tracing::warn!("marking the turn of {session} as running: {e}"))
+    fn new(
+        store: &Arc<Store>,
+        marked: Result<i64, StoreError>,
+        what: &str,
+        unmark: fn(&Store, i64) -> Result<(), StoreError>,
+    ) -> Underway {
+        let id = marked
+            .map_err(|e| tracing::warn!("marking {what} as under way: {e}"))
             .ok();
         Underway {
             store: store.clone(),
             id,
+            unmark,
         }
+    }
+
+    /// Mark a turn in `session` as running.
+    pub(crate) fn turn(store: &Arc<Store>, session: &str) -> Underway {
+        let what = format!("the turn of {session}");
+        Underway::new(
+            store,
+            store.open_turn(session),
+            &what,
+            Store::close_inflight,
+        )
     }
 
     /// Mark an approval card as waiting.
@@ -39,53 +56,25 @@ impl Underway {
         action: &str,
         risk: &str,
     ) -> Underway {
-        let id = store
-            .open_card(session, tool, action, risk)
-            .map_err(|e| tracing::warn!("marking a card of {session} as waiting: {e}"))
-            .ok();
-        Underway {
-            store: store.clone(),
-            id,
-        }
+        let marked = store.open_card(session, tool, action, risk);
+        let what = format!("a card of {session}");
+        Underway::new(store, marked, &what, Store::close_inflight)
+    }
+
+    /// Mark background job `run_id` of `session` as running (a crash leaves it to be
+    /// announced at the next start-up).
+    pub(crate) fn job(store: &Arc<Store>, run_id: &str, session: &str, goal: &str) -> Underway {
+        let marked = store.open_job(run_id, session, goal);
+        let what = format!("the job of {session}");
+        Underway::new(store, marked, &what, Store::close_job)
     }
 }
 
 impl Drop for Underway {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            if let Err(e) = self.store.close_inflight(id) {
+            if let Err(e) = (self.unmark)(&self.store, id) {
                 tracing::warn!("unmarking what ended: {e}");
-            }
-        }
-    }
-}
-
-/// A background job marked as running in the store; unmarked on drop (the job ended
-/// however it ended). Only a crash leaves it, for the next start-up to announce.
-pub(crate) struct JobUnderway {
-    store: Arc<Store>,
-    id: Option<i64>,
-}
-
-impl JobUnderway {
-    /// Mark job `run_id` of `session` as running.
-    pub(crate) fn open(store: &Arc<Store>, run_id: &str, session: &str, goal: &str) -> JobUnderway {
-        let id = store
-            .open_job(run_id, session, goal)
-            .map_err(|e| tracing::warn!("marking the job of {session} as running: {e}"))
-            .ok();
-        JobUnderway {
-            store: store.clone(),
-            id,
-        }
-    }
-}
-
-impl Drop for JobUnderway {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            if let Err(e) = self.store.close_job(id) {
-                tracing::warn!("unmarking a job that ended: {e}");
             }
         }
     }

@@ -266,7 +266,7 @@ impl Engine {
         let run_id = job.run_id.clone();
         // Marked in the store while it runs, so a restart after a crash announces it.
         let _underway =
-            super::inflight::JobUnderway::open(&self.store, &run_id, &session_id, &job.goal);
+            super::inflight::Underway::job(&self.store, &run_id, &session_id, &job.goal);
         session.set_job_running(true);
         session.emit(
             Some(&run_id),
