@@ -12,6 +12,7 @@ use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::builtin::builtin_registry;
 use crate::tools::discord::PortSlot;
+use crate::tools::Registry;
 
 /// The running process's shared parts.
 pub struct App {
@@ -20,6 +21,15 @@ pub struct App {
     /// Where the Discord surface registers its port while connected (the discord_*
     /// read tools are offered only then).
     pub discord_port: PortSlot,
+}
+
+/// Every tool the process offers: the built-ins, the MCP controls (and, as servers
+/// connect, their tools) and the Discord tools behind `discord_port`.
+pub fn registry(config: &Arc<Config>, discord_port: &PortSlot) -> Registry {
+    let mut tools = builtin_registry();
+    crate::tools::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
+    crate::tools::discord::register(&mut tools, discord_port);
+    tools
 }
 
 impl App {
@@ -37,10 +47,8 @@ impl App {
         crate::children::set_home(&config.paths.home);
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));
-        let mut tools = builtin_registry();
-        crate::tools::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
         let discord_port = PortSlot::default();
-        crate::tools::discord::register(&mut tools, &discord_port);
+        let tools = registry(&config, &discord_port);
         let engine = Engine::new(config, model, tools, soul, Arc::new(store));
         Ok(App {
             engine,

@@ -11,13 +11,18 @@ pub mod children;
 /// Configuration: paths and env (`mod.rs`), companion caps (`caps.rs`), the live
 /// settings.yaml (`settings.rs`).
 pub mod config;
+/// Path confinement to the workspace, shared by the gate and the file tools.
+pub mod confine;
 /// The data folder's lock and the one-sentence start-up refusals.
 pub mod datadir;
 /// The engine: sessions, the loop (`turn.rs`), dispatch, budget and output caps, rows,
-/// narration, cards (`approval/`), the gate (`gate/`, `gating.rs`), deferred runs, work
-/// jobs and helpers, the transport numbers (`transport.rs`), what is under way
+/// narration, cards (`approval/`), the gate in the loop (`gating.rs`), deferred runs,
+/// work jobs and helpers, the transport numbers (`transport.rs`), what is under way
 /// (`inflight.rs`).
 pub mod engine;
+/// The gate's pure policy: reads a shell line, code or a tool call as it would run and
+/// says auto-safe, ask or dangerous, and which "always" a card may offer. Runs nothing.
+pub mod gate;
 /// The model client trait, its retrying client and its two wire APIs (Responses, Chat
 /// Completions) over SSE.
 pub mod llm;

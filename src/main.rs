@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use kotoba::app::App;
 use kotoba::config::Config;
-use kotoba::engine::gate::{self, Action};
+use kotoba::gate::{self, Action};
 
 /// Kotoba: an AI companion that lives in Discord and runs real tools behind an approval gate.
 #[derive(Parser)]
@@ -188,7 +188,11 @@ fn gate_explain(
         })?,
     };
     let action = if code {
-        Action::Code { code: text }
+        Action::Code {
+            code: text,
+            // Judged as the code tool's call would be: its grants are saved under its name.
+            family: "execute_code".into(),
+        }
     } else {
         Action::Shell { command: text }
     };

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::config::{CompanionCaps, Settings};
 use crate::protocol::Outcome;
+use crate::tools::{CapGroup, ToolSpec};
 
 /// The companion iteration cap before the `tool calls + 1` floor applies.
 pub const COMPANION_MAX_ITER: u32 = 8;
@@ -54,12 +55,12 @@ impl Caps {
         }
     }
 
-    /// The per-tool cap of one tool name.
-    pub fn for_tool(&self, name: &str) -> u32 {
-        match name {
-            "delegate" => self.delegate,
-            "web_search" => self.web_search,
-            _ => self.per_tool,
+    /// The per-tool cap of one tool, by the cap group it declares.
+    pub fn for_tool(&self, spec: &ToolSpec) -> u32 {
+        match spec.behaviour.cap_group {
+            CapGroup::Helpers => self.delegate,
+            CapGroup::WebSearch => self.web_search,
+            CapGroup::PerTool => self.per_tool,
         }
     }
 }
@@ -133,8 +134,8 @@ pub fn per_tool_cap_sentence(name: &str, cap: u32) -> String {
 
 /// The one-time note appended to the call that spends a tool's cap, for the tools
 /// that get one (web_search): answer with what you have.
-pub fn cap_reached_note(name: &str, cap: u32) -> Option<String> {
-    (name == "web_search").then(|| {
+pub fn cap_reached_note(spec: &ToolSpec, cap: u32) -> Option<String> {
+    (spec.behaviour.cap_group == CapGroup::WebSearch).then(|| {
         format!(
             "\n\n[That was the last web search this turn ({cap} of {cap}). Do not search again: \
              answer now with what you have found.]"

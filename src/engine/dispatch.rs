@@ -141,7 +141,7 @@ impl Loop<'_> {
         if self.spent.tool_calls >= self.caps.max_tool_calls {
             return turn_cap_sentence(self.caps.max_tool_calls);
         }
-        let cap = self.caps.for_tool(name);
+        let cap = self.caps.for_tool(tool.spec());
         let count = self.spent.count_tool(name);
         if count > cap {
             return per_tool_cap_sentence(name, cap);
@@ -155,8 +155,9 @@ impl Loop<'_> {
             }
         };
         if let Some(skill) = self.ctx.step_zero.as_deref() {
+            let opened = tool.spec().behaviour.opens_skill;
             let is_view =
-                name == "skill_view" && args.get("name").and_then(Value::as_str) == Some(skill);
+                opened.is_some_and(|arg| args.get(arg).and_then(Value::as_str) == Some(skill));
             if self.spent.tool_calls == 0 && !is_view {
                 return step_zero_sentence(skill);
             }
@@ -174,9 +175,9 @@ impl Loop<'_> {
             }
         }
         self.spent.remember(key, outcome);
-        let mut text = model_text(name, &out, outcome);
+        let mut text = model_text(tool.spec().behaviour.output_cap, &out, outcome);
         if count == cap {
-            if let Some(note) = cap_reached_note(name, cap) {
+            if let Some(note) = cap_reached_note(tool.spec(), cap) {
                 text.push_str(&note);
             }
         }
@@ -201,7 +202,7 @@ impl Loop<'_> {
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             self.emit(Frame::Face {
-                expression: "focus".into(),
+                expression: spec.behaviour.focus_face.into(),
             });
         } else {
             self.rows.set_peek(Some(&spec.name));
@@ -262,7 +263,7 @@ impl Loop<'_> {
         redact(&mut out.text, &tool_ctx.secret_env);
         let outcome = outcome_of(&out);
         if is_action {
-            let (full_output, clipped) = row_full_output(&spec.name, &out);
+            let (full_output, clipped) = row_full_output(spec.behaviour.output_cap, &out);
             let close = RowClose {
                 outcome,
                 ending: out.refused,

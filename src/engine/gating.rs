@@ -12,17 +12,17 @@ use crate::protocol::{
     Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow,
 };
 use crate::store::{Approver, GrantScope};
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Gating, Tool, ToolContext, ToolOutput};
 
 use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
 use super::deferred::{awaiting_sentence, dedupe_key, deferred_sentence, KeyState};
-use super::gate::{classify, Action, Decision as Classified};
 use super::inflight::{Running, Underway};
 use super::output::{outcome_of, row_full_output, row_result};
 use super::transport::{approval_window, el_agent_turn, tool_budget, DEFERRED_WINDOW};
 use super::turn::Loop;
 use super::Engine;
+use crate::gate::{classify, Action, Decision as Classified};
 
 /// What the gate lets happen to one call.
 pub(super) enum GateEnd {
@@ -41,20 +41,27 @@ pub(super) fn gate_action(tool: &dyn Tool, args: &Value) -> (String, Action) {
             .unwrap_or("")
             .to_string()
     };
-    match spec.name.as_str() {
-        "shell" => {
-            let command = field("command");
+    match spec.behaviour.gating {
+        Gating::Command(arg) => {
+            let command = field(arg);
             (command.clone(), Action::Shell { command })
         }
-        "execute_code" => {
-            let code = field("code");
-            (code.clone(), Action::Code { code })
+        Gating::Code(arg) => {
+            let code = field(arg);
+            (
+                code.clone(),
+                Action::Code {
+                    code,
+                    family: spec.name.clone(),
+                },
+            )
         }
-        _ => (
+        Gating::ByRisk | Gating::Card => (
             tool.action_line(args),
             Action::Tool {
                 name: spec.name.clone(),
                 risk: spec.risk,
+                may_always: spec.behaviour.may_always,
             },
         ),
     }
@@ -239,7 +246,7 @@ impl Loop<'_> {
         let spec = tool.spec();
         let (line, action) = gate_action(tool.as_ref(), args);
         let session = self.session.id.clone();
-        if spec.risk != Risk::Exec {
+        if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
             audit(
@@ -288,7 +295,7 @@ impl Loop<'_> {
             return GateEnd::Proceed;
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
-        if cannot_block && matches!(spec.name.as_str(), "shell" | "execute_code") {
+        if cannot_block && spec.behaviour.deferrable {
             return self.defer(tool, call_id, args, &line, key, &classified, tool_ctx);
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
@@ -451,7 +458,7 @@ impl DeferredRun {
 
     fn finish_row(&self, out: &ToolOutput, outcome: Outcome) -> String {
         let mut row = self.row.clone();
-        let (full, clipped) = row_full_output(&row.tool, out);
+        let (full, clipped) = row_full_output(self.tool.spec().behaviour.output_cap, out);
         let result = row_result(row.step_kind, out, outcome);
         row.outcome = Some(outcome);
         row.ending = out.refused;

@@ -10,8 +10,10 @@ use crate::tools::port::HelperResult;
 use crate::tools::ToolContext;
 
 use super::turn::{run_loop, TurnContext};
-use super::work::HELPERS_AT_ONCE;
 use super::Engine;
+
+/// Helpers running at once inside one delegate call.
+pub const HELPERS_AT_ONCE: usize = 2;
 
 /// Drop repeated goals (case and spacing ignored), keeping the first of each.
 pub fn dedupe_goals(goals: Vec<String>) -> Vec<String> {

@@ -5,7 +5,6 @@ pub mod approval;
 pub mod budget;
 pub mod deferred;
 mod dispatch;
-pub mod gate;
 mod gating;
 mod helpers;
 mod inflight;

@@ -4,21 +4,8 @@
 use crate::protocol::{Ending, Outcome, StepKind};
 use crate::tools::{clip_chars, ToolOutput};
 
-/// The cap on tool output fed to the model and carried on the row.
-pub const OUTPUT_CAP: usize = 16_000;
-/// The cap for `browser__*` tools.
-pub const BROWSER_OUTPUT_CAP: usize = 24_000;
 /// A row line's width.
 const ROW_LINE: usize = 160;
-
-/// The output cap of one tool.
-pub fn output_cap(tool: &str) -> usize {
-    if tool.starts_with("browser__") {
-        BROWSER_OUTPUT_CAP
-    } else {
-        OUTPUT_CAP
-    }
-}
 
 /// The outcome by witnesses, in order: pending → refused → failed → ok.
 pub fn outcome_of(out: &ToolOutput) -> Outcome {
@@ -43,9 +30,8 @@ pub fn cap_text(text: &str, cap: usize) -> (String, usize) {
 }
 
 /// The text the model reads for a call: capped with a note, and for a failure a
-/// reminder not to retry the same call.
-pub fn model_text(tool: &str, out: &ToolOutput, outcome: Outcome) -> String {
-    let cap = output_cap(tool);
+/// reminder not to retry the same call. `cap` is the tool's declared output cap.
+pub fn model_text(cap: usize, out: &ToolOutput, outcome: Outcome) -> String {
     let (mut text, cut) = cap_text(&out.text, cap);
     if cut > 0 {
         let total = cap + cut;
@@ -105,9 +91,8 @@ pub fn row_result(kind: StepKind, out: &ToolOutput, outcome: Outcome) -> String 
 }
 
 /// The whole output a row carries behind its expander: capped like the model's copy,
-/// saying so when clipped.
-pub fn row_full_output(tool: &str, out: &ToolOutput) -> (String, bool) {
-    let cap = output_cap(tool);
+/// saying so when clipped. `cap` is the tool's declared output cap.
+pub fn row_full_output(cap: usize, out: &ToolOutput) -> (String, bool) {
     let (mut text, cut) = cap_text(&out.text, cap);
     if cut > 0 {
         text.push_str(&format!("\n[clipped: {cut} more characters not shown]"));
@@ -161,15 +146,15 @@ mod tests {
     #[test]
     fn model_text_is_cut_at_sixteen_thousand_characters_with_a_note() {
         let out = ToolOutput::ok("y".repeat(20_000));
-        let t = model_text("shell", &out, Outcome::Ok);
+        let t = model_text(crate::tools::OUTPUT_CAP, &out, Outcome::Ok);
         assert!(t.starts_with(&"y".repeat(16_000)));
         assert!(t.contains("4000 of 20000 characters were not shown"));
-        let b = model_text("browser__snapshot", &out, Outcome::Ok);
+        let b = model_text(24_000, &out, Outcome::Ok);
         assert!(
             b.starts_with(&"y".repeat(20_000)),
-            "browser tools get 24,000"
+            "a tool that declares 24,000 gets 24,000"
         );
-        let (full, clipped) = row_full_output("shell", &out);
+        let (full, clipped) = row_full_output(crate::tools::OUTPUT_CAP, &out);
         assert!(clipped && full.contains("clipped"));
     }
 }

@@ -57,6 +57,11 @@ impl RowTracker {
         if !self.chip_on {
             self.chip_on = true;
             self.emit(Frame::Working { on: true });
+            // The once-per-turn chip comes with a determined face; the tool's own
+            // focus face follows it.
+            self.emit(Frame::Face {
+                expression: "determined".into(),
+            });
         }
         let row = StepRow {
             id: id.to_string(),

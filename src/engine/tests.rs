@@ -120,6 +120,11 @@ pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
                 fail: Some(format!("{name} failed")),
             },
             parameters: json!({"type": "object"}),
+            // A fake behaves as the real tool of its name declares (shell's gate, …).
+            behaviour: crate::tools::builtin::builtin_registry()
+                .get(name)
+                .map(|t| t.spec().behaviour.clone())
+                .unwrap_or_default(),
         },
         output: ToolOutput::ok(format!("{name} output")),
         delay: Duration::ZERO,
@@ -284,7 +289,8 @@ async fn a_plain_turn_streams_her_words_and_ends_completed() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_action_opens_a_row_with_the_chip_and_focus_and_closes_it_ok() {
+async fn an_action_opens_a_row_with_the_chip_a_determined_face_then_its_own_focus_face_and_closes_it_ok(
+) {
     let r = rig(
         vec![
             call("write_file", json!({"path": "a.txt"})),
@@ -313,9 +319,18 @@ async fn an_action_opens_a_row_with_the_chip_and_focus_and_closes_it_ok() {
             .count(),
         1
     );
-    assert!(frames.contains(&Frame::Face {
-        expression: "focus".into()
-    }));
+    let faces: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Face { expression } => Some(expression.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        faces,
+        ["determined", "thinking"],
+        "the chip's determined face, then the tool's focus face (thinking unless declared)"
+    );
     assert!(
         frames.contains(&Frame::Working { on: false }),
         "chip off at exit"

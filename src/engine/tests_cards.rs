@@ -43,6 +43,7 @@ fn spec(name: &str, risk: Risk, timeout: Option<u64>, takes_timeout_arg: bool) -
         scope: crate::tools::Scope::Both,
         lines: Default::default(),
         parameters: json!({}),
+        behaviour: Default::default(),
     }
 }
 

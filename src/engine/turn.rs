@@ -150,7 +150,7 @@ pub(super) async fn run_loop_as(
         }
     }
     if ctx.depth >= 1 {
-        offered.retain(|t| t.spec().name != "delegate"); // depth 1: helpers cannot delegate
+        offered.retain(|t| t.spec().behaviour.for_helpers); // a helper starts no helper
     }
     let blocked = ctx
         .meter
@@ -190,14 +190,11 @@ pub enum Access {
     Guest,
 }
 
-/// The guest allow-list: web, skills, Discord reads and clarify. Host tools (shell,
-/// code, files, credentials, the owner's memory, MCP) are never on it.
+/// The guest allow-list: the tools that declare a guest may be offered them (web,
+/// skills, Discord reads, clarify). Host tools (shell, code, files, credentials, the
+/// owner's memory, MCP) never declare it.
 pub fn guest_may_use(spec: &crate::tools::ToolSpec) -> bool {
-    matches!(spec.family.as_str(), "web" | "skills")
-        || matches!(
-            spec.name.as_str(),
-            "discord_read_history" | "discord_people" | "clarify"
-        )
+    spec.behaviour.guest
 }
 
 /// The tools offered this turn: registered, in scope for the mode, not switched off,

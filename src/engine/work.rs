@@ -29,8 +29,6 @@ use super::{Engine, WORK_DONE_SENTINEL};
 pub const USER_WORDS_CAP: usize = 2000;
 /// How many announced run_ids are remembered.
 const ANNOUNCED_MEMORY: usize = 4096;
-/// Helpers running at once inside one delegate call.
-pub const HELPERS_AT_ONCE: usize = 2;
 
 /// What a surface shows about a running job (the job card, /stop's question).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::config::{McpServer, McpTransport};
 use crate::protocol::{Risk, StepKind};
+use crate::tools::Behaviour;
 use crate::tools::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 
 /// How long connecting (spawn or reach, handshake, list the tools) may take.
@@ -132,6 +133,17 @@ pub struct McpTool {
     peer: Peer<RoleClient>,
 }
 
+/// The output cap of a server's tools: the always-active browser's page snapshots are
+/// long, so its tools read more than the default before the cut.
+fn output_cap_of(server: &str) -> usize {
+    const BROWSER_OUTPUT_CAP: usize = 24_000;
+    if server == super::ALWAYS_ACTIVE {
+        BROWSER_OUTPUT_CAP
+    } else {
+        crate::tools::OUTPUT_CAP
+    }
+}
+
 impl McpTool {
     fn new(server: &str, tool: &rmcp::model::Tool, peer: Peer<RoleClient>) -> McpTool {
         let name = exposed_name(server, &tool.name);
@@ -165,6 +177,10 @@ impl McpTool {
                     &format!("{server} stumbled."),
                 ),
                 parameters,
+                behaviour: Behaviour {
+                    output_cap: output_cap_of(server),
+                    ..Behaviour::default()
+                },
             },
             server: server.to_string(),
             remote: tool.name.to_string(),

@@ -26,6 +26,7 @@ fn spec(name: &str, risk: Risk) -> ToolSpec {
             fail: Some(format!("Module default fail for {name}.")),
         },
         parameters: json!({"type": "object", "properties": {}}),
+        behaviour: Default::default(),
     }
 }
 

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::port::Asked;
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Ending, Mode, Risk, StepKind};
 
@@ -20,7 +21,7 @@ pub struct Ask {
 }
 
 impl Ask {
-    fn new(name: &str, description: &str, window: Duration) -> Ask {
+    fn new(name: &str, description: &str, window: Duration, behaviour: Behaviour) -> Ask {
         Ask {
             spec: ToolSpec {
                 name: name.into(),
@@ -43,6 +44,7 @@ impl Ask {
                     "required": ["question"],
                     "additionalProperties": false
                 }),
+                behaviour,
             },
             window,
         }
@@ -54,6 +56,7 @@ impl Ask {
             "ask_user",
             "Ask the person a question whose answer you need to go on (in a background job this shows a card and waits).",
             crate::engine::transport::ASK_USER_WINDOW,
+            Behaviour::default(),
         )
     }
 
@@ -63,6 +66,8 @@ impl Ask {
             "clarify",
             "Ask the person to clarify an ambiguous request before acting (in a background job this shows a card and waits).",
             crate::engine::transport::CLARIFY_WINDOW,
+            // Asking what they meant touches nothing of the host.
+            Behaviour::guest(),
         )
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::process::{find_in_path, run_process, timeout_arg, to_output};
+use super::{Behaviour, Gating};
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -96,6 +97,11 @@ fn spec() -> ToolSpec {
             "required": ["code"],
             "additionalProperties": false
         }),
+        behaviour: Behaviour {
+            gating: Gating::Code("code"),
+            deferrable: true,
+            ..Behaviour::default()
+        },
     }
 }
 

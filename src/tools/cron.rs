@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{opt_str, req_str};
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Reminder, Risk, StepKind};
 use crate::store::{now_ms, Store};
@@ -213,6 +214,7 @@ impl CronJob {
                     "required": ["action"],
                     "additionalProperties": false
                 }),
+                behaviour: Behaviour::default(),
             },
         }
     }

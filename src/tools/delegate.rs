@@ -6,6 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::{Behaviour, CapGroup};
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -45,6 +46,12 @@ impl Default for Delegate {
                     "required": ["tasks"],
                     "additionalProperties": false
                 }),
+                // A helper costs a whole sub-loop, and a helper never starts another.
+                behaviour: Behaviour {
+                    cap_group: CapGroup::Helpers,
+                    for_helpers: false,
+                    ..Behaviour::default()
+                },
             },
         }
     }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::protocol::{Risk, StepKind};
 
 use super::args::{opt_str, opt_u64};
+use super::Behaviour;
 use super::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 
 /// How many messages discord_read_history reads when not told.
@@ -97,6 +98,8 @@ fn spec(name: &str, description: &str, params: Value, lines: [&str; 4]) -> ToolS
             fail: Some(lines[3].to_string()),
         },
         parameters: params,
+        // Reading the channel or its people touches nothing of the host.
+        behaviour: Behaviour::guest(),
     }
 }
 

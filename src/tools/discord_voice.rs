@@ -11,6 +11,7 @@ use crate::protocol::{Risk, StepKind};
 
 use super::args::{opt_str, req_str};
 use super::discord::{PortSlot, VoiceAction};
+use super::Behaviour;
 use super::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 
 /// The tool's own budget (engine.md: discord_voice 90 s).
@@ -51,6 +52,7 @@ impl DiscordVoice {
                     fail: Some("I couldn't manage the voice channel.".into()),
                 },
                 parameters,
+                behaviour: Behaviour::default(),
             },
             port,
         }

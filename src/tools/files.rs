@@ -3,14 +3,17 @@
 //! may reuse. Paths leaving the workspace (`..`, absolute, symlinks) are refused.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use regex::{Regex, RegexBuilder};
 use serde_json::{json, Value};
 
+pub use crate::confine::resolve_in_workspace;
+
 use super::args::{opt_str, opt_u64, req_str};
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{ArtifactChange, Frame, Mode, Risk, StepKind};
 
@@ -26,65 +29,6 @@ pub const MAX_WRITE_BYTES: usize = 5 * 1024 * 1024;
 pub const SKIP_DIRS: [&str; 3] = [".git", "target", "node_modules"];
 /// Files larger than this are not searched.
 const MAX_SEARCH_FILE_BYTES: u64 = 10 * 1024 * 1024;
-
-/// Resolve `path` (relative to the workspace, or absolute) to a real path inside
-/// `workspace`, following every symlink that exists. `Err` is a sentence naming why it
-/// is not allowed (the caller adds what was not done). Creates nothing.
-pub fn resolve_in_workspace(workspace: &Path, path: &str) -> Result<PathBuf, String> {
-    if path.trim().is_empty() {
-        return Err("the path is empty".to_string());
-    }
-    let root = workspace.canonicalize().map_err(|e| {
-        format!(
-            "the workspace folder {} cannot be opened ({e})",
-            workspace.display()
-        )
-    })?;
-    let given = Path::new(path);
-    let joined = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        root.join(given)
-    };
-    let outside = || format!("'{path}' is outside the workspace ({})", root.display());
-    // Lexical clean-up first, so `..` cannot climb out before the check.
-    let mut clean = PathBuf::new();
-    for comp in joined.components() {
-        match comp {
-            Component::ParentDir => {
-                if !clean.pop() {
-                    return Err(outside());
-                }
-            }
-            Component::CurDir => {}
-            other => clean.push(other.as_os_str()),
-        }
-    }
-    // The deepest part that exists (a dangling link counts) is resolved for real; the
-    // rest does not exist yet and holds no `..`, so it cannot leave.
-    let mut existing = clean.as_path();
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    while std::fs::symlink_metadata(existing).is_err() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return Err(outside()),
-        }
-    }
-    let mut real = existing
-        .canonicalize()
-        .map_err(|_| format!("'{path}' goes through a link that leads nowhere"))?;
-    for name in rest.iter().rev() {
-        real.push(name);
-    }
-    if real.starts_with(&root) {
-        Ok(real)
-    } else {
-        Err(outside())
-    }
-}
 
 /// `real` shown relative to the workspace (`.` for the workspace itself).
 pub(crate) fn display_rel(workspace: &Path, real: &Path) -> String {
@@ -125,6 +69,7 @@ fn file_spec(
         scope: Scope::Both,
         lines,
         parameters: params,
+        behaviour: Behaviour::default(),
     }
 }
 

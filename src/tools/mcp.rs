@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::req_str;
+use super::Behaviour;
 use super::{Registry, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::mcp::{job_key, McpManager};
 use crate::protocol::{Risk, StepKind};
@@ -41,6 +42,7 @@ fn spec(
         scope: Scope::WorkOnly,
         lines,
         parameters,
+        behaviour: Behaviour::default(),
     }
 }
 
@@ -141,7 +143,7 @@ pub struct McpInstall {
 impl McpInstall {
     /// The tool over `manager`.
     pub fn new(manager: Arc<McpManager>) -> Self {
-        McpInstall {
+        let mut tool = McpInstall {
             spec: spec(
                 "mcp_install",
                 "Install an MCP server from the catalogue by its name (find it with mcp_find). A \
@@ -157,7 +159,11 @@ impl McpInstall {
                 one_string("name", "The catalogue entry's name."),
             ),
             manager,
-        }
+        };
+        // Installing third-party code asks every time: a saved "always" would let any
+        // later install run unseen.
+        tool.spec.behaviour.may_always = false;
+        tool
     }
 }
 

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::{opt_str, req_str};
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -430,6 +431,7 @@ fn memory_spec(
         scope: Scope::Both,
         lines,
         parameters: params,
+        behaviour: Behaviour::default(),
     }
 }
 

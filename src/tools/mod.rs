@@ -4,13 +4,12 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::config::Settings;
-use crate::protocol::{Channel, Ending, Frame, Mode, Register, Risk, StepKind};
+use crate::protocol::{Channel, Ending, Frame, Mode, Register, StepKind};
 use crate::store::Store;
 
 pub mod args;
@@ -32,69 +31,11 @@ pub mod recall;
 pub mod secrets;
 pub mod shell;
 pub mod skills;
+pub mod spec;
 pub mod web;
 pub mod work;
 
-/// Where a tool may be offered (engine.md §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Companion turns and work jobs alike.
-    Both,
-    /// Only in a conversation (start_work, cancel_work).
-    CompanionOnly,
-    /// Only in a background job (delegate, mcp_*, secrets, MCP server tools).
-    WorkOnly,
-}
-
-/// A tool's default narration lines; the soul file may override each.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolLines {
-    /// Said once per turn before it runs (voice register, non-reasoning model).
-    pub announce: Option<String>,
-    /// Said while it runs, in order, the last repeated.
-    pub heartbeat: Vec<String>,
-    /// Said after it ran ok.
-    pub after: Option<String>,
-    /// Said after it failed.
-    pub fail: Option<String>,
-}
-
-impl ToolLines {
-    /// Lines from plain strings: announce, heartbeats in order, after, fail.
-    pub fn of(announce: &str, heartbeat: &[&str], after: &str, fail: &str) -> ToolLines {
-        ToolLines {
-            announce: Some(announce.to_string()),
-            heartbeat: heartbeat.iter().map(|h| h.to_string()).collect(),
-            after: Some(after.to_string()),
-            fail: Some(fail.to_string()),
-        }
-    }
-}
-
-/// Everything a tool declares about itself.
-#[derive(Debug, Clone)]
-pub struct ToolSpec {
-    /// The name the model calls.
-    pub name: String,
-    /// What the model is told it does.
-    pub description: String,
-    /// Its toolset (family), switchable off in settings.
-    pub family: String,
-    /// Read, write, exec or network.
-    pub risk: Risk,
-    /// How its rows are styled.
-    pub step_kind: StepKind,
-    /// A declared budget that wins over the 30 s default.
-    pub timeout: Option<Duration>,
-    /// True when the tool takes a `timeout` argument in seconds (shell, execute_code).
-    pub takes_timeout_arg: bool,
-    /// Companion, work-only or companion-only.
-    pub scope: Scope,
-    /// Default narration lines.
-    pub lines: ToolLines,
-    /// JSON schema of the arguments.
-    pub parameters: Value,
-}
+pub use spec::{Behaviour, CapGroup, Gating, Scope, ToolLines, ToolSpec, OUTPUT_CAP};
 
 /// Paths a tool may need.
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::files::{display_rel, resolve_in_workspace, MAX_WRITE_BYTES};
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{ArtifactChange, Frame, Risk, StepKind};
 
@@ -117,6 +118,7 @@ impl Patch {
                     "required": ["path", "old_string", "new_string"],
                     "additionalProperties": false
                 }),
+                behaviour: Behaviour::default(),
             },
         }
     }

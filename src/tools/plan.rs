@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::args::opt_str;
 use super::args::req_str;
 use super::web::http_url;
+use super::Behaviour;
 use super::{clip_chars, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Frame, Risk, StepKind, TaskItem, TaskStatus};
 
@@ -29,6 +30,7 @@ fn core_spec(name: &str, description: &str, lines: ToolLines, parameters: Value)
         scope: Scope::Both,
         lines,
         parameters,
+        behaviour: Behaviour::default(),
     }
 }
 

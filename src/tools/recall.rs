@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::memory::date_from_days;
+use super::Behaviour;
 use super::{clip_chars, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 use crate::store::SearchHit;
@@ -84,6 +85,7 @@ impl SessionSearch {
                     "required": ["query"],
                     "additionalProperties": false
                 }),
+                behaviour: Behaviour::default(),
             },
         }
     }

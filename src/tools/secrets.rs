@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::args::{opt_str, req_str};
 use super::port::Asked;
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::engine::transport::ASK_USER_WINDOW;
 use crate::protocol::{Ending, Risk, StepKind};
@@ -56,6 +57,7 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
             "I couldn't get that secret.",
         ),
         parameters,
+        behaviour: Behaviour::default(),
     }
 }
 

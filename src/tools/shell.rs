@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::process::{find_in_path, run_process, timeout_arg, to_output};
+use super::{Behaviour, Gating};
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -69,6 +70,11 @@ impl Shell {
                     "required": ["command"],
                     "additionalProperties": false
                 }),
+                behaviour: Behaviour {
+                    gating: Gating::Command("command"),
+                    deferrable: true,
+                    ..Behaviour::default()
+                },
             },
         }
     }

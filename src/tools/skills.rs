@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::req_str;
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -123,6 +124,7 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
             )
         },
         parameters,
+        behaviour: Behaviour::guest(),
     }
 }
 
@@ -171,18 +173,19 @@ pub struct SkillView {
 
 impl Default for SkillView {
     fn default() -> Self {
-        SkillView {
-            spec: spec(
-                "skill_view",
-                "Read one of your skills (its full instructions) by name.",
-                json!({
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "description": "The skill's name from skill_list."}},
-                    "required": ["name"],
-                    "additionalProperties": false
-                }),
-            ),
-        }
+        let mut spec = spec(
+            "skill_view",
+            "Read one of your skills (its full instructions) by name.",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "The skill's name from skill_list."}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        );
+        // Its `name` argument opens that skill: a job's step zero is satisfied by it.
+        spec.behaviour.opens_skill = Some("name");
+        SkillView { spec }
     }
 }
 

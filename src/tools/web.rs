@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::args::req_str;
 use super::{clip_chars, Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use super::{Behaviour, CapGroup};
 use crate::protocol::{Mode, Risk, StepKind};
 
 /// Most characters of page text the model gets.
@@ -44,6 +45,7 @@ fn web_spec(name: &str, description: &str, lines: ToolLines, parameters: Value) 
         scope: Scope::Both,
         lines,
         parameters,
+        behaviour: Behaviour::guest(),
     }
 }
 
@@ -299,27 +301,34 @@ impl WebSearch {
     pub fn new() -> Self {
         let timeout = Duration::from_secs(15);
         WebSearch {
-            spec: web_spec(
-                "web_search",
-                &format!(
-                    "Search the web. Returns up to {MAX_SEARCH_RESULTS} results (title, link, \
+            spec: ToolSpec {
+                // Searches are paid per call: their own cap.
+                behaviour: Behaviour {
+                    cap_group: CapGroup::WebSearch,
+                    ..Behaviour::guest()
+                },
+                ..web_spec(
+                    "web_search",
+                    &format!(
+                        "Search the web. Returns up to {MAX_SEARCH_RESULTS} results (title, link, \
                      snippet). Read a result with web_extract when the snippet is not enough."
-                ),
-                ToolLines::of(
-                    "Let me look that up.",
-                    &["Still searching.", "Digging through results."],
-                    "Found some things.",
-                    "The search didn't work.",
-                ),
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "description": "What to search for."}
-                    },
-                    "required": ["query"],
-                    "additionalProperties": false
-                }),
-            ),
+                    ),
+                    ToolLines::of(
+                        "Let me look that up.",
+                        &["Still searching.", "Digging through results."],
+                        "Found some things.",
+                        "The search didn't work.",
+                    ),
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "query": {"type": "string", "description": "What to search for."}
+                        },
+                        "required": ["query"],
+                        "additionalProperties": false
+                    }),
+                )
+            },
             client: http_client(timeout),
             timeout,
         }

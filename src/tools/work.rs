@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::args::req_str;
+use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use crate::protocol::{Risk, StepKind};
 
@@ -35,6 +36,7 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
             )
         },
         parameters,
+        behaviour: Behaviour::default(),
     }
 }
 

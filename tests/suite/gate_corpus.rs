@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kotoba::engine::gate::{classify, Action, Decision};
+use kotoba::gate::{classify, Action, Decision};
 
 /// One case: the expected verdict line, whether a family is offered (None: not said).
 struct Case {

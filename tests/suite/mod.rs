@@ -14,6 +14,7 @@ mod discord_voice_server;
 mod engine;
 mod gate_cli;
 mod gate_corpus;
+mod layout;
 mod llm;
 mod serve;
 mod speech;

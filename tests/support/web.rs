@@ -255,6 +255,11 @@ impl FakeShell {
                 scope: Scope::Both,
                 lines: ToolLines::default(),
                 parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
+                behaviour: kotoba::tools::Behaviour {
+                    gating: kotoba::tools::Gating::Command("command"),
+                    deferrable: true,
+                    ..Default::default()
+                },
             },
             runs: Arc::new(AtomicUsize::new(0)),
             commands: Arc::new(Mutex::new(Vec::new())),
@@ -301,6 +306,7 @@ impl SlowRead {
                 scope: Scope::Both,
                 lines: ToolLines::default(),
                 parameters: json!({"type": "object", "properties": {}}),
+                behaviour: Default::default(),
             },
             delay,
         }

@@ -5,7 +5,7 @@
 use crate::config::Settings;
 use crate::store::{Approver, GrantScope, Store};
 
-use super::super::gate::{Decision, Verdict};
+use crate::gate::{Decision, Verdict};
 
 /// Where one action goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

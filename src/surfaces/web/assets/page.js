@@ -12,12 +12,14 @@
   const MOUTHS = {
     calm: "M20 40 Q32 48 44 40",
     happy: "M18 38 Q32 54 46 38",
-    focus: "M22 42 L42 42",
-    think: "M22 43 Q32 39 42 43",
+    determined: "M22 42 L42 42",
+    thinking: "M22 43 Q32 39 42 43",
     fail: "M20 46 Q32 36 44 46",
     sad: "M20 46 Q32 38 44 46",
     surprised: "M28 42 A4 5 0 1 0 36 42 A4 5 0 1 0 28 42",
   };
+  // The faces a turn shows while it works (the chip's and a tool's focus face).
+  const WORKING_FACES = ["determined", "thinking"];
   const OUTCOME_MARK = { ok: "✓", failed: "✗", refused: "⊘", pending: "…", interrupted: "■" };
   const ENDING_WORDS = {
     declined: "you said no",
@@ -330,8 +332,8 @@
           if (!bubbleText(current) && ev.text) appendText(current, ev.text);
         }
         current = null;
-        // Focus lasts while she works; a stumble's face stays until the next one.
-        if ($("face").dataset.expression === "focus") setFace("calm");
+        // A working face lasts while she works; a stumble's face stays until the next one.
+        if (WORKING_FACES.includes($("face").dataset.expression)) setFace("calm");
         break;
       default:
         break; // a frame this page does not draw yet

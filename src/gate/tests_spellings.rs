@@ -356,7 +356,14 @@ fn a_dangerous_line_is_refused_every_saved_grant() {
         assert_eq!(route(line, &d, &settings, &store), Route::Ask, "{line:?}");
     }
     let code = "import sys; sys.modules['os'].system('id')";
-    let d = classify(&Action::Code { code: code.into() }, Path::new("."), true);
+    let d = classify(
+        &Action::Code {
+            code: code.into(),
+            family: "execute_code".into(),
+        },
+        Path::new("."),
+        true,
+    );
     assert_eq!(d.dangerous_label(), Some(PROCESS_SPAWN));
     assert_eq!(route(code, &d, &settings, &store), Route::Ask);
 }

@@ -49,7 +49,7 @@ proptest! {
         if text.contains([';', '&', '|', '`', '\n', '<', '>', '$', '{', '}']) {
             prop_assert!(!d.is_auto_safe(), "{:?}", text);
         }
-        let _ = classify(&Action::Code { code: text.clone() }, Path::new("."), true);
+        let _ = classify(&Action::Code { code: text.clone(), family: "execute_code".into() }, Path::new("."), true);
     }
 
     #[test]

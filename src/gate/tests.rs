@@ -29,6 +29,7 @@ fn code(code: &str) -> Decision {
     classify(
         &Action::Code {
             code: code.to_string(),
+            family: "execute_code".into(),
         },
         Path::new("/nonexistent-workspace"),
         true,
@@ -464,6 +465,7 @@ fn tools_are_auto_safe_only_when_they_read() {
             &Action::Tool {
                 name: "write_file".into(),
                 risk,
+                may_always: true,
             },
             ws.path(),
             true,
@@ -538,7 +540,7 @@ fn dangerous_python_is_dangerous_with_its_label() {
         let d = code(src);
         assert_eq!(d.dangerous_label(), Some(*label), "{src:?}: {d:?}");
         assert_eq!(is_dangerous_python(src).as_deref(), Some(*label), "{src:?}");
-        assert_eq!(d.family.as_deref(), Some(CODE_FAMILY));
+        assert_eq!(d.family.as_deref(), Some("execute_code"));
         assert!(!d.can_always && !d.can_always_exact, "{src:?}");
         assert!(d
             .no_always_reason
@@ -563,7 +565,7 @@ fn plain_python_asks_under_the_execute_code_family() {
         let d = code(src);
         assert_eq!(d.verdict, Verdict::Ask, "{src:?}: {d:?}");
         assert_eq!(is_dangerous_python(src), None, "{src:?}");
-        assert_eq!(d.family.as_deref(), Some(CODE_FAMILY));
+        assert_eq!(d.family.as_deref(), Some("execute_code"));
         assert!(d.can_always && !d.can_always_exact);
     }
 }

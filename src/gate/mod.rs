@@ -24,9 +24,6 @@ pub use python::{
 
 use crate::protocol::Risk;
 
-/// The family an `execute_code` action is granted under.
-pub const CODE_FAMILY: &str = "execute_code";
-
 /// First tokens that may auto-run (gate.md "Auto-safe"), when the rest of the line agrees.
 pub const READ_ONLY_COMMANDS: [&str; 29] = [
     "ls", "pwd", "echo", "cat", "head", "tail", "wc", "grep", "rg", "find", "stat", "whoami", "id",
@@ -42,10 +39,12 @@ pub enum Action {
         /// The line, byte for byte.
         command: String,
     },
-    /// A Python snippet for `execute_code`.
+    /// A Python snippet for a code tool.
     Code {
         /// The source text.
         code: String,
+        /// The family its grant is saved under: the code tool's name.
+        family: String,
     },
     /// Any other tool call: its family is its name.
     Tool {
@@ -53,6 +52,8 @@ pub enum Action {
         name: String,
         /// The tool's risk: `read` is auto-safe, the rest ask.
         risk: Risk,
+        /// False when its card must never offer an "always" (the tool declares it).
+        may_always: bool,
     },
 }
 

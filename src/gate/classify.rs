@@ -9,7 +9,7 @@ use super::danger::{shell_danger, SHELLS, WRAPPERS};
 use super::paths::check_paths;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
-use super::{family_of, Action, Decision, Verdict, CODE_FAMILY, READ_ONLY_COMMANDS};
+use super::{family_of, Action, Decision, Verdict, READ_ONLY_COMMANDS};
 use crate::protocol::Risk;
 
 /// Characters that make the first token stop describing what runs on the host.
@@ -63,8 +63,12 @@ const TRANSFER_TOOLS: [&str; 10] = [
 pub fn classify(action: &Action, workspace: &Path, host: bool) -> Decision {
     match action {
         Action::Shell { command } => classify_shell(command, workspace, host),
-        Action::Code { code } => classify_code(code),
-        Action::Tool { name, risk } => classify_tool(name, *risk),
+        Action::Code { code, family } => classify_code(code, family),
+        Action::Tool {
+            name,
+            risk,
+            may_always,
+        } => classify_tool(name, *risk, *may_always),
     }
 }
 
@@ -114,35 +118,35 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
     }
 }
 
-fn classify_code(code: &str) -> Decision {
-    let family = Some(CODE_FAMILY.to_string());
+fn classify_code(code: &str, family: &str) -> Decision {
     match python_danger(code) {
         Some(f) => Decision {
             verdict: Verdict::Dangerous {
                 label: f.label.clone(),
             },
-            family,
+            family: Some(family.to_string()),
             can_always: false,
             can_always_exact: false,
             no_always_reason: Some(format!(
-                "It is a {}, so it asks every time, even under a saved execute_code grant.",
+                "It is a {}, so it asks every time, even under a saved {family} grant.",
                 f.label
             )),
             reasons: vec![format!(
                 "Dangerous ({}): {}. Code like this asks every time, even under a saved \
-                 execute_code grant.",
+                 {family} grant.",
                 f.label, f.detail
             )],
         },
         None => Decision {
             verdict: Verdict::Ask,
-            family,
+            family: Some(family.to_string()),
             can_always: true,
             can_always_exact: false,
             no_always_reason: None,
             reasons: vec![
-                "Code never runs on its own: it asks unless a saved execute_code grant covers it."
-                    .into(),
+                format!(
+                    "Code never runs on its own: it asks unless a saved {family} grant covers it."
+                ),
                 "No dangerous pattern was found (tree deletion, process spawn, sockets, eval, \
                  file writes, uploads, secrets)."
                     .into(),
@@ -151,7 +155,7 @@ fn classify_code(code: &str) -> Decision {
     }
 }
 
-fn classify_tool(name: &str, risk: Risk) -> Decision {
+fn classify_tool(name: &str, risk: Risk, may_always: bool) -> Decision {
     let family = (!name.trim().is_empty()).then(|| name.to_string());
     let (verdict, reason) = match risk {
         Risk::Read => (
@@ -173,7 +177,7 @@ fn classify_tool(name: &str, risk: Risk) -> Decision {
     };
     // Installing third-party code is asked for every time: a saved "always" would let
     // any later install run unseen.
-    let never_saved = NEVER_SAVED_TOOLS.contains(&name);
+    let never_saved = !may_always;
     let no_always_reason = if family.is_none() {
         Some("The tool has no name, so there is nothing to save.".to_string())
     } else if never_saved {
@@ -192,9 +196,6 @@ fn classify_tool(name: &str, risk: Risk) -> Decision {
         reasons: vec![reason],
     }
 }
-
-/// Tools whose card never offers an "always".
-pub const NEVER_SAVED_TOOLS: &[&str] = &["mcp_install"];
 
 /// Why a family grant cannot be offered for this (non-dangerous) line, or `None`.
 fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<String> {

@@ -22,6 +22,7 @@ fn assert_dangerous(table: &[(&str, &str)]) {
         let d = classify(
             &Action::Code {
                 code: src.to_string(),
+                family: "execute_code".into(),
             },
             Path::new("."),
             true,

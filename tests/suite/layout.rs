@@ -1,0 +1,346 @@
+//! The layout rules of ARCHITECTURE.md, checked on the source tree: the engine names no
+//! tool and imports no surface crate, every module opens with a line saying its role,
+//! and the modules form no cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use kotoba::config::Config;
+use kotoba::tools::discord::PortSlot;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A test file (`tests.rs`, `tests_*.rs`, anything under a `tests/` folder).
+fn is_test_file(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == "tests")
+        || path
+            .file_stem()
+            .is_some_and(|s| s.to_string_lossy().starts_with("tests"))
+}
+
+/// The file's code without its `#[cfg(test)]` module and without comments.
+fn code_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => &text[..],
+    };
+    text.lines()
+        .map(|l| match l.trim_start().starts_with("//") {
+            true => "",
+            false => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_engine_names_no_tool_outside_its_tests() {
+    let home = tempfile::tempdir().unwrap();
+    let config = Config::for_home(home.path(), &[]);
+    let registry = kotoba::app::registry(&config, &PortSlot::default());
+    let names: Vec<String> = registry
+        .all()
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "shell") && names.len() > 20,
+        "the registry is the real one: {names:?}"
+    );
+    let mut found = Vec::new();
+    for file in rust_files(&src().join("engine")) {
+        if is_test_file(&file) {
+            continue;
+        }
+        let code = code_of(&file);
+        for name in &names {
+            if code.contains(&format!("\"{name}\"")) {
+                found.push(format!("{} names \"{name}\"", file.display()));
+            }
+        }
+        // A connected server's tools (`server__tool`) are named by their server only in
+        // the MCP module.
+        if code.contains("__\")") || code.contains("\"browser") {
+            found.push(format!("{} names an MCP server's tools", file.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the engine must read what a tool declares in its spec, not its name:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_engine_never_imports_serenity_songbird_or_axum() {
+    let mut found = Vec::new();
+    for file in rust_files(&src().join("engine")) {
+        let code = code_of(&file);
+        for krate in ["serenity", "songbird", "axum", "poise", "tungstenite"] {
+            if code.contains(&format!("{krate}::")) {
+                found.push(format!("{} uses {krate}", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn every_module_opens_with_a_line_saying_its_role() {
+    let mut missing = Vec::new();
+    for file in rust_files(&src()) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        if !text.trim_start().starts_with("//!") {
+            missing.push(file.display().to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "these files do not open with a `//!` line:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The module path of a source file: `src/surfaces/discord/chat.rs` →
+/// `["surfaces", "discord", "chat"]`.
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every module path a file's code reaches (`crate::a::b`, `super::x`, grouped
+/// `use crate::{a::x, b}`), resolved to absolute paths.
+fn references(file: &Path, code: &str) -> Vec<Vec<String>> {
+    let me = module_of(file);
+    // `super` of `a/b.rs` and of `a/b/mod.rs` alike is `a`.
+    let here: Vec<String> = me[..me.len().saturating_sub(1)].to_vec();
+    let mut out = Vec::new();
+    let bytes: Vec<char> = code.chars().collect();
+    let word_at = |i: usize| -> (String, usize) {
+        let mut j = i;
+        let mut w = String::new();
+        while j < bytes.len() && (bytes[j].is_alphanumeric() || bytes[j] == '_' || bytes[j] == ':')
+        {
+            w.push(bytes[j]);
+            j += 1;
+        }
+        (w, j)
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_word = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_');
+        if !starts_word {
+            i += 1;
+            continue;
+        }
+        let (word, end) = word_at(i);
+        let base: Option<(Vec<String>, &str)> = if let Some(rest) = word.strip_prefix("crate::") {
+            Some((Vec::new(), rest))
+        } else if word.starts_with("super::") {
+            let mut base = here.clone();
+            let mut rest = word.as_str();
+            while let Some(r) = rest.strip_prefix("super::") {
+                if rest.as_ptr() != word.as_ptr() {
+                    base.pop();
+                }
+                rest = r;
+            }
+            Some((base, rest))
+        } else {
+            None
+        };
+        if let Some((base, rest)) = base {
+            let mut paths = Vec::new();
+            if (rest.is_empty() || rest.ends_with("::")) && end < bytes.len() && bytes[end] == '{' {
+                // A group: each item under the path before the brace.
+                let close = (end..bytes.len()).find(|&k| bytes[k] == '}').unwrap_or(end);
+                let inner: String = bytes[end + 1..close].iter().collect();
+                for item in inner.split(',') {
+                    let item = item.trim().trim_start_matches('{');
+                    if !item.is_empty() {
+                        paths.push(format!("{rest}{item}"));
+                    }
+                }
+            } else {
+                paths.push(rest.to_string());
+            }
+            for p in paths {
+                let mut full = base.clone();
+                full.extend(
+                    p.split("::")
+                        .filter(|s| {
+                            !s.is_empty()
+                                && s.chars()
+                                    .all(|c| c.is_lowercase() || c == '_' || c.is_ascii_digit())
+                        })
+                        .map(str::to_string),
+                );
+                out.push(full);
+            }
+        }
+        i = end.max(i + 1);
+    }
+    out
+}
+
+/// Cycles among the children of `parent` (a module path): an edge a → b when a file in
+/// a reaches into b. Returns each strongly connected group of more than one child.
+fn cycles_under(parent: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
+    let depth = parent.len() + 1;
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut why: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for file in rust_files(&src()) {
+        if is_test_file(&file) {
+            continue;
+        }
+        let me = module_of(&file);
+        if me.len() < depth || me[..parent.len()] != *parent {
+            continue;
+        }
+        let from = me[parent.len()].clone();
+        for target in references(&file, &code_of(&file)) {
+            if target.len() < depth || target[..parent.len()] != *parent {
+                continue;
+            }
+            let to = target[parent.len()].clone();
+            if to != from {
+                edges.entry(from.clone()).or_default().insert(to.clone());
+                why.entry((from.clone(), to))
+                    .or_default()
+                    .insert(file.strip_prefix(src()).unwrap().display().to_string());
+            }
+        }
+    }
+    // Reachability closure is enough for a tree of this size.
+    let nodes: Vec<String> = edges.keys().cloned().collect();
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_string()];
+        while let Some(n) = stack.pop() {
+            for m in edges.get(&n).into_iter().flatten() {
+                if seen.insert(m.clone()) {
+                    stack.push(m.clone());
+                }
+            }
+        }
+        seen
+    };
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut placed = BTreeSet::new();
+    for n in &nodes {
+        if placed.contains(n) {
+            continue;
+        }
+        let from_n = reach(n);
+        let group: Vec<String> = nodes
+            .iter()
+            .filter(|m| *m == n || (from_n.contains(*m) && reach(m).contains(n)))
+            .cloned()
+            .collect();
+        if group.len() > 1 {
+            let mut detail = Vec::new();
+            for a in &group {
+                for b in &group {
+                    if let Some(files) = why.get(&(a.clone(), b.clone())) {
+                        detail.push(format!("{a} -> {b}: {files:?}"));
+                    }
+                }
+            }
+            placed.extend(group.iter().cloned());
+            groups.push((group, detail));
+        }
+    }
+    groups
+}
+
+/// Every module that has children (a folder), the crate root first.
+fn parents() -> Vec<Vec<String>> {
+    let mut out: BTreeSet<Vec<String>> = BTreeSet::new();
+    out.insert(Vec::new());
+    for file in rust_files(&src()) {
+        let m = module_of(&file);
+        for n in 1..m.len() {
+            out.insert(m[..n].to_vec());
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[test]
+fn the_modules_form_no_cycle_at_any_level() {
+    let mut found = Vec::new();
+    for parent in parents() {
+        for (group, detail) in cycles_under(&parent) {
+            found.push(format!(
+                "under `crate::{}`: {:?}\n  {}",
+                parent.join("::"),
+                group,
+                detail.join("\n  ")
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "module cycles (a depends on b and b on a):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_check_sees_a_cycle_through_super_and_grouped_imports() {
+    // The reader of references must resolve the spellings the tree uses, or the check
+    // above could never fail.
+    let file = src().join("surfaces/discord/chat.rs");
+    let refs = references(
+        &file,
+        "use super::view::Card;\nuse crate::{engine::Engine, tools::x};\nsuper::super::web::y();",
+    );
+    let as_text: Vec<String> = refs.iter().map(|r| r.join("::")).collect();
+    assert!(
+        as_text.contains(&"surfaces::discord::view".to_string()),
+        "{as_text:?}"
+    );
+    assert!(
+        as_text.contains(&"engine::Engine".to_string()) || as_text.contains(&"engine".to_string()),
+        "{as_text:?}"
+    );
+    assert!(
+        as_text.iter().any(|t| t.starts_with("tools")),
+        "{as_text:?}"
+    );
+    assert!(
+        as_text.iter().any(|t| t.starts_with("surfaces::web")),
+        "{as_text:?}"
+    );
+}
