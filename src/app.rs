@@ -27,7 +27,7 @@ pub struct App {
 /// connect, their tools) and the Discord tools behind `discord_port`.
 pub fn registry(config: &Arc<Config>, discord_port: &PortSlot) -> Registry {
     let mut tools = builtin_registry();
-    crate::tools::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
+    crate::mcp::register(&mut tools, crate::mcp::McpManager::new(config.clone()));
     crate::tools::discord::register(&mut tools, discord_port);
     tools
 }

@@ -4,6 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Compute seconds a background job gets when nothing external holds a clock over it
+/// (the `work_timeout` setting's default).
+pub const WORK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+/// How long `ask_user` waits in work mode.
+pub const ASK_USER_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long `clarify` waits in work mode.
+pub const CLARIFY_WINDOW: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// What she writes: the written register gets markdown, the spoken one none of it.
 /// Read by the system prompt and by narration (engine.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -191,6 +199,23 @@ pub enum Answerers {
     },
     /// A local surface whose person is the owner by construction (the terminal).
     Local,
+}
+
+/// Where a turn came from, as the surface that received it says — never read off a
+/// session id. It decides whom the turn speaks for and who answers its cards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The owner's own surface: the terminal, the web page or /v1 (behind the page's
+    /// password or the API key, or loopback-only with none set). Host cards are theirs.
+    Owner,
+    /// Discord: a channel, thread, DM or voice room. What is asked there is seen there,
+    /// so nothing secret is asked; cards go to the configured owners.
+    Discord {
+        /// The person's Discord user id.
+        user: u64,
+        /// Whether they are a configured owner (else the turn is a guest's).
+        owner: bool,
+    },
 }
 
 /// What a card asks.
@@ -531,11 +556,14 @@ pub struct TurnRequest {
     pub hidden: bool,
     /// Images and PDFs the person attached; they reach the model, not the transcript.
     pub media: Vec<Media>,
+    /// Where it came from, set by the surface (a hidden turn keeps its session's).
+    pub origin: Origin,
 }
 
 impl TurnRequest {
     /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send.
     pub fn text(
+        origin: Origin,
         session: impl Into<String>,
         author: impl Into<String>,
         text: impl Into<String>,
@@ -550,6 +578,7 @@ impl TurnRequest {
             replace_running: false,
             hidden: false,
             media: Vec::new(),
+            origin,
         }
     }
 }

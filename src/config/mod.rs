@@ -4,6 +4,7 @@
 
 mod caps;
 pub mod listing;
+pub mod mcp;
 mod settings;
 
 use std::collections::HashMap;

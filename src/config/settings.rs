@@ -45,7 +45,7 @@ pub struct Settings {
     pub work_max_tool_calls: u32,
     /// `work_fail_limit` (6, ≥1).
     pub work_fail_limit: u32,
-    /// `work_timeout` seconds (`engine::transport::WORK_TIMEOUT`, 3600; ≥30).
+    /// `work_timeout` seconds (`protocol::WORK_TIMEOUT`, 3600; ≥30).
     pub work_timeout: u64,
     /// `disabled_toolsets`: families switched off ([]).
     pub disabled_toolsets: Vec<String>,
@@ -64,9 +64,9 @@ pub struct Settings {
     pub web_search_url: Option<String>,
     /// `mcp_servers`: name → {command, args, env} (stdio) or {url} (streamable HTTP)
     /// ({}); a bad entry is skipped with a warning naming it.
-    pub mcp_servers: Vec<crate::mcp::config::McpServer>,
+    pub mcp_servers: Vec<crate::config::mcp::McpServer>,
     /// `mcp_catalogue`: servers mcp_find searches and mcp_install connects ([]).
-    pub mcp_catalogue: Vec<crate::mcp::config::CatalogueEntry>,
+    pub mcp_catalogue: Vec<crate::config::mcp::CatalogueEntry>,
     /// `discord.api_base`: another Discord-compatible server's base URL (None: Discord).
     pub discord_api_base: Option<String>,
     /// `discord.catch_up`: after a restart, messages for her at most this many seconds
@@ -190,7 +190,7 @@ impl Default for Settings {
             work_max_tool_calls: 40,
             work_fail_limit: 6,
             // The one transport constant, never a second literal (engine.md §1).
-            work_timeout: crate::engine::transport::WORK_TIMEOUT.as_secs(),
+            work_timeout: crate::protocol::WORK_TIMEOUT.as_secs(),
             disabled_toolsets: Vec::new(),
             workspace: None,
             owners: Vec::new(),
@@ -432,8 +432,8 @@ fn apply_key(s: &mut Settings, key: &str, v: &Value) -> Result<(), String> {
             }
             s.web_search_url = (!t.is_empty()).then(|| t.to_string());
         }
-        "mcp_servers" => s.mcp_servers = crate::mcp::config::parse_servers(v)?.0,
-        "mcp_catalogue" => s.mcp_catalogue = crate::mcp::config::parse_catalogue(v)?.0,
+        "mcp_servers" => s.mcp_servers = crate::config::mcp::parse_servers(v)?.0,
+        "mcp_catalogue" => s.mcp_catalogue = crate::config::mcp::parse_catalogue(v)?.0,
         "discord.api_base" => {
             let t = text()?;
             let t = t.trim().trim_end_matches('/');
@@ -674,8 +674,8 @@ impl LiveState {
 /// The warnings for the bad entries of a list-like key (each bad entry is skipped).
 fn entry_warnings(key: &str, v: &Value) -> Vec<String> {
     let parsed = match key {
-        "mcp_servers" => crate::mcp::config::parse_servers(v).map(|(_, w)| w),
-        "mcp_catalogue" => crate::mcp::config::parse_catalogue(v).map(|(_, w)| w),
+        "mcp_servers" => crate::config::mcp::parse_servers(v).map(|(_, w)| w),
+        "mcp_catalogue" => crate::config::mcp::parse_catalogue(v).map(|(_, w)| w),
         _ => Ok(Vec::new()),
     };
     parsed.unwrap_or_default()

@@ -100,7 +100,7 @@ impl Loop<'_> {
     fn door(&mut self, name: &str) -> Result<Arc<dyn Tool>, String> {
         let Some(tool) = self.engine.tools.find(name) else {
             // A configured MCP server's tool: work-only, and deferred until activated.
-            let server = self.engine.tools.mcp().and_then(|m| m.server_of(name));
+            let server = self.engine.tools.source().and_then(|m| m.server_of(name));
             return Err(match (server, self.ctx.mode) {
                 (Some(_), Mode::Companion) => work_only_sentence(name),
                 (Some(server), Mode::Work) => not_active_sentence(name, &server),
@@ -234,6 +234,7 @@ impl Loop<'_> {
             frames: Some(self.frame_sink()),
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),
+            origin: self.session.origin(),
         };
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {

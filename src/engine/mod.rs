@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{Item, ModelClient};
-use crate::protocol::{Decision, Frame, Reminder, TurnRequest, TurnResult, TurnStatus};
+use crate::protocol::{Decision, Frame, Origin, Reminder, TurnRequest, TurnResult, TurnStatus};
 use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::cron::Reminders;
@@ -247,13 +247,12 @@ impl Engine {
         )
     }
 
-    /// Who may answer a host card in a session: the configured owners (the `owners`
-    /// setting and `KOTOBA_DISCORD_OWNER_IDS`); a local session
-    /// (the terminal) is its owner's by construction.
+    /// Who may answer a host card in a session: the person at the owner's own surface
+    /// when its latest turn came from one (the terminal, the page, /v1); otherwise the
+    /// configured owners (the `owners` setting and `KOTOBA_DISCORD_OWNER_IDS`).
     pub fn answerers_for(&self, session: &str) -> crate::protocol::Answerers {
-        // The terminal and the web page (password-checked, or loopback-only with none
-        // set) are their owner's by construction; every other session names the owners.
-        if session.starts_with(session::LOCAL_SESSION_PREFIX) || session.starts_with("web:") {
+        let origin = self.sessions.get(session).and_then(|s| s.origin());
+        if origin == Some(crate::protocol::Origin::Owner) {
             crate::protocol::Answerers::Local
         } else {
             crate::protocol::Answerers::Owners {
@@ -353,40 +352,25 @@ impl Engine {
 
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
-    pub async fn run_turn(&self, req: TurnRequest) -> TurnResult {
-        self.run_turn_full(req, Access::Owner, None).await
-    }
-
-    /// [`Engine::run_turn`] spoken for `access`: a guest's turn is offered only the
-    /// guest allow-list (host tools are refused at the door as withheld).
-    pub async fn run_turn_as(&self, req: TurnRequest, access: Access) -> TurnResult {
-        self.run_turn_full(req, access, None).await
-    }
-
-    /// [`Engine::run_turn`], and every frame emitted on the session while this turn holds
-    /// it (from its `turn_started` to its `turn_done`) is also sent to `tap`. The tap is
-    /// not a listener: it never makes `has_listener` true (a /v1 reply streams from it).
-    pub async fn run_turn_tapped(
-        &self,
-        req: TurnRequest,
-        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
-    ) -> TurnResult {
-        self.run_turn_full(req, Access::Owner, tap).await
-    }
-
-    /// One turn with every option: who asks (`access`) and an optional `tap`.
-    pub async fn run_turn_full(
-        &self,
-        req: TurnRequest,
-        access: Access,
-        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
-    ) -> TurnResult {
+    /// Whom it speaks for comes from the request's origin: a Discord guest's turn is
+    /// offered only the guest allow-list (host tools are refused at the door as withheld).
+    pub async fn run_turn(&self, req: TurnRequest, options: TurnOptions) -> TurnResult {
         let session = self.session(&req.session);
         if req.replace_running {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
-        let _tap = TapGuard::set(&session, tap);
+        // A hidden announce turn speaks for whoever last spoke in the session.
+        let origin = match req.hidden {
+            true => session.origin().unwrap_or_else(|| req.origin.clone()),
+            false => req.origin.clone(),
+        };
+        session.set_origin(origin.clone());
+        let access = match origin {
+            Origin::Discord { owner: false, .. } => Access::Guest,
+            Origin::Owner | Origin::Discord { owner: true, .. } => Access::Owner,
+        };
+        let _tap = TapGuard::set(&session, options.tap);
         let cancel = self.shutdown.child_token();
         session.set_current(Some(cancel.clone()));
         // Durable before it acts: her line is committed and the turn marked as running
@@ -443,6 +427,15 @@ impl Engine {
             status: end.status,
         }
     }
+}
+
+/// How a surface wants one turn run, beyond the request itself.
+#[derive(Debug, Default)]
+pub struct TurnOptions {
+    /// Every frame emitted on the session while this turn holds it (from its
+    /// `turn_started` to its `turn_done`) is also sent here. Not a listener: it never
+    /// makes `has_listener` true (a /v1 reply and a voice room stream from it).
+    pub tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
 }
 
 /// Clears a session's tap when the turn that set it ends (or its future is dropped).

@@ -10,21 +10,16 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
-use crate::protocol::{Event, Frame};
+use crate::protocol::{Event, Frame, Origin};
 use crate::store::Store;
 
-/// Sessions named with this prefix are local (the terminal): their owner is at the
-/// keyboard, so host cards are theirs to answer.
+/// Sessions named with this prefix are the terminal's (a name only: where a turn came
+/// from is its `Origin`).
 pub const LOCAL_SESSION_PREFIX: &str = "terminal:";
 
-/// Sessions named with this prefix were born in a Discord channel, thread or DM: what is
-/// asked there is seen in the channel, so a secret is never asked for there.
+/// Sessions named with this prefix were born in a Discord channel, thread or DM (a
+/// name only: where a turn came from is its `Origin`).
 pub const DISCORD_SESSION_PREFIX: &str = "discord:";
-
-/// Whether a session was born on Discord.
-pub fn born_on_discord(session: &str) -> bool {
-    session.starts_with(DISCORD_SESSION_PREFIX)
-}
 
 /// How many frames a slow listener may fall behind before it loses some.
 const BUS_CAPACITY: usize = 256;
@@ -43,6 +38,8 @@ pub struct Session {
     /// The running turn's private copy of the frames (a /v1 reply streams from it);
     /// not a listener, so it never makes `has_listener` true.
     tap: Mutex<Option<mpsc::UnboundedSender<Arc<Event>>>>,
+    /// Where its latest turn came from (`None` until someone speaks in it).
+    origin: Mutex<Option<Origin>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -63,6 +60,7 @@ impl Session {
             history: Mutex::new(history),
             job_running: AtomicBool::new(false),
             tap: Mutex::new(None),
+            origin: Mutex::new(None),
         }
     }
 
@@ -105,6 +103,17 @@ impl Session {
     /// Whether a background job runs in this session (the chip stays on).
     pub fn job_running(&self) -> bool {
         self.job_running.load(Ordering::SeqCst)
+    }
+
+    /// Where its latest turn came from; `None` until someone speaks in it (a session
+    /// restored after a restart): then its cards go to the configured owners.
+    pub fn origin(&self) -> Option<Origin> {
+        lock(&self.origin).clone()
+    }
+
+    /// Remember where the turn now starting came from.
+    pub(crate) fn set_origin(&self, origin: Origin) {
+        *lock(&self.origin) = Some(origin);
     }
 
     /// Mark a background job as running or not.

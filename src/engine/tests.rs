@@ -251,14 +251,14 @@ fn tool_results(req: &ModelRequest) -> Vec<String> {
 }
 
 pub(crate) fn text_turn(text: &str) -> TurnRequest {
-    TurnRequest::text("s1", "ann", text)
+    TurnRequest::text(crate::protocol::Origin::Owner, "s1", "ann", text)
 }
 
 pub(crate) fn voice_turn(text: &str) -> TurnRequest {
     TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,
-        ..TurnRequest::text("s1", "ann", text)
+        ..TurnRequest::text(crate::protocol::Origin::Owner, "s1", "ann", text)
     }
 }
 
@@ -266,7 +266,10 @@ pub(crate) fn voice_turn(text: &str) -> TurnRequest {
 async fn a_plain_turn_streams_her_words_and_ends_completed() {
     let r = rig(vec![Ok(say("hello ann"))], vec![]);
     let mut rx = r.engine.session("s1").subscribe();
-    let res = r.engine.run_turn(text_turn("hi")).await;
+    let res = r
+        .engine
+        .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(
         res,
         TurnResult {
@@ -299,7 +302,9 @@ async fn an_action_opens_a_row_with_the_chip_a_determined_face_then_its_own_focu
         vec![fake("write_file", Risk::Write)],
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("write it")).await;
+    r.engine
+        .run_turn(text_turn("write it"), crate::engine::TurnOptions::default())
+        .await;
     let frames = drain(&mut rx);
     let rows = steps(&frames);
     assert_eq!(rows.len(), 2);
@@ -350,7 +355,12 @@ async fn a_read_opens_no_row_and_its_peek_is_emitted_only_on_change_and_cleared_
         vec![fake("memory_recall", Risk::Read)],
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("what do you know")).await;
+    r.engine
+        .run_turn(
+            text_turn("what do you know"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     let frames = drain(&mut rx);
     assert!(steps(&frames).is_empty());
     let peeks: Vec<_> = frames
@@ -385,7 +395,10 @@ async fn when_tool_calls_are_spent_the_next_request_offers_no_tools_and_the_turn
         ],
         "",
     );
-    let res = r.engine.run_turn(text_turn("go")).await;
+    let res = r
+        .engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let sent = r.script.sent();
     assert_eq!(sent.len(), 3);
     assert!(!sent[1].tools.is_empty());
@@ -416,7 +429,9 @@ async fn failures_spent_withdraw_the_tools_but_a_refusal_is_not_a_failure() {
         &[("KOTOBA_FAIL_LIMIT", "2")],
         "",
     );
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let sent = r.script.sent();
     assert_eq!(sent.len(), 5);
     assert!(
@@ -446,7 +461,9 @@ async fn an_exact_repeat_is_not_executed_and_is_answered_by_its_earlier_outcome(
         &[("KOTOBA_FAIL_LIMIT", "5")],
         "",
     );
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the repeat did not run");
     let sent = r.script.sent();
     assert!(tool_results(&sent[2]).last().unwrap().contains("ALREADY"));
@@ -471,7 +488,9 @@ async fn a_repeat_still_counts_against_the_per_tool_cap() {
         &[("KOTOBA_PER_TOOL_LIMIT", "2")],
         "",
     );
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let last = tool_results(&r.script.sent()[3]).pop().unwrap();
     assert!(
@@ -501,7 +520,9 @@ async fn door_refusals_each_tell_the_model_nothing_ran() {
         "disabled_toolsets: [web]\n",
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(voice_turn("go")).await;
+    r.engine
+        .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let results = tool_results(&r.script.sent()[1]);
     assert_eq!(results[0], unknown_sentence("nosuch"));
     assert_eq!(results[1], switched_off_sentence("web_search", "web"));
@@ -567,7 +588,10 @@ async fn invalid_json_arguments_are_answered_with_a_sentence_and_nothing_runs() 
     });
     let r = rig(vec![bad, Ok(say("sorry"))], vec![t]);
     let mut rx = r.engine.session("s1").subscribe();
-    let res = r.engine.run_turn(text_turn("go")).await;
+    let res = r
+        .engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert!(tool_results(&r.script.sent()[1])[0].contains("not valid JSON"));
     assert_eq!(res.status, TurnStatus::Completed);
@@ -577,7 +601,10 @@ async fn invalid_json_arguments_are_answered_with_a_sentence_and_nothing_runs() 
 #[tokio::test(start_paused = true)]
 async fn a_model_failure_ends_the_turn_with_one_plain_sentence() {
     let r = rig(vec![Err(LlmError::Stream("eof".into()))], vec![]);
-    let res = r.engine.run_turn(text_turn("hi")).await;
+    let res = r
+        .engine
+        .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(res.status, TurnStatus::Error);
     assert_eq!(res.text, LlmError::Stream(String::new()).user_sentence());
 }
@@ -590,7 +617,9 @@ async fn tool_output_over_sixteen_thousand_characters_is_cut_with_a_note() {
         vec![big],
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let fed = tool_results(&r.script.sent()[1]).pop().unwrap();
     assert!(
         fed.contains("500 of 16500 characters were not shown"),
@@ -613,7 +642,9 @@ async fn announce_is_said_once_per_tool_per_turn_on_voice_and_never_on_text() {
     };
     let r = rig(script(), mk());
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(voice_turn("go")).await;
+    r.engine
+        .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let said = says(&drain(&mut rx));
     let announces: Vec<_> = said
         .iter()
@@ -623,7 +654,9 @@ async fn announce_is_said_once_per_tool_per_turn_on_voice_and_never_on_text() {
     assert_eq!(said.iter().filter(|(k, _)| *k == SayKind::After).count(), 2);
     let r = rig(script(), mk());
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     assert!(
         says(&drain(&mut rx)).is_empty(),
         "the text register speaks no canned lines"
@@ -637,7 +670,9 @@ async fn the_soul_line_wins_over_the_tools_own_announce() {
         vec![fake("shell", Risk::Write)],
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(voice_turn("go")).await;
+    r.engine
+        .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let said = says(&drain(&mut rx));
     assert_eq!(
         said[0],
@@ -655,7 +690,9 @@ async fn a_reasoning_model_announces_nothing_and_hums_while_a_tool_runs() {
         "",
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(voice_turn("go")).await;
+    r.engine
+        .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let said = says(&drain(&mut rx));
     assert_eq!(said, [(SayKind::Heartbeat, "Mmm...".to_string())]);
 }
@@ -672,7 +709,11 @@ async fn heartbeats_fall_at_nine_then_thirty_seconds_with_the_tools_lines() {
     let mut rx = r.engine.session("s1").subscribe();
     let t0 = tokio::time::Instant::now();
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(voice_turn("go")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
+            .await
+    });
     let mut beats = Vec::new();
     while let Ok(ev) = rx.recv().await {
         match &ev.frame {
@@ -700,7 +741,9 @@ async fn a_tool_past_its_budget_is_stopped_and_fails_with_124() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     let t0 = tokio::time::Instant::now();
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(t0.elapsed().as_secs(), 30, "the default budget");
     let done = steps(&drain(&mut rx)).pop().unwrap();
     assert_eq!(done.outcome, Some(Outcome::Failed));
@@ -716,7 +759,11 @@ async fn a_cut_turn_closes_every_open_row_as_interrupted_and_clears_peek_and_chi
     );
     let mut rx = r.engine.session("s1").subscribe();
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("go")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+            .await
+    });
     tokio::time::sleep(Duration::from_secs(5)).await;
     turn.abort();
     let _ = turn.await;
@@ -741,14 +788,21 @@ async fn a_replacing_turn_cuts_the_running_one() {
         vec![slow],
     );
     let engine = r.engine.clone();
-    let first = tokio::spawn(async move { engine.run_turn(voice_turn("first")).await });
+    let first = tokio::spawn(async move {
+        engine
+            .run_turn(voice_turn("first"), crate::engine::TurnOptions::default())
+            .await
+    });
     tokio::time::sleep(Duration::from_secs(2)).await;
     let second = r
         .engine
-        .run_turn(TurnRequest {
-            replace_running: true,
-            ..voice_turn("second")
-        })
+        .run_turn(
+            TurnRequest {
+                replace_running: true,
+                ..voice_turn("second")
+            },
+            crate::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(first.await.unwrap().status, TurnStatus::Interrupted);
     assert_eq!(second.text, "second answer");
@@ -766,9 +820,15 @@ async fn a_second_message_waits_for_the_running_turn_and_is_not_dropped() {
         vec![slow],
     );
     let e1 = r.engine.clone();
-    let first = tokio::spawn(async move { e1.run_turn(text_turn("first")).await });
+    let first = tokio::spawn(async move {
+        e1.run_turn(text_turn("first"), crate::engine::TurnOptions::default())
+            .await
+    });
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let second = r.engine.run_turn(text_turn("second")).await;
+    let second = r
+        .engine
+        .run_turn(text_turn("second"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(first.await.unwrap().text, "one");
     assert_eq!(second.text, "two");
     let last = r.script.sent().pop().unwrap();
@@ -781,7 +841,9 @@ async fn a_second_message_waits_for_the_running_turn_and_is_not_dropped() {
 #[tokio::test(start_paused = true)]
 async fn a_restart_keeps_the_conversation() {
     let r = rig(vec![Ok(say("nice to meet you"))], vec![]);
-    r.engine.run_turn(text_turn("I am Ann")).await;
+    r.engine
+        .run_turn(text_turn("I am Ann"), crate::engine::TurnOptions::default())
+        .await;
     let script = Script::new(vec![Ok(say("hi again"))]);
     let again = Engine::new(
         r.engine.config.clone(),
@@ -790,7 +852,12 @@ async fn a_restart_keeps_the_conversation() {
         Soul::shipped(),
         Arc::new(Store::open(&r.engine.config.paths.db).unwrap()),
     );
-    again.run_turn(text_turn("remember me?")).await;
+    again
+        .run_turn(
+            text_turn("remember me?"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     let items = &script.sent()[0].items;
     assert_eq!(
         items[0],
@@ -810,10 +877,13 @@ async fn a_restart_keeps_the_conversation() {
 async fn a_hidden_turn_is_never_stored_in_the_transcript() {
     let r = rig(vec![Ok(say("the job finished"))], vec![]);
     r.engine
-        .run_turn(TurnRequest {
-            hidden: true,
-            ..text_turn(WORK_DONE_SENTINEL)
-        })
+        .run_turn(
+            TurnRequest {
+                hidden: true,
+                ..text_turn(WORK_DONE_SENTINEL)
+            },
+            crate::engine::TurnOptions::default(),
+        )
         .await;
     let stored = r.engine.store.history("s1", 10).unwrap();
     assert!(stored.iter().all(|m| m.text != WORK_DONE_SENTINEL));
@@ -839,7 +909,9 @@ async fn the_next_action_clears_the_peek_and_a_failed_action_shows_the_fail_face
         ],
     );
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("go")).await;
+    r.engine
+        .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
+        .await;
     let frames = drain(&mut rx);
     let peek_on = frames
         .iter()

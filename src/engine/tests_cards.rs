@@ -141,8 +141,12 @@ fn local_owner() -> Answerer {
 /// Start a text turn in the terminal session on its own task.
 fn spawn_terminal_turn(r: &Rig, text: &str) -> tokio::task::JoinHandle<TurnResult> {
     let engine = r.engine.clone();
-    let req = TurnRequest::text("terminal:me", "me", text);
-    tokio::spawn(async move { engine.run_turn(req).await })
+    let req = TurnRequest::text(crate::protocol::Origin::Owner, "terminal:me", "me", text);
+    tokio::spawn(async move {
+        engine
+            .run_turn(req, crate::engine::TurnOptions::default())
+            .await
+    })
 }
 
 fn exec_rig(replies_after: &str) -> Rig {
@@ -167,10 +171,21 @@ async fn first_card(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Eve
     }
 }
 
+/// A written turn from a Discord owner: its cards go to the configured owners.
+fn discord_turn(text: &str) -> TurnRequest {
+    let origin = crate::protocol::Origin::Discord {
+        user: 111,
+        owner: true,
+    };
+    TurnRequest::text(origin, "s1", "ann", text)
+}
+
 #[tokio::test(start_paused = true)]
 async fn with_nobody_listening_an_exec_call_is_refused_as_unreachable() {
     let r = exec_rig("ok");
-    r.engine.run_turn(text_turn("clean up")).await;
+    r.engine
+        .run_turn(text_turn("clean up"), crate::engine::TurnOptions::default())
+        .await;
     let fed = r.script.sent()[1].items.clone();
     let result = fed.iter().rev().find_map(|i| match i {
         crate::llm::Item::ToolResult { output, .. } => Some(output.clone()),
@@ -255,7 +270,10 @@ async fn a_denied_card_is_refused_as_declined_and_nothing_runs() {
 #[tokio::test(start_paused = true)]
 async fn an_unanswered_card_expires_after_its_window_and_is_never_recorded_as_a_decision() {
     for (req, secs) in [
-        (TurnRequest::text("s1", "ann", "x"), 180u64),
+        (
+            TurnRequest::text(crate::protocol::Origin::Owner, "s1", "ann", "x"),
+            180u64,
+        ),
         (voice_turn("x"), 60),
         (
             TurnRequest {
@@ -281,7 +299,9 @@ async fn expires_after(r: &Rig, req: TurnRequest, secs: u64) {
     {
         let mut rx = r.engine.session("s1").subscribe();
         let t0 = tokio::time::Instant::now();
-        r.engine.run_turn(req).await;
+        r.engine
+            .run_turn(req, crate::engine::TurnOptions::default())
+            .await;
         assert_eq!(t0.elapsed().as_secs(), secs);
         let frames = drain(&mut rx);
         let done = steps(&frames).pop().unwrap();
@@ -316,7 +336,11 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("list")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(discord_turn("list"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = first_card(&mut rx).await;
     let stranger = Answerer {
         id: "222".into(),
@@ -344,7 +368,11 @@ async fn a_cut_turn_dismisses_its_open_card() {
     let r = exec_rig("never");
     let mut rx = r.engine.session("s1").subscribe();
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("x")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(text_turn("x"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = first_card(&mut rx).await;
     turn.abort();
     let _ = turn.await;
@@ -378,7 +406,11 @@ async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_aud
     let mut rx = session.subscribe();
     // Barge-in: the person speaks over the card and the running turn is cut.
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(text_turn("clean"), crate::engine::TurnOptions::default())
+            .await
+    });
     first_card(&mut rx).await;
     session.cancel_running();
     assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
@@ -388,13 +420,22 @@ async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_aud
     );
     // A newer request replaces the turn whose card is up.
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean dist")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(
+                text_turn("clean dist"),
+                crate::engine::TurnOptions::default(),
+            )
+            .await
+    });
     first_card(&mut rx).await;
     let newer = TurnRequest {
         replace_running: true,
         ..text_turn("never mind")
     };
-    r.engine.run_turn(newer).await;
+    r.engine
+        .run_turn(newer, crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
     assert_eq!(
         approvers(&r)[1..],
@@ -415,10 +456,18 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
     let t0 = tokio::time::Instant::now();
     let turn = tokio::spawn(async move {
         engine
-            .run_turn(TurnRequest {
-                register: Register::Voice,
-                ..TurnRequest::text("terminal:me", "me", "build")
-            })
+            .run_turn(
+                TurnRequest {
+                    register: Register::Voice,
+                    ..TurnRequest::text(
+                        crate::protocol::Origin::Owner,
+                        "terminal:me",
+                        "me",
+                        "build",
+                    )
+                },
+                crate::engine::TurnOptions::default(),
+            )
             .await
     });
     let card = first_card(&mut rx).await;
@@ -448,7 +497,11 @@ async fn a_card_still_waiting_at_a_crash_is_expired_by_the_restart_and_its_turn_
     let r = exec_rig("never");
     let mut rx = r.engine.session("s1").subscribe();
     let engine = r.engine.clone();
-    let turn = tokio::spawn(async move { engine.run_turn(text_turn("clean up")).await });
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(text_turn("clean up"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = first_card(&mut rx).await;
     // Her line is already stored while the card waits (durable before it acts).
     let h = r.engine.store.history("s1", 10).unwrap();

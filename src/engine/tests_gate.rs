@@ -28,7 +28,7 @@ fn owner() -> Answerer {
 }
 
 fn term(text: &str) -> TurnRequest {
-    TurnRequest::text("terminal:me", "me", text)
+    TurnRequest::text(crate::protocol::Origin::Owner, "terminal:me", "me", text)
 }
 
 fn el_turn(text: &str) -> TurnRequest {
@@ -36,7 +36,7 @@ fn el_turn(text: &str) -> TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,
         el_call_bound: Some(true),
-        ..TurnRequest::text("terminal:me", "me", text)
+        ..TurnRequest::text(crate::protocol::Origin::Owner, "terminal:me", "me", text)
     }
 }
 
@@ -77,7 +77,9 @@ async fn an_auto_safe_command_runs_without_a_card_and_is_audited_auto_safe_then_
         vec![call("shell", json!({"command": "ls"})), Ok(say("listed"))],
         vec![shell],
     );
-    r.engine.run_turn(text_turn("list")).await;
+    r.engine
+        .run_turn(text_turn("list"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no listener was needed");
     assert_eq!(approvers(&r), ["auto-safe", "executed"]);
 }
@@ -97,7 +99,13 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
-    let turn = tokio::spawn(async move { e.run_turn(term("install left-pad")).await });
+    let turn = tokio::spawn(async move {
+        e.run_turn(
+            term("install left-pad"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await
+    });
     let card = next_card(&mut rx).await;
     assert!(card.can_always, "npm may be granted as a family");
     r.engine
@@ -109,7 +117,9 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
         (grants[0].pattern.as_str(), grants[0].scope),
         ("npm", GrantScope::Family)
     );
-    r.engine.run_turn(term("run the tests")).await;
+    r.engine
+        .run_turn(term("run the tests"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(approvers(&r), ["user", "executed", "saved", "executed"]);
     assert!(r.engine.revoke_grant(grants[0].id).unwrap());
@@ -135,16 +145,24 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
-    let turn = tokio::spawn(async move { e.run_turn(term("add")).await });
+    let turn = tokio::spawn(async move {
+        e.run_turn(term("add"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = next_card(&mut rx).await;
     r.engine
         .answer_card(&card.request_id, Decision::AlwaysFamily, &owner())
         .unwrap();
     turn.await.unwrap();
     assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
-    r.engine.run_turn(term("add more")).await; // runs under the grant, no card
+    r.engine
+        .run_turn(term("add more"), crate::engine::TurnOptions::default())
+        .await; // runs under the grant, no card
     let e = r.engine.clone();
-    let turn = tokio::spawn(async move { e.run_turn(term("delete it")).await });
+    let turn = tokio::spawn(async move {
+        e.run_turn(term("delete it"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = next_card(&mut rx).await;
     assert!(
         !card.can_always && !card.can_always_exact,
@@ -171,7 +189,10 @@ async fn sudo_can_never_be_saved_at_any_width() {
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
-    let turn = tokio::spawn(async move { e.run_turn(term("update")).await });
+    let turn = tokio::spawn(async move {
+        e.run_turn(term("update"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = next_card(&mut rx).await;
     assert!(!card.can_always && !card.can_always_exact);
     assert!(card.no_always_reason.is_some());
@@ -195,13 +216,17 @@ async fn an_expired_card_is_recorded_expired_never_user_and_nothing_is_filed_as_
         vec![fake("shell", Risk::Exec)],
     );
     let _rx = r.engine.session("s1").subscribe();
-    r.engine.run_turn(text_turn("build")).await;
+    r.engine
+        .run_turn(text_turn("build"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(approvers(&r), ["expired"]);
     let none = rig(
         vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))],
         vec![fake("shell", Risk::Exec)],
     );
-    none.engine.run_turn(text_turn("build")).await;
+    none.engine
+        .run_turn(text_turn("build"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(approvers(&none), ["error"]);
 }
 
@@ -219,7 +244,10 @@ async fn an_approved_action_that_cannot_start_files_no_executed_row() {
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
     let e = r.engine.clone();
-    let turn = tokio::spawn(async move { e.run_turn(term("build")).await });
+    let turn = tokio::spawn(async move {
+        e.run_turn(term("build"), crate::engine::TurnOptions::default())
+            .await
+    });
     let card = next_card(&mut rx).await;
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &owner())
@@ -238,7 +266,9 @@ async fn a_failed_run_is_filed_executed_failed() {
         ],
         vec![failing],
     );
-    r.engine.run_turn(text_turn("list")).await;
+    r.engine
+        .run_turn(text_turn("list"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(approvers(&r), ["auto-safe", "executed:failed"]);
 }
 
@@ -254,7 +284,10 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
         vec![shell],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    let res = r.engine.run_turn(el_turn("build it")).await;
+    let res = r
+        .engine
+        .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
+        .await;
     assert!(
         res.text.ends_with("I asked for your permission on screen."),
         "{}",
@@ -305,7 +338,9 @@ async fn a_deferred_no_is_one_decision_row_and_announced_ok_with_its_ending() {
         vec![fake("shell", Risk::Exec)],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("build it")).await;
+    r.engine
+        .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
+        .await;
     let card = next_card(&mut rx).await;
     r.engine
         .answer_card(&card.request_id, Decision::Deny, &owner())
@@ -337,7 +372,10 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
         );
         let mut rx = r.engine.session("terminal:me").subscribe();
         let e = r.engine.clone();
-        let turn = tokio::spawn(async move { e.run_turn(req).await });
+        let turn =
+            tokio::spawn(
+                async move { e.run_turn(req, crate::engine::TurnOptions::default()).await },
+            );
         let card = next_card(&mut rx).await;
         r.engine
             .answer_card(&card.request_id, Decision::Approve, &owner())
@@ -349,7 +387,9 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
         vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))],
         vec![fake("shell", Risk::Exec)],
     );
-    r.engine.run_turn(el_turn("x")).await;
+    r.engine
+        .run_turn(el_turn("x"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(approvers(&r), ["error"]);
 }
 
@@ -371,16 +411,32 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
         vec![code],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("add one to a hundred")).await;
+    r.engine
+        .run_turn(
+            el_turn("add one to a hundred"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     let card = next_card(&mut rx).await;
-    let again = r.engine.run_turn(el_turn("add  one to a hundred")).await;
+    let again = r
+        .engine
+        .run_turn(
+            el_turn("add  one to a hundred"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     assert_eq!(again.text, "still waiting");
     assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY on screen"))));
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &owner())
         .unwrap();
     next_work_done(&mut rx).await;
-    r.engine.run_turn(el_turn("add one to a hundred")).await;
+    r.engine
+        .run_turn(
+            el_turn("add one to a hundred"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
     let cards = drain(&mut rx)
         .iter()
@@ -401,18 +457,27 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
         vec![fake("shell", Risk::Exec)],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("build")).await;
+    r.engine
+        .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
+        .await;
     let card = next_card(&mut rx).await;
     r.engine
         .answer_card(&card.request_id, Decision::Deny, &owner())
         .unwrap();
     next_work_done(&mut rx).await;
-    r.engine.run_turn(el_turn("build")).await;
+    r.engine
+        .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
+        .await;
     assert!(
         !drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
         "after a No, a repeat opens no card"
     );
-    r.engine.run_turn(el_turn("build it again please")).await;
+    r.engine
+        .run_turn(
+            el_turn("build it again please"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     assert!(
         drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
         "a new request is a new card"
@@ -428,7 +493,9 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
         vec![shell],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("build it")).await;
+    r.engine
+        .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
+        .await;
     let card = next_card(&mut rx).await;
     r.engine.deferred.cancel_session("terminal:me");
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -468,10 +535,15 @@ async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
         vec![shell],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("build it")).await;
+    r.engine
+        .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
+        .await;
     let card = next_card(&mut rx).await;
     drain(&mut rx);
-    let again = r.engine.run_turn(el_turn("build  it")).await;
+    let again = r
+        .engine
+        .run_turn(el_turn("build  it"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(again.text, "the card is still up");
     let frames = drain(&mut rx);
     assert!(
@@ -506,7 +578,9 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
         vec![shell],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("build it")).await;
+    r.engine
+        .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
+        .await;
     let card = next_card(&mut rx).await;
     assert!(r.engine.jobs.info("terminal:me").is_none(), "no job runs");
     // "stop that": the code cancel_work runs.
@@ -547,7 +621,12 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         vec![shell],
     );
     let mut rx = r.engine.session("terminal:me").subscribe();
-    r.engine.run_turn(el_turn("install requests")).await;
+    r.engine
+        .run_turn(
+            el_turn("install requests"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     let card = next_card(&mut rx).await;
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &owner())
@@ -558,7 +637,10 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         hidden: true,
         ..term(WORK_DONE_SENTINEL)
     };
-    let res = r.engine.run_turn(announce).await;
+    let res = r
+        .engine
+        .run_turn(announce, crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(res.text, "It is installed.");
     assert!(
         !drain(&mut rx).iter().any(|f| matches!(f, Frame::Card(_))),
@@ -574,9 +656,12 @@ async fn a_turn_tap_sees_exactly_its_turn_and_is_not_a_listener() {
     let (tx, mut tap) = tokio::sync::mpsc::unbounded_channel();
     let session = r.engine.session("terminal:me");
     assert!(!session.has_listener());
-    r.engine.run_turn_tapped(term("one"), Some(tx)).await;
+    let tapped = crate::engine::TurnOptions { tap: Some(tx) };
+    r.engine.run_turn(term("one"), tapped).await;
     assert!(!session.has_listener(), "a tap is not a listener");
-    r.engine.run_turn(term("two")).await;
+    r.engine
+        .run_turn(term("two"), crate::engine::TurnOptions::default())
+        .await;
     let mut frames = Vec::new();
     while let Ok(ev) = tap.try_recv() {
         frames.push(ev.frame.clone());

@@ -15,13 +15,14 @@ use crate::mcp::tests::{fixture, fixture_settings};
 use crate::protocol::*;
 
 /// A rig whose registry has the three MCP tools over a manager reading `settings`.
-fn mcp_rig(replies: Vec<Result<ModelReply, LlmError>>, settings: &str) -> Rig {
+fn mcp_rig(
+    replies: Vec<Result<ModelReply, LlmError>>,
+    settings: &str,
+) -> (Rig, Arc<crate::mcp::McpManager>) {
     let base = rig_with(replies, vec![], &[], settings);
     let mut reg = base.engine.tools().clone();
-    crate::tools::mcp::register(
-        &mut reg,
-        crate::mcp::McpManager::new(base.engine.config.clone()),
-    );
+    let manager = crate::mcp::McpManager::new(base.engine.config.clone());
+    crate::mcp::register(&mut reg, manager.clone());
     let engine = Engine::new(
         base.engine.config.clone(),
         base.script.clone(),
@@ -29,11 +30,12 @@ fn mcp_rig(replies: Vec<Result<ModelReply, LlmError>>, settings: &str) -> Rig {
         Soul::shipped(),
         base.engine.store.clone(),
     );
-    Rig {
+    let rig = Rig {
         engine,
         script: base.script.clone(),
         _home: base._home,
-    }
+    };
+    (rig, manager)
 }
 
 fn job_script(r: &Rig, replies: Vec<Result<ModelReply, LlmError>>) {
@@ -84,7 +86,7 @@ fn closed_row(frames: &[Frame], tool: &str) -> StepRow {
 
 #[tokio::test]
 async fn a_configured_servers_tools_are_offered_only_after_activate_tools_and_return_its_text() {
-    let r = mcp_rig(vec![], &fixture_settings("demo"));
+    let (r, _mcp) = mcp_rig(vec![], &fixture_settings("demo"));
     job_script(
         &r,
         vec![
@@ -125,8 +127,10 @@ async fn a_configured_servers_tools_are_offered_only_after_activate_tools_and_re
 
 #[tokio::test]
 async fn the_browser_server_is_always_active_in_a_job_and_never_in_a_conversation() {
-    let r = mcp_rig(vec![Ok(say("hello"))], &fixture_settings("browser"));
-    r.engine.run_turn(text_turn("hi")).await;
+    let (r, _mcp) = mcp_rig(vec![Ok(say("hello"))], &fixture_settings("browser"));
+    r.engine
+        .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
+        .await;
     job_script(&r, vec![Ok(say("looked"))]);
     let mut rx = r.engine.session("s1").subscribe();
     r.engine.start_job("s1", "look", None, Some(false)).unwrap();
@@ -146,7 +150,7 @@ async fn the_browser_server_is_always_active_in_a_job_and_never_in_a_conversatio
 
 #[tokio::test]
 async fn an_mcp_tool_in_a_companion_turn_is_refused_as_work_only() {
-    let r = mcp_rig(
+    let (r, mcp) = mcp_rig(
         vec![
             calls(&[
                 ("demo__echo", json!({"text": "x"})),
@@ -158,7 +162,9 @@ async fn an_mcp_tool_in_a_companion_turn_is_refused_as_work_only() {
         ],
         &fixture_settings("demo"),
     );
-    r.engine.run_turn(text_turn("echo x")).await;
+    r.engine
+        .run_turn(text_turn("echo x"), crate::engine::TurnOptions::default())
+        .await;
     let fed = results(&r.script.sent()[1]);
     assert_eq!(
         fed,
@@ -168,9 +174,10 @@ async fn an_mcp_tool_in_a_companion_turn_is_refused_as_work_only() {
         ]
     );
     // Connected now (by a job elsewhere): still work-only in a conversation.
-    let mcp = r.engine.tools().mcp().unwrap().clone();
     mcp.activate("elsewhere", "demo").await.unwrap();
-    r.engine.run_turn(text_turn("echo y")).await;
+    r.engine
+        .run_turn(text_turn("echo y"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(
         results(&r.script.sent()[3]),
         [work_only_sentence("demo__echo")]
@@ -179,7 +186,7 @@ async fn an_mcp_tool_in_a_companion_turn_is_refused_as_work_only() {
 
 #[tokio::test]
 async fn a_dead_server_is_one_sentence_and_the_job_goes_on() {
-    let r = mcp_rig(
+    let (r, _mcp) = mcp_rig(
         vec![],
         "mcp_servers:\n  dead:\n    command: /nonexistent/mcp-server\n",
     );
@@ -212,7 +219,7 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
         "mcp_catalogue:\n  - name: demo\n    description: echoes words\n    command: python3\n    args: ['{}', 'demo']\n",
         fixture()
     );
-    let r = mcp_rig(vec![], &settings);
+    let (r, mcp) = mcp_rig(vec![], &settings);
     job_script(
         &r,
         vec![
@@ -224,6 +231,8 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
     );
     let session = "terminal:s1";
     let mut rx = r.engine.session(session).subscribe();
+    // As the terminal's start_work call would: the owner spoke here.
+    r.engine.session(session).set_origin(Origin::Owner);
     r.engine
         .start_job(session, "install demo", None, Some(false))
         .unwrap();
@@ -238,7 +247,6 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
         card.action,
         format!("mcp_install demo: python3 {} demo", fixture())
     );
-    let mcp = r.engine.tools().mcp().unwrap().clone();
     assert!(
         mcp.servers().is_empty() && mcp.tool("demo__echo").is_none(),
         "nothing connects before the person answers"

@@ -42,7 +42,10 @@ async fn asks(r: &Rig, rx: &mut broadcast::Receiver<Arc<Event>>, command: &str) 
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
-            .run_turn(TurnRequest::text(ME, "me", "please do it"))
+            .run_turn(
+                TurnRequest::text(crate::protocol::Origin::Owner, ME, "me", "please do it"),
+                crate::engine::TurnOptions::default(),
+            )
             .await
     });
     let mut asked = false;
@@ -128,7 +131,10 @@ async fn an_unknown_tool_name_counts_as_a_failure() {
         &[("KOTOBA_FAIL_LIMIT", "2")],
         "",
     );
-    let res = r.engine.run_turn(text_turn("do it")).await;
+    let res = r
+        .engine
+        .run_turn(text_turn("do it"), crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(res.text, "I could not do that.");
     let sent = r.script.sent();
     assert!(
@@ -164,9 +170,17 @@ async fn a_job_born_in_a_v1_turn_asks_inline_and_never_defers() {
         register: Register::Voice,
         channel: Channel::Voice,
         el_call_bound: Some(true),
-        ..TurnRequest::text(ME, "me", "build it in the background")
+        ..TurnRequest::text(
+            crate::protocol::Origin::Owner,
+            ME,
+            "me",
+            "build it in the background",
+        )
     };
-    let res = r.engine.run_turn(v1_turn).await;
+    let res = r
+        .engine
+        .run_turn(v1_turn, crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(res.text, "Started.");
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -244,11 +258,20 @@ async fn the_cancel_work_tool_stops_the_job_and_says_so_and_with_nothing_running
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .run_turn(text_turn("compile in the background"))
+        .run_turn(
+            text_turn("compile in the background"),
+            crate::engine::TurnOptions::default(),
+        )
         .await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(r.engine.jobs.info("s1").is_some());
-    let res = r.engine.run_turn(text_turn("stop that")).await;
+    let res = r
+        .engine
+        .run_turn(
+            text_turn("stop that"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     assert_eq!(res.text, "Stopped it.");
     let fed = last_tool_result(&r);
     assert!(fed.starts_with("Stopped the job 'compile' after"), "{fed}");
@@ -260,7 +283,12 @@ async fn the_cancel_work_tool_stops_the_job_and_says_so_and_with_nothing_running
             .any(|f| matches!(f, Frame::WorkDone { .. })),
         "a requested stop announces nothing"
     );
-    r.engine.run_turn(text_turn("stop again")).await;
+    r.engine
+        .run_turn(
+            text_turn("stop again"),
+            crate::engine::TurnOptions::default(),
+        )
+        .await;
     let fed = last_tool_result(&r);
     assert!(fed.contains("nothing was stopped"), "{fed}");
 }

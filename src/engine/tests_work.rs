@@ -100,7 +100,10 @@ async fn start_work_returns_at_once_and_the_job_reports_through_frames_with_its_
     let mut rx = r.engine.session("s1").subscribe();
     let res = r
         .engine
-        .run_turn(text_turn("please tidy my notes at https://x.example/a"))
+        .run_turn(
+            text_turn("please tidy my notes at https://x.example/a"),
+            crate::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(res.text, "On it.");
     let fed = r.script.sent()[1].items.iter().rev().find_map(|i| match i {
@@ -603,6 +606,10 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
         ],
     );
     let mut rx = engine.session("terminal:me").subscribe();
+    // As the terminal's start_work call would: the owner spoke here.
+    engine
+        .session("terminal:me")
+        .set_origin(crate::protocol::Origin::Owner);
     engine
         .start_job("terminal:me", "call the api", None, Some(false))
         .unwrap();

@@ -1,6 +1,7 @@
 //! The transport mark and the numbers it decides: the three constants, `el_agent_turn`,
 //! the approval window (channel × transport) and a tool's budget (engine.md §1, §3).
-//! These constants live here only: the settings default and the job budget read them.
+//! These constants live here or, where the settings and the tools read them too, in
+//! `protocol` (re-exported here): one definition each.
 
 use std::time::Duration;
 
@@ -11,17 +12,12 @@ use crate::tools::{ToolContext, ToolSpec};
 
 /// ElevenLabs' hard cap on one agent conversation.
 pub const EL_MAX_DURATION: Duration = Duration::from_secs(1800);
-/// Compute seconds a background job gets when nothing external holds a clock over it.
-pub const WORK_TIMEOUT: Duration = Duration::from_secs(3600);
+pub use crate::protocol::{ASK_USER_WINDOW, CLARIFY_WINDOW, WORK_TIMEOUT};
 /// The same budget for a job born inside an ElevenLabs call (under the 1800 s cap).
 pub const WORK_TIMEOUT_EL_BOUND: Duration = Duration::from_secs(1500);
 
 /// How long a deferred card waits: nothing times it.
 pub const DEFERRED_WINDOW: Duration = Duration::from_secs(180);
-/// How long `ask_user` waits in work mode.
-pub const ASK_USER_WINDOW: Duration = Duration::from_secs(300);
-/// How long `clarify` waits in work mode.
-pub const CLARIFY_WINDOW: Duration = Duration::from_secs(180);
 
 /// The default budget of a tool that declares none.
 pub const DEFAULT_TOOL_BUDGET: Duration = Duration::from_secs(30);

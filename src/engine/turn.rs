@@ -143,7 +143,7 @@ pub(super) async fn run_loop_as(
         .take(3)
         .collect();
     let mut offered = offered_tools(engine, &settings, ctx.mode, &recent);
-    if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.mcp()) {
+    if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
         // The browser server is always active: connected before the first request.
         if let Some(why) = mcp.ensure_always_active().await {
             tracing::warn!(session = %session.id, "{why}");
@@ -324,14 +324,13 @@ impl Loop<'_> {
     /// browser's) that are not offered yet, so activate_tools takes effect from the
     /// next request. MCP tools are work-only; a switched-off `mcp:<server>` stays off.
     fn offer_active_mcp_tools(&mut self) {
-        let Some(mcp) = self.engine.tools.mcp() else {
+        let Some(mcp) = self.engine.tools.source() else {
             return;
         };
         if self.ctx.mode != Mode::Work {
             return;
         }
-        let job = crate::mcp::job_key(&self.session.id, self.ctx.run_id.as_deref());
-        for tool in mcp.active_tools(&job) {
+        for tool in mcp.active_tools(&self.session.id, self.ctx.run_id.as_deref()) {
             let spec = tool.spec();
             let offered = self.offered.iter().any(|t| t.spec().name == spec.name);
             if !offered && !self.settings.disabled_toolsets.contains(&spec.family) {

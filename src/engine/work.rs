@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
 use crate::protocol::{
-    Card, CardKind, Channel, Frame, Mode, Register, Risk, TurnRequest, TurnStatus,
+    Card, CardKind, Channel, Frame, Mode, Origin, Register, Risk, TurnRequest, TurnStatus,
 };
 use crate::tools::port::{Asked, EnginePort, HelperResult};
 use crate::tools::ToolContext;
@@ -312,7 +312,7 @@ impl Engine {
             _ = job.cancel.cancelled() => if job.requested_stop.load(Ordering::SeqCst) { JobEnd::Stopped } else { JobEnd::Cancelled },
         };
         self.jobs.running.remove(&session_id);
-        if let Some(mcp) = self.tools.mcp() {
+        if let Some(mcp) = self.tools.source() {
             mcp.forget_job(&run_id); // the next job starts with its servers deferred again
         }
         session.set_job_running(false);
@@ -343,12 +343,18 @@ impl Engine {
             "{WORK_DONE_SENTINEL}\n(A background job ended. Tell the person its result in your own words, \
              briefly and honestly; do not start it again.)\n{summary}"
         );
+        // A hidden turn speaks for whoever last spoke in the session; in one nobody has
+        // spoken in since the start, for nobody in particular (a guest's tools).
+        let nobody = Origin::Discord {
+            user: 0,
+            owner: false,
+        };
         let req = TurnRequest {
             register,
             hidden: true,
-            ..TurnRequest::text(session, "system", text)
+            ..TurnRequest::text(nobody, session, "system", text)
         };
-        Some(self.run_turn(req).await)
+        Some(self.run_turn(req, super::TurnOptions::default()).await)
     }
 }
 

@@ -3,16 +3,19 @@
 //! each job activated (deferred loading, engine.md §4), and searches the catalogue.
 
 pub mod client;
-pub mod config;
+pub mod controls;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
+
+use crate::config::mcp::{CatalogueEntry, McpServer};
 use crate::config::Config;
-use crate::tools::Tool;
+use crate::tools::{Tool, ToolSource};
 
 use self::client::Connection;
-use self::config::{CatalogueEntry, McpServer};
+pub use self::controls::register;
 
 /// The server that is always active in work mode, when configured.
 pub const ALWAYS_ACTIVE: &str = "browser";
@@ -261,6 +264,30 @@ impl McpManager {
         if let Ok(mut active) = self.active.lock() {
             active.remove(job);
         }
+    }
+}
+
+/// The engine sees MCP only as a source of tools that come and go.
+#[async_trait]
+impl ToolSource for McpManager {
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        McpManager::tool(self, name)
+    }
+
+    fn server_of(&self, name: &str) -> Option<String> {
+        McpManager::server_of(self, name)
+    }
+
+    fn active_tools(&self, session: &str, run_id: Option<&str>) -> Vec<Arc<dyn Tool>> {
+        McpManager::active_tools(self, &job_key(session, run_id))
+    }
+
+    async fn ensure_always_active(&self) -> Option<String> {
+        McpManager::ensure_always_active(self).await
+    }
+
+    fn forget_job(&self, run_id: &str) {
+        McpManager::forget_job(self, run_id)
     }
 }
 

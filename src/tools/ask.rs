@@ -55,7 +55,7 @@ impl Ask {
         Ask::new(
             "ask_user",
             "Ask the person a question whose answer you need to go on (in a background job this shows a card and waits).",
-            crate::engine::transport::ASK_USER_WINDOW,
+            crate::protocol::ASK_USER_WINDOW,
             Behaviour::default(),
         )
     }
@@ -65,7 +65,7 @@ impl Ask {
         Ask::new(
             "clarify",
             "Ask the person to clarify an ambiguous request before acting (in a background job this shows a card and waits).",
-            crate::engine::transport::CLARIFY_WINDOW,
+            crate::protocol::CLARIFY_WINDOW,
             // Asking what they meant touches nothing of the host.
             Behaviour::guest(),
         )

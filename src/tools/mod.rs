@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::config::Settings;
-use crate::protocol::{Channel, Ending, Frame, Mode, Register, StepKind};
+use crate::protocol::{Channel, Ending, Frame, Mode, Origin, Register, StepKind};
 use crate::store::Store;
 
 pub mod args;
@@ -21,7 +21,6 @@ pub mod delegate;
 pub mod discord;
 pub mod discord_voice;
 pub mod files;
-pub mod mcp;
 pub mod memory;
 pub mod patch;
 pub mod plan;
@@ -31,10 +30,12 @@ pub mod recall;
 pub mod secrets;
 pub mod shell;
 pub mod skills;
+pub mod source;
 pub mod spec;
 pub mod web;
 pub mod work;
 
+pub use source::ToolSource;
 pub use spec::{Behaviour, CapGroup, Gating, Scope, ToolLines, ToolSpec, OUTPUT_CAP};
 
 /// Paths a tool may need.
@@ -109,11 +110,13 @@ pub struct ToolContext {
     pub store: Option<Arc<Store>>,
     /// The reminder clock and scheduler's wake-up (cronjob), when the engine runs one.
     pub reminders: Option<Arc<cron::Reminders>>,
+    /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
+    pub origin: Option<Origin>,
 }
 
 impl ToolContext {
-    /// A context outside any turn (tests, tools driven directly): text/text, no engine,
-    /// no sink, no store, default settings, depth 0, no secrets.
+    /// A context outside any turn (tests, tools driven directly): text/text, the owner's
+    /// own surface, no engine, no sink, no store, default settings, depth 0, no secrets.
     pub fn bare(
         session: &str,
         mode: Mode,
@@ -142,6 +145,7 @@ impl ToolContext {
             frames: None,
             store: None,
             reminders: None,
+            origin: Some(Origin::Owner),
         }
     }
 
@@ -321,12 +325,12 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
     }
 }
 
-/// The tools the engine can offer, in a stable order, and the MCP manager whose
-/// servers' tools (`server__tool`) come and go while the process runs.
+/// The tools the engine can offer, in a stable order, and the source (MCP) whose
+/// tools (`server__tool`) come and go while the process runs.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
-    mcp: Option<Arc<crate::mcp::McpManager>>,
+    source: Option<Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -352,21 +356,21 @@ impl Registry {
         &self.tools
     }
 
-    /// Attach the MCP manager (see `tools::mcp::register`).
-    pub fn set_mcp(&mut self, manager: Arc<crate::mcp::McpManager>) {
-        self.mcp = Some(manager);
+    /// Attach the source of tools that come and go (see `mcp::register`).
+    pub fn set_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.source = Some(source);
     }
 
-    /// The MCP manager, when MCP is set up.
-    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpManager>> {
-        self.mcp.as_ref()
+    /// The source of tools that come and go, when one is attached.
+    pub fn source(&self) -> Option<&Arc<dyn ToolSource>> {
+        self.source.as_ref()
     }
 
-    /// A tool by name: a registered one, else a connected MCP server's `server__tool`.
+    /// A tool by name: a registered one, else a live tool of the source.
     pub fn find(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.get(name)
             .cloned()
-            .or_else(|| self.mcp.as_ref().and_then(|m| m.tool(name)))
+            .or_else(|| self.source.as_ref().and_then(|m| m.tool(name)))
     }
 }
 

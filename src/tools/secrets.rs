@@ -10,7 +10,7 @@ use super::args::{opt_str, req_str};
 use super::port::Asked;
 use super::Behaviour;
 use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use crate::engine::transport::ASK_USER_WINDOW;
+use crate::protocol::ASK_USER_WINDOW;
 use crate::protocol::{Ending, Risk, StepKind};
 
 /// A secret's name: letters, digits, `-`, `_`, `.`; 1–64 characters.
@@ -136,7 +136,9 @@ impl Tool for SecretPrompt {
                 "{tool}: '{name}' is not a usable name (letters, digits, - _ . only, at most 64). Nothing was asked."
             ));
         }
-        if crate::engine::session::born_on_discord(&ctx.session) {
+        // Asked only where the owner is on their own surface (the page, the terminal):
+        // in a Discord channel everyone would see it, and nobody asked in an unknown one.
+        if ctx.origin != Some(crate::protocol::Origin::Owner) {
             return ToolOutput::refused_with(Ending::Policy, not_in_a_channel(tool, name));
         }
         let Some(engine) = &ctx.engine else {

@@ -121,7 +121,15 @@ async fn a_gated_shell_call_with_nobody_listening_feeds_back_the_unreachable_sen
             .push(Reply::text("I could not ask you, so nothing ran."));
         let res = r
             .engine
-            .run_turn(TurnRequest::text("s1", "ann", "touch that file"))
+            .run_turn(
+                TurnRequest::text(
+                    kotoba::protocol::Origin::Owner,
+                    "s1",
+                    "ann",
+                    "touch that file",
+                ),
+                kotoba::engine::TurnOptions::default(),
+            )
             .await;
         assert_eq!(res.status, TurnStatus::Completed, "{api}");
         let sent = r.server.requests();
@@ -150,7 +158,15 @@ async fn an_approved_shell_call_runs_for_real_and_its_output_is_cut_at_sixteen_t
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
-            .run_turn(TurnRequest::text("terminal:t", "me", "print many y"))
+            .run_turn(
+                TurnRequest::text(
+                    kotoba::protocol::Origin::Owner,
+                    "terminal:t",
+                    "me",
+                    "print many y",
+                ),
+                kotoba::engine::TurnOptions::default(),
+            )
             .await
     });
     let card = next_card(&mut rx).await;
@@ -189,7 +205,15 @@ async fn a_failing_command_closes_its_row_failed_from_the_exit_code() {
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
-            .run_turn(TurnRequest::text("terminal:t", "me", "try it"))
+            .run_turn(
+                TurnRequest::text(
+                    kotoba::protocol::Origin::Owner,
+                    "terminal:t",
+                    "me",
+                    "try it",
+                ),
+                kotoba::engine::TurnOptions::default(),
+            )
             .await
     });
     let card = next_card(&mut rx).await;
@@ -221,7 +245,15 @@ async fn a_denied_card_feeds_back_the_declined_sentence() {
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
-            .run_turn(TurnRequest::text("terminal:t", "me", "run it"))
+            .run_turn(
+                TurnRequest::text(
+                    kotoba::protocol::Origin::Owner,
+                    "terminal:t",
+                    "me",
+                    "run it",
+                ),
+                kotoba::engine::TurnOptions::default(),
+            )
             .await
     });
     let card = next_card(&mut rx).await;
@@ -250,7 +282,15 @@ async fn the_words_only_final_request_carries_no_tools() {
     r.server.push(Reply::text("You like green tea, I think."));
     let res = r
         .engine
-        .run_turn(TurnRequest::text("s1", "ann", "what tea do I like"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s1",
+                "ann",
+                "what tea do I like",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let sent = r.server.requests();
     assert!(sent[0].get("tools").is_some());
@@ -267,7 +307,10 @@ async fn bad_model_output_ends_the_turn_with_a_sentence_and_every_row_closed() {
         let mut rx = r.engine.session("s1").subscribe();
         let res = r
             .engine
-            .run_turn(TurnRequest::text("s1", "ann", "hi"))
+            .run_turn(
+                TurnRequest::text(kotoba::protocol::Origin::Owner, "s1", "ann", "hi"),
+                kotoba::engine::TurnOptions::default(),
+            )
             .await;
         assert_eq!(res.status, TurnStatus::Error, "{api}");
         assert!(res.text.contains("broke off"), "{api}: {}", res.text);
@@ -285,7 +328,10 @@ async fn bad_model_output_ends_the_turn_with_a_sentence_and_every_row_closed() {
     let mut rx = r.engine.session("s1").subscribe();
     let res = r
         .engine
-        .run_turn(TurnRequest::text("s1", "ann", "write a.txt"))
+        .run_turn(
+            TurnRequest::text(kotoba::protocol::Origin::Owner, "s1", "ann", "write a.txt"),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(res.text, "Sorry, I fumbled that.");
     let sent = r.server.requests();
@@ -307,7 +353,15 @@ async fn a_real_write_then_read_turn_leaves_the_file_in_the_workspace() {
     let mut rx = r.engine.session("s1").subscribe();
     let res = r
         .engine
-        .run_turn(TurnRequest::text("s1", "ann", "note: buy tea"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s1",
+                "ann",
+                "note: buy tea",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(res.text, "Saved and checked.");
     let on_disk =

@@ -37,13 +37,25 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
         ("tell me a joke", "a joke"),
     ] {
         model.push(Reply::text(answer));
-        engine.run_turn(TurnRequest::text("s", "ann", said)).await;
+        engine
+            .run_turn(
+                TurnRequest::text(kotoba::protocol::Origin::Owner, "s", "ann", said),
+                kotoba::engine::TurnOptions::default(),
+            )
+            .await;
     }
     // A hidden announce turn, and a hidden line holding the very words searched for.
     model.push(Reply::text("the job is done"));
-    let mut hidden = TurnRequest::text("s", "system", WORK_DONE_SENTINEL);
+    let mut hidden = TurnRequest::text(
+        kotoba::protocol::Origin::Owner,
+        "s",
+        "system",
+        WORK_DONE_SENTINEL,
+    );
     hidden.hidden = true;
-    engine.run_turn(hidden).await;
+    engine
+        .run_turn(hidden, kotoba::engine::TurnOptions::default())
+        .await;
     engine
         .store
         .append_message("s", "user", "system", "__work_done__ lighthouse teal", true)
@@ -51,11 +63,15 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
     // Another conversation saying the same words is not this one's past.
     model.push(Reply::text("ok"));
     engine
-        .run_turn(TurnRequest::text(
-            "other",
-            "bob",
-            "my lighthouse is teal too",
-        ))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "other",
+                "bob",
+                "my lighthouse is teal too",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
 
     model.push(Reply::call(
@@ -64,11 +80,15 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
     ));
     model.push(Reply::text("you said it was teal"));
     engine
-        .run_turn(TurnRequest::text(
-            "s",
-            "ann",
-            "what colour did I say my lighthouse was?",
-        ))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s",
+                "ann",
+                "what colour did I say my lighthouse was?",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let sent = model.requests();
     let fed = last_output(sent.last().unwrap());
@@ -90,7 +110,15 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
     model.push(Reply::call("session_search", json!({"query": "work_done"})));
     model.push(Reply::text("nothing"));
     engine
-        .run_turn(TurnRequest::text("s", "ann", "search for the job marker"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s",
+                "ann",
+                "search for the job marker",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let fed = last_output(model.requests().last().unwrap());
     assert!(
@@ -110,9 +138,16 @@ async fn a_reminder_set_before_a_restart_fires_once_at_its_time_after_it() {
             json!({"action": "create", "text": "stretch your legs", "in_minutes": 10}),
         ));
         model.push(Reply::text("I'll remind you."));
-        let mut req = TurnRequest::text("discord:42", "ann", "remind me to stretch in 10 minutes");
+        let mut req = TurnRequest::text(
+            kotoba::protocol::Origin::Owner,
+            "discord:42",
+            "ann",
+            "remind me to stretch in 10 minutes",
+        );
         req.register = Register::Voice;
-        app.engine.run_turn(req).await;
+        app.engine
+            .run_turn(req, kotoba::engine::TurnOptions::default())
+            .await;
         let fed = last_output(model.requests().last().unwrap());
         assert!(fed.contains("due in 10 min"), "{fed}");
     } // The process goes away.
@@ -163,7 +198,15 @@ async fn a_tools_own_frames_reach_the_sessions_bus_during_the_turn() {
     ));
     model.push(Reply::text("done"));
     app.engine
-        .run_turn(TurnRequest::text("s", "ann", "write me a poem file"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s",
+                "ann",
+                "write me a poem file",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let mut frames = Vec::new();
     while let Ok(ev) = bus.try_recv() {

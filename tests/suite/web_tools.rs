@@ -155,7 +155,10 @@ async fn web_extract_is_offered_only_after_a_link_and_withdrawn_after_one_failur
     let app = app_with(&model, home.path(), &[]);
     model.push(Reply::text("hello"));
     app.engine
-        .run_turn(TurnRequest::text("s", "ann", "hi there"))
+        .run_turn(
+            TurnRequest::text(kotoba::protocol::Origin::Owner, "s", "ann", "hi there"),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let missing = site.url("/missing");
     model.push(Reply::call("web_extract", json!({ "url": missing })));
@@ -165,7 +168,15 @@ async fn web_extract_is_offered_only_after_a_link_and_withdrawn_after_one_failur
     ));
     model.push(Reply::text("that page is gone"));
     app.engine
-        .run_turn(TurnRequest::text("s", "ann", format!("read {missing}")))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s",
+                "ann",
+                format!("read {missing}"),
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let sent = model.requests();
     assert!(!offered(&sent[0]).contains(&"web_extract".to_string()));
@@ -201,7 +212,15 @@ async fn web_search_is_offered_only_when_configured_and_notes_its_last_call() {
     }
     model.push(Reply::text("here is what I found"));
     app.engine
-        .run_turn(TurnRequest::text("s", "ann", "look up lighthouses"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                "s",
+                "ann",
+                "look up lighthouses",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     let sent = model.requests();
     assert!(offered(&sent[0]).contains(&"web_search".to_string()));

@@ -9,8 +9,8 @@ use serenity::all::{
 };
 use tokio::time::Instant;
 
-use crate::engine::Access;
-use crate::protocol::{TurnRequest, TurnStatus};
+use crate::engine::TurnOptions;
+use crate::protocol::{Origin, TurnRequest, TurnStatus};
 
 use super::rules::{self, Facts, FollowUp};
 use super::{reply, session_of, view, Bot};
@@ -114,17 +114,17 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         .global_name
         .clone()
         .unwrap_or_else(|| msg.author.name.clone());
+    let origin = Origin::Discord {
+        user: author,
+        owner: bot.is_owner(author),
+    };
+    let label = super::remind::author_label(&name, author);
     let req = TurnRequest {
         media,
-        ..TurnRequest::text(&session, super::remind::author_label(&name, author), text)
-    };
-    let access = if bot.is_owner(author) {
-        Access::Owner
-    } else {
-        Access::Guest
+        ..TurnRequest::text(origin, &session, label, text)
     };
     bot.askers.insert(session.clone(), author);
-    let result = bot.engine.run_turn_as(req, access).await;
+    let result = bot.engine.run_turn(req, TurnOptions::default()).await;
     typing.stop();
     if result.status == TurnStatus::Interrupted && result.text.trim().is_empty() {
         return;

@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::engine::{Answerer, Engine};
-use crate::protocol::{Decision, Frame, Phase, Register, TurnRequest};
+use crate::engine::{Answerer, Engine, TurnOptions};
+use crate::protocol::{Decision, Frame, Origin, Phase, Register, TurnRequest};
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
 pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
@@ -129,8 +129,11 @@ pub async fn run(
             )),
             _ => {
                 let engine = engine.clone();
-                let req = TurnRequest::text(session_id.clone(), "you", line);
-                turns.push(tokio::spawn(async move { engine.run_turn(req).await }));
+                // The person at the keyboard is the owner by construction.
+                let req = TurnRequest::text(Origin::Owner, session_id.clone(), "you", line);
+                turns.push(tokio::spawn(async move {
+                    engine.run_turn(req, TurnOptions::default()).await
+                }));
             }
         }
     }

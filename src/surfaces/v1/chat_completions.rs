@@ -23,8 +23,8 @@ use tokio::time::Instant;
 
 use super::errors::V1Error;
 use super::{auth, V1};
-use crate::engine::WORK_DONE_SENTINEL;
-use crate::protocol::{Channel, Frame, Register, TurnRequest};
+use crate::engine::{TurnOptions, WORK_DONE_SENTINEL};
+use crate::protocol::{Channel, Frame, Origin, Register, TurnRequest};
 use crate::surfaces::web::{engine_session, parse_session_id, MODEL_NAME};
 
 /// The header that may name the session when the body's `user` does not.
@@ -191,6 +191,8 @@ pub fn v1_turn(session_id: &str, text: &str) -> TurnRequest {
         replace_running: true,
         hidden: text.trim_start().starts_with(WORK_DONE_SENTINEL),
         media: Vec::new(),
+        // The API key's holder (or loopback with none set) is the owner.
+        origin: Origin::Owner,
     }
 }
 
@@ -303,7 +305,11 @@ impl Reply {
 
 async fn whole_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
     let engine = st.engine.clone();
-    let result = match tokio::spawn(async move { engine.run_turn(turn).await }).await {
+    let result = match tokio::spawn(
+        async move { engine.run_turn(turn, TurnOptions::default()).await },
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => {
             tracing::error!("a /v1 turn task failed: {e}");
@@ -330,7 +336,8 @@ fn stream_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
     let (tap_tx, mut tap_rx) = mpsc::unbounded_channel();
     let engine = st.engine.clone();
     tokio::spawn(async move {
-        engine.run_turn_tapped(turn, Some(tap_tx)).await;
+        let options = TurnOptions { tap: Some(tap_tx) };
+        engine.run_turn(turn, options).await;
     });
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let keepalive = st.options.v1_keepalive;

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{engine_session, json_error, parse_session_id, Shared};
-use crate::engine::WORK_DONE_SENTINEL;
-use crate::protocol::{Channel, Register, TurnRequest};
+use crate::engine::{TurnOptions, WORK_DONE_SENTINEL};
+use crate::protocol::{Channel, Origin, Register, TurnRequest};
 
 /// The longest typed message accepted, in characters.
 const MAX_CHARS: usize = 16_000;
@@ -37,7 +37,8 @@ pub(crate) fn typed_turn(session: &str, text: &str, text_only: bool) -> TurnRequ
             Register::Voice
         },
         channel: Channel::Text,
-        ..TurnRequest::text(session, "web", text)
+        // Behind the page's password (or loopback-only with none set): the owner.
+        ..TurnRequest::text(Origin::Owner, session, "web", text)
     }
 }
 
@@ -80,7 +81,7 @@ pub(super) async fn message(
     let req = typed_turn(&engine_session(&id), text, m.text_only);
     let engine = st.engine.clone();
     tokio::spawn(async move {
-        engine.run_turn(req).await;
+        engine.run_turn(req, TurnOptions::default()).await;
     });
     (StatusCode::ACCEPTED, Json(json!({ "session": id }))).into_response()
 }

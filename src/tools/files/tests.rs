@@ -1,5 +1,7 @@
 //! Tests of the file family: workspace confinement, paging, search caps, size limits.
 
+use std::path::PathBuf;
+
 use super::*;
 use crate::tools::shell::tests::ctx_in;
 

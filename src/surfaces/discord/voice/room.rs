@@ -14,8 +14,8 @@ use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
 use super::speaker::{Speaker, SpeakerNote};
-use crate::engine::{Access, Engine};
-use crate::protocol::{Channel, Event, Frame, Phase, Register, TurnRequest};
+use crate::engine::{Engine, TurnOptions};
+use crate::protocol::{Channel, Event, Frame, Origin, Phase, Register, TurnRequest};
 use crate::speech::audio::FRAME;
 use crate::speech::endpoint::{ends_unsure, EndpointSettings, Endpointer, Heard as Ear};
 use crate::speech::filter::Sentences;
@@ -534,10 +534,9 @@ impl Room {
             turn_started: now,
             ..t
         });
-        let access = if self.parts.side.is_owner(user) {
-            Access::Owner
-        } else {
-            Access::Guest
+        let origin = Origin::Discord {
+            user,
+            owner: self.parts.side.is_owner(user),
         };
         let req = TurnRequest {
             session: self.parts.session.clone(),
@@ -549,11 +548,12 @@ impl Room {
             replace_running: true,
             hidden: false,
             media: Vec::new(),
+            origin,
         };
         let (tap, mut frames) = mpsc::unbounded_channel();
         let engine = self.parts.engine.clone();
         tokio::spawn(async move {
-            engine.run_turn_full(req, access, Some(tap)).await;
+            engine.run_turn(req, TurnOptions { tap: Some(tap) }).await;
         });
         let tx = self.events_tx.clone();
         tokio::spawn(async move {

@@ -110,8 +110,17 @@ async fn a_written_turn_in_the_voice_chat_is_not_spoken() {
         Mouth::new(Duration::from_millis(500)),
         1,
     );
-    let req = crate::protocol::TurnRequest::text(SESSION, "Alice", "check the logs");
-    let r = s.rig.engine.run_turn(req).await;
+    let req = crate::protocol::TurnRequest::text(
+        crate::protocol::Origin::Owner,
+        SESSION,
+        "Alice",
+        "check the logs",
+    );
+    let r = s
+        .rig
+        .engine
+        .run_turn(req, crate::engine::TurnOptions::default())
+        .await;
     assert_eq!(r.text, "All done.");
     s.wait(1.0).await;
     assert!(s.mouth.lines().is_empty(), "{:?}", s.mouth.lines());

@@ -8,11 +8,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::args::req_str;
-use super::Behaviour;
-use super::{Registry, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use crate::mcp::{job_key, McpManager};
+use super::{job_key, McpManager};
 use crate::protocol::{Risk, StepKind};
+use crate::tools::args::req_str;
+use crate::tools::{
+    Behaviour, Registry, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec,
+};
 
 /// Register mcp_find, mcp_install and activate_tools, and hand the registry the
 /// manager so the engine can find `server__tool` names and offer active servers.
@@ -20,7 +21,7 @@ pub fn register(registry: &mut Registry, manager: Arc<McpManager>) {
     registry.register(Arc::new(McpFind::new(manager.clone())));
     registry.register(Arc::new(McpInstall::new(manager.clone())));
     registry.register(Arc::new(ActivateTools::new(manager.clone())));
-    registry.set_mcp(manager);
+    registry.set_source(manager);
 }
 
 fn spec(
