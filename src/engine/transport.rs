@@ -1,6 +1,7 @@
 //! The transport mark and the numbers it decides: the three constants, `el_agent_turn`,
 //! the approval window (channel × transport) and a tool's budget (engine.md §1, §3).
-//! These constants live here only: the settings default and the job budget read them.
+//! These constants live here only (`WORK_TIMEOUT` is defined by config, below the
+//! engine, as `work_timeout`'s default, and re-exported here): the job budget reads them.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use crate::tools::{ToolContext, ToolSpec};
 /// ElevenLabs' hard cap on one agent conversation.
 pub const EL_MAX_DURATION: Duration = Duration::from_secs(1800);
 /// Compute seconds a background job gets when nothing external holds a clock over it.
-pub const WORK_TIMEOUT: Duration = Duration::from_secs(3600);
+pub use crate::config::WORK_TIMEOUT;
 /// The same budget for a job born inside an ElevenLabs call (under the 1800 s cap).
 pub const WORK_TIMEOUT_EL_BOUND: Duration = Duration::from_secs(1500);
 

@@ -13,7 +13,7 @@ use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
-use super::config::{McpServer, McpTransport};
+use crate::config::mcp::{McpServer, McpTransport};
 use crate::protocol::{Risk, StepKind};
 use crate::tools::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 

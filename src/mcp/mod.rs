@@ -3,7 +3,6 @@
 //! each job activated (deferred loading, engine.md §4), and searches the catalogue.
 
 pub mod client;
-pub mod config;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -12,7 +11,7 @@ use crate::config::Config;
 use crate::tools::Tool;
 
 use self::client::Connection;
-use self::config::{CatalogueEntry, McpServer};
+use crate::config::mcp::{CatalogueEntry, McpServer};
 
 /// The server that is always active in work mode, when configured.
 pub const ALWAYS_ACTIVE: &str = "browser";

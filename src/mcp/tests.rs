@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::json;
 use serde_yaml_ng::Value;
 
-use super::config::{parse_catalogue, parse_servers, McpTransport};
 use super::*;
+use crate::config::mcp::{parse_catalogue, parse_servers, McpTransport};
 use crate::protocol::{Mode, Risk, StepKind};
 use crate::tools::{Scope, ToolContext};
 
