@@ -8,8 +8,9 @@
 pub mod app;
 /// Children die with her: the mark, PR_SET_PDEATHSIG, leftovers ended at start-up.
 pub mod children;
-/// Configuration: paths and env (`mod.rs`), companion caps (`caps.rs`), the live
-/// settings.yaml (`settings.rs`).
+/// Configuration: paths and env (`mod.rs`), the table of settings keys (`keys.rs`) and
+/// of environment variables (`env.rs`), companion caps (`caps.rs`), the typed settings
+/// (`settings.rs`) read live from settings.yaml (`live.rs`), MCP settings (`mcp.rs`).
 pub mod config;
 /// Path confinement to the workspace, shared by the gate and the file tools.
 pub mod confine;

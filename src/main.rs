@@ -63,9 +63,10 @@ enum GateCommand {
 }
 
 fn init_logging(to_stderr: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KOTOBA_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(if to_stderr { "info" } else { "warn" })
-    });
+    let filter = tracing_subscriber::EnvFilter::try_from_env(kotoba::config::env::LOG_ENV)
+        .unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new(if to_stderr { "info" } else { "warn" })
+        });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

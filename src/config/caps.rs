@@ -1,18 +1,19 @@
 //! Companion caps, read once from the environment at start (engine.md §2). A blank or
-//! non-numeric value falls back to the default with one warning.
+//! non-numeric value falls back to the default with one warning. [`CAPS`] is the one
+//! place their variable names are spelled.
 
 /// Per-turn caps of a companion turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompanionCaps {
-    /// `KOTOBA_MAX_TOOL_CALLS` (8): tool calls per turn.
+    /// Tool calls per turn.
     pub max_tool_calls: u32,
-    /// `KOTOBA_FAIL_LIMIT` (2): failures per turn before tools are withdrawn.
+    /// Failures per turn before tools are withdrawn.
     pub fail_limit: u32,
-    /// `KOTOBA_PER_TOOL_LIMIT` (3): calls of one tool per turn.
+    /// Calls of one tool per turn.
     pub per_tool_limit: u32,
-    /// `KOTOBA_DELEGATE_LIMIT` (3): delegate calls per turn.
+    /// Delegate calls per turn.
     pub delegate_limit: u32,
-    /// `KOTOBA_WEB_SEARCH_LIMIT` (8): web searches per turn.
+    /// Web searches per turn.
     pub web_search_limit: u32,
 }
 
@@ -28,15 +29,55 @@ impl Default for CompanionCaps {
     }
 }
 
+/// One cap: its environment variable and the field it fills.
+pub struct Cap {
+    /// The environment variable.
+    pub name: &'static str,
+    field: fn(&mut CompanionCaps) -> &mut u32,
+}
+
+impl Cap {
+    /// Its default.
+    pub fn default_value(&self) -> u32 {
+        *(self.field)(&mut CompanionCaps::default())
+    }
+}
+
+/// Every companion cap.
+pub const CAPS: &[Cap] = &[
+    Cap {
+        name: "KOTOBA_MAX_TOOL_CALLS",
+        field: |c| &mut c.max_tool_calls,
+    },
+    Cap {
+        name: "KOTOBA_FAIL_LIMIT",
+        field: |c| &mut c.fail_limit,
+    },
+    Cap {
+        name: "KOTOBA_PER_TOOL_LIMIT",
+        field: |c| &mut c.per_tool_limit,
+    },
+    Cap {
+        name: "KOTOBA_DELEGATE_LIMIT",
+        field: |c| &mut c.delegate_limit,
+    },
+    Cap {
+        name: "KOTOBA_WEB_SEARCH_LIMIT",
+        field: |c| &mut c.web_search_limit,
+    },
+];
+
 impl CompanionCaps {
     /// Read each cap from `get`; a blank or non-numeric value keeps the default and
     /// logs one warning naming the variable.
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
-        let d = CompanionCaps::default();
-        let read = |name: &str, default: u32| -> u32 {
-            match get(name) {
-                None => default,
-                Some(v) => match v.trim().parse::<u32>() {
+        let mut caps = CompanionCaps::default();
+        for cap in CAPS {
+            let name = cap.name;
+            let slot = (cap.field)(&mut caps);
+            let default = *slot;
+            if let Some(v) = get(name) {
+                *slot = match v.trim().parse::<u32>() {
                     Ok(n) if n >= 1 => n,
                     _ => {
                         tracing::warn!(
@@ -44,16 +85,10 @@ impl CompanionCaps {
                         );
                         default
                     }
-                },
+                };
             }
-        };
-        CompanionCaps {
-            max_tool_calls: read("KOTOBA_MAX_TOOL_CALLS", d.max_tool_calls),
-            fail_limit: read("KOTOBA_FAIL_LIMIT", d.fail_limit),
-            per_tool_limit: read("KOTOBA_PER_TOOL_LIMIT", d.per_tool_limit),
-            delegate_limit: read("KOTOBA_DELEGATE_LIMIT", d.delegate_limit),
-            web_search_limit: read("KOTOBA_WEB_SEARCH_LIMIT", d.web_search_limit),
         }
+        caps
     }
 }
 

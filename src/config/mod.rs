@@ -1,10 +1,17 @@
 //! Configuration: the data folder and its paths, companion caps read once from the
 //! environment, and settings.yaml whose live keys are re-read on use (validated key by
-//! key: a bad value names the key and keeps the last good one).
+//! key: a bad value names the key and keeps the last good one). The keys are one table
+//! (`keys.rs`), the environment variables another (`env.rs`); the README is checked
+//! against both (`readme.rs`).
 
 mod caps;
+pub mod env;
+pub mod keys;
 pub mod listing;
+mod live;
 pub mod mcp;
+#[cfg(test)]
+mod readme;
 mod settings;
 
 use std::collections::HashMap;
@@ -14,39 +21,8 @@ use std::sync::{Arc, Mutex};
 pub use caps::CompanionCaps;
 pub use settings::{
     ApiStyle, Secret, SettingError, Settings, SttProvider, TtsProvider, VoiceMode, VoiceSettings,
+    WORK_TIMEOUT,
 };
-
-/// Every environment name Kotoba reads, so the README can list them and tests can
-/// build a [`Config`] without touching the process environment.
-pub const ENV_NAMES: &[&str] = &[
-    "KOTOBA_HOME",
-    "KOTOBA_SETTINGS",
-    "KOTOBA_LLM_BASE_URL",
-    "KOTOBA_LLM_API",
-    "KOTOBA_MODEL",
-    "KOTOBA_REASONING_EFFORT",
-    "OPENAI_API_KEY",
-    "KOTOBA_MAX_TOOL_CALLS",
-    "KOTOBA_FAIL_LIMIT",
-    "KOTOBA_PER_TOOL_LIMIT",
-    "KOTOBA_DELEGATE_LIMIT",
-    "KOTOBA_WEB_SEARCH_LIMIT",
-    "KOTOBA_MASTER_KEY",
-    "KOTOBA_WEB_SEARCH_URL",
-    "DISCORD_TOKEN",
-    "KOTOBA_DISCORD_OWNER_IDS",
-    "KOTOBA_DISCORD_GUILDS",
-    "KOTOBA_DISCORD_HOME_CHANNELS",
-    "KOTOBA_DISCORD_API_BASE",
-    "KOTOBA_WEB_ADDR",
-    "KOTOBA_WEB_PASSWORD",
-    "KOTOBA_API_KEY",
-    "KOTOBA_STT_PROVIDER",
-    "KOTOBA_STT_BASE_URL",
-    "KOTOBA_TTS_PROVIDER",
-    "KOTOBA_TTS_BASE_URL",
-    "ELEVENLABS_API_KEY",
-];
 
 /// Where things live.
 #[derive(Debug, Clone)]
@@ -81,14 +57,13 @@ pub struct Config {
     /// Companion caps, read once at start.
     pub caps: CompanionCaps,
     env: HashMap<String, String>,
-    live: Mutex<settings::LiveState>,
+    live: Mutex<live::LiveState>,
 }
 
 impl Config {
     /// Load from the process environment (main only; tests use [`Config::from_env_map`]).
     pub fn from_process_env() -> Arc<Config> {
-        let env: HashMap<String, String> = ENV_NAMES
-            .iter()
+        let env: HashMap<String, String> = env::names()
             .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
             .collect();
         Config::from_env_map(env)
@@ -111,7 +86,7 @@ impl Config {
             paths,
             caps,
             env,
-            live: Mutex::new(settings::LiveState::default()),
+            live: Mutex::new(live::LiveState::default()),
         })
     }
 
@@ -174,13 +149,13 @@ impl Config {
     /// Validate and write one key of settings.yaml. A bad value is refused with an
     /// error naming the key, and the file is left as it was.
     pub fn set(&self, key: &str, value: &str) -> Result<(), SettingError> {
-        settings::write_key(&self.paths.settings, key, value)
+        live::write_key(&self.paths.settings, key, value)
     }
 
     /// Validate `value` for `key` as [`Config::set`] would, writing nothing (a save of
     /// several keys checks them all before it writes one).
     pub fn check(&self, key: &str, value: &str) -> Result<(), SettingError> {
-        settings::check_key(key, value).map(|_| ())
+        live::check_key(key, value).map(|_| ())
     }
 
     /// The listing of every live settings.yaml key (docs/surfaces.md).

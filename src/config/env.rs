@@ -1,0 +1,137 @@
+//! The one table of environment variables Kotoba reads: each name, how the README
+//! shows its default, and its doc line. A variable that overrides a settings.yaml key
+//! names the key and takes its default from it; the companion caps come from
+//! `caps.rs`. [`Config`](super::Config) loads exactly these names.
+
+use super::caps::CAPS;
+use super::keys::{self, Key};
+
+/// What a variable's default is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvDefault {
+    /// Its own, as the README's default cell shows it.
+    Shown(&'static str),
+    /// It overrides this settings.yaml key: the key's default.
+    Setting(&'static str),
+}
+
+/// One environment variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvVar {
+    /// The variable's name.
+    pub name: &'static str,
+    /// Its default.
+    pub default: EnvDefault,
+    /// One line saying what it is for.
+    pub doc: &'static str,
+}
+
+/// The log filter, read by `main` before the configuration is loaded.
+pub const LOG_ENV: &str = "KOTOBA_LOG";
+
+const fn own(name: &'static str, default: &'static str, doc: &'static str) -> EnvVar {
+    EnvVar {
+        name,
+        default: EnvDefault::Shown(default),
+        doc,
+    }
+}
+
+const fn sets(name: &'static str, key: &'static str) -> EnvVar {
+    EnvVar {
+        name,
+        default: EnvDefault::Setting(key),
+        doc: "overrides the settings.yaml key of the same meaning",
+    }
+}
+
+/// Every variable but the companion caps ([`CAPS`]).
+pub const ENV: &[EnvVar] = &[
+    own("KOTOBA_HOME", "`~/.kotoba`", "the data folder"),
+    own(
+        "KOTOBA_SETTINGS",
+        "`$KOTOBA_HOME/settings.yaml`",
+        "the settings file",
+    ),
+    sets("KOTOBA_LLM_BASE_URL", "base_url"),
+    sets("KOTOBA_LLM_API", "api"),
+    sets("KOTOBA_MODEL", "model"),
+    sets("KOTOBA_REASONING_EFFORT", "reasoning_effort"),
+    own(
+        "OPENAI_API_KEY",
+        "none",
+        "the model key (the name is the api_key_env setting)",
+    ),
+    own(
+        "KOTOBA_MASTER_KEY",
+        "none (then `$KOTOBA_HOME/keystore.key`, created with mode 0600 on first use)",
+        "the keystore's master key: base64 of 32 bytes",
+    ),
+    sets("KOTOBA_WEB_SEARCH_URL", "web_search_url"),
+    own("DISCORD_TOKEN", "none", "the bot token"),
+    own(
+        "KOTOBA_DISCORD_OWNER_IDS",
+        "none",
+        "Discord owner ids, added to the owners setting",
+    ),
+    own(
+        "KOTOBA_DISCORD_GUILDS",
+        "none (every guild)",
+        "the guild allow-list",
+    ),
+    own(
+        "KOTOBA_DISCORD_HOME_CHANNELS",
+        "none",
+        "channels where she answers without a mention",
+    ),
+    sets("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
+    own(
+        LOG_ENV,
+        "`info` for serve, `warn` otherwise",
+        "the log filter (tracing EnvFilter syntax)",
+    ),
+    sets("KOTOBA_WEB_ADDR", "web_addr"),
+    sets("KOTOBA_WEB_PASSWORD", "web_password"),
+    own("KOTOBA_API_KEY", "none", "the bearer key /v1 requires"),
+    sets("KOTOBA_STT_PROVIDER", "stt.provider"),
+    sets("KOTOBA_STT_BASE_URL", "stt.base_url"),
+    sets("KOTOBA_TTS_PROVIDER", "tts.provider"),
+    sets("KOTOBA_TTS_BASE_URL", "tts.base_url"),
+    own(
+        "ELEVENLABS_API_KEY",
+        "none",
+        "the ElevenLabs key (the name is the stt/tts api_key_env setting)",
+    ),
+];
+
+/// Every name Kotoba reads: [`ENV`] and the companion caps.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ENV.iter()
+        .map(|v| v.name)
+        .chain(CAPS.iter().map(|c| c.name))
+}
+
+/// Each variable that overrides a settings.yaml key, with its key.
+pub(super) fn overrides() -> impl Iterator<Item = (&'static str, &'static Key)> {
+    ENV.iter().filter_map(|v| match v.default {
+        EnvDefault::Setting(key) => keys::find(key).map(|k| (v.name, k)),
+        EnvDefault::Shown(_) => None,
+    })
+}
+
+/// Every variable with the README's default cell for it.
+pub fn readme_defaults() -> Vec<(&'static str, String)> {
+    let own = ENV.iter().map(|v| {
+        let default = match v.default {
+            EnvDefault::Shown(text) => text.to_string(),
+            EnvDefault::Setting(key) => {
+                keys::find(key).map(Key::readme_default).unwrap_or_default()
+            }
+        };
+        (v.name, default)
+    });
+    let caps = CAPS
+        .iter()
+        .map(|c| (c.name, format!("`{}`", c.default_value())));
+    own.chain(caps).collect()
+}

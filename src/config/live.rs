@@ -1,0 +1,251 @@
+//! settings.yaml on disk: reading it live (re-read when it changed; each key of the
+//! table validated on its own, a bad value keeping its last good one and naming the
+//! key; a nested section read as its dotted keys) and writing one checked key.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde_yaml_ng::{Mapping, Value};
+
+use super::keys::{self, KEYS};
+use super::settings::{SettingError, Settings};
+
+/// A nested section (`stt: {provider: local}`) read as its dotted keys
+/// (`stt.provider: local`); a dotted key written flat wins over the nested one.
+fn flatten_sections(map: &mut Mapping) {
+    for section in keys::sections() {
+        let Some(Value::Mapping(inner)) = map.remove(section) else {
+            continue;
+        };
+        for (k, v) in inner {
+            if let Some(k) = k.as_str() {
+                let key = Value::String(format!("{section}.{k}"));
+                if !map.contains_key(&key) {
+                    map.insert(key, v);
+                }
+            }
+        }
+    }
+}
+
+/// The cached state of settings.yaml between reads.
+#[derive(Debug, Default)]
+pub(super) struct LiveState {
+    stamp: Option<(SystemTime, u64)>,
+    read_once: bool,
+    pub(super) current: Settings,
+    pub(super) warnings: Vec<String>,
+}
+
+impl LiveState {
+    /// Re-read the file if it changed since the last read.
+    pub(super) fn refresh(&mut self, path: &Path) {
+        let stamp = std::fs::metadata(path)
+            .ok()
+            .and_then(|m| Some((m.modified().ok()?, m.len())));
+        if self.read_once && stamp == self.stamp {
+            return;
+        }
+        self.read_once = true;
+        self.stamp = stamp;
+        self.warnings.clear();
+        let Some(_) = stamp else {
+            // No file: defaults (a deleted file returns to defaults).
+            self.current = Settings::default();
+            return;
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                return self.warn(format!(
+                    "settings file {}: {e}; keeping the last good settings",
+                    path.display()
+                ))
+            }
+        };
+        let mut map: Mapping = match serde_yaml_ng::from_str::<Option<Mapping>>(&text) {
+            Ok(m) => m.unwrap_or_default(),
+            Err(e) => {
+                return self.warn(format!(
+                    "settings file {} is not valid YAML ({e}); keeping the last good settings",
+                    path.display()
+                ))
+            }
+        };
+        flatten_sections(&mut map);
+        let mut next = Settings::default();
+        for key in KEYS {
+            let Some(v) = map.get(key.name) else {
+                continue;
+            };
+            match (key.apply)(&mut next, v) {
+                Ok(skipped) => {
+                    for w in skipped {
+                        self.warn(w);
+                    }
+                }
+                Err(reason) => {
+                    // Keep the last good value of this key.
+                    (key.keep)(&mut next, &self.current);
+                    let name = key.name;
+                    self.warn(format!(
+                        "setting '{name}': {reason}; keeping {name} as it was"
+                    ));
+                }
+            }
+        }
+        for k in map.keys() {
+            if let Some(k) = k.as_str() {
+                if keys::find(k).is_none() {
+                    self.warn(format!("setting '{k}' is not a setting; ignored"));
+                }
+            }
+        }
+        self.current = next;
+    }
+
+    fn warn(&mut self, w: String) {
+        tracing::warn!("{w}");
+        self.warnings.push(w);
+    }
+}
+
+/// Validate `value` (YAML text) for `key`, writing nothing; the value as YAML.
+pub(super) fn check_key(key: &str, value: &str) -> Result<Value, SettingError> {
+    let Some(k) = keys::find(key) else {
+        return Err(SettingError::UnknownKey(key.to_string()));
+    };
+    let v: Value =
+        serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let mut probe = Settings::default();
+    (k.apply)(&mut probe, &v).map_err(|reason| SettingError::BadValue {
+        key: key.to_string(),
+        reason,
+    })?;
+    Ok(v)
+}
+
+/// Validate `value` (YAML text) for `key` and write it into the file at `path`.
+pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), SettingError> {
+    let v = check_key(key, value)?;
+    let io = |e: String| SettingError::Io {
+        path: path.display().to_string(),
+        reason: e,
+    };
+    let mut map: Mapping = match std::fs::read_to_string(path) {
+        Ok(t) => serde_yaml_ng::from_str::<Option<Mapping>>(&t)
+            .map_err(|e| io(e.to_string()))?
+            .unwrap_or_default(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
+        Err(e) => return Err(io(e.to_string())),
+    };
+    map.insert(Value::String(key.to_string()), v);
+    let text = serde_yaml_ng::to_string(&map).map_err(|e| io(e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+    }
+    let tmp = path.with_extension("yaml.tmp");
+    std::fs::write(&tmp, text).map_err(|e| io(e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ApiStyle, SttProvider, TtsProvider};
+
+    fn write(path: &Path, body: &str) {
+        std::fs::write(path, body).unwrap();
+        // Make sure the stamp changes even within one mtime tick.
+    }
+
+    #[test]
+    fn a_bad_setting_names_the_key_and_keeps_the_last_good_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        write(&path, "work_max_iter: 12\nmodel: m1\n");
+        live.refresh(&path);
+        assert_eq!(live.current.work_max_iter, 12);
+        write(&path, "work_max_iter: zero-ish\nmodel: m2\n# pad\n");
+        live.refresh(&path);
+        assert_eq!(live.current.work_max_iter, 12, "last good value kept");
+        assert_eq!(live.current.model, "m2", "other keys still apply");
+        assert!(
+            live.warnings.iter().any(|w| w.contains("work_max_iter")),
+            "{:?}",
+            live.warnings
+        );
+    }
+
+    #[test]
+    fn voice_keys_read_nested_or_dotted_and_a_bad_one_keeps_the_last_good_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        write(
+            &path,
+            "stt:\n  provider: local\n  language: en\ntts.provider: espeak\nvoice:\n  silence_commit: 0.8\n  aliases: [koto, kobo]\n",
+        );
+        live.refresh(&path);
+        let v = &live.current.voice;
+        assert_eq!(v.stt_provider, SttProvider::Local);
+        assert_eq!(v.stt_language, "en");
+        assert_eq!(v.tts_provider, TtsProvider::Espeak);
+        assert_eq!(v.silence_commit, 0.8);
+        assert_eq!(v.unsure_commit, 2.0, "defaults stay");
+        assert_eq!(v.aliases, ["koto", "kobo"]);
+        assert!(live.warnings.is_empty(), "{:?}", live.warnings);
+        write(
+            &path,
+            "stt:\n  provider: telepathy\nvoice.silence_commit: -3\ntts.provider: espeak\n# pad\n",
+        );
+        live.refresh(&path);
+        assert_eq!(
+            live.current.voice.stt_provider,
+            SttProvider::Local,
+            "last good kept"
+        );
+        assert_eq!(live.current.voice.silence_commit, 0.8, "last good kept");
+        assert!(
+            live.warnings.iter().any(|w| w.contains("stt.provider")),
+            "{:?}",
+            live.warnings
+        );
+        assert!(
+            live.warnings
+                .iter()
+                .any(|w| w.contains("voice.silence_commit")),
+            "{:?}",
+            live.warnings
+        );
+    }
+
+    #[test]
+    fn a_bad_first_value_keeps_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        write(&path, "work_timeout: 5\napi: soap\n");
+        let mut live = LiveState::default();
+        live.refresh(&path);
+        assert_eq!(live.current.work_timeout, 3600);
+        assert_eq!(live.current.api, ApiStyle::Responses);
+        assert_eq!(live.warnings.len(), 2);
+    }
+
+    #[test]
+    fn writing_a_bad_value_is_refused_naming_the_key_and_the_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        write_key(&path, "work_fail_limit", "9").unwrap();
+        let err = write_key(&path, "work_fail_limit", "0").unwrap_err();
+        assert!(err.to_string().contains("work_fail_limit"), "{err}");
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("work_fail_limit: 9"));
+        assert!(matches!(
+            write_key(&path, "colour", "red"),
+            Err(SettingError::UnknownKey(_))
+        ));
+    }
+}
