@@ -139,7 +139,7 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     }
     let stop = stop_signal()?;
     let shutdown = tokio_util::sync::CancellationToken::new();
-    let web = kotoba::surfaces::web::start(&app, shutdown.clone()).await?;
+    let web = kotoba::surfaces::http::start(&app, shutdown.clone()).await?;
     let discord = kotoba::surfaces::discord::start(&app, shutdown.clone());
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",

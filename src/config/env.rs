@@ -4,7 +4,10 @@
 //! `caps.rs`. [`Config`](super::Config) loads exactly these names.
 
 use super::caps::CAPS;
+use serde_yaml_ng::Value;
+
 use super::keys::{self, Key};
+use super::settings::Settings;
 
 /// What a variable's default is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,4 +137,19 @@ pub fn readme_defaults() -> Vec<(&'static str, String)> {
         .iter()
         .map(|c| (c.name, format!("`{}`", c.default_value())));
     own.chain(caps).collect()
+}
+
+impl Settings {
+    /// Apply environment overrides (an env variable beats the file): each variable of
+    /// [`ENV`](ENV) that overrides a key. A bad env value is ignored with a
+    /// warning naming it.
+    pub fn apply_env<'a>(&mut self, get: impl Fn(&str) -> Option<&'a str>) {
+        for (env, key) in overrides() {
+            if let Some(v) = get(env) {
+                if let Err(e) = (key.apply)(self, &Value::String(v.to_string())) {
+                    tracing::warn!("{env}: {e}");
+                }
+            }
+        }
+    }
 }

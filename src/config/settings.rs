@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use serde_yaml_ng::Value;
-
 use super::mcp::{CatalogueEntry, McpServer};
 
 /// `work_timeout`'s default: the contract's job budget, defined once in `protocol`.
@@ -30,7 +28,7 @@ pub enum VoiceMode {
 }
 
 /// The live settings, defaults filled in. Each field is one key of
-/// [`KEYS`](super::keys::KEYS), which names it, validates it and documents it.
+/// the table of keys (`config/keys.rs`), which names it, validates it and documents it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// The model name.
@@ -215,19 +213,6 @@ impl Settings {
     pub fn is_reasoning_model(&self) -> bool {
         let e = self.reasoning_effort.trim().to_ascii_lowercase();
         !(e.is_empty() || e == "off" || e == "none")
-    }
-
-    /// Apply environment overrides (an env variable beats the file): each variable of
-    /// [`ENV`](super::env::ENV) that overrides a key. A bad env value is ignored with a
-    /// warning naming it.
-    pub fn apply_env<'a>(&mut self, get: impl Fn(&str) -> Option<&'a str>) {
-        for (env, key) in super::env::overrides() {
-            if let Some(v) = get(env) {
-                if let Err(e) = (key.apply)(self, &Value::String(v.to_string())) {
-                    tracing::warn!("{env}: {e}");
-                }
-            }
-        }
     }
 }
 

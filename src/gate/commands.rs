@@ -3,7 +3,7 @@
 //! path normalisation, formats, power control through any service manager, key and
 //! history wipes through any tool that deletes or truncates.
 
-use super::danger::{
+use super::finding::{
     found, Finding, DELETE_ROOT_OR_HOME, FILESYSTEM_FORMAT, HISTORY_OR_KEY_WIPE, POWER_CONTROL,
     PRIVILEGE_ESCALATION, RAW_DISK_WRITE, RECURSIVE_CHMOD_ROOT, RECURSIVE_DELETE, TRUNCATE_SHRED,
 };

@@ -5,7 +5,7 @@
 //! a literal that would be dangerous as a shell line counts wherever it stands.
 
 use super::commands::{is_secret_path, write_target};
-use super::danger::{
+use super::finding::{
     found, Finding, FORK_BOMB, HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL, RECURSIVE_DELETE,
 };
 

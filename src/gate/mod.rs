@@ -7,13 +7,14 @@ mod braces;
 mod classify;
 mod commands;
 mod danger;
+mod finding;
 mod interp;
 mod paths;
 mod python;
 mod shell_words;
 
 pub use classify::classify;
-pub use danger::{
+pub use finding::{
     DELETE_ROOT_OR_HOME, DESTRUCTIVE_FIND, FILESYSTEM_FORMAT, FORK_BOMB, HISTORY_OR_KEY_WIPE,
     PIPE_TO_SHELL, POWER_CONTROL, PRIVILEGE_ESCALATION, RAW_DISK_WRITE, RECURSIVE_CHMOD_ROOT,
     RECURSIVE_DELETE, TOO_COMPLEX, TRUNCATE_SHRED,

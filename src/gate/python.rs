@@ -6,13 +6,12 @@
 //! or `open` passed around as a value, text it cannot tokenize) is dangerous too:
 //! asking costs a click, missing costs the machine.
 
-mod calls;
 mod lex;
 mod names;
 mod scan;
 mod strings;
 
-use super::danger::Finding;
+use super::finding::Finding;
 
 /// shutil.rmtree, os.removedirs and their kin.
 pub const TREE_DELETION: &str = "tree deletion";

@@ -19,7 +19,6 @@ pub mod code;
 pub mod cron;
 pub mod delegate;
 pub mod discord;
-pub mod discord_voice;
 pub mod files;
 pub mod memory;
 pub mod patch;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kotoba::protocol::Frame;
 use kotoba::store::GrantScope;
-use kotoba::surfaces::web::{self, WebOptions};
+use kotoba::surfaces::web::WebOptions;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -75,7 +75,7 @@ async fn with_no_model_key_the_server_starts_and_the_status_says_exactly_what_to
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
-    let task = tokio::spawn(web::serve(
+    let task = tokio::spawn(kotoba::surfaces::http::serve(
         app.engine.clone(),
         options(),
         listener,
@@ -386,7 +386,7 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
 async fn serve_refuses_a_non_loopback_listener_without_a_password() {
     let r = start().await;
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
-    let err = web::serve(
+    let err = kotoba::surfaces::http::serve(
         r.engine.clone(),
         options(),
         listener,

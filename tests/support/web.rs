@@ -14,7 +14,7 @@ use kotoba::llm::OpenAiClient;
 use kotoba::protocol::{Risk, StepKind};
 use kotoba::soul::Soul;
 use kotoba::store::Store;
-use kotoba::surfaces::web::{self, WebOptions};
+use kotoba::surfaces::web::WebOptions;
 use kotoba::tools::builtin::builtin_registry;
 use kotoba::tools::{Registry, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use serde_json::{json, Value};
@@ -69,7 +69,7 @@ pub async fn start_with(options: WebOptions, extra: Vec<Arc<dyn Tool>>) -> WebRi
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    let task = tokio::spawn(web::serve(
+    let task = tokio::spawn(kotoba::surfaces::http::serve(
         engine.clone(),
         options,
         listener,

@@ -4,9 +4,10 @@
 //! (`run = exec`), as a module passed around (`m = os`), or as a call whose arguments
 //! decide (`open(p, mode)`, `urlopen(url, data)`, `os.environ[key]`).
 
+mod calls;
+
 use std::collections::HashMap;
 
-use super::calls;
 use super::lex::Tok;
 use super::names::{
     anywhere, bare, dunder, import_only, module_value, pair, star_import, HTTP_LIBS,

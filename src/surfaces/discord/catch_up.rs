@@ -12,7 +12,7 @@ use serenity::all::{
     MessageId, Timestamp,
 };
 
-use super::{cards, chat, Bot};
+use super::{cards, chat, send, Bot};
 
 /// How many channels are read after one restart (the most recently active first).
 const MAX_CHANNELS: usize = 100;
@@ -140,7 +140,7 @@ async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
     };
     for (session, text) in notices {
         if let Some(channel) = super::channel_of(&session).and_then(nonzero) {
-            chat::post(&ctx.http, ChannelId::new(channel), None, &text).await;
+            send::post(&ctx.http, ChannelId::new(channel), None, &text).await;
         }
     }
 }

@@ -4,16 +4,14 @@
 
 use std::sync::Arc;
 
-use serenity::all::{
-    ChannelId, Context, CreateAllowedMentions, CreateMessage, GuildId, Http, Message, UserId,
-};
+use serenity::all::{Context, GuildId, Message, UserId};
 use tokio::time::Instant;
 
 use crate::engine::TurnOptions;
 use crate::protocol::{Origin, TurnRequest, TurnStatus};
 
 use super::rules::{self, Facts, FollowUp};
-use super::{reply, session_of, view, Bot};
+use super::{session_of, view, Bot};
 
 /// The roles she wears in `guild` (for role mentions), from the cache.
 pub(crate) fn my_roles(bot: &Bot, guild: Option<GuildId>, me: u64) -> Vec<u64> {
@@ -145,31 +143,5 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
 /// Post her answer: links tidied, split for Discord, only the users she names pinged,
 /// the first part a reply that does not ping the author.
 pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) {
-    post(&ctx.http, msg.channel_id, Some(msg), text).await;
-}
-
-/// Post her words into a channel: links tidied, split for Discord, only the users she
-/// names pinged; the first part replies to `to` when given, without pinging its author.
-pub(crate) async fn post(http: &Http, channel: ChannelId, to: Option<&Message>, text: &str) {
-    let tidy = reply::tidy_links(text);
-    let users: Vec<UserId> = reply::pinged_users(&tidy)
-        .into_iter()
-        .filter(|u| *u > 0)
-        .map(UserId::new)
-        .collect();
-    for (i, part) in reply::split(&tidy).iter().enumerate() {
-        let mentions = CreateAllowedMentions::new()
-            .users(users.clone())
-            .replied_user(false);
-        let mut m = CreateMessage::new()
-            .content(part)
-            .allowed_mentions(mentions);
-        if let (0, Some(msg)) = (i, to) {
-            m = m.reference_message(msg);
-        }
-        if let Err(e) = channel.send_message(http, m).await {
-            tracing::warn!("Discord: posting a reply in {channel}: {e}");
-            break;
-        }
-    }
+    super::send::post(&ctx.http, msg.channel_id, Some(msg), text).await;
 }

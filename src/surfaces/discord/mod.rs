@@ -21,6 +21,7 @@ mod remind;
 pub mod render;
 pub mod reply;
 pub mod rules;
+mod send;
 pub mod steps;
 mod view;
 pub mod voice;

@@ -11,17 +11,9 @@ use serenity::all::{
 
 use crate::engine::Answerer;
 
-use super::steps::elapsed_words;
+use super::commands::stop::job_words;
+use super::send::private;
 use super::{cards, session_of, Bot};
-
-/// A private reply to an interaction.
-pub(crate) fn private(text: impl Into<String>) -> CreateInteractionResponse {
-    CreateInteractionResponse::Message(
-        CreateInteractionResponseMessage::new()
-            .content(text)
-            .ephemeral(true),
-    )
-}
 
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
     if let Err(e) = c.create_response(&ctx.http, r).await {
@@ -110,20 +102,6 @@ pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
             ))
     };
     CreateInteractionResponse::Message(msg.ephemeral(true))
-}
-
-/// "the background job" with what is known of it (a seam for the work-mode job card:
-/// elapsed time, step count and goal come from the job once work mode lands).
-pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
-    match bot.engine.jobs.info(session) {
-        Some(info) => format!(
-            "the background job '{}' ({} in, {} steps so far; none of it is kept)",
-            info.goal,
-            elapsed_words(info.elapsed.as_secs()),
-            info.steps
-        ),
-        None => "what is running in this channel".into(),
-    }
 }
 
 /// Stop what works or waits in `session`: exactly the code `cancel_work` runs (the job,

@@ -39,7 +39,7 @@ async fn post(http: &Http, r: &Reminder) {
         return;
     };
     tracing::info!(channel, id = r.id, "Discord: delivering a reminder");
-    super::chat::post(
+    super::send::post(
         http,
         ChannelId::new(channel.max(1)),
         None,

@@ -283,7 +283,7 @@ impl View {
                 return;
             };
             if let Some(http) = bot.http() {
-                super::chat::post(http, channel, None, &said.text).await;
+                super::send::post(http, channel, None, &said.text).await;
             }
         });
     }

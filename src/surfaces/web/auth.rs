@@ -2,7 +2,7 @@
 //!
 //! - Password set: the login cookie (random per process, HttpOnly, SameSite=Strict) or
 //!   `Authorization: Bearer <password>`, compared in constant time.
-//! - No password: the server only binds loopback ([`super::check_bind`]) and answers
+//! - No password: the server only binds loopback ([`crate::surfaces::http::check_bind`]) and answers
 //!   only loopback host names, so a tunnel, a reverse proxy under another name or a
 //!   DNS-rebinding page gets 403 instead of an unauthenticated owner's page.
 //! - Any state-changing request whose `Origin` names another host is refused (CSRF),

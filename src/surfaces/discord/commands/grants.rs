@@ -7,7 +7,7 @@ use serenity::all::{
 
 use super::Answer;
 use crate::store::GrantScope;
-use crate::surfaces::discord::press::private;
+use crate::surfaces::discord::send::private;
 use crate::surfaces::discord::Bot;
 
 /// Handle /grants.

@@ -236,7 +236,7 @@ pub(crate) async fn on_command(bot: &Arc<Bot>, ctx: &Context, c: CommandInteract
         .ok()
         .and_then(|defs| defs.into_iter().find(|d| d.name == c.data.name));
     let Some(def) = def else {
-        let r = super::press::private("That command is not known here.");
+        let r = super::send::private("That command is not known here.");
         let _ = c.create_response(&ctx.http, r).await;
         return;
     };

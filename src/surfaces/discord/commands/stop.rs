@@ -4,7 +4,7 @@
 use serenity::all::{ButtonStyle, CommandInteraction, CreateActionRow, CreateButton};
 
 use super::Answer;
-use crate::surfaces::discord::press::job_words;
+use crate::surfaces::discord::steps::elapsed_words;
 use crate::surfaces::discord::{session_of, Bot};
 
 /// Handle /stop.
@@ -22,4 +22,18 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         .label("Yes, stop it")
         .style(ButtonStyle::Danger)])]);
     a
+}
+
+/// "the background job" with what is known of it (a seam for the work-mode job card:
+/// elapsed time, step count and goal come from the job once work mode lands).
+pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
+    match bot.engine.jobs.info(session) {
+        Some(info) => format!(
+            "the background job '{}' ({} in, {} steps so far; none of it is kept)",
+            info.goal,
+            elapsed_words(info.elapsed.as_secs()),
+            info.steps
+        ),
+        None => "what is running in this channel".into(),
+    }
 }

@@ -17,7 +17,7 @@ use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::{self, Recognizer};
 use crate::speech::tts;
 use crate::speech::SpeechError;
-use crate::surfaces::discord::{chat, session_of, view, Bot};
+use crate::surfaces::discord::{send, session_of, view, Bot};
 
 /// A room in a guild.
 pub(crate) struct Entry {
@@ -70,7 +70,7 @@ struct Side {
 impl RoomSide for Side {
     async fn post(&self, text: String) {
         if let Some(http) = self.bot.http() {
-            chat::post(http, ChannelId::new(self.channel.max(1)), None, &text).await;
+            send::post(http, ChannelId::new(self.channel.max(1)), None, &text).await;
         }
     }
 
@@ -212,7 +212,7 @@ async fn start_room(
         tracing::warn!("voice: {why}; speaking with espeak-ng instead");
         let text = format!("{why} I'll speak with espeak-ng until that is fixed.");
         if let Some(http) = bot.http() {
-            chat::post(http, ChannelId::new(channel.max(1)), None, &text).await;
+            send::post(http, ChannelId::new(channel.max(1)), None, &text).await;
         }
     }
     {
@@ -246,7 +246,7 @@ async fn start_room(
         if end == RoomEnd::Alone {
             if let Some(http) = bot2.http() {
                 let text = "Nobody was left in the voice channel, so I left.";
-                chat::post(http, ChannelId::new(channel.max(1)), None, text).await;
+                send::post(http, ChannelId::new(channel.max(1)), None, text).await;
             }
         }
     });

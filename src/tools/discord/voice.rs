@@ -9,10 +9,11 @@ use serde_json::{json, Value};
 
 use crate::protocol::{Risk, StepKind};
 
-use super::args::{opt_str, req_str};
-use super::discord::{PortSlot, VoiceAction};
-use super::Behaviour;
-use super::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use super::{PortSlot, VoiceAction};
+use crate::tools::args::{opt_str, req_str};
+use crate::tools::{
+    Availability, Behaviour, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec,
+};
 
 /// The tool's own budget (engine.md: discord_voice 90 s).
 pub const TIMEOUT: Duration = Duration::from_secs(90);

@@ -1,4 +1,4 @@
-//! The Python gate's call rules (gate.md, execute_code): what a call's arguments say —
+//! The Python gate's call rules, a part of the scanner (gate.md, execute_code): what a call's arguments say —
 //! `open` and its kin with a mode that writes (a mode that is not a plain literal counts
 //! as a write), archive and HTTP calls that write or send, and environment lookups.
 //!
@@ -8,10 +8,10 @@
 //! Looking up a plain name (`os.environ.get('HOME')`) or testing `'X' in os.environ` is
 //! ordinary.
 
-use super::lex::Tok;
-use super::names::HTTP_LIBS;
-use super::scan::{show, Scan};
-use super::{Hits, DATA_UPLOAD, DYNAMIC_EVAL, FILE_WRITE, SECRET_READ, TREE_DELETION};
+use super::super::lex::Tok;
+use super::super::names::HTTP_LIBS;
+use super::super::{Hits, DATA_UPLOAD, DYNAMIC_EVAL, FILE_WRITE, SECRET_READ, TREE_DELETION};
+use super::{show, Scan};
 
 /// Calls with more argument tokens than this are not read: they count as computed.
 const MAX_ARG_TOKENS: usize = 4000;

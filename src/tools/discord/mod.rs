@@ -1,0 +1,118 @@
+//! The Discord tools, one file each (discord_read_history, discord_people,
+//! discord_voice). They never import serenity: they call a [`DiscordPort`] that the
+//! Discord surface registers in a [`PortSlot`] while it is connected, and they are
+//! offered only while one is there.
+
+mod history;
+mod people;
+pub mod voice;
+
+pub use history::ReadHistory;
+pub use people::People;
+
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::protocol::{Risk, StepKind};
+use crate::tools::{Behaviour, Scope, ToolLines, ToolSpec};
+
+/// How many messages discord_read_history reads when not told.
+pub const HISTORY_DEFAULT: usize = 100;
+/// The most it reads in one call.
+pub const HISTORY_MAX: usize = 400;
+
+/// What the Discord surface does for the read tools. Each answer is text for the
+/// model, or one sentence saying why not (the asker may not read that channel, …).
+#[async_trait]
+pub trait DiscordPort: Send + Sync {
+    /// The last `limit` messages of `channel` (a channel id; `None`: this session's
+    /// channel), oldest first, as the person asking this turn may read them.
+    async fn read_history(
+        &self,
+        session: &str,
+        channel: Option<&str>,
+        limit: usize,
+    ) -> Result<String, String>;
+
+    /// Members of this session's guild (only), filtered by `query` when given.
+    async fn people(&self, session: &str, query: Option<&str>) -> Result<String, String>;
+
+    /// Join, leave or describe the voice room of this session's guild (the
+    /// discord_voice tool). Join goes to `channel` (a voice channel id) or else to the
+    /// voice channel of the person asking. The answer is one sentence either way.
+    async fn voice(
+        &self,
+        session: &str,
+        action: VoiceAction,
+        channel: Option<&str>,
+    ) -> Result<String, String> {
+        let _ = (session, action, channel);
+        Err("Voice is not available here.".into())
+    }
+}
+
+/// What discord_voice is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoiceAction {
+    /// Join (or move to) a voice channel.
+    Join,
+    /// Leave the voice channel (after the turn and playback end).
+    Leave,
+    /// Say where she is.
+    Status,
+}
+
+/// Where the surface puts its port while connected (empty otherwise).
+#[derive(Clone, Default)]
+pub struct PortSlot(Arc<RwLock<Option<Arc<dyn DiscordPort>>>>);
+
+impl PortSlot {
+    /// Register (or, with `None`, withdraw) the port.
+    pub fn set(&self, port: Option<Arc<dyn DiscordPort>>) {
+        match self.0.write() {
+            Ok(mut g) => *g = port,
+            Err(p) => *p.into_inner() = port,
+        }
+    }
+
+    /// The port, when the bot is connected.
+    pub fn get(&self) -> Option<Arc<dyn DiscordPort>> {
+        match self.0.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+}
+
+/// The spec every Discord read tool shares: family discord, read risk, guests may be
+/// offered it.
+pub(super) fn spec(name: &str, description: &str, params: Value, lines: [&str; 4]) -> ToolSpec {
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        family: "discord".to_string(),
+        risk: Risk::Read,
+        step_kind: StepKind::for_tool(name),
+        timeout: None,
+        takes_timeout_arg: false,
+        scope: Scope::Both,
+        lines: ToolLines {
+            announce: Some(lines[0].to_string()),
+            heartbeat: vec![lines[1].to_string(), lines[1].to_string()],
+            after: Some(lines[2].to_string()),
+            fail: Some(lines[3].to_string()),
+        },
+        parameters: params,
+        // Reading the channel or its people touches nothing of the host.
+        behaviour: Behaviour::guest(),
+    }
+}
+
+/// Register the Discord tools on `registry`, reading through `port`.
+pub fn register(registry: &mut crate::tools::Registry, port: &PortSlot) {
+    registry.register(Arc::new(ReadHistory::new(port.clone())));
+    registry.register(Arc::new(People::new(port.clone())));
+    registry.register(Arc::new(voice::DiscordVoice::new(port.clone())));
+}

@@ -1,0 +1,61 @@
+//! discord_people: the members of this guild, through the port.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::{spec, PortSlot};
+use crate::tools::args::opt_str;
+use crate::tools::{Availability, Tool, ToolContext, ToolOutput, ToolSpec};
+
+/// discord_people: the members of this guild.
+pub struct People {
+    spec: ToolSpec,
+    port: PortSlot,
+}
+
+impl People {
+    /// The tool, reading through `port`.
+    pub fn new(port: PortSlot) -> Self {
+        let params = json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Part of a name to look for; everyone when left out."}
+            },
+            "additionalProperties": false
+        });
+        People {
+            spec: spec(
+                "discord_people",
+                "List the members of this Discord server (only this one), optionally matching a name.",
+                params,
+                ["Let me look at who's here.", "Still looking…", "Found them.", "I couldn't list the members."],
+            ),
+            port,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for People {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn available(&self, _ctx: &Availability<'_>) -> bool {
+        self.port.get().is_some()
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
+        let query = match opt_str(&args, "query", "discord_people") {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let Some(port) = self.port.get() else {
+            return ToolOutput::refused("Discord is not connected, so nobody was listed.");
+        };
+        match port.people(&ctx.session, query).await {
+            Ok(text) => ToolOutput::ok(text),
+            Err(why) => ToolOutput::refused(why),
+        }
+    }
+}
