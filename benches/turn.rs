@@ -163,7 +163,15 @@ async fn raw_request(http: &reqwest::Client, url: &str, body: &serde_json::Value
 
 async fn plain_turn(engine: &Engine, session: &str) {
     let r = engine
-        .run_turn(TurnRequest::text(session, "bench", "hello there"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                session,
+                "bench",
+                "hello there",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(r.status, TurnStatus::Completed, "{}", r.text);
     assert_eq!(r.text.trim(), ANSWER);
@@ -172,7 +180,15 @@ async fn plain_turn(engine: &Engine, session: &str) {
 async fn tool_turn(server: &ScriptedModel, engine: &Engine, session: &str) {
     server.push(Reply::call("memory_recall", json!({"query": "tea"})));
     let r = engine
-        .run_turn(TurnRequest::text(session, "bench", "what tea do I like?"))
+        .run_turn(
+            TurnRequest::text(
+                kotoba::protocol::Origin::Owner,
+                session,
+                "bench",
+                "what tea do I like?",
+            ),
+            kotoba::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(r.status, TurnStatus::Completed, "{}", r.text);
     assert!(r.text.contains(ANSWER), "{}", r.text);

@@ -267,7 +267,7 @@ impl Loop<'_> {
             let (full_output, clipped) = row_full_output(spec.behaviour.output_cap, &out);
             let close = RowClose {
                 outcome,
-                ending: out.refused,
+                ending: out.refusal(),
                 result: row_result(spec.step_kind, &out, outcome),
                 full_output,
                 clipped,
@@ -341,11 +341,9 @@ impl Loop<'_> {
                 out = &mut work => return out,
                 _ = &mut deadline => {
                     let secs = budget.as_secs();
-                    let mut out = ToolOutput::failed(format!(
+                    return ToolOutput::exited(124, format!(
                         "'{name}' ran past its budget of {secs} s and was stopped. Do not retry the same call."
                     ));
-                    out.exit_code = Some(124);
-                    return out;
                 }
                 _ = tick.tick() => {
                     let blocked = self.blocked.is_blocked();

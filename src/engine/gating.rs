@@ -12,7 +12,7 @@ use crate::protocol::{
     Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow,
 };
 use crate::store::{Approver, GrantScope};
-use crate::tools::{Gating, Tool, ToolContext, ToolOutput};
+use crate::tools::{Ended, Gating, Tool, ToolContext, ToolOutput};
 
 use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
@@ -183,7 +183,7 @@ pub(super) fn start_run(
 /// Complete a run's row: `executed` or `executed:failed` with its exit code; removed when
 /// nothing reached the machine after all (could not start, refused, deferred).
 pub(super) fn finish_run(run: Running, out: &ToolOutput) {
-    if out.nothing_ran || out.refused.is_some() || out.pending {
+    if !matches!(out.ended, Ended::Ok { .. } | Ended::Failed { .. }) {
         run.finish(None);
         return;
     }
@@ -194,7 +194,7 @@ pub(super) fn finish_run(run: Running, out: &ToolOutput) {
         Approver::Executed
     };
     let detail = out
-        .exit_code
+        .exit_code()
         .map(|c| format!("exit {c}"))
         .unwrap_or_default();
     run.finish(Some((approver, &detail)));
@@ -269,9 +269,7 @@ impl Loop<'_> {
             match self.engine.deferred.state(&session, k) {
                 Some(KeyState::Awaiting) => {
                     // Still waiting on its card: pending, never refused (nobody said no).
-                    let mut out = ToolOutput::ok(awaiting_sentence(&spec.name));
-                    out.pending = true;
-                    return GateEnd::Stop(out);
+                    return GateEnd::Stop(ToolOutput::pending(awaiting_sentence(&spec.name)));
                 }
                 Some(KeyState::Settled(sentence)) => {
                     return GateEnd::Stop(ToolOutput::refused(sentence))
@@ -421,9 +419,7 @@ impl Loop<'_> {
         };
         tokio::spawn(run.run());
         self.deferred_this_turn = true;
-        let mut out = ToolOutput::ok(deferred_sentence(&name));
-        out.pending = true;
-        GateEnd::Stop(out)
+        GateEnd::Stop(ToolOutput::pending(deferred_sentence(&name)))
     }
 }
 
@@ -461,7 +457,7 @@ impl DeferredRun {
         let (full, clipped) = row_full_output(self.tool.spec().behaviour.output_cap, out);
         let result = row_result(row.step_kind, out, outcome);
         row.outcome = Some(outcome);
-        row.ending = out.refused;
+        row.ending = out.refusal();
         row.result = Some(result.clone());
         row.full_output = Some(full);
         row.clipped = clipped;
@@ -522,19 +518,18 @@ impl DeferredRun {
         let out =
             match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
                 Ok(out) => out,
-                Err(_) => {
-                    let mut out = ToolOutput::failed(format!(
+                Err(_) => ToolOutput::exited(
+                    124,
+                    format!(
                         "'{name}' ran past its budget of {} s and was stopped.",
                         budget.as_secs()
-                    ));
-                    out.exit_code = Some(124);
-                    out
-                }
+                    ),
+                ),
             };
         finish_run(running, &out);
         let outcome = outcome_of(&out);
         let result = self.finish_row(&out, outcome);
-        let summary = if out.nothing_ran {
+        let summary = if out.nothing_ran() {
             format!("'{name}' was approved but could not start, so nothing ran: {result}")
         } else {
             format!(

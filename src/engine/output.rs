@@ -2,21 +2,19 @@
 //! result, the capped full output and the text fed back to the model (engine.md §3).
 
 use crate::protocol::{Ending, Outcome, StepKind};
-use crate::tools::{clip_chars, ToolOutput};
+use crate::tools::{clip_chars, Ended, ToolOutput};
 
 /// A row line's width.
 const ROW_LINE: usize = 160;
 
-/// The outcome by witnesses, in order: pending → refused → failed → ok.
+/// The outcome of how a call ended: a card still waiting is pending, a refusal is
+/// refused, a run that failed or never started is failed, a run that worked is ok.
 pub fn outcome_of(out: &ToolOutput) -> Outcome {
-    if out.pending {
-        Outcome::Pending
-    } else if out.refused.is_some() {
-        Outcome::Refused
-    } else if !out.ok || out.exit_code.is_some_and(|c| c != 0) {
-        Outcome::Failed
-    } else {
-        Outcome::Ok
+    match out.ended {
+        Ended::Pending => Outcome::Pending,
+        Ended::Refused(_) => Outcome::Refused,
+        Ended::Failed { .. } | Ended::NothingRan => Outcome::Failed,
+        Ended::Ok { .. } => Outcome::Ok,
     }
 }
 
@@ -56,7 +54,7 @@ pub fn row_result(kind: StepKind, out: &ToolOutput, outcome: Outcome) -> String 
     match outcome {
         Outcome::Pending => "waiting for approval".into(),
         Outcome::Interrupted => "(interrupted)".into(),
-        Outcome::Refused => match out.refused {
+        Outcome::Refused => match out.refusal() {
             Some(Ending::Declined) => "declined — nothing ran".into(),
             Some(Ending::Unanswered) => "expired unanswered — nothing ran".into(),
             Some(Ending::Unreachable) => "nobody could be asked — nothing ran".into(),
@@ -105,25 +103,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn outcomes_come_from_witnesses_in_order_pending_refused_failed_ok() {
-        let mut o = ToolOutput::ok("fine");
-        assert_eq!(outcome_of(&o), Outcome::Ok);
-        o.exit_code = Some(2);
+    fn each_ending_has_its_outcome() {
+        assert_eq!(outcome_of(&ToolOutput::ok("fine")), Outcome::Ok);
+        assert_eq!(outcome_of(&ToolOutput::exited(0, "")), Outcome::Ok);
         assert_eq!(
-            outcome_of(&o),
+            outcome_of(&ToolOutput::exited(2, "")),
             Outcome::Failed,
-            "an exit code ≠ 0 fails even when ok is true"
+            "an exit code ≠ 0 fails"
         );
-        o.exit_code = Some(124);
-        assert_eq!(outcome_of(&o), Outcome::Failed, "a timeout kill fails");
-        o.refused = Some(Ending::Declined);
         assert_eq!(
-            outcome_of(&o),
-            Outcome::Refused,
-            "refusal is checked before failure"
+            outcome_of(&ToolOutput::exited(124, "")),
+            Outcome::Failed,
+            "a timeout kill fails"
         );
-        o.pending = true;
-        assert_eq!(outcome_of(&o), Outcome::Pending);
+        assert_eq!(
+            outcome_of(&ToolOutput::not_started("")),
+            Outcome::Failed,
+            "an approved run that could not start failed"
+        );
+        assert_eq!(
+            outcome_of(&ToolOutput::refused_with(Ending::Declined, "")),
+            Outcome::Refused
+        );
+        assert_eq!(outcome_of(&ToolOutput::pending("")), Outcome::Pending);
     }
 
     #[test]

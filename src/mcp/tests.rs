@@ -161,11 +161,11 @@ async fn a_tool_call_round_trip_returns_the_servers_text_and_is_error_fails() {
     assert_eq!(spec.risk, Risk::Network);
     assert_eq!(spec.parameters["required"], json!(["text"]));
     let out = echo.run(json!({"text": "hello"}), &ctx(home.path())).await;
-    assert!(out.ok, "{out:?}");
+    assert!(out.is_ok(), "{out:?}");
     assert_eq!(out.text, "echo: hello");
     let fail = m.tool("demo__fail").unwrap();
     let out = fail.run(json!({}), &ctx(home.path())).await;
-    assert!(!out.ok && out.refused.is_none(), "{out:?}");
+    assert!(!out.is_ok() && out.refusal().is_none(), "{out:?}");
     assert_eq!(out.text, "it broke on purpose");
 }
 
@@ -244,5 +244,5 @@ async fn a_streamable_http_server_lists_and_answers_over_loopback() {
         .run(json!({"text": "over http"}), &ctx(home.path()))
         .await;
     assert_eq!(out.text, "echo: over http");
-    assert!(out.ok);
+    assert!(out.is_ok());
 }

@@ -183,14 +183,14 @@ mod tests {
         let out = ExecuteCode::new()
             .run(json!({"code": "import sys\nprint(6*7)\nsys.exit(3)"}), &ctx)
             .await;
-        assert_eq!(out.exit_code, Some(3));
-        assert!(!out.ok);
+        assert_eq!(out.exit_code(), Some(3));
+        assert!(!out.is_ok());
         assert_eq!(out.text, "42\n[exit code 3]");
         let ok = ExecuteCode::new()
             .run(json!({"code": "print('hi')"}), &ctx)
             .await;
-        assert!(ok.ok);
-        assert_eq!((ok.exit_code, ok.text.as_str()), (Some(0), "hi"));
+        assert!(ok.is_ok());
+        assert_eq!((ok.exit_code(), ok.text.as_str()), (Some(0), "hi"));
     }
 
     #[tokio::test]
@@ -211,7 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx_in(dir.path(), &dir.path().join("ws"));
         let out = ExecuteCode::new().run(json!({"code": "1/0"}), &ctx).await;
-        assert_eq!(out.exit_code, Some(1));
+        assert_eq!(out.exit_code(), Some(1));
         assert!(out.text.contains("ZeroDivisionError"), "{}", out.text);
     }
 
@@ -221,8 +221,8 @@ mod tests {
         let ctx = ctx_in(dir.path(), &dir.path().join("ws"));
         let tool = ExecuteCode::with_interpreter(dir.path().join("no-python-here"));
         let out = tool.run(json!({"code": "print(1)"}), &ctx).await;
-        assert!(!out.ok);
-        assert!(out.refused.is_none() && out.exit_code.is_none());
+        assert!(!out.is_ok());
+        assert!(out.refusal().is_none() && out.exit_code().is_none());
         assert!(out.text.contains("python3 was not found"), "{}", out.text);
     }
 
@@ -231,11 +231,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx_in(dir.path(), &dir.path().join("ws"));
         let out = ExecuteCode::new().run(json!({"timeout": 5}), &ctx).await;
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
         let out = ExecuteCode::new()
             .run(json!({"code": "print(1)", "timeout": "5"}), &ctx)
             .await;
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::config::Settings;
-use crate::protocol::{Channel, Ending, Frame, Mode, Origin, Register, StepKind};
+use crate::protocol::{Channel, Frame, Mode, Origin, Register, StepKind};
 use crate::store::Store;
 
 pub mod args;
@@ -21,6 +21,7 @@ pub mod delegate;
 pub mod discord;
 pub mod files;
 pub mod memory;
+pub mod output;
 pub mod patch;
 pub mod plan;
 pub mod port;
@@ -34,6 +35,7 @@ pub mod spec;
 pub mod web;
 pub mod work;
 
+pub use output::{Ended, ToolOutput};
 pub use source::ToolSource;
 pub use spec::{Behaviour, CapGroup, Gating, Scope, ToolLines, ToolSpec, OUTPUT_CAP};
 
@@ -158,88 +160,6 @@ impl ToolContext {
     /// The hidden announce turn (`__work_done__`): a conversation turn, never a job.
     pub fn is_announce_turn(&self) -> bool {
         self.announce && self.mode == Mode::Companion
-    }
-}
-
-/// What a tool hands back. The loop reads the witnesses (`refused`, `pending`,
-/// `exit_code`, `ok`) to decide the outcome, never the words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolOutput {
-    /// Whether the model got usable output.
-    pub ok: bool,
-    /// What the model reads (capped by the loop).
-    pub text: String,
-    /// A process's exit code, when one ran.
-    pub exit_code: Option<i32>,
-    /// Set when the call never ran: a gate or the tool's own argument check refused.
-    pub refused: Option<Ending>,
-    /// Set when the run was deferred: the row stays pending.
-    pub pending: bool,
-    /// Set when an approved action failed to START (no process ever ran): an error
-    /// value, so the audit trail gets no executed row.
-    pub nothing_ran: bool,
-}
-
-impl ToolOutput {
-    /// A call that worked.
-    pub fn ok(text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: true,
-            text: text.into(),
-            exit_code: None,
-            refused: None,
-            pending: false,
-            nothing_ran: false,
-        }
-    }
-
-    /// A call that ran and did not work.
-    pub fn failed(text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: false,
-            text: text.into(),
-            exit_code: None,
-            refused: None,
-            pending: false,
-            nothing_ran: false,
-        }
-    }
-
-    /// The tool refused its own arguments or policy: nothing ran.
-    pub fn refused(text: impl Into<String>) -> Self {
-        Self::refused_with(Ending::Policy, text)
-    }
-
-    /// A refusal with a specific ending.
-    pub fn refused_with(ending: Ending, text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: false,
-            text: text.into(),
-            exit_code: None,
-            refused: Some(ending),
-            pending: false,
-            nothing_ran: false,
-        }
-    }
-
-    /// An approved action that could not start: failed, and nothing reached the machine.
-    pub fn not_started(text: impl Into<String>) -> Self {
-        ToolOutput {
-            nothing_ran: true,
-            ..Self::failed(text)
-        }
-    }
-
-    /// A process that exited with `code`; ok only for 0.
-    pub fn exited(code: i32, text: impl Into<String>) -> Self {
-        ToolOutput {
-            ok: code == 0,
-            text: text.into(),
-            exit_code: Some(code),
-            refused: None,
-            pending: false,
-            nothing_ran: false,
-        }
     }
 }
 

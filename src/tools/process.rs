@@ -412,9 +412,9 @@ pub(crate) mod tests {
     #[test]
     fn timeout_as_a_string_or_zero_is_refused() {
         let out = timeout_arg(&serde_json::json!({"timeout": "30"}), "shell").unwrap_err();
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
         let out = timeout_arg(&serde_json::json!({"timeout": 0}), "shell").unwrap_err();
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
     }
 
     #[test]

@@ -142,17 +142,17 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn a_nonzero_exit_is_not_ok_and_carries_the_code() {
         let (out, _d) = shell(json!({"command": "echo bad >&2; exit 7"})).await;
-        assert!(!out.ok);
-        assert_eq!(out.exit_code, Some(7));
-        assert!(out.refused.is_none());
+        assert!(!out.is_ok());
+        assert_eq!(out.exit_code(), Some(7));
+        assert!(out.refusal().is_none());
         assert_eq!(out.text, "bad\n[exit code 7]");
     }
 
     #[tokio::test]
     async fn stdout_and_stderr_both_reach_the_model() {
         let (out, _d) = shell(json!({"command": "echo to-out; echo to-err >&2"})).await;
-        assert!(out.ok);
-        assert_eq!(out.exit_code, Some(0));
+        assert!(out.is_ok());
+        assert_eq!(out.exit_code(), Some(0));
         assert!(
             out.text.contains("to-out") && out.text.contains("to-err"),
             "{}",
@@ -175,8 +175,8 @@ pub(crate) mod tests {
             "took {:?}",
             started.elapsed()
         );
-        assert_eq!(out.exit_code, Some(124));
-        assert!(!out.ok);
+        assert_eq!(out.exit_code(), Some(124));
+        assert!(!out.is_ok());
         assert!(
             out.text.ends_with("timed out after 1 s and was killed"),
             "{}",
@@ -206,21 +206,21 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn a_missing_command_is_refused_and_nothing_runs() {
         let (out, _d) = shell(json!({})).await;
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
         assert!(out.text.contains("'command'"), "{}", out.text);
     }
 
     #[tokio::test]
     async fn a_timeout_given_as_a_string_is_refused() {
         let (out, _d) = shell(json!({"command": "echo hi", "timeout": "5"})).await;
-        assert!(out.refused.is_some());
+        assert!(out.refusal().is_some());
         assert!(out.text.contains("'timeout'"), "{}", out.text);
     }
 
     #[tokio::test]
     async fn a_timeout_above_600_is_clamped_and_the_model_is_told() {
         let (out, _d) = shell(json!({"command": "echo hi", "timeout": 5000})).await;
-        assert!(out.ok);
+        assert!(out.is_ok());
         assert!(
             out.text.starts_with("[note: timeout 5000 s"),
             "{}",

@@ -37,7 +37,7 @@ async fn extract(url: &str) -> ToolOutput {
 async fn web_extract_keeps_the_article_and_drops_navigation_ads_and_footer() {
     let site = PageServer::start().await;
     let out = extract(&site.url("/article")).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(out.text.starts_with("Title: The Keeper"), "{}", out.text);
     assert!(out.text.contains(ARTICLE_MARK), "{}", out.text);
     assert!(out.text.contains("paragraph 8"), "{}", out.text);
@@ -52,7 +52,7 @@ async fn web_extract_keeps_the_article_and_drops_navigation_ads_and_footer() {
 async fn a_long_article_reaches_the_model_cut_at_six_thousand_characters_with_a_note() {
     let site = PageServer::start().await;
     let out = extract(&site.url("/long")).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     let (head, body) = out.text.split_once("\n\n").unwrap();
     assert!(head.contains("URL: "), "{head}");
     let (text, note) = body.rsplit_once('\n').unwrap();
@@ -72,12 +72,16 @@ async fn web_extract_failures_name_their_reason() {
     ];
     for (path, reason) in cases {
         let out = extract(&site.url(path)).await;
-        assert!(!out.ok && out.refused.is_none(), "{path}: {}", out.text);
+        assert!(
+            !out.is_ok() && out.refusal().is_none(),
+            "{path}: {}",
+            out.text
+        );
         assert!(out.text.contains(reason), "{path}: {}", out.text);
     }
     let out = extract(&site.url("/notes.txt")).await;
     assert!(
-        out.ok && out.text.contains("just plain notes"),
+        out.is_ok() && out.text.contains("just plain notes"),
         "{}",
         out.text
     );
@@ -88,7 +92,7 @@ async fn a_page_that_never_answers_times_out_after_twenty_seconds() {
     let site = PageServer::start().await;
     let started = tokio::time::Instant::now();
     let out = extract(&site.url("/slow")).await;
-    assert!(!out.ok, "{}", out.text);
+    assert!(!out.is_ok(), "{}", out.text);
     assert!(out.text.contains("timed out after 20 s"), "{}", out.text);
     assert!(started.elapsed() <= std::time::Duration::from_secs(21));
 }
@@ -97,7 +101,7 @@ async fn a_page_that_never_answers_times_out_after_twenty_seconds() {
 async fn a_link_that_is_not_http_is_refused_and_nothing_is_fetched() {
     for bad in ["file:///etc/passwd", "ftp://example.org/x", "nonsense"] {
         let out = extract(bad).await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
     }
 }
 
@@ -112,7 +116,7 @@ async fn web_search_asks_the_configured_endpoint_for_json_results() {
     let out = WebSearch::new()
         .run(json!({"query": "lighthouses"}), &ctx(home.path(), settings))
         .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(
         out.text
             .starts_with("About lighthouses — https://example.org/a\n  First snippet."),

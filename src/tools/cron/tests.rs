@@ -65,7 +65,7 @@ async fn a_one_off_reminder_fires_once_at_its_time_where_it_was_set() {
         json!({"action": "create", "text": "stretch", "in_minutes": 10}),
     )
     .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(out.text.contains("due in 10 min"), "{}", out.text);
     advance(MIN * 9).await;
     settle().await;
@@ -88,7 +88,7 @@ async fn a_repeat_is_refused_unless_the_persons_words_ask_for_one() {
         json!({"action": "create", "text": "water", "in_minutes": 60, "every_minutes": 60}),
     )
     .await;
-    assert!(out.refused.is_some(), "{}", out.text);
+    assert!(out.refusal().is_some(), "{}", out.text);
     assert!(
         out.text.contains("did not ask for a repeat"),
         "{}",
@@ -114,7 +114,7 @@ async fn a_repeating_reminder_fires_every_interval_and_skip_moves_past_the_next_
         json!({"action": "create", "text": "water", "in_minutes": 10, "every_minutes": 60}),
     )
     .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(out.text.contains("repeats every 1 h"), "{}", out.text);
     let id = f.hub.store().reminders_of("discord:chan").unwrap()[0].id;
     for at in [10, 70] {
@@ -123,7 +123,7 @@ async fn a_repeating_reminder_fires_every_interval_and_skip_moves_past_the_next_
         assert_eq!(start.elapsed().as_secs(), at * 60);
     }
     let out = cron(&f, json!({"action": "skip", "id": id})).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     timeout(MIN * 200, f.fired.recv()).await.unwrap().unwrap();
     assert_eq!(
         start.elapsed().as_secs(),
@@ -146,11 +146,11 @@ async fn remove_deletes_only_this_conversations_reminder_and_it_never_fires() {
     let out = CronJob::new()
         .run(json!({"action": "remove", "id": id}), &other)
         .await;
-    assert!(out.refused.is_some(), "{}", out.text);
+    assert!(out.refusal().is_some(), "{}", out.text);
     let out = cron(&f, json!({"action": "skip", "id": id})).await;
     assert!(out.text.contains("one-off"), "{}", out.text);
     let out = cron(&f, json!({"action": "remove", "id": id})).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(timeout(MIN * 60, f.fired.recv()).await.is_err());
 }
 
@@ -167,7 +167,7 @@ async fn bad_arguments_are_refused_and_nothing_is_stored() {
         json!({}),
     ] {
         let out = cron(&f, args.clone()).await;
-        assert!(out.refused.is_some(), "{args}: {}", out.text);
+        assert!(out.refusal().is_some(), "{args}: {}", out.text);
     }
     assert!(f
         .hub

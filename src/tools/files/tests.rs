@@ -43,12 +43,12 @@ async fn traversal_and_absolute_paths_outside_are_refused_for_read_and_write() {
     let f = fx();
     for bad in ["../outside/secret.txt", "/etc/passwd", "a/../../outside/x"] {
         let out = read(&f, json!({"path": bad})).await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
         assert!(
             out.text.contains("outside the workspace") && out.text.contains("nothing was read")
         );
         let out = write(&f, bad, "x").await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
         assert!(out.text.contains("nothing was written"), "{}", out.text);
     }
     assert_eq!(
@@ -66,11 +66,11 @@ async fn a_symlink_inside_the_workspace_pointing_out_is_refused() {
     std::os::unix::fs::symlink(f.outside.join("nope.txt"), f.ws.join("dangling")).unwrap();
     for bad in ["link/secret.txt", "s.txt"] {
         let out = read(&f, json!({"path": bad})).await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
     }
     for bad in ["link/new.txt", "s.txt", "dangling"] {
         let out = write(&f, bad, "pwned").await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
     }
     assert!(!f.outside.join("new.txt").exists() && !f.outside.join("nope.txt").exists());
     assert_eq!(
@@ -84,7 +84,7 @@ async fn an_absolute_path_inside_the_workspace_is_allowed() {
     let f = fx();
     let abs = f.ws.join("sub/in.txt");
     let out = write(&f, abs.to_str().unwrap(), "hello").await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(out.text, "created sub/in.txt (5 bytes)");
     let out = write(&f, "sub/./in.txt", "hello!").await;
     assert_eq!(out.text, "edited sub/in.txt (6 bytes)");
@@ -96,14 +96,14 @@ async fn five_mb_is_written_and_one_byte_more_is_refused_with_the_sizes() {
     let f = fx();
     let exact = "a".repeat(MAX_WRITE_BYTES);
     let out = write(&f, "big.txt", &exact).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(
         std::fs::metadata(f.ws.join("big.txt")).unwrap().len(),
         5 * 1024 * 1024
     );
     let over = "a".repeat(MAX_WRITE_BYTES + 1);
     let out = write(&f, "bigger.txt", &over).await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(
         out.text.contains("5242881") && out.text.contains("5242880"),
         "{}",
@@ -118,7 +118,7 @@ async fn read_file_pages_by_400_lines_and_names_the_next_offset() {
     let body: String = (1..=1000).map(|i| format!("l{i}\n")).collect();
     std::fs::write(f.ws.join("long.txt"), body).unwrap();
     let out = read(&f, json!({"path": "long.txt"})).await;
-    assert!(out.ok);
+    assert!(out.is_ok());
     assert!(out.text.starts_with("     1\tl1\n"), "{}", &out.text[..40]);
     assert!(out.text.contains("   400\tl400\n") && !out.text.contains("l401"));
     assert!(out
@@ -161,13 +161,13 @@ async fn read_file_stops_a_page_at_8000_characters() {
 #[tokio::test]
 async fn read_file_refuses_bad_arguments() {
     let f = fx();
-    assert!(read(&f, json!({})).await.refused.is_some());
+    assert!(read(&f, json!({})).await.refusal().is_some());
     assert!(read(&f, json!({"path": "x", "offset": "3"}))
         .await
-        .refused
+        .refusal()
         .is_some());
     let out = read(&f, json!({"path": "missing.txt"})).await;
-    assert!(!out.ok && out.refused.is_none());
+    assert!(!out.is_ok() && out.refusal().is_none());
 }
 
 #[tokio::test]
@@ -178,7 +178,7 @@ async fn search_files_caps_at_80_matches_and_says_it_was_truncated() {
     let out = SearchFiles::new()
         .run(json!({"pattern": "needle"}), &f.ctx)
         .await;
-    assert!(out.ok);
+    assert!(out.is_ok());
     let hits = out
         .text
         .lines()
@@ -212,7 +212,7 @@ async fn search_files_skips_build_folders_filters_by_glob_and_stays_inside() {
     let out = run(json!({"pattern": "secret"})).await;
     assert!(out.text.starts_with("No matches"), "{}", out.text);
     let out = run(json!({"pattern": "secret", "path": "../outside"})).await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     let out = run(json!({"pattern": "fn Alpha("})).await;
     assert_eq!(
         out.text, "src/a.rs:1: fn Alpha()",
@@ -259,9 +259,9 @@ fn search_time_box_is_five_seconds_in_companion_and_twenty_in_work() {
 async fn write_file_emits_an_artifact_created_then_edited() {
     let mut f = fx();
     let frames = crate::tools::test_support::record_frames(&mut f.ctx);
-    assert!(write(&f, "notes/a.md", "one").await.ok);
-    assert!(write(&f, "notes/a.md", "two").await.ok);
-    assert!(write(&f, "../escape.md", "x").await.refused.is_some());
+    assert!(write(&f, "notes/a.md", "one").await.is_ok());
+    assert!(write(&f, "notes/a.md", "two").await.is_ok());
+    assert!(write(&f, "../escape.md", "x").await.refusal().is_some());
     assert_eq!(
         *frames.lock().unwrap(),
         [

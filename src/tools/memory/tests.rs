@@ -27,7 +27,7 @@ async fn a_compound_fact_is_refused_and_nothing_is_stored() {
         &"x".repeat(301),
     ] {
         let out = write(&ctx, json!({"fact": bad})).await;
-        assert!(out.refused.is_some(), "{bad:?} was accepted");
+        assert!(out.refusal().is_some(), "{bad:?} was accepted");
         assert!(out.text.contains("once per fact"), "{}", out.text);
     }
     assert!(!dir.path().join("memory").exists());
@@ -53,7 +53,7 @@ async fn a_single_fact_lands_in_the_index_and_its_topic_file() {
         json!({"fact": "Aiko plays the cello on weekends.", "topic": "Music Hobbies"}),
     )
     .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(
         out.text,
         "Remembered under 'music-hobbies': Aiko plays the cello on weekends."
@@ -81,7 +81,7 @@ async fn an_identical_fact_is_not_stored_twice() {
     write(&ctx, json!({"fact": "Likes green tea."})).await;
     let out = write(&ctx, json!({"fact": "likes  green tea"})).await;
     assert!(
-        out.ok && out.text.starts_with("Already remembered"),
+        out.is_ok() && out.text.starts_with("Already remembered"),
         "{}",
         out.text
     );
@@ -102,7 +102,7 @@ async fn recall_finds_a_fact_by_one_of_its_words_ignoring_case() {
     .await;
     write(&ctx, json!({"fact": "Her sister lives in Kyoto."})).await;
     let out = recall(&ctx, json!({"query": "What about CELLO?"})).await;
-    assert!(out.ok);
+    assert!(out.is_ok());
     assert_eq!(
         out.text,
         format!("- {} [music] Aiko plays the cello on weekends.", today())
@@ -198,12 +198,12 @@ async fn recall_finds_facts_the_index_has_dropped_and_lines_the_owner_wrote() {
 async fn bad_arguments_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx(&dir);
-    assert!(write(&ctx, json!({})).await.refused.is_some());
-    assert!(write(&ctx, json!({"fact": 3})).await.refused.is_some());
-    assert!(write(&ctx, json!({"fact": "  "})).await.refused.is_some());
+    assert!(write(&ctx, json!({})).await.refusal().is_some());
+    assert!(write(&ctx, json!({"fact": 3})).await.refusal().is_some());
+    assert!(write(&ctx, json!({"fact": "  "})).await.refusal().is_some());
     assert!(recall(&ctx, json!({"query": ["x"]}))
         .await
-        .refused
+        .refusal()
         .is_some());
 }
 

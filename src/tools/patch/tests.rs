@@ -37,7 +37,7 @@ async fn a_unique_exact_match_is_replaced_and_an_edited_artifact_is_emitted() {
     let mut f = fx("def f():\n    return 1\n\ndef g():\n    return 2\n");
     let frames = record_frames(&mut f.ctx);
     let out = patch(&f, "a.py", "    return 2", "    return 3").await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert!(
         out.text.starts_with("edited a.py at line 5"),
         "{}",
@@ -60,7 +60,7 @@ async fn a_unique_exact_match_is_replaced_and_an_edited_artifact_is_emitted() {
 async fn zero_matches_are_refused_with_the_count_and_nothing_changes() {
     let f = fx("x = 1\n");
     let out = patch(&f, "a.py", "y = 2", "y = 3").await;
-    assert_eq!(out.refused, Some(crate::protocol::Ending::Policy));
+    assert_eq!(out.refusal(), Some(crate::protocol::Ending::Policy));
     assert!(out.text.contains("found 0 times"), "{}", out.text);
     assert_eq!(
         std::fs::read_to_string(f.ws.join("a.py")).unwrap(),
@@ -73,7 +73,7 @@ async fn two_matches_are_refused_with_the_count_and_nothing_changes() {
     let body = "return 1\nreturn 1\n";
     let f = fx(body);
     let out = patch(&f, "a.py", "return 1", "return 2").await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(out.text.contains("found 2 times"), "{}", out.text);
     assert_eq!(std::fs::read_to_string(f.ws.join("a.py")).unwrap(), body);
 }
@@ -82,7 +82,7 @@ async fn two_matches_are_refused_with_the_count_and_nothing_changes() {
 async fn a_match_differing_only_in_whitespace_is_found_when_it_is_unique() {
     let f = fx("if x:\n        call( a,  b )\n    done()\n");
     let out = patch(&f, "a.py", "if x:\n  call( a, b )", "if y:\n    call(a)").await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(
         std::fs::read_to_string(f.ws.join("a.py")).unwrap(),
         "if y:\n    call(a)\n    done()\n"
@@ -93,7 +93,7 @@ async fn a_match_differing_only_in_whitespace_is_found_when_it_is_unique() {
 async fn a_whitespace_tolerant_match_found_twice_is_refused_with_its_count() {
     let f = fx("a  = 1\nb = 2\na = 1\n");
     let out = patch(&f, "a.py", "a = 1 ", "a = 3").await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(out.text.contains("found 2 times"), "{}", out.text);
     assert!(out.text.contains("whitespace ignored"), "{}", out.text);
 }
@@ -109,7 +109,7 @@ async fn paths_leaving_the_workspace_are_refused() {
         "link.txt".to_string(),
     ] {
         let out = patch(&f, &path, "x = 1", "x = 2").await;
-        assert!(out.refused.is_some(), "{path}: {}", out.text);
+        assert!(out.refusal().is_some(), "{path}: {}", out.text);
         assert!(
             out.text.contains("outside the workspace"),
             "{path}: {}",
@@ -123,10 +123,10 @@ async fn paths_leaving_the_workspace_are_refused() {
 async fn bad_arguments_are_refused_naming_the_problem() {
     let f = fx("x = 1\n");
     let out = Patch::new().run(json!({"path": "a.py"}), &f.ctx).await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(out.text.contains("old_string"), "{}", out.text);
     let out = patch(&f, "a.py", "", "y").await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(out.text.contains("empty"), "{}", out.text);
 }
 

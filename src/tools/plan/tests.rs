@@ -34,7 +34,7 @@ async fn todo_draws_the_plan_as_a_task_list_frame() {
             &ctx,
         )
         .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(out.text, "The plan is on their screen: 1 of 2 done.");
     assert_eq!(
         *frames.lock().unwrap(),
@@ -61,14 +61,17 @@ async fn the_announce_turn_cannot_open_a_new_plan_but_may_finish_an_open_one() {
     assert!(announce.is_announce_turn());
     let frames = record_frames(&mut announce);
     let out = todo.run(plan(&[("new idea", "pending")]), &announce).await;
-    assert!(out.refused.is_some(), "{}", out.text);
+    assert!(out.refusal().is_some(), "{}", out.text);
     assert!(out.text.contains("new plan is NOT opened"), "{}", out.text);
     assert!(frames.lock().unwrap().is_empty());
 
     let talk = ctx(&dir, Some("do the thing"));
-    assert!(todo.run(plan(&[("step", "in_progress")]), &talk).await.ok);
+    assert!(todo
+        .run(plan(&[("step", "in_progress")]), &talk)
+        .await
+        .is_ok());
     let out = todo.run(plan(&[("step", "done")]), &announce).await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     assert_eq!(frames.lock().unwrap().len(), 1);
 }
 
@@ -79,7 +82,10 @@ async fn a_background_job_is_never_an_announce_turn() {
     job.mode = Mode::Work;
     job.run_id = Some("0a1b2c3d".into());
     assert!(!job.is_announce_turn());
-    assert!(Todo::new().run(plan(&[("a", "pending")]), &job).await.ok);
+    assert!(Todo::new()
+        .run(plan(&[("a", "pending")]), &job)
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -88,7 +94,7 @@ async fn todo_refuses_bad_items_naming_the_problem() {
     let ctx = ctx(&dir, Some("x"));
     let todo = Todo::new();
     let out = todo.run(plan(&[("a", "started")]), &ctx).await;
-    assert!(out.refused.is_some());
+    assert!(out.refusal().is_some());
     assert!(out.text.contains("item 1 has status"), "{}", out.text);
     let out = todo.run(json!({"items": "a, b"}), &ctx).await;
     assert!(out.text.contains("must be a list"), "{}", out.text);
@@ -109,7 +115,7 @@ async fn open_link_shows_a_card_for_http_and_https_only() {
             &ctx,
         )
         .await;
-    assert!(out.ok, "{}", out.text);
+    assert!(out.is_ok(), "{}", out.text);
     for bad in [
         "javascript:alert(1)",
         "file:///etc/passwd",
@@ -117,10 +123,10 @@ async fn open_link_shows_a_card_for_http_and_https_only() {
         "not a url",
     ] {
         let out = tool.run(json!({ "url": bad }), &ctx).await;
-        assert!(out.refused.is_some(), "{bad}: {}", out.text);
+        assert!(out.refusal().is_some(), "{bad}: {}", out.text);
     }
     let out = tool.run(json!({"url": "http://example.org"}), &ctx).await;
-    assert!(out.ok);
+    assert!(out.is_ok());
     assert_eq!(
         *frames.lock().unwrap(),
         [
