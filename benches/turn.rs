@@ -97,13 +97,13 @@ async fn run(server: &ScriptedModel, n: usize) {
     }
 
     // 5. Memory per idle session (measured before the long loops fragment the heap).
-    let before_sessions = engine.sessions.len();
+    let before_sessions = engine.loaded_sessions();
     let rss_before = rss_kb();
     for i in 0..IDLE_SESSIONS {
         plain_turn(&engine, &format!("idle-{i}")).await;
     }
     let rss_after = rss_kb();
-    assert_eq!(engine.sessions.len() - before_sessions, IDLE_SESSIONS);
+    assert_eq!(engine.loaded_sessions() - before_sessions, IDLE_SESSIONS);
     let kb_per_session = (rss_after as f64 - rss_before as f64) / IDLE_SESSIONS as f64;
 
     // 2 + 4. Plain turns, wall time and the main thread's CPU time.

@@ -61,7 +61,7 @@ impl App {
     /// by the restart, its waiting cards as expired and its running executed rows as cut.
     /// Each is named in the log.
     pub fn recover(&self) {
-        let home = &self.engine.config.paths.home;
+        let home = &self.engine.config().paths.home;
         let ended = crate::children::end_leftovers(home);
         if !ended.is_empty() {
             tracing::warn!(
@@ -69,7 +69,7 @@ impl App {
                 ended.len()
             );
         }
-        let cut_turns = match self.engine.store.recover(crate::children::is_live_kotoba) {
+        let cut_turns = match self.engine.store().recover(crate::children::is_live_kotoba) {
             Ok(done) if done.is_empty() => Vec::new(),
             Ok(done) => {
                 tracing::warn!(
@@ -89,7 +89,7 @@ impl App {
         };
         let jobs = match self
             .engine
-            .store
+            .store()
             .recover_jobs(crate::children::is_live_kotoba)
         {
             Ok(jobs) => jobs,
@@ -109,7 +109,7 @@ impl App {
             .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
         for (session, line) in cut_turns.chain(jobs) {
             if session.starts_with(discord) {
-                if let Err(e) = self.engine.store.add_restart_notice(&session, &line) {
+                if let Err(e) = self.engine.store().add_restart_notice(&session, &line) {
                     tracing::warn!("keeping a restart notice for {session}: {e}");
                 }
             }
@@ -118,7 +118,7 @@ impl App {
 
     /// One line saying what is missing before she can think, if anything.
     pub fn missing_setup(&self) -> Option<String> {
-        missing_setup(&self.engine.config)
+        missing_setup(self.engine.config())
     }
 }
 

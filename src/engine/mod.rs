@@ -37,6 +37,7 @@ pub use dispatch::{
 };
 pub use session::{Session, Sessions};
 pub use turn::{guest_may_use, Access, LoopEnd, TurnContext};
+pub use work::{JobInfo, StopScope, Stopped};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.
 pub const WORK_DONE_SENTINEL: &str = "__work_done__";
@@ -47,21 +48,21 @@ const REMINDER_CAPACITY: usize = 64;
 /// One engine per process, shared by every surface as `Arc<Engine>`.
 pub struct Engine {
     /// Configuration.
-    pub config: Arc<Config>,
+    config: Arc<Config>,
     pub(crate) model: Arc<dyn ModelClient>,
     pub(crate) tools: Registry,
     pub(crate) soul: Soul,
     /// The durable store.
-    pub store: Arc<Store>,
+    store: Arc<Store>,
     /// Every loaded session.
-    pub sessions: Sessions,
+    sessions: Sessions,
     /// Every open card.
-    pub cards: Arc<CardBoard>,
+    cards: Arc<CardBoard>,
     /// Deferred requests (one request, one run) and their waiting runners.
-    pub deferred: Arc<deferred::Deferred>,
+    deferred: Arc<deferred::Deferred>,
     shutdown: CancellationToken,
     /// Background jobs, one per session at most.
-    pub jobs: work::Jobs,
+    jobs: work::Jobs,
     /// The keystore's master key, loaded on first use.
     master_key: std::sync::OnceLock<Result<crate::store::keystore::MasterKey, String>>,
     /// Secrets unlocked per session: (env variable, value), redacted from every output.
@@ -190,6 +191,54 @@ impl Engine {
     /// The session `id`, loaded from the store on first use.
     pub fn session(&self, id: &str) -> Arc<Session> {
         self.sessions.get_or_load(id, &self.store)
+    }
+
+    /// The configuration it runs under.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// The durable store (a surface keeps its own rows there: what it has seen, the
+    /// cards it posted, restart notices).
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// A session already loaded in this process, without loading one.
+    pub fn live_session(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.get(id)
+    }
+
+    /// How many sessions are loaded in this process.
+    pub fn loaded_sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// The background job running in a session, if any.
+    pub fn job(&self, session: &str) -> Option<work::JobInfo> {
+        self.jobs.info(session)
+    }
+
+    /// The board of open cards: a surface that raises a card of its own posts it here,
+    /// and every answer goes through its one check of who may answer.
+    pub fn cards(&self) -> &Arc<CardBoard> {
+        &self.cards
+    }
+
+    /// The cards waiting in a session.
+    pub fn open_cards(&self, session: &str) -> Vec<crate::protocol::Card> {
+        self.cards.open_cards(session)
+    }
+
+    /// Answer an input card (ask_user, clarify, a secret) with typed text on behalf of
+    /// `who`.
+    pub fn answer_text(
+        &self,
+        request_id: &str,
+        text: &str,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
+        self.cards.answer_text(request_id, text, who)
     }
 
     /// Answer a card on behalf of `who`.

@@ -121,10 +121,14 @@ impl Session {
         self.job_running.store(on, Ordering::SeqCst);
     }
 
-    /// Cancel the turn running now, if any (supersede, barge-in).
-    pub fn cancel_running(&self) {
-        if let Some(t) = lock(&self.current).as_ref() {
-            t.cancel();
+    /// Cancel the turn running now, if any (supersede, barge-in); true when one was.
+    pub fn cancel_running(&self) -> bool {
+        match lock(&self.current).as_ref() {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
         }
     }
 

@@ -584,7 +584,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     let card = next_card(&mut rx).await;
     assert!(r.engine.jobs.info("terminal:me").is_none(), "no job runs");
     // "stop that": the code cancel_work runs.
-    let stopped = r.engine.stop_work("terminal:me");
+    let stopped = r.engine.stop("terminal:me", crate::engine::StopScope::Work);
     assert_eq!((stopped.job.is_none(), stopped.approvals), (true, 1));
     let said = stopped.sentence().unwrap();
     assert!(said.contains("cancelled the one approval card"), "{said}");
@@ -599,7 +599,9 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     assert_eq!(runs.load(Ordering::SeqCst), 0, "it never ran");
     assert_eq!(approvers(&r), ["dismissed"]);
     assert_eq!(
-        r.engine.stop_work("terminal:me").sentence(),
+        r.engine
+            .stop("terminal:me", crate::engine::StopScope::Work)
+            .sentence(),
         Err(
             "No background job is running here and no approval is waiting, so nothing was stopped."
                 .into()

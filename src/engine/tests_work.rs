@@ -364,7 +364,11 @@ async fn a_requested_stop_announces_nothing_but_closes_the_bracket() {
         .start_job("s1", "build", None, Some(false))
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let info = r.engine.stop_work("s1").job.unwrap();
+    let info = r
+        .engine
+        .stop("s1", crate::engine::StopScope::Work)
+        .job
+        .unwrap();
     assert_eq!((info.goal.as_str(), info.steps), ("build", 1));
     let events = frames_until(&mut rx, |e| {
         e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())
@@ -675,7 +679,7 @@ async fn a_running_job_is_marked_in_the_store_so_a_crash_announces_it_and_an_end
         .open_job("x", "s2", "other")
         .and_then(|id| r.engine.store.close_job(id));
     assert!(again.is_ok());
-    r.engine.stop_work("s1");
+    r.engine.stop("s1", crate::engine::StopScope::Work);
     frames_until(&mut rx, |e| {
         e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())
     })

@@ -43,9 +43,23 @@ pub struct JobInfo {
     pub steps: u32,
 }
 
+/// What a stop names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopScope {
+    /// The turn running now (the page's Stop, a voice barge-in): its rows close as
+    /// interrupted. Jobs and waiting approvals go on.
+    Turn,
+    /// What works or waits: the background job and every deferred approval still
+    /// waiting (`cancel_work`, the terminal's `/stop`, Discord's Stop). The running chat
+    /// turn is not touched — it may be the one asking.
+    Work,
+}
+
 /// What one stop request stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stopped {
+    /// Whether a running turn was cut.
+    pub turn: bool,
     /// The job that was running, if any.
     pub job: Option<JobInfo>,
     /// How many deferred approvals were still waiting (each is now dismissed).
@@ -237,19 +251,33 @@ impl Engine {
         Ok(run_id)
     }
 
-    /// Stop what waits or works in a session at the person's request: the job's runner
-    /// (its state cleared; a requested stop announces nothing) and every deferred
-    /// approval still waiting, also when no job runs, so a card approved later never
-    /// runs. `cancel_work`, the terminal's `/stop` and Discord's Stop all call this.
-    /// The running chat turn is not touched.
-    pub fn stop_work(&self, session: &str) -> Stopped {
+    /// Stop what `scope` names in a session and say what was stopped. For
+    /// [`StopScope::Work`]: the job's runner (its state cleared; a requested stop
+    /// announces nothing) and every deferred approval still waiting, also when no job
+    /// runs, so a card approved later never runs.
+    pub fn stop(&self, session: &str, scope: StopScope) -> Stopped {
+        if scope == StopScope::Turn {
+            let turn = self
+                .sessions
+                .get(session)
+                .is_some_and(|s| s.cancel_running());
+            return Stopped {
+                turn,
+                job: None,
+                approvals: 0,
+            };
+        }
         let job = self.jobs.info(session);
         if let Some(job) = self.jobs.running.get(session) {
             job.requested_stop.store(true, Ordering::SeqCst);
             job.cancel.cancel();
         }
         let approvals = self.deferred.cancel_session(session);
-        Stopped { job, approvals }
+        Stopped {
+            turn: false,
+            job,
+            approvals,
+        }
     }
 
     async fn run_job(
@@ -387,7 +415,7 @@ impl EnginePort for Engine {
     }
 
     fn cancel_work(&self, ctx: &ToolContext) -> Result<String, String> {
-        self.stop_work(&ctx.session).sentence()
+        self.stop(&ctx.session, StopScope::Work).sentence()
     }
 
     fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {

@@ -68,7 +68,7 @@ pub async fn start(
     app: &App,
     shutdown: CancellationToken,
 ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
-    let config = &app.engine.config;
+    let config = &app.engine.config();
     let addr_text = config.settings().web_addr;
     let options = WebOptions::from_config(config);
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr_text.as_str())

@@ -592,11 +592,11 @@ async fn settings_set_refuses_a_bad_value_naming_the_key_and_a_good_one_is_live(
         "{:?}",
         c.body
     );
-    assert_eq!(r.app.engine.config.settings().work_max_tool_calls, 40);
+    assert_eq!(r.app.engine.config().settings().work_max_tool_calls, 40);
     let good = r.discord.slash(GENERAL, OWNER, "settings", opts("7"), 0);
     r.discord.wait_callback(good).await;
     assert_eq!(
-        r.app.engine.config.settings().work_max_tool_calls,
+        r.app.engine.config().settings().work_max_tool_calls,
         7,
         "live for the next job"
     );
@@ -612,7 +612,7 @@ async fn settings_set_refuses_a_bad_value_naming_the_key_and_a_good_one_is_live(
         .discord
         .slash(GENERAL, GUEST, "settings", opts("9"), 1 << 5);
     r.discord.wait_callback(manager).await;
-    assert_eq!(r.app.engine.config.settings().work_max_tool_calls, 9);
+    assert_eq!(r.app.engine.config().settings().work_max_tool_calls, 9);
 }
 
 #[tokio::test]
@@ -684,7 +684,7 @@ async fn grants_list_with_revoke_buttons_that_only_an_owner_may_press() {
     let r = rig().await;
     r.app
         .engine
-        .store
+        .store()
         .add_grant("touch ok.txt", kotoba::store::GrantScope::Exact, "olive")
         .unwrap();
     let g = r.discord.slash(GENERAL, OWNER, "grants", json!([]), 0);
@@ -795,7 +795,7 @@ async fn a_finished_background_job_is_announced_once_in_its_channel() {
     let stored = r
         .app
         .engine
-        .store
+        .store()
         .history(&discord::session_of(GENERAL), 50)
         .unwrap();
     assert!(
@@ -877,7 +877,7 @@ async fn an_attached_image_reaches_the_model_and_other_files_are_named_as_not_re
     let stored = r
         .app
         .engine
-        .store
+        .store()
         .history(&discord::session_of(GENERAL), 10)
         .unwrap();
     assert!(

@@ -173,7 +173,7 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
         let app = App::build(config).unwrap();
         let session = kotoba::surfaces::discord::session_of(GENERAL);
         app.engine
-            .store
+            .store()
             .add_restart_notice(&session, &line)
             .unwrap();
     }

@@ -148,7 +148,7 @@ async fn a_reminder_that_came_due_while_the_process_was_down_is_posted_once_at_s
     assert!(r
         .app
         .engine
-        .store
+        .store()
         .reminders_of(&discord::session_of(GENERAL))
         .unwrap()
         .is_empty());

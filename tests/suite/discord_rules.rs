@@ -117,7 +117,7 @@ async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_r
         said.content()
     );
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while r.app.engine.jobs.info(&session).is_some() {
+    while r.app.engine.job(&session).is_some() {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the job never stopped"
@@ -184,7 +184,7 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
             answer.contains("web page") && answer.contains("kotoba chat"),
             "{answer}"
         );
-        while r.app.engine.jobs.info(&session).is_some() {
+        while r.app.engine.job(&session).is_some() {
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "the job never ended"
@@ -199,7 +199,7 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
             "{tool}: nothing was asked in the channel"
         );
         assert!(
-            r.app.engine.cards.open_cards(&session).is_empty(),
+            r.app.engine.open_cards(&session).is_empty(),
             "no card waits for a secret"
         );
     }
@@ -230,7 +230,7 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
         ask.content()
     );
     assert!(
-        r.app.engine.jobs.info(&session).is_some(),
+        r.app.engine.job(&session).is_some(),
         "nothing stops before the confirmation"
     );
     // A guest's Yes stops nothing.
@@ -241,7 +241,7 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
         "{:?}",
         no.body
     );
-    assert!(r.app.engine.jobs.info(&session).is_some());
+    assert!(r.app.engine.job(&session).is_some());
     let yes = r.discord.press(GENERAL, "1", "kj:confirm", OWNER);
     let said = r.discord.wait_callback(yes).await;
     assert!(
@@ -252,8 +252,5 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
     r.discord
         .wait_for(|c| c.is("PATCH", &format!("/messages/{job_card}")))
         .await;
-    assert!(
-        r.app.engine.jobs.info(&session).is_none(),
-        "the job is gone"
-    );
+    assert!(r.app.engine.job(&session).is_none(), "the job is gone");
 }

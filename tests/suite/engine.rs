@@ -365,7 +365,7 @@ async fn a_real_write_then_read_turn_leaves_the_file_in_the_workspace() {
         .await;
     assert_eq!(res.text, "Saved and checked.");
     let on_disk =
-        std::fs::read_to_string(r.engine.config.paths.home.join("workspace/notes/todo.md"))
+        std::fs::read_to_string(r.engine.config().paths.home.join("workspace/notes/todo.md"))
             .unwrap();
     assert_eq!(on_disk, "buy tea\n");
     let frames = drain(&mut rx);

@@ -57,7 +57,7 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
         .run_turn(hidden, kotoba::engine::TurnOptions::default())
         .await;
     engine
-        .store
+        .store()
         .append_message("s", "user", "system", "__work_done__ lighthouse teal", true)
         .unwrap();
     // Another conversation saying the same words is not this one's past.

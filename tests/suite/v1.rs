@@ -71,7 +71,7 @@ async fn a_streamed_turn_is_role_chunk_content_chunks_finish_and_done() {
     let sent = r.model.requests()[0].to_string();
     assert!(!sent.contains("the agent's own prompt"));
     assert!(sent.contains("turned into speech"), "register voice");
-    let stored = r.engine.store.history("web:s-stream", 10).unwrap();
+    let stored = r.engine.store().history("web:s-stream", 10).unwrap();
     assert_eq!(stored.len(), 2);
 }
 
@@ -93,7 +93,11 @@ async fn a_whole_turn_is_one_chat_completion_and_the_session_header_names_it() {
     assert_eq!(body["choices"][0]["message"]["content"], "Here you go.");
     assert_eq!(body["choices"][0]["finish_reason"], "stop");
     assert_eq!(
-        r.engine.store.history("web:from-header", 10).unwrap().len(),
+        r.engine
+            .store()
+            .history("web:from-header", 10)
+            .unwrap()
+            .len(),
         2
     );
     // No user and no header: a new session each time.
@@ -499,7 +503,7 @@ async fn deferral_end_to_end_with_the_page_open_and_no_second_card_in_the_announ
         .map(|a| a.approver)
         .collect();
     assert_eq!(approvers, ["user", "executed"]);
-    let stored = r.engine.store.history("web:call", 10).unwrap();
+    let stored = r.engine.store().history("web:call", 10).unwrap();
     assert!(stored.iter().all(|m| !m.text.contains("__work_done__")));
 }
 
@@ -522,7 +526,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     let frames = page.until(|v| v["type"] == "turn_done").await;
     let card = of_type(&frames, "card")[0].clone();
     let id = card["request_id"].as_str().unwrap().to_string();
-    assert!(r.engine.jobs.info("web:halt").is_none(), "no job runs");
+    assert!(r.engine.job("web:halt").is_none(), "no job runs");
 
     // "stop that", typed on the page: the model calls cancel_work.
     r.model.push(Reply::call("cancel_work", json!({})));

@@ -245,7 +245,7 @@ async fn a_reloaded_page_gets_the_cards_still_waiting() {
 async fn grants_are_listed_and_revoked_as_json() {
     let r = start().await;
     r.engine
-        .store
+        .store()
         .add_grant("npm", GrantScope::Family, "web")
         .unwrap();
     let list: Value = r
@@ -424,7 +424,7 @@ async fn a_work_done_fires_one_hidden_announce_turn_per_run_id_however_many_page
     );
     let sent = r.model.requests()[0].to_string();
     assert!(sent.contains("__work_done__") && sent.contains("backup: 12 files copied"));
-    let stored = r.engine.store.history("web:jobs", 10).unwrap();
+    let stored = r.engine.store().history("web:jobs", 10).unwrap();
     assert!(
         stored.iter().all(|m| !m.text.contains("__work_done__")),
         "the sentinel never reaches the transcript"
@@ -475,7 +475,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
     };
     let wait = r
         .engine
-        .cards
+        .cards()
         .post(&session, card, Duration::from_secs(300))
         .unwrap();
     let resp = r

@@ -72,7 +72,7 @@ async fn a_bad_setting_is_refused_with_400_naming_its_key_and_the_last_good_valu
     assert_eq!(body["saved"], json!(["work_max_iter"]));
     assert_eq!(entry(&listing(&r).await, "work_max_iter")["value"], "12");
     assert_eq!(
-        r.engine.config.settings().work_max_iter,
+        r.engine.config().settings().work_max_iter,
         12,
         "the engine reads it"
     );

@@ -24,11 +24,11 @@ const PAGE: u8 = 100;
 pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
     settle_orphaned_cards(&bot, &ctx).await;
     tell_what_the_restart_cut(&bot, &ctx).await;
-    let window = bot.engine.config.settings().discord_catch_up;
+    let window = bot.engine.config().settings().discord_catch_up;
     if window == 0 {
         return;
     }
-    let channels = match bot.engine.store.discord_seen_channels() {
+    let channels = match bot.engine.store().discord_seen_channels() {
         Ok(c) => c,
         Err(e) => {
             tracing::warn!("Discord catch-up: reading the channels she saw: {e}");
@@ -71,7 +71,7 @@ async fn one_channel(bot: Arc<Bot>, ctx: Context, channel: u64, last: u64, windo
     let mut answered = 0usize;
     for mut msg in messages {
         if !fresh(msg.timestamp) {
-            if let Err(e) = bot.engine.store.mark_discord_seen(channel, msg.id.get()) {
+            if let Err(e) = bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
                 tracing::warn!("Discord catch-up: recording a seen message: {e}");
             }
             continue;
@@ -90,7 +90,7 @@ fn nonzero(v: u64) -> Option<u64> {
 /// Approval cards a dead run left on Discord: each is edited to say the restart
 /// settled it and nothing ran, its buttons disabled, so no orphaned button remains.
 async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
-    let store = &bot.engine.store;
+    let store = &bot.engine.store();
     let orphans = match store.orphaned_discord_cards() {
         Ok(o) => o,
         Err(e) => {
@@ -131,7 +131,7 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
 /// channel (the transcript already holds the same line).
 async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
     let prefix = crate::engine::session::DISCORD_SESSION_PREFIX;
-    let notices = match bot.engine.store.take_restart_notices(prefix) {
+    let notices = match bot.engine.store().take_restart_notices(prefix) {
         Ok(n) => n,
         Err(e) => {
             tracing::warn!("Discord: reading what the restart cut: {e}");

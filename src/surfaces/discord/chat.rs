@@ -72,7 +72,7 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         return;
     }
     let channel = msg.channel_id.get();
-    match bot.engine.store.mark_discord_seen(channel, msg.id.get()) {
+    match bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
         Ok(newer) if !newer && !caught_up => return,
         Ok(_) => {}
         Err(e) => tracing::warn!("Discord: recording a seen message: {e}"),

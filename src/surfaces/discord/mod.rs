@@ -85,10 +85,10 @@ impl DiscordSettings {
     /// The settings with `DISCORD_TOKEN`, else with the token saved in the keystore
     /// under [`KEYSTORE_TOKEN`]; `None` when neither is there.
     pub fn resolve(engine: &Engine) -> Option<DiscordSettings> {
-        Self::from_config(&engine.config).or_else(|| {
+        Self::from_config(engine.config()).or_else(|| {
             let token = engine.saved_secret(KEYSTORE_TOKEN)?;
             let token = token.trim();
-            (!token.is_empty()).then(|| Self::with_token(&engine.config, token.to_string()))
+            (!token.is_empty()).then(|| Self::with_token(engine.config(), token.to_string()))
         })
     }
 
@@ -209,7 +209,7 @@ impl Bot {
         self.settings.owners.contains(&user)
             || self
                 .engine
-                .config
+                .config()
                 .owners()
                 .iter()
                 .any(|o| o == &user.to_string())

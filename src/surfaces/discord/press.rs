@@ -108,7 +108,11 @@ pub(crate) fn full_output(text: &str) -> CreateInteractionResponse {
 /// and every deferred approval still waiting). The chat turn running in the channel is
 /// not cut. It says what it stopped, in cancel_work's own sentence.
 pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
-    match bot.engine.stop_work(session).sentence() {
+    match bot
+        .engine
+        .stop(session, crate::engine::StopScope::Work)
+        .sentence()
+    {
         Ok(said) | Err(said) => said,
     }
 }

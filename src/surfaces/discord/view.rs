@@ -261,7 +261,7 @@ impl View {
                 if let Some((mid, card)) = self.cards.remove(request_id) {
                     let drawn = cards::settled(&card, self.dm, settlement);
                     self.edit(mid, &drawn).await;
-                    if let Err(e) = self.bot.engine.store.remove_discord_card(request_id) {
+                    if let Err(e) = self.bot.engine.store().remove_discord_card(request_id) {
                         tracing::warn!("Discord: forgetting a settled card: {e}");
                     }
                 }
@@ -297,7 +297,7 @@ impl View {
         // Remembered in the store before it is posted, so a restart after a crash (even
         // one right after posting) can find and settle it.
         let json = serde_json::to_string(card).unwrap_or_default();
-        let store = &self.bot.engine.store;
+        let store = &self.bot.engine.store();
         let rid = &card.request_id;
         if let Err(e) = store.add_discord_card(rid, self.channel.get(), 0, self.dm, &json) {
             tracing::warn!("Discord: remembering an approval card: {e}");

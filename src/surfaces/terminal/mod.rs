@@ -88,7 +88,10 @@ pub async fn run(
         let confirming = std::mem::take(&mut lock(&prompt).confirm_stop);
         if confirming {
             if matches!(line.to_lowercase().as_str(), "y" | "yes") {
-                match engine.stop_work(&session_id).sentence() {
+                match engine
+                    .stop(&session_id, crate::engine::StopScope::Work)
+                    .sentence()
+                {
                     Ok(said) | Err(said) => out(&format!("{said}\n> ")),
                 }
             } else {
@@ -116,7 +119,7 @@ pub async fn run(
         match line.as_str() {
             "" => out("> "),
             "/quit" | "/exit" => break,
-            "/stop" => match engine.jobs.info(&session_id) {
+            "/stop" => match engine.job(&session_id) {
                 None => out("No background job is running, so there is nothing to stop.\n> "),
                 Some(info) => {
                     lock(&prompt).confirm_stop = true;

@@ -37,9 +37,7 @@ pub(super) async fn answer(
         Err(e) => return bad_body(e),
     };
     let answered = match (&a.text, a.decision) {
-        (Some(text), d) if d.approves() => {
-            st.engine.cards.answer_text(&request_id, text, &web_owner())
-        }
+        (Some(text), d) if d.approves() => st.engine.answer_text(&request_id, text, &web_owner()),
         _ => st.engine.answer_card(&request_id, a.decision, &web_owner()),
     };
     // The typed text is never echoed back: it may be a secret.

@@ -90,7 +90,6 @@ pub(super) async fn events(State(st): State<Shared>, Query(q): Query<EventsQuery
     let rx = session.subscribe();
     let first = st
         .engine
-        .cards
         .open_cards(&session_id)
         .into_iter()
         .map(|card| {

@@ -16,7 +16,7 @@ pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQue
         Ok(id) => id,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
-    match st.engine.store.history(&engine_session(&id), HISTORY_LINES) {
+    match st.engine.store().history(&engine_session(&id), HISTORY_LINES) {
         Ok(lines) => Json(
             lines
                 .into_iter()

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{engine_session, json_error, parse_session_id, Shared};
-use crate::engine::{TurnOptions, WORK_DONE_SENTINEL};
+use crate::engine::{StopScope, TurnOptions, WORK_DONE_SENTINEL};
 use crate::protocol::{Channel, Origin, Register, TurnRequest};
 
 /// The longest typed message accepted, in characters.
@@ -106,10 +106,8 @@ pub(super) async fn stop(
         Ok(id) => id,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
-    if let Some(session) = st.engine.sessions.get(&engine_session(&id)) {
-        session.cancel_running();
-    }
-    Json(json!({ "stopped": true })).into_response()
+    let stopped = st.engine.stop(&engine_session(&id), StopScope::Turn);
+    Json(json!({ "stopped": true, "turn": stopped.turn })).into_response()
 }
 
 #[cfg(test)]

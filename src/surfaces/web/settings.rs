@@ -14,7 +14,7 @@ use crate::config::SettingError;
 
 /// The listing.
 pub(super) async fn list(State(st): State<Shared>) -> Response {
-    Json(json!({ "settings": st.engine.config.listing() })).into_response()
+    Json(json!({ "settings": st.engine.config().listing() })).into_response()
 }
 
 /// A JSON value as the YAML text settings.yaml takes (a string as it is).
@@ -42,7 +42,7 @@ pub(super) async fn save(State(st): State<Shared>, Json(body): Json<Value>) -> R
             "send a JSON object of settings keys and values, such as {\"work_max_iter\": 20}",
         );
     };
-    let config = &st.engine.config;
+    let config = &st.engine.config();
     let pairs: Vec<(&String, String)> = pairs.iter().map(|(k, v)| (k, as_yaml_text(v))).collect();
     for (key, value) in &pairs {
         if let Err(e) = config.check(key, value) {

@@ -9,7 +9,7 @@ use super::Shared;
 
 /// The page's status line, read live.
 pub(super) async fn status(State(st): State<Shared>) -> Json<Value> {
-    let config = &st.engine.config;
+    let config = &st.engine.config();
     let settings = config.settings();
     Json(json!({
         "model": settings.model,

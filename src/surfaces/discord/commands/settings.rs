@@ -20,7 +20,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
             _ => String::new(),
         };
         let (key, value) = (text("key"), text("value"));
-        return match bot.engine.config.set(key.trim(), &value) {
+        return match bot.engine.config().set(key.trim(), &value) {
             Ok(()) => Answer::text(format!(
                 "`{}` is now `{}`. It applies from the next turn.",
                 key.trim(),
@@ -29,7 +29,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
             Err(e) => Answer::text(format!("Not changed: {e}.")),
         };
     }
-    let s = bot.engine.config.settings();
+    let s = bot.engine.config().settings();
     let lines = [
         format!("model: {}", s.model),
         format!("base_url: {}", s.base_url),
@@ -44,7 +44,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         format!("disabled_toolsets: [{}]", s.disabled_toolsets.join(", ")),
         format!("force_ask: {}", s.force_ask),
         format!("allowlist: {} lines", s.allowlist.len()),
-        format!("owners: [{}]", bot.engine.config.owners().join(", ")),
+        format!("owners: [{}]", bot.engine.config().owners().join(", ")),
     ];
     Answer::text(format!("```yaml\n{}\n```", lines.join("\n")))
 }

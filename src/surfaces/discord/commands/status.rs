@@ -14,8 +14,8 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     } else {
         "no background job here"
     };
-    let cards = bot.engine.cards.open_cards(&session).len();
-    let model = bot.engine.config.settings().model;
+    let cards = bot.engine.open_cards(&session).len();
+    let model = bot.engine.config().settings().model;
     let up = elapsed_words(bot.started.elapsed().as_secs());
     let room = c
         .guild_id

@@ -27,7 +27,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
 /// "the background job" with what is known of it (a seam for the work-mode job card:
 /// elapsed time, step count and goal come from the job once work mode lands).
 pub(crate) fn job_words(bot: &Bot, session: &str) -> String {
-    match bot.engine.jobs.info(session) {
+    match bot.engine.job(session) {
         Some(info) => format!(
             "the background job '{}' ({} in, {} steps so far; none of it is kept)",
             info.goal,

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
 use super::speaker::{Speaker, SpeakerNote};
-use crate::engine::{Engine, TurnOptions};
+use crate::engine::{Engine, StopScope, TurnOptions};
 use crate::protocol::{Channel, Event, Frame, Origin, Phase, Register, TurnRequest};
 use crate::speech::audio::FRAME;
 use crate::speech::endpoint::{ends_unsure, EndpointSettings, Endpointer, Heard as Ear};
@@ -282,10 +282,7 @@ impl Room {
             self.parts.out.stop();
         }
         if end != RoomEnd::Moved && self.turn.take().is_some() {
-            self.parts
-                .engine
-                .session(&self.parts.session)
-                .cancel_running();
+            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
         }
         if let Some((replies, _)) = self.leaving.take() {
             for reply in replies {
@@ -643,10 +640,7 @@ impl Room {
         self.handed_ahead = 0;
         self.trace = None;
         if self.turn.take().is_some() {
-            self.parts
-                .engine
-                .session(&self.parts.session)
-                .cancel_running();
+            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
         }
     }
 
@@ -707,10 +701,7 @@ impl Room {
             );
             self.turn = None;
             self.trace = None;
-            self.parts
-                .engine
-                .session(&self.parts.session)
-                .cancel_running();
+            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
             self.speaker.hush();
             self.speaker.say(GIVE_UP_LINE);
         }

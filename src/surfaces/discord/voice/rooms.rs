@@ -116,7 +116,7 @@ fn names(bot: &Bot, guild: u64) -> Vec<String> {
             }
         }
     }
-    out.extend(bot.engine.config.settings().voice.aliases);
+    out.extend(bot.engine.config().settings().voice.aliases);
     out.sort();
     out.dedup();
     out
@@ -176,7 +176,7 @@ async fn start_room(
     if let Some((_, old)) = bot.rooms.map.remove(&guild) {
         let _ = old.control.try_send(Control::Release);
     }
-    let config = &bot.engine.config;
+    let config = &bot.engine.config();
     let recognizer: Arc<dyn Recognizer> =
         stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
     if recognizer.name() == "local" {

@@ -133,9 +133,9 @@ async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
         delay: Duration::from_secs(200),
         inner: rig.script.clone(),
     };
-    let store = rig.engine.store.clone();
+    let store = rig.engine.store().clone();
     let engine = crate::engine::Engine::new(
-        rig.engine.config.clone(),
+        rig.engine.config().clone(),
         Arc::new(slow),
         crate::tools::Registry::new(),
         crate::soul::Soul::shipped(),
