@@ -230,7 +230,7 @@ impl Loop<'_> {
             depth: self.ctx.depth,
             secret_env: self.engine.secret_env(&self.session.id),
             announce: self.ctx.announce,
-            settings: Arc::new(self.settings.clone()),
+            settings: self.settings.clone(),
             frames: Some(self.frame_sink()),
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),

@@ -83,7 +83,8 @@ pub(super) struct Loop<'a> {
     pub(super) engine: &'a Engine,
     pub(super) session: Arc<Session>,
     pub(super) ctx: TurnContext,
-    pub(super) settings: Settings,
+    /// The live settings, read once when the turn starts and shared by every call.
+    pub(super) settings: Arc<Settings>,
     pub(super) caps: Caps,
     pub(super) spent: Spent,
     pub(super) rows: RowTracker,
@@ -164,7 +165,7 @@ pub(super) async fn run_loop_as(
         engine,
         session,
         ctx,
-        settings,
+        settings: Arc::new(settings),
         caps,
         spent: Spent::default(),
         rows,
