@@ -258,6 +258,9 @@ pub struct Card {
     pub window_secs: u64,
     /// Who may answer.
     pub answerers: Answerers,
+    /// An input card whose answer is a secret: every surface masks what is typed.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 /// A person's answer to a card.

@@ -232,6 +232,7 @@ impl Loop<'_> {
             expires_at_ms: 0,
             window_secs: window.as_secs(),
             answerers,
+            secret: false,
         }
     }
 

@@ -449,6 +449,7 @@ impl EnginePort for Engine {
         tool: &str,
         question: &str,
         window: Duration,
+        secret: bool,
     ) -> Asked {
         let session = self.session(&ctx.session);
         let card = Card {
@@ -465,6 +466,7 @@ impl EnginePort for Engine {
             expires_at_ms: 0,
             window_secs: window.as_secs(),
             answerers: self.answerers_for(&ctx.session),
+            secret,
         };
         let Some(wait) = self.cards.post(&session, card, window) else {
             return Asked::Unreachable;

@@ -100,7 +100,7 @@ impl Tool for Ask {
                 format!("{name}: nobody can be asked here, so nothing was asked."),
             );
         };
-        match engine.ask_person(ctx, name, question, self.window).await {
+        match engine.ask_person(ctx, name, question, self.window, false).await {
             Asked::Answered(text) => ToolOutput::ok(format!("They answered: {text}")),
             Asked::Unreachable => ToolOutput::refused_with(
                 Ending::Unreachable,

@@ -44,14 +44,15 @@ pub trait EnginePort: Send + Sync {
     /// Run helpers (depth 1) for these goals, at most two at once, and wait for all.
     async fn delegate(&self, ctx: &ToolContext, goals: Vec<String>) -> Vec<HelperResult>;
 
-    /// Put a question card on screen (drawn by `tool`'s name, so a surface masks the
-    /// input of ask_secret / request_credential) and wait up to `window` for an answer.
+    /// Put a question card from `tool` on screen and wait up to `window` for an answer;
+    /// a `secret` card's answer is masked on every surface as it is typed.
     async fn ask_person(
         &self,
         ctx: &ToolContext,
         tool: &str,
         question: &str,
         window: Duration,
+        secret: bool,
     ) -> Asked;
 
     /// Save a secret in the encrypted keystore; `Err` is a sentence.

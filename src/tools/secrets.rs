@@ -152,7 +152,7 @@ impl Tool for SecretPrompt {
         } else {
             format!("Enter the secret '{name}': {why}")
         };
-        match engine.ask_person(ctx, tool, &question, ASK_USER_WINDOW).await {
+        match engine.ask_person(ctx, tool, &question, ASK_USER_WINDOW, true).await {
             Asked::Answered(value) if value.is_empty() => {
                 ToolOutput::refused_with(Ending::Declined, format!("{tool}: they left it empty, so nothing was stored."))
             }

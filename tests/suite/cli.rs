@@ -182,3 +182,50 @@ async fn kotoba_chat_settings_lists_the_live_keys_with_the_work_caps_under_advan
     assert!(!text.contains("KOTOBA_MAX_TOOL_CALLS") && !text.contains("  max_tool_calls"));
     assert_eq!(server.requests().len(), 0, "no turn runs");
 }
+
+#[tokio::test]
+async fn a_jobs_question_card_takes_the_typed_line_as_the_answer_not_a_yes_or_no() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::call(
+        "start_work",
+        json!({"goal": "push the branch"}),
+    ));
+    // The conversation and the job ask the model in an order of their own: whichever
+    // gets a clarify in the job shows the card; in the conversation it asks in words.
+    for _ in 0..3 {
+        server.push(Reply::call(
+            "clarify",
+            json!({"question": "Which branch should I push?"}),
+        ));
+    }
+    server.set_fallback(Reply::text("All set."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"push my branch\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "type your answer").await;
+    assert!(seen.contains("Which branch should I push?"), "{seen}");
+    assert!(
+        !seen.contains("approve?"),
+        "a question is not an approval: {seen}"
+    );
+    stdin.write_all(b"release/2.4 please\n").await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let answered = loop {
+        let hit = server
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains("They answered: release/2.4 please"));
+        if hit || tokio::time::Instant::now() > deadline {
+            break hit;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        answered,
+        "the job's next request carries the typed line verbatim"
+    );
+    drop(stdin);
+    let _ = child.kill().await;
+}

@@ -200,6 +200,7 @@ mod tests {
             answerers: Answerers::Owners {
                 ids: vec!["1".into()],
             },
+            secret: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! `kotoba chat`: a line-based chat against the same engine (register text) — streamed
 //! answer text, a spinner while a tool runs, approval cards answered at the keyboard.
 
+mod echo;
 pub mod render;
 
 use std::io::Write;
@@ -11,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::{Answerer, Engine, TurnOptions};
-use crate::protocol::{Decision, Frame, Origin, Phase, Register, TurnRequest};
+use crate::protocol::{CardKind, Decision, Frame, Origin, Phase, Register, TurnRequest};
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
 pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
@@ -19,9 +20,18 @@ pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
 /// What the keyboard's next line answers.
 #[derive(Default)]
 struct Prompt {
-    card: Option<String>,
+    card: Option<Waiting>,
     spinning: Option<String>,
     confirm_stop: bool,
+}
+
+/// A card the next typed line answers.
+struct Waiting {
+    request_id: String,
+    /// A question: the line is the answer (an empty line skips it), not y/n.
+    input: bool,
+    /// Its answer is a secret: the typed line is not echoed.
+    secret: bool,
 }
 
 fn out(text: &str) {
@@ -100,18 +110,30 @@ pub async fn run(
             continue;
         }
         let card = lock(&prompt).card.take();
-        if let Some(request_id) = card {
-            let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") {
-                Decision::Approve
-            } else {
-                Decision::Deny
-            };
+        if let Some(waiting) = card {
             let me = Answerer {
                 id: "local".into(),
                 name: "you".into(),
                 local: true,
             };
-            if let Err(e) = engine.answer_card(&request_id, decision, &me) {
+            if waiting.secret {
+                echo::on();
+                out("\n");
+            }
+            let answered = match (waiting.input, line.is_empty()) {
+                // A question takes the typed line verbatim; an empty line skips it.
+                (true, false) => engine.answer_text(&waiting.request_id, &line, &me),
+                (true, true) => engine.answer_card(&waiting.request_id, Decision::Deny, &me),
+                (false, _) => {
+                    let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") {
+                        Decision::Approve
+                    } else {
+                        Decision::Deny
+                    };
+                    engine.answer_card(&waiting.request_id, decision, &me)
+                }
+            };
+            if let Err(e) = answered {
                 out(&format!("({e})\n"));
             }
             continue;
@@ -164,11 +186,27 @@ fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
             p.spinning = Some(row.action.clone());
         }
         Frame::Card(card) => {
-            p.card = Some(card.request_id.clone());
-            out(&render::card(card));
+            let input = card.kind == CardKind::Input;
+            p.card = Some(Waiting {
+                request_id: card.request_id.clone(),
+                input,
+                secret: card.secret,
+            });
+            if input {
+                out(&render::question(card));
+                if card.secret {
+                    echo::off();
+                }
+            } else {
+                out(&render::card(card));
+            }
         }
-        Frame::CardSettled { request_id, .. } if p.card.as_deref() == Some(request_id) => {
-            p.card = None;
+        Frame::CardSettled { request_id, .. }
+            if p.card.as_ref().is_some_and(|w| &w.request_id == request_id) =>
+        {
+            if p.card.take().is_some_and(|w| w.secret) {
+                echo::on();
+            }
             if let Some(l) = render::line(frame) {
                 out(&format!("\n{l}\n"));
             }

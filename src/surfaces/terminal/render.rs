@@ -58,6 +58,22 @@ pub fn card(card: &Card) -> String {
     )
 }
 
+/// A question card: the question, and how to answer it (a typed line; an empty line
+/// skips; a secret is not shown as it is typed).
+pub fn question(card: &Card) -> String {
+    format!(
+        "\n┌ {} asks ({} s)\n│ {}\n└ {}: ",
+        card.tool,
+        card.window_secs,
+        card.action.replace('\n', "\n│ "),
+        if card.secret {
+            "type it (it is not shown), or an empty line to skip"
+        } else {
+            "type your answer, or an empty line to skip"
+        }
+    )
+}
+
 /// The question /stop asks before it cancels a job: what would die.
 pub fn stop_question(info: &crate::engine::work::JobInfo) -> String {
     let secs = info.elapsed.as_secs();

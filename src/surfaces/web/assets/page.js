@@ -163,7 +163,7 @@
     if (card.kind === "input") {
       // A question: a typed answer (masked for secrets), or skip it.
       const input = el("input", "answer");
-      input.type = card.tool === "ask_secret" || card.tool === "request_credential" ? "password" : "text";
+      input.type = card.secret ? "password" : "text";
       input.autocomplete = "off";
       buttons.appendChild(input);
       const send = el("button", "approve", "Send");
