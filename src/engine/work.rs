@@ -479,6 +479,7 @@ impl EnginePort for Engine {
         let _blocked = meter_wait.as_ref().map(|w| w.block());
         match wait.wait_reply().await {
             (AskEnd::Decided { .. }, Some(text)) => Asked::Answered(text),
+            (AskEnd::Decided { decision, .. }, None) if !decision.approves() => Asked::Skipped,
             (AskEnd::Decided { .. }, None) => Asked::Answered(String::new()),
             (AskEnd::Expired, _) => Asked::Expired,
             (AskEnd::Unreachable, _) => Asked::Unreachable,

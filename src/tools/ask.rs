@@ -102,6 +102,10 @@ impl Tool for Ask {
         };
         match engine.ask_person(ctx, name, question, self.window, false).await {
             Asked::Answered(text) => ToolOutput::ok(format!("They answered: {text}")),
+            Asked::Skipped => ToolOutput::refused_with(
+                Ending::Declined,
+                format!("{name}: they skipped the question without answering. Decide with what you have, or stop and report."),
+            ),
             Asked::Unreachable => ToolOutput::refused_with(
                 Ending::Unreachable,
                 format!("{name}: no one is watching this conversation to answer a card, so the question was NOT asked. Decide with what you have, or stop and report."),

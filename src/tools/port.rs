@@ -13,6 +13,8 @@ use super::ToolContext;
 pub enum Asked {
     /// They answered.
     Answered(String),
+    /// They chose to skip it (Skip on Discord, an empty line at the terminal).
+    Skipped,
     /// Nobody could draw the card: refused before asking.
     Unreachable,
     /// The card expired unanswered.

@@ -153,6 +153,7 @@ impl Tool for SecretPrompt {
             format!("Enter the secret '{name}': {why}")
         };
         match engine.ask_person(ctx, tool, &question, ASK_USER_WINDOW, true).await {
+            Asked::Skipped => ToolOutput::refused_with(Ending::Declined, format!("{tool}: they skipped it, so nothing was stored.")),
             Asked::Answered(value) if value.is_empty() => {
                 ToolOutput::refused_with(Ending::Declined, format!("{tool}: they left it empty, so nothing was stored."))
             }

@@ -3,7 +3,7 @@
 //! offers; after settlement the buttons are disabled and the card says who decided
 //! what, or that it expired and nothing ran. A press is parsed here; the engine decides.
 
-use crate::protocol::{Answerers, Card as GateCard, CardSettlement, Decision, Risk};
+use crate::protocol::{Answerers, Card as GateCard, CardKind, CardSettlement, Decision, Risk};
 
 use super::render::{Button, Card, Style};
 
@@ -20,6 +20,25 @@ pub fn button_id(decision: Decision, request_id: &str) -> String {
     };
     format!("{PREFIX}{d}:{request_id}")
 }
+
+/// The custom id prefix of a question card's Answer button and of the modal it opens.
+pub const ANSWER: &str = "kq:";
+
+/// The custom id of the Answer button (and its modal) of question `request_id`.
+pub fn answer_id(request_id: &str) -> String {
+    format!("{ANSWER}{request_id}")
+}
+
+/// The question an Answer button or its modal names.
+pub fn parse_answer(custom_id: &str) -> Option<String> {
+    custom_id
+        .strip_prefix(ANSWER)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+}
+
+/// The text field of the answer modal.
+pub const ANSWER_FIELD: &str = "answer";
 
 /// The decision and card a button's custom id names.
 pub fn parse_button(custom_id: &str) -> Option<(Decision, String)> {
@@ -45,8 +64,40 @@ pub fn risk_colour(risk: Risk) -> u32 {
     }
 }
 
+/// A question card (ask_user, clarify) while it waits: the question, its expiry, an
+/// Answer button that opens a text field, and Skip.
+fn question(card: &GateCard) -> Card {
+    Card {
+        title: "A question from the background job".into(),
+        description: card.action.clone(),
+        colour: 0x5865F2,
+        fields: vec![(
+            "Expires".to_string(),
+            format!("<t:{}:R>", card.expires_at_ms / 1000),
+        )],
+        footer: Some("Answer opens a text field; Skip lets the job go on without it.".into()),
+        buttons: vec![
+            Button {
+                id: answer_id(&card.request_id),
+                label: "Answer…".into(),
+                style: Style::Primary,
+                disabled: false,
+            },
+            Button {
+                id: button_id(Decision::Deny, &card.request_id),
+                label: "Skip".into(),
+                style: Style::Secondary,
+                disabled: false,
+            },
+        ],
+    }
+}
+
 /// The card as drawn while it waits; `in_dm` says where the result lands.
 pub fn pending(card: &GateCard, in_dm: bool) -> Card {
+    if card.kind == CardKind::Input {
+        return question(card);
+    }
     let lang = match card.tool.as_str() {
         "execute_code" => "py",
         "shell" => "sh",

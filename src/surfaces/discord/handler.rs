@@ -49,6 +49,7 @@ impl EventHandler for Handler {
         match interaction {
             Interaction::Component(c) => super::press::on_press(&self.0, &ctx, c).await,
             Interaction::Command(c) => super::commands::on_command(&self.0, &ctx, c).await,
+            Interaction::Modal(m) => super::answer::on_submit(&self.0, &ctx, m).await,
             _ => {}
         }
     }

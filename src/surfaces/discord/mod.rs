@@ -9,6 +9,7 @@
 //! [`commands`] holds the slash commands; [`port`] serves the discord_* read tools;
 //! [`remind`] posts due reminders where they were set.
 
+mod answer;
 pub mod attachments;
 pub mod cards;
 mod catch_up;

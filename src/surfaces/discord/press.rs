@@ -1,4 +1,4 @@
-//! Button presses: approval answers (the engine decides who may answer; a refusal is a
+//! Button presses: a question's Answer (opens the text field, `answer.rs`), approval answers (the engine decides who may answer; a refusal is a
 //! private sentence and changes nothing), Full output (privately, as a file past 2000
 //! characters; a host tool's only to an owner), the job card's Stop (asks for
 //! confirmation first) and Revoke on /grants. Every press is acknowledged at once,
@@ -31,6 +31,9 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
         .and_then(|m| m.nick.clone())
         .or_else(|| c.user.global_name.clone())
         .unwrap_or_else(|| c.user.name.clone());
+    if let Some(request_id) = cards::parse_answer(&id) {
+        return super::answer::on_answer_button(bot, ctx, &c, &request_id).await;
+    }
     if let Some((decision, request_id)) = cards::parse_button(&id) {
         let who = Answerer {
             id: user.to_string(),

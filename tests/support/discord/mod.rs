@@ -597,6 +597,37 @@ impl FakeDiscord {
         id
     }
 
+    /// `user` submits the modal `custom_id` with one text field `field` holding `value`,
+    /// as Discord sends a MODAL_SUBMIT (interaction type 5). Returns the interaction id.
+    pub fn submit_modal(
+        &self,
+        channel: u64,
+        custom_id: &str,
+        field: &str,
+        value: &str,
+        user: u64,
+    ) -> u64 {
+        let id = self.shared.next_id();
+        let guild = (channel != DM).then_some(GUILD);
+        let mut i = payloads::interaction_base(
+            5,
+            id,
+            APP,
+            channel,
+            guild,
+            &self.presser(user, 1 << 10 | 1 << 11),
+            &format!("tok{id}"),
+        );
+        i["data"] = json!({
+            "custom_id": custom_id,
+            "components": [{"type": 1, "components": [
+                {"type": 4, "custom_id": field, "value": value}
+            ]}]
+        });
+        self.dispatch("INTERACTION_CREATE", i);
+        id
+    }
+
     /// `user` runs the slash command `name` with `options` (Discord's option JSON),
     /// holding `permissions` (e.g. 1<<5 for Manage Server). Returns the interaction id.
     pub fn slash(
