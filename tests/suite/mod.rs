@@ -10,6 +10,7 @@ mod discord_catch_up;
 mod discord_reminders;
 mod discord_rules;
 mod discord_voice;
+mod discord_voice_dave;
 mod discord_voice_server;
 mod engine;
 mod gate_cli;
