@@ -2,7 +2,9 @@
 //! server as MLS external sender and delivery service: `kotoba serve` joins, its
 //! songbird commits the people into its group, and what the person says (DAVE-
 //! encrypted by the person's davey session) is heard and answered aloud with frames
-//! the person's session opens; a person speaking over her stops her.
+//! the person's session opens; a person speaking over her stops her. With two people
+//! only her name wakes her, and each one's words are captioned as theirs (the SSRC of
+//! each stream is mapped to its person from the Speaking events).
 
 use std::time::{Duration, Instant};
 
@@ -10,20 +12,25 @@ use serde_json::json;
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
 use super::serve::stop;
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 use crate::support::speech_server::SpeechServer;
 use crate::support::voice::{Expect, FakeVoice, AUDIBLE};
 
 /// A voice server with DAVE on and the owner as its one DAVE person.
 async fn dave_voice_server(discord: &FakeDiscord) -> FakeVoice {
+    dave_voice_server_for(discord, &[OWNER]).await
+}
+
+/// A voice server with DAVE on and `people` as its DAVE members.
+async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoice {
     let voice = FakeVoice::start_with_dave(
         Expect {
             server_id: GUILD,
             user_id: BOT,
         },
         LOUNGE,
-        &[OWNER],
+        people,
     )
     .await;
     discord.use_voice_server(voice.endpoint());
@@ -218,6 +225,85 @@ async fn with_dave_on_a_person_speaking_over_her_stops_her_within_the_bound() {
     assert!(
         voice.bot_frames().iter().any(|f| f.e2ee),
         "her audio went end-to-end encrypted"
+    );
+    stop(child).await;
+}
+
+/// `text` spoken, then 1.5 s of silence (an utterance that commits).
+fn utterance(text: &str) -> Vec<i16> {
+    let mut audio = spoken(text);
+    audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
+    audio
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_people_only_her_name_wakes_her_and_each_ones_words_stay_theirs() {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER, GUEST]).await;
+    let model = ScriptedModel::start().await;
+    model.set_fallback(Reply::text("Sure."));
+    let speech = SpeechServer::start().await;
+    speech.push_transcript("What time is it?");
+    speech.push_transcript("Kotoba, what is the weather like?");
+    speech.push_transcript("Kotoba, what time is it in Tokyo?");
+    let home = tempfile::tempdir().unwrap();
+    let child =
+        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech_env(&speech)).await;
+    discord.voice_state(GUEST, Some(LOUNGE));
+    join_with_dave(&discord, &voice).await;
+
+    // Gus asks without her name: heard, but not for her.
+    voice
+        .speak(GUEST, 6666, &utterance("What time is it?"))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(20), "recognition", || {
+        speech.request_count() >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        model.request_count(),
+        0,
+        "words without her name did not wake her"
+    );
+
+    // Then each calls her by name, on their own streams.
+    voice
+        .speak(GUEST, 6666, &utterance("Kotoba, what is the weather like?"))
+        .await;
+    voice
+        .speak(OWNER, 5555, &utterance("Kotoba, what time is it in Tokyo?"))
+        .await;
+    let path = format!("/channels/{LOUNGE}/messages");
+    let captions = |discord: &FakeDiscord| -> Vec<String> {
+        discord
+            .calls()
+            .iter()
+            .filter(|c| c.method == "POST" && c.path.ends_with(&path))
+            .map(|c| c.content())
+            .filter(|t| t.starts_with("🎙️"))
+            .collect()
+    };
+    let child = wait_or_explain(child, Duration::from_secs(20), "two captions", || {
+        captions(&discord).len() >= 2
+    })
+    .await;
+    let seen = captions(&discord);
+    assert!(
+        seen.contains(&"🎙️ **gus:** what is the weather like?".to_string()),
+        "gus's words are his: {seen:?}"
+    );
+    assert!(
+        seen.contains(&"🎙️ **olive:** what time is it in Tokyo?".to_string()),
+        "olive's words are hers: {seen:?}"
+    );
+    assert!(
+        voice
+            .person_packets()
+            .iter()
+            .filter(|p| p.rms > AUDIBLE)
+            .all(|p| p.e2ee),
+        "both people spoke end-to-end encrypted"
     );
     stop(child).await;
 }
