@@ -96,6 +96,8 @@ pub struct BotFrame {
     pub opus: Vec<u8>,
     /// Whether it was DAVE-encrypted (and opened with a person's session).
     pub e2ee: bool,
+    /// Whether it decoded (in arrival order, one decoder) to sound over [`AUDIBLE`].
+    pub audible: bool,
 }
 
 impl BotFrame {
@@ -300,24 +302,14 @@ impl FakeVoice {
         rtp::decode(&frames)
     }
 
-    /// When each of the bot's audible frames arrived (decoded in sequence order, a
+    /// When each of the bot's audible frames arrived (decoded in arrival order, a
     /// frame is audible when its RMS is over [`AUDIBLE`]), oldest first.
     pub fn bot_audible(&self) -> Vec<Instant> {
-        let mut frames = self.bot_frames();
-        frames.sort_by_key(|f| f.seq);
-        let mut dec =
-            opus2::Decoder::new(48_000, opus2::Channels::Stereo).expect("an Opus decoder");
-        let mut buf = vec![0i16; rtp::FRAME * 2 * 6];
-        let mut out: Vec<Instant> = frames
+        lock(&self.shared.bot_frames)
             .iter()
-            .filter(|f| {
-                dec.decode(&f.opus, &mut buf, false)
-                    .is_ok_and(|n| rtp::rms(&buf[..n * 2]) > AUDIBLE)
-            })
+            .filter(|f| f.audible)
             .map(|f| f.at)
-            .collect();
-        out.sort();
-        out
+            .collect()
     }
 
     /// How many of the bot's frames carried DAVE's marker but could not be opened.
