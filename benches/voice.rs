@@ -7,7 +7,13 @@
 //! baseline, measured in the same run, is the providers' sum asked directly with a
 //! plain HTTP client (no room, no engine). Barge-in: the next utterance starts while
 //! she is still talking; measured from its first voiced frame to the stop.
-//! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count.
+//! Over the real protocol (`support/voice_protocol.rs`), in the same run: `kotoba
+//! serve` joins the loopback voice server with DAVE on and the same phrase arrives as
+//! RTP; the person's last voiced packet → her first audible packet, and the person's
+//! first voiced packet → her last audible packet when talking over her, both reported
+//! beside the boundary figures as ratios.
+//! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count,
+//! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
@@ -21,6 +27,17 @@
 mod model_server;
 #[path = "../tests/support/speech_server.rs"]
 mod speech_server;
+#[path = "support/voice_protocol.rs"]
+mod voice_protocol;
+
+/// The loopback Discord and voice server, as the tests use them.
+#[allow(dead_code)]
+mod support {
+    #[path = "../../tests/support/discord/mod.rs"]
+    pub mod discord;
+    #[path = "../../tests/support/voice/mod.rs"]
+    pub mod voice;
+}
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -281,7 +298,14 @@ async fn main() {
         // Let her talk a little, so the next utterance barges in.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    drop(room);
+    let protocol_n: usize = std::env::var("KOTOBA_BENCH_PROTOCOL_UTTERANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let over = voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base).await;
     totals.sort();
+    barge.sort();
     let p50 = pct(&totals, 0.5);
     let sum = STT + MODEL + TTS;
     println!("voice benchmark: {} utterances, providers fixed at recognition 300 ms, model first sentence 400 ms, synthesis first byte 200 ms", totals.len());
@@ -306,7 +330,51 @@ async fn main() {
         "bot share: first sentence → first frame (minus 200 ms)",
         s_tts,
     );
-    row("barge-in: first voiced frame → playback stopped", barge);
+    row(
+        "barge-in: first voiced frame → playback stopped",
+        barge.clone(),
+    );
+    // The room's own wait before it commits: the phrase is shorter than 1.2 s of
+    // speech, so it is "unsure" (2.0 s), as the boundary's commit already includes.
+    let ends = EndpointSettings::default();
+    let spoken_for = Duration::from_secs_f64(phrase.len() as f64 / 16_000.0);
+    let commit = if spoken_for < ends.short_speech {
+        ends.unsure
+    } else {
+        ends.silence
+    };
+    let mut answer = over.answer.clone();
+    answer.sort();
+    let mut over_barge = over.barge.clone();
+    over_barge.sort();
+    row(
+        "over the protocol, DAVE on: last voiced packet → her first audible packet",
+        answer.clone(),
+    );
+    row(
+        &format!(
+            "over the protocol: the same minus the room's {:.1} s commit wait",
+            commit.as_secs_f64()
+        ),
+        answer.iter().map(|d| d.saturating_sub(commit)).collect(),
+    );
+    row(
+        "over the protocol: barge-in first voiced packet → her last audible packet",
+        over_barge.clone(),
+    );
+    println!();
+    println!(
+        "over the protocol: {} answers, {} barge-ins; ratios (p50) to the boundary in this run: answer minus commit {:.3}×, barge-in {:.3}×; target: barge-in ≤ 100 ms p50 over the protocol → {}",
+        answer.len(),
+        over_barge.len(),
+        pct(&answer, 0.5).saturating_sub(commit).as_secs_f64() / p50.as_secs_f64().max(1e-9),
+        pct(&over_barge, 0.5).as_secs_f64() / pct(&barge, 0.5).as_secs_f64().max(1e-9),
+        if !over_barge.is_empty() && pct(&over_barge, 0.5) <= Duration::from_millis(100) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
     println!();
     println!(
         "ratio to the baseline (p50): {:.3}×; target: total ≤ providers' sum + 50 ms = 950 ms → {}",
@@ -317,7 +385,6 @@ async fn main() {
             "NOT met"
         }
     );
-    drop(room);
     model_thread.stop();
     speech_thread.stop();
 }

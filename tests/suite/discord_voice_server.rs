@@ -18,7 +18,7 @@ use crate::support::model_server::ScriptedModel;
 use crate::support::voice::{self, Expect, FakeVoice, MODE, SSRC};
 
 /// The interaction reply edit of slash command `j` (waited ≤ `secs`).
-async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
+pub(super) async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
     let token = format!("/tok{j}/messages/@original");
     discord
         .wait_for_from(0, secs, |c| c.method == "PATCH" && c.path.ends_with(&token))
@@ -29,7 +29,7 @@ async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
 /// `kotoba serve` as a child on the loopback Discord (ready: commands registered),
 /// with the scripted model, `extra` env, and the test CA trusted (SSL_CERT_FILE names
 /// it: the system roots are replaced by it; the bundled webpki roots still apply).
-async fn serve_trusting_the_test_ca(
+pub(super) async fn serve_trusting_the_test_ca(
     discord: &FakeDiscord,
     model: &ScriptedModel,
     home: &std::path::Path,
@@ -136,7 +136,13 @@ async fn join_reaches_a_real_voice_server_and_leave_closes_its_socket() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    stop(child).await;
+    let log = stop(child).await;
+    // Discord's edit of the original response names the interaction's channel; her
+    // client reads it back without a complaint.
+    assert!(
+        !log.contains("Discord: answering /"),
+        "an answer to a slash command was refused: {log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,7 +176,7 @@ async fn a_voice_server_whose_certificate_no_trusted_root_vouches_for_is_refused
 }
 
 /// `text` spoken by espeak-ng (22.05 kHz mono), as 48 kHz stereo interleaved samples.
-fn spoken(text: &str) -> Vec<i16> {
+pub(super) fn spoken(text: &str) -> Vec<i16> {
     let out = std::process::Command::new("espeak-ng")
         .args(["--stdout", "--", text])
         .output()

@@ -11,6 +11,8 @@ mod discord_questions;
 mod discord_reminders;
 mod discord_rules;
 mod discord_voice;
+mod discord_voice_dave;
+mod discord_voice_faults;
 mod discord_voice_server;
 mod engine;
 mod gate_cli;

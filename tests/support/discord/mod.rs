@@ -175,6 +175,9 @@ pub(crate) struct Shared {
     pub voice_updates: Mutex<Vec<Value>>,
     /// The endpoint VOICE_SERVER_UPDATE names (None: a port that is no voice server).
     pub voice_endpoint: Mutex<Option<String>>,
+    /// The channel of each interaction, by its token (a followup or an edit of the
+    /// original response answers with a message in that channel, as Discord's does).
+    pub interaction_channels: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Shared {
@@ -285,6 +288,7 @@ impl FakeDiscord {
             replay_overlap: AtomicU64::new(0),
             voice_updates: Mutex::new(Vec::new()),
             voice_endpoint: Mutex::new(None),
+            interaction_channels: Mutex::new(std::collections::HashMap::new()),
         });
         let app = Router::new()
             .route("/gateway", get(server::gateway))
@@ -464,6 +468,11 @@ impl FakeDiscord {
 
     /// Dispatch an event to the live connection (kept for RESUME replay either way).
     pub fn dispatch(&self, t: &str, d: Value) {
+        if t == "INTERACTION_CREATE" {
+            if let (Some(token), Some(channel)) = (d["token"].as_str(), d["channel_id"].as_str()) {
+                lock(&self.shared.interaction_channels).insert(token.into(), channel.into());
+            }
+        }
         let v = self.shared.stamp(t, d);
         if let Some(tx) = lock(&self.shared.conn).as_ref() {
             let _ = tx.send(GwCmd::Dispatch(v));

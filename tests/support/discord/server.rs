@@ -104,13 +104,11 @@ pub async fn rest(
         }
         ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
         ("POST", ["interactions", _, _, "callback"]) => StatusCode::NO_CONTENT.into_response(),
-        ("POST", ["webhooks", _, _]) => {
+        ("POST", ["webhooks", _, token]) | ("PATCH", ["webhooks", _, token, "messages", _]) => {
             let id = sh.next_id();
-            Json(bot_message(&sh, id, "0", &body)).into_response()
-        }
-        ("PATCH", ["webhooks", _, _, "messages", _]) => {
-            let id = sh.next_id();
-            Json(bot_message(&sh, id, "0", &body)).into_response()
+            let channel = super::lock(&sh.interaction_channels).get(*token).cloned();
+            let channel = channel.unwrap_or_else(|| super::GENERAL.to_string());
+            Json(bot_message(&sh, id, &channel, &body)).into_response()
         }
         ("PUT", ["applications", _, "commands"]) | ("PUT", ["applications", _, "guilds", _, "commands"]) => {
             let list: Vec<Value> = body

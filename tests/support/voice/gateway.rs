@@ -1,10 +1,15 @@
 //! The voice gateway's wire side: a TLS websocket speaking Discord's voice gateway v4
 //! in JSON, as songbird 0.6.1's driver does (`driver/connection/mod.rs`,
 //! `driver/tasks/ws.rs`): Hello on connect; Identify (checked) → Ready; Select
-//! Protocol → Session Description without DAVE; Heartbeat → Heartbeat ACK with its
-//! nonce; Speaking recorded. Every payload the bot sends is recorded in order; a test
-//! can push payloads to the bot (a person's Speaking).
+//! Protocol → Session Description; Heartbeat → Heartbeat ACK with its
+//! nonce; Speaking recorded; Resume → Resumed. With DAVE on, Session Description says
+//! protocol version 1 and binary frames go to the delivery service (`dave.rs`);
+//! Transition Ready → Execute Transition. Every payload the bot sends is recorded in
+//! order (binary ones as `{"op", "binary_len"}`); a test can push payloads to the bot
+//! (a person's Speaking) or close the socket with a code; a silent server never
+//! answers.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use futures::{SinkExt, StreamExt};
@@ -16,7 +21,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_websockets::{CloseCode, Message, ServerBuilder};
 
-use super::{lock, Conn, Shared, HEARTBEAT_MS, MODE, SECRET_KEY, SESSION, SSRC, TOKEN};
+use super::{lock, Conn, Out, Shared, HEARTBEAT_MS, MODE, SECRET_KEY, SESSION, SSRC, TOKEN};
 
 /// A TLS acceptor with the fixture leaf for 127.0.0.1 and localhost.
 pub fn acceptor() -> TlsAcceptor {
@@ -77,17 +82,23 @@ async fn connection<S>(shared: &Shared, index: usize, mut ws: tokio_websockets::
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    if shared.silent.load(Ordering::SeqCst) {
+        // Accepted, never answered: hold the socket until the bot gives up.
+        while let Some(Ok(_)) = ws.next().await {}
+        return;
+    }
     let hello = json!({"op": 8, "d": {"v": 4, "heartbeat_interval": HEARTBEAT_MS}});
     if ws.send(Message::text(hello.to_string())).await.is_err() {
         return;
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
     *lock(&shared.push) = Some(tx);
     loop {
         let msg = tokio::select! {
             pushed = rx.recv() => {
-                let Some(v) = pushed else { return };
-                if ws.send(Message::text(v.to_string())).await.is_err() {
+                let Some(out) = pushed else { return };
+                let close = matches!(out, Out::Close(_));
+                if send(&mut ws, out).await.is_err() || close {
                     return;
                 }
                 continue;
@@ -98,24 +109,32 @@ where
         if msg.is_close() {
             return;
         }
+        if msg.is_binary() {
+            let frame = msg.into_payload().to_vec();
+            record(
+                shared,
+                index,
+                json!({"op": frame.first(), "binary_len": frame.len()}),
+            );
+            for out in dave_answer(shared, index, &frame) {
+                if send(&mut ws, out).await.is_err() {
+                    return;
+                }
+            }
+            continue;
+        }
         let Some(text) = msg.as_text() else { continue };
         let Ok(v) = serde_json::from_str::<Value>(text) else {
             continue;
         };
-        if let Some(c) = lock(&shared.conns).get_mut(index) {
-            c.received.push(v.clone());
-        }
-        shared.changed();
+        record(shared, index, v.clone());
         let reply = match v["op"].as_u64() {
             Some(0) => match identify_problem(shared, &v["d"]) {
                 Some(why) => {
                     if let Some(c) = lock(&shared.conns).get_mut(index) {
                         c.refused = Some(why.clone());
                     }
-                    let code = CloseCode::try_from(4004u16).ok();
-                    let _ = ws
-                        .send(Message::close(code, "Authentication failed."))
-                        .await;
+                    let _ = send(&mut ws, Out::Close(4004)).await;
                     return;
                 }
                 None => json!({"op": 2, "d": {
@@ -126,17 +145,75 @@ where
             },
             Some(1) => {
                 let mode = v["d"]["data"]["mode"].as_str().unwrap_or_default();
+                let dave = u16::from(shared.dave.is_some());
                 json!({"op": 4, "d": {
                     "mode": mode, "secret_key": SECRET_KEY.to_vec(),
-                    "dave_protocol_version": 0, "media_session_id": "fake-media-session"
+                    "dave_protocol_version": dave, "media_session_id": "fake-media-session"
                 }})
             }
             Some(3) => json!({"op": 6, "d": v["d"].clone()}),
+            // Resume (after a close it may resume from, e.g. 4015): Resumed.
+            Some(7) => json!({"op": 9, "d": null}),
+            // DAVE Transition Ready → Execute Transition.
+            Some(23) => json!({"op": 22, "d": {"transition_id": v["d"]["transition_id"]}}),
             _ => continue,
         };
         if ws.send(Message::text(reply.to_string())).await.is_err() {
             return;
         }
+    }
+}
+
+/// Keep payload `v` the bot sent on connection `index`.
+fn record(shared: &Shared, index: usize, v: Value) {
+    if let Some(c) = lock(&shared.conns).get_mut(index) {
+        c.received.push(v);
+    }
+    shared.changed();
+}
+
+async fn send<S>(ws: &mut tokio_websockets::WebSocketStream<S>, out: Out) -> Result<(), ()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let msg = match out {
+        Out::Text(v) => Message::text(v.to_string()),
+        Out::Binary(b) => Message::binary(b),
+        Out::Close(code) => {
+            let code = CloseCode::try_from(code).ok();
+            Message::close(code, "closed by the loopback voice server")
+        }
+    };
+    ws.send(msg).await.map_err(|_| ())
+}
+
+/// What the delivery service sends back for the bot's binary frame (none without
+/// DAVE): its key package (26) → Clients Connect, external sender, Add proposals; its
+/// commit and welcome (28) → the commit announced (29).
+fn dave_answer(shared: &Shared, index: usize, frame: &[u8]) -> Vec<Out> {
+    let Some(delivery) = &shared.dave else {
+        return Vec::new();
+    };
+    let mut delivery = lock(delivery);
+    match frame.first() {
+        Some(26) => {
+            let people: Vec<String> = delivery.people().iter().map(u64::to_string).collect();
+            vec![
+                Out::Text(json!({"op": 11, "d": {"user_ids": people}})),
+                Out::Binary(delivery.external_sender_frame()),
+                Out::Binary(delivery.proposals_frame()),
+            ]
+        }
+        Some(28) => match delivery.commit_welcome(frame) {
+            Ok(announce) => vec![Out::Binary(announce)],
+            Err(why) => {
+                if let Some(c) = lock(&shared.conns).get_mut(index) {
+                    c.refused = Some(why);
+                }
+                Vec::new()
+            }
+        },
+        _ => Vec::new(),
     }
 }
 

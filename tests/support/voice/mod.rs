@@ -4,13 +4,17 @@
 //! speaks, so the bot's real voice connection comes up against it. TLS uses the test
 //! CA under `tests/fixtures/voice-tls/` (trusted only by a child process given
 //! SSL_CERT_FILE; see docs/voice.md, Testing). A test reads back what the bot sent.
+//! With DAVE on ([`FakeVoice::start_with_dave`]) it is also the MLS external sender
+//! and delivery service, and the people it plays are DAVE members (`dave.rs`).
 #![allow(dead_code)]
 
+pub mod dave;
 mod gateway;
 pub mod rtp;
 mod udp;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +35,8 @@ pub const SESSION: &str = "fake-voice-session";
 pub const MODE: &str = "aead_aes256_gcm_rtpsize";
 /// The heartbeat interval in Hello, in milliseconds.
 pub const HEARTBEAT_MS: f64 = 1_000.0;
+/// The RMS over which a 20 ms frame counts as audible (voiced).
+pub const AUDIBLE: f64 = 100.0;
 /// The 32-byte key in Session Description.
 pub const SECRET_KEY: [u8; 32] = [
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
@@ -68,12 +74,59 @@ pub struct Conn {
     pub closed: bool,
 }
 
+/// Something the voice server sends the bot on the live gateway connection.
+#[derive(Clone, Debug)]
+pub enum Out {
+    /// A JSON payload.
+    Text(Value),
+    /// A binary (DAVE) frame.
+    Binary(Vec<u8>),
+    /// Close the socket with this code.
+    Close(u16),
+}
+
+/// One audio frame the bot sent, as the voice server opened it.
+#[derive(Clone, Debug)]
+pub struct BotFrame {
+    /// When the datagram arrived.
+    pub at: Instant,
+    /// Its RTP sequence number.
+    pub seq: u16,
+    /// The Opus frame (after DAVE decryption when it was end-to-end encrypted).
+    pub opus: Vec<u8>,
+    /// Whether it was DAVE-encrypted (and opened with a person's session).
+    pub e2ee: bool,
+    /// Whether it decoded (in arrival order, one decoder) to sound over [`AUDIBLE`].
+    pub audible: bool,
+}
+
+impl BotFrame {
+    /// Whether this is Opus's 3-byte silence frame.
+    pub fn is_silence(&self) -> bool {
+        self.opus == [0xF8, 0xFF, 0xFE]
+    }
+}
+
 pub(crate) struct Shared {
     pub expect: Expect,
     pub udp_addr: SocketAddr,
     pub socket: Arc<UdpSocket>,
-    /// Sends a payload to the bot on the live voice gateway connection.
-    pub push: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+    /// Sends to the bot on the live voice gateway connection.
+    pub push: Mutex<Option<mpsc::UnboundedSender<Out>>>,
+    /// DAVE's delivery service and the people's sessions, when DAVE is on.
+    pub dave: Option<Mutex<dave::Delivery>>,
+    /// The bot's audio frames, opened, in arrival order.
+    pub bot_frames: Mutex<Vec<BotFrame>>,
+    /// Frames from the bot that carried DAVE's marker but no session could open.
+    pub undecryptable: AtomicUsize,
+    /// When set, new gateway connections get no Hello and no answers at all.
+    pub silent: AtomicBool,
+    /// The next RTP sequence number of each person's stream.
+    pub streams: Mutex<std::collections::HashMap<u32, u32>>,
+    /// The transport nonce counter of what people send.
+    pub nonce: AtomicUsize,
+    /// Every packet a person sent.
+    pub person_packets: Mutex<Vec<PersonPacket>>,
     pub conns: Mutex<Vec<Conn>>,
     /// Every IP discovery request: (ssrc in it, the address it came from).
     pub discoveries: Mutex<Vec<(u32, SocketAddr)>>,
@@ -104,8 +157,20 @@ impl Drop for FakeVoice {
 }
 
 impl FakeVoice {
-    /// Bind the TLS websocket and the UDP socket on 127.0.0.1.
+    /// Bind the TLS websocket and the UDP socket on 127.0.0.1 (transport encryption
+    /// only: Session Description says DAVE protocol version 0).
     pub async fn start(expect: Expect) -> FakeVoice {
+        FakeVoice::start_inner(expect, None).await
+    }
+
+    /// Like [`FakeVoice::start`], with DAVE v1 on for voice channel `channel`: the
+    /// server is the external sender, and `people` (who will speak) join the bot's MLS
+    /// group as soon as it sends its key package.
+    pub async fn start_with_dave(expect: Expect, channel: u64, people: &[u64]) -> FakeVoice {
+        FakeVoice::start_inner(expect, Some(dave::Delivery::new(channel, people))).await
+    }
+
+    async fn start_inner(expect: Expect, dave: Option<dave::Delivery>) -> FakeVoice {
         let tls = gateway::acceptor();
         let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -121,6 +186,13 @@ impl FakeVoice {
             udp_addr: socket.local_addr().expect("its address"),
             socket: socket.clone(),
             push: Mutex::new(None),
+            dave: dave.map(Mutex::new),
+            bot_frames: Mutex::new(Vec::new()),
+            undecryptable: AtomicUsize::new(0),
+            silent: AtomicBool::new(false),
+            streams: Mutex::new(std::collections::HashMap::new()),
+            nonce: AtomicUsize::new(0),
+            person_packets: Mutex::new(Vec::new()),
             conns: Mutex::new(Vec::new()),
             discoveries: Mutex::new(Vec::new()),
             datagrams: Mutex::new(Vec::new()),
@@ -216,41 +288,128 @@ impl FakeVoice {
         }
     }
 
+    /// The bot's audio frames as they arrived (opened, DAVE-decrypted when on).
+    pub fn bot_frames(&self) -> Vec<BotFrame> {
+        lock(&self.shared.bot_frames).clone()
+    }
+
     /// What the bot sent as audio: its RTP (SSRC [`SSRC`]) opened and decoded, in
     /// sequence order, as 48 kHz stereo interleaved samples.
     pub fn bot_audio(&self) -> Vec<i16> {
-        let mut opened: Vec<rtp::Opened> = self
-            .datagrams()
-            .iter()
-            .filter_map(|d| rtp::open(d, &SECRET_KEY))
-            .filter(|o| o.ssrc == SSRC)
-            .collect();
-        opened.sort_by_key(|o| o.seq);
-        let frames: Vec<Vec<u8>> = opened.into_iter().map(|o| o.payload).collect();
+        let mut frames = self.bot_frames();
+        frames.sort_by_key(|f| f.seq);
+        let frames: Vec<Vec<u8>> = frames.into_iter().map(|f| f.opus).collect();
         rtp::decode(&frames)
+    }
+
+    /// When each of the bot's audible frames arrived (decoded in arrival order, a
+    /// frame is audible when its RMS is over [`AUDIBLE`]), oldest first.
+    pub fn bot_audible(&self) -> Vec<Instant> {
+        lock(&self.shared.bot_frames)
+            .iter()
+            .filter(|f| f.audible)
+            .map(|f| f.at)
+            .collect()
+    }
+
+    /// How many of the bot's frames carried DAVE's marker but could not be opened.
+    pub fn undecryptable(&self) -> usize {
+        self.shared.undecryptable.load(Ordering::SeqCst)
+    }
+
+    /// Whether DAVE is up: the people were welcomed into the bot's group and the
+    /// transition to it was executed.
+    pub fn dave_ready(&self) -> bool {
+        self.shared.dave.as_ref().is_some_and(|d| lock(d).ready()) && !self.sent(23).is_empty()
+    }
+
+    /// Close the live voice gateway connection with `code` (4015: the server crashed,
+    /// resume; 4014: disconnected, do not).
+    pub fn close(&self, code: u16) {
+        self.push(Out::Close(code));
+    }
+
+    /// From now on, new voice gateway connections are accepted but never answered.
+    pub fn go_silent(&self) {
+        self.shared.silent.store(true, Ordering::SeqCst);
+    }
+
+    fn push(&self, out: Out) {
+        let pushed = lock(&self.shared.push)
+            .as_ref()
+            .is_some_and(|tx| tx.send(out).is_ok());
+        assert!(pushed, "no live voice gateway connection");
+    }
+
+    /// The packets people sent so far, in order.
+    pub fn person_packets(&self) -> Vec<PersonPacket> {
+        lock(&self.shared.person_packets).clone()
     }
 
     /// A person (`user`, stream `ssrc`) speaks: Speaking on the voice gateway, then
     /// `samples` (48 kHz stereo interleaved) as sealed Opus RTP to the bot's UDP
-    /// address, one packet every 20 ms in real time.
+    /// address, one packet every 20 ms in real time (DAVE-encrypted by the person's
+    /// session once DAVE is up). Sequence numbers and timestamps go on from the
+    /// stream's last packet, as a real client's do between utterances.
     pub async fn speak(&self, user: u64, ssrc: u32, samples: &[i16]) {
         let speaking = json!({"op": 5, "d": {
             "user_id": user.to_string(), "ssrc": ssrc, "speaking": 1, "delay": 0
         }});
-        let pushed = lock(&self.shared.push)
-            .as_ref()
-            .is_some_and(|tx| tx.send(speaking).is_ok());
-        assert!(pushed, "no live voice gateway connection to speak on");
+        self.push(Out::Text(speaking));
         let (_, bot) = *self
             .discoveries()
             .last()
             .expect("the bot's UDP address (IP discovery)");
         let mut tick = tokio::time::interval(Duration::from_millis(20));
-        for (i, frame) in rtp::encode(samples).iter().enumerate() {
+        let chunks: Vec<&[i16]> = samples.chunks(rtp::FRAME * 2).collect();
+        for (frame, chunk) in rtp::encode(samples).iter().zip(chunks) {
             tick.tick().await;
-            let n = i as u32;
-            let packet = rtp::seal(ssrc, n as u16, n * rtp::FRAME as u32, n, frame, &SECRET_KEY);
+            let n = {
+                let mut streams = lock(&self.shared.streams);
+                let n = streams.entry(ssrc).or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            let counter = self.shared.nonce.fetch_add(1, Ordering::SeqCst) as u32;
+            let (frame, e2ee) = match &self.shared.dave {
+                Some(d) => {
+                    let sealed = lock(d).seal(user, frame);
+                    let e2ee = sealed != *frame;
+                    (sealed, e2ee)
+                }
+                None => (frame.clone(), false),
+            };
+            let packet = rtp::seal(
+                ssrc,
+                n as u16,
+                n.wrapping_mul(rtp::FRAME as u32),
+                counter,
+                &frame,
+                &SECRET_KEY,
+            );
+            lock(&self.shared.person_packets).push(PersonPacket {
+                at: Instant::now(),
+                user,
+                ssrc,
+                rms: rtp::rms(chunk),
+                e2ee,
+            });
             let _ = self.shared.socket.send_to(&packet, bot).await;
         }
     }
+}
+
+/// One packet a fake person sent.
+#[derive(Clone, Debug)]
+pub struct PersonPacket {
+    /// When it was sent.
+    pub at: Instant,
+    /// Who sent it, and on which stream.
+    pub user: u64,
+    /// See [`PersonPacket::user`].
+    pub ssrc: u32,
+    /// The loudness of the samples in it (0 for silence).
+    pub rms: f64,
+    /// Whether it went DAVE-encrypted.
+    pub e2ee: bool,
 }

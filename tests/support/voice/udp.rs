@@ -1,20 +1,29 @@
 //! The voice server's UDP side: IP discovery as songbird 0.6.1 does it
 //! (`driver/connection/mod.rs`, discortp's `IpDiscoveryPacket`): a 74-byte request
 //! (type 1, length 70, ssrc, 64 address bytes, port) is answered with type 2 carrying
-//! the address and port it came from. Every other datagram (RTP, RTCP) is kept.
+//! the address and port it came from. Every other datagram (RTP, RTCP) is kept, and
+//! the bot's RTP is opened on arrival (transport, then DAVE when it is on: its
+//! decryptor is stateful, so each frame is opened once) into [`BotFrame`]s, each
+//! decoded in arrival order to say whether it is audible.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
 use tokio::net::UdpSocket;
 
-use super::{lock, Shared};
+use super::{lock, rtp, BotFrame, Shared, AUDIBLE, SECRET_KEY, SSRC};
 
 /// The size of an IP discovery packet.
 pub const DISCOVERY_LEN: usize = 74;
 
 pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
     let mut buf = vec![0u8; 2048];
+    let mut decoder =
+        opus2::Decoder::new(48_000, opus2::Channels::Stereo).expect("an Opus decoder");
+    let mut pcm = vec![0i16; rtp::FRAME * 2 * 6];
     while let Ok((len, from)) = socket.recv_from(&mut buf).await {
         let packet = &buf[..len];
         if len == DISCOVERY_LEN && packet[0..2] == [0, 1] {
@@ -23,6 +32,30 @@ pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
             let _ = socket.send_to(&response(ssrc, from), from).await;
         } else {
             lock(&shared.datagrams).push(packet.to_vec());
+            if let Some(opened) = rtp::open(packet, &SECRET_KEY).filter(|o| o.ssrc == SSRC) {
+                let at = Instant::now();
+                let frame = match &shared.dave {
+                    Some(d) => lock(d).open(shared.expect.user_id, &opened.payload),
+                    None => Some((opened.payload, false)),
+                };
+                match frame {
+                    Some((opus, e2ee)) => {
+                        let audible = decoder
+                            .decode(&opus, &mut pcm, false)
+                            .is_ok_and(|n| rtp::rms(&pcm[..n * 2]) > AUDIBLE);
+                        lock(&shared.bot_frames).push(BotFrame {
+                            at,
+                            seq: opened.seq,
+                            opus,
+                            e2ee,
+                            audible,
+                        });
+                    }
+                    None => {
+                        shared.undecryptable.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            }
         }
         shared.changed();
     }

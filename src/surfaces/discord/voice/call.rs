@@ -4,6 +4,7 @@
 //! left behind; every failure is one sentence for the person who asked.
 
 use std::future::Future;
+use std::num::NonZeroU8;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,15 +17,23 @@ use tokio::sync::Mutex;
 /// How long a join may take, from the request to a working voice connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How many 20 ms packets songbird holds per speaker before it plays them out (its
+/// default is 5, 100 ms). Every packet held is that much later heard, and so that much
+/// later a barge-in stops her; 2 (40 ms) still rides out ordinary jitter, and a packet
+/// later than that is concealed rather than waited for.
+pub const PLAYOUT_PACKETS: NonZeroU8 = NonZeroU8::MIN.saturating_add(1);
+
 /// songbird's settings: every speaker's audio decoded to what recognition hears (16 kHz
-/// mono, [`crate::speech::audio::HEAR_RATE`]); Discord's answer to a join may take the
-/// whole [`CONNECT_TIMEOUT`] (ours is the only limit that counts).
+/// mono, [`crate::speech::audio::HEAR_RATE`]) after a [`PLAYOUT_PACKETS`] buffer;
+/// Discord's answer to a join may take the whole [`CONNECT_TIMEOUT`] (ours is the only
+/// limit that counts).
 pub fn config() -> songbird::Config {
     songbird::Config::default()
         .decode_mode(DecodeMode::Decode(DecodeConfig::new(
             Channels::Mono,
             SampleRate::Hz16000,
         )))
+        .playout_buffer_length(PLAYOUT_PACKETS)
         .gateway_timeout(Some(CONNECT_TIMEOUT))
 }
 
@@ -292,5 +301,12 @@ mod tests {
             u32::from(SampleRate::Hz16000),
             crate::speech::audio::HEAR_RATE
         );
+    }
+
+    #[test]
+    fn songbird_holds_two_packets_per_speaker_before_playout_not_its_default_five() {
+        let c = config();
+        assert_eq!(c.playout_buffer_length.get(), 2);
+        assert!(c.playout_buffer_length < songbird::Config::default().playout_buffer_length);
     }
 }

@@ -2,12 +2,17 @@
 //! text-chat session. Join, move and leave go through [`super::call`]; this file
 //! builds the room's parts (providers, songbird playback and receive, the chat side),
 //! keeps who is in the channel current, and serves /join, /leave and discord_voice.
+//! A call Discord ends from its side (the voice socket closed for good, e.g. 4014, or
+//! every reconnect failed; or her voice state says she is in no channel) ends its
+//! room with one sentence in the voice channel's text chat.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use async_trait::async_trait;
 use dashmap::DashMap;
 use serenity::all::{ChannelId, GuildId, UserId, VoiceState};
+use songbird::events::context_data::DisconnectKind;
+use songbird::{CoreEvent, Event, EventContext, EventHandler};
 use tokio::sync::oneshot;
 
 use super::members;
@@ -215,17 +220,24 @@ async fn start_room(
             send::post(http, ChannelId::new(channel.max(1)), None, &text).await;
         }
     }
+    let epoch = bot
+        .rooms
+        .epochs
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     {
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
         c.remove_all_global_events();
         super::receive::Receiver::new(handle.heard.clone(), members.clone()).attach(&mut c);
+        let dropped = Dropped {
+            bot: Arc::downgrade(bot),
+            guild,
+            channel,
+            epoch,
+        };
+        c.add_global_event(Event::Core(CoreEvent::DriverDisconnect), dropped);
     }
     view::ensure(bot, &session, channel, false);
-    let epoch = bot
-        .rooms
-        .epochs
-        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     bot.rooms.map.insert(
         guild,
         Entry {
@@ -301,11 +313,12 @@ pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
     if Some(new.user_id.get()) == me {
         let here = bot.rooms.channel_in(guild);
         match new.channel_id.map(|c| c.get()) {
-            None if here.is_some() => {
+            None => {
                 // She was disconnected (kicked, channel deleted): the room ends and
                 // the call is cleaned up.
-                bot.rooms.map.remove(&guild);
-                let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
+                if let Some((_, entry)) = bot.rooms.map.remove(&guild) {
+                    end_disconnected(bot, guild, entry.channel).await;
+                }
             }
             Some(moved)
                 if here.is_some_and(|h| h != moved) && !bot.rooms.joining.contains_key(&guild) =>
@@ -333,6 +346,60 @@ pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
         *m = now;
     }
     let _ = control.send(Control::Humans(humans)).await;
+}
+
+/// What she says in the text chat when Discord ends her call.
+pub const DISCONNECTED: &str = "Discord disconnected me from the voice channel, so I left.";
+
+/// songbird's word that the call's connection is gone for good (not a failed first
+/// connect: the join answers that one).
+struct Dropped {
+    bot: Weak<Bot>,
+    guild: u64,
+    channel: u64,
+    /// The join whose call this is: a later join's room is not ended by it.
+    epoch: u64,
+}
+
+#[async_trait]
+impl EventHandler for Dropped {
+    async fn act(&self, ctx: &EventContext<'_>) -> Option<Event> {
+        let EventContext::DriverDisconnect(d) = ctx else {
+            return None;
+        };
+        if matches!(d.kind, DisconnectKind::Connect) {
+            return None;
+        }
+        tracing::warn!(
+            "voice: the call in channel {} of guild {} dropped ({:?}, {:?})",
+            self.channel,
+            self.guild,
+            d.kind,
+            d.reason
+        );
+        let bot = self.bot.upgrade()?;
+        let (guild, channel, epoch) = (self.guild, self.channel, self.epoch);
+        tokio::spawn(async move {
+            let ours = bot
+                .rooms
+                .map
+                .remove_if(&guild, |_, e| e.epoch == epoch)
+                .is_some();
+            if ours {
+                end_disconnected(&bot, guild, channel).await;
+            }
+        });
+        None
+    }
+}
+
+/// Her room in `guild` was taken off the map because Discord ended the call: leave
+/// what is left of the call and say so once in the voice channel's text chat.
+async fn end_disconnected(bot: &Arc<Bot>, guild: u64, channel: u64) {
+    let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
+    if let Some(http) = bot.http() {
+        chat::post(http, ChannelId::new(channel.max(1)), None, DISCONNECTED).await;
+    }
 }
 
 /// The voice channel `user` is in, in `guild`.

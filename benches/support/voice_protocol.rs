@@ -1,0 +1,139 @@
+//! The voice benchmark over the real protocol: `kotoba serve` as a child on the loopback
+//! Discord joins the loopback voice server with DAVE on (the test CA trusted by the
+//! child only), and a person speaks the same espeak-ng phrase as paced, sealed,
+//! end-to-end encrypted Opus RTP. Measured at the voice server: the person's last
+//! voiced packet → her first audible packet (the answer), and, as each next
+//! utterance talks over her answer, the person's first voiced packet → her last
+//! audible packet (barge-in).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use crate::support::voice::{self, Expect, FakeVoice, AUDIBLE};
+
+/// The figures of one run.
+pub struct Figures {
+    /// Last voiced packet → her first audible packet, per utterance.
+    pub answer: Vec<Duration>,
+    /// First voiced packet → her last audible packet, per utterance that talked over her.
+    pub barge: Vec<Duration>,
+}
+
+/// Run `n` utterances of `phrase` (16 kHz mono) against a child with the model and
+/// speech servers at `model_base` and `speech_base`.
+pub async fn run(n: usize, phrase: &[i16], model_base: &str, speech_base: &str) -> Figures {
+    let discord = FakeDiscord::start().await;
+    let voice = FakeVoice::start_with_dave(
+        Expect {
+            server_id: GUILD,
+            user_id: BOT,
+        },
+        LOUNGE,
+        &[OWNER],
+    )
+    .await;
+    discord.use_voice_server(voice.endpoint());
+    let home = tempfile::tempdir().unwrap();
+    let mut env = discord.env();
+    env.extend(
+        [
+            ("KOTOBA_LLM_BASE_URL", model_base.to_string()),
+            ("OPENAI_API_KEY", "bench-key".into()),
+            ("KOTOBA_REASONING_EFFORT", "off".into()),
+            ("KOTOBA_MODEL", "scripted".into()),
+            ("KOTOBA_STT_PROVIDER", "openai".into()),
+            ("KOTOBA_STT_BASE_URL", speech_base.into()),
+            ("KOTOBA_TTS_PROVIDER", "openai".into()),
+            ("KOTOBA_TTS_BASE_URL", speech_base.into()),
+            ("SSL_CERT_FILE", voice::ca_file()),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let web_addr = web.local_addr().unwrap().to_string();
+    drop(web);
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kotoba"));
+    cmd.arg("serve")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home.path())
+        .env("KOTOBA_WEB_ADDR", web_addr)
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    discord.wait_connected().await;
+    discord
+        .wait_for_from(0, 30, |c| c.method == "PUT" && c.path.contains("/commands"))
+        .await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let token = format!("/tok{j}/messages/@original");
+    let said = discord
+        .wait_for_from(0, 30, |c| c.method == "PATCH" && c.path.ends_with(&token))
+        .await
+        .content();
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+    voice
+        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
+        .await;
+
+    // The phrase at 48 kHz stereo (each 16 kHz sample three times, both channels),
+    // then 200 ms of silence; the room's own silence commit does the rest.
+    let mut audio: Vec<i16> = phrase.iter().flat_map(|&s| [s; 6]).collect();
+    audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 / 5));
+    let mut figures = Figures {
+        answer: Vec::new(),
+        barge: Vec::new(),
+    };
+    for i in 0..n {
+        let before = voice.person_packets().len();
+        voice.speak(OWNER, 5555, &audio).await;
+        let sent = voice.person_packets();
+        let voiced: Vec<Instant> = sent[before..]
+            .iter()
+            .filter(|p| p.rms > AUDIBLE)
+            .map(|p| p.at)
+            .collect();
+        let (Some(&first), Some(&last)) = (voiced.first(), voiced.last()) else {
+            continue;
+        };
+        if i > 0 {
+            // She was talking when this utterance began: when did she go quiet?
+            if let Some(stop) = voice
+                .bot_audible()
+                .into_iter()
+                .filter(|t| *t >= first)
+                .max()
+            {
+                figures.barge.push(stop - first);
+            } else {
+                figures.barge.push(Duration::ZERO);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let answered = loop {
+            if let Some(t) = voice.bot_audible().into_iter().find(|t| *t > last) {
+                break Some(t);
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        let Some(answered) = answered else {
+            eprintln!("utterance {i}: no answer within 15 s");
+            continue;
+        };
+        figures.answer.push(answered - last);
+        // Let her talk a little, so the next utterance talks over her.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    figures
+}

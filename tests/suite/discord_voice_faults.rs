@@ -1,0 +1,193 @@
+//! Voice faults over the real protocol (`kotoba serve` as a child, the loopback voice
+//! server): a voice socket closed with 4015 is resumed and the room keeps hearing; one
+//! closed with 4014 ends the room with one sentence in the voice channel's text chat; a
+//! voice server that never answers makes the join fail at its timeout with one
+//! sentence and no half-open call.
+
+use std::time::{Duration, Instant};
+
+use kotoba::surfaces::discord::voice::call::CONNECT_TIMEOUT;
+use kotoba::surfaces::discord::voice::rooms::DISCONNECTED;
+use serde_json::json;
+
+use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
+use super::serve::stop;
+use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use crate::support::model_server::{Reply, ScriptedModel};
+use crate::support::speech_server::SpeechServer;
+use crate::support::voice::{self, Expect, FakeVoice};
+
+/// The loopback Discord, a transport-only voice server, the scripted model, the
+/// speech server, and `kotoba serve` with the owner in the lounge.
+struct Rig {
+    discord: FakeDiscord,
+    voice: FakeVoice,
+    model: ScriptedModel,
+    speech: SpeechServer,
+    child: tokio::process::Child,
+    _home: tempfile::TempDir,
+}
+
+async fn rig() -> Rig {
+    let discord = FakeDiscord::start().await;
+    let voice = FakeVoice::start(Expect {
+        server_id: GUILD,
+        user_id: BOT,
+    })
+    .await;
+    discord.use_voice_server(voice.endpoint());
+    let model = ScriptedModel::start().await;
+    let speech = SpeechServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let extra = [
+        ("KOTOBA_STT_PROVIDER", "openai".to_string()),
+        ("KOTOBA_STT_BASE_URL", speech.openai_base()),
+        ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
+        ("KOTOBA_TTS_BASE_URL", speech.openai_base()),
+    ];
+    let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &extra).await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    Rig {
+        discord,
+        voice,
+        model,
+        speech,
+        child,
+        _home: home,
+    }
+}
+
+/// `/join` from the owner; her answer (waited ≤ `secs`).
+async fn join(r: &Rig, secs: u64) -> String {
+    let j = r.discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    answer_of(&r.discord, j, secs).await
+}
+
+/// Posts of `text` in the lounge's text chat.
+fn posts_of(discord: &FakeDiscord, text: &str) -> usize {
+    let path = format!("/channels/{LOUNGE}/messages");
+    discord
+        .calls()
+        .iter()
+        .filter(|c| c.method == "POST" && c.path.ends_with(&path) && c.content() == text)
+        .count()
+}
+
+/// Wait (≤ 10 s) until the bot told the gateway it is in no voice channel.
+async fn wait_for_gateway_leave(discord: &FakeDiscord) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !discord
+        .voice_updates()
+        .last()
+        .is_some_and(|u| u["channel_id"].is_null())
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no leave on the gateway: {:?}",
+            discord.voice_updates()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_socket_closed_with_4015_is_resumed_and_the_room_keeps_hearing() {
+    let r = rig().await;
+    r.model.push(Reply::text("It is noon in Tokyo."));
+    r.speech.set_default_transcript("What time is it in Tokyo?");
+    let said = join(&r, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+
+    r.voice.close(4015);
+    r.voice
+        .wait_until("Resume on a new socket", Duration::from_secs(15), |v| {
+            v.conns().len() >= 2 && !v.sent(7).is_empty()
+        })
+        .await;
+    let resume = &r.voice.sent(7)[0]["d"];
+    assert_eq!(resume["server_id"], GUILD.to_string());
+    assert_eq!(resume["session_id"], voice::SESSION);
+    assert_eq!(resume["token"], voice::TOKEN);
+    assert!(
+        r.voice.identifies().len() == 1,
+        "resumed, not identified again"
+    );
+
+    // The same room hears and answers over the resumed connection.
+    let mut audio = spoken("What time is it in Tokyo?");
+    audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
+    r.voice.speak(OWNER, 5555, &audio).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while r.voice.bot_audible().len() < 10 {
+        if Instant::now() > deadline {
+            let log = stop(r.child).await;
+            panic!("no answer after the resume; her log:\n{log}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        posts_of(&r.discord, DISCONNECTED),
+        0,
+        "a resumed call is not ended"
+    );
+    stop(r.child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_socket_closed_with_4014_ends_the_room_with_one_sentence_in_the_text_chat() {
+    let r = rig().await;
+    let said = join(&r, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+
+    r.voice.close(4014);
+    let path = format!("/channels/{LOUNGE}/messages");
+    r.discord
+        .wait_for_from(0, 15, |c| {
+            c.method == "POST" && c.path.ends_with(&path) && c.content() == DISCONNECTED
+        })
+        .await;
+    wait_for_gateway_leave(&r.discord).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(posts_of(&r.discord, DISCONNECTED), 1, "one sentence");
+    assert!(
+        r.voice.sent(7).is_empty(),
+        "4014 is not resumed: {:?}",
+        r.voice.sent(7)
+    );
+    // The room is gone: /leave says she is in no voice channel.
+    let l = r.discord.slash(GENERAL, OWNER, "leave", json!([]), 0);
+    let said = answer_of(&r.discord, l, 20).await;
+    assert_eq!(said, "I'm not in a voice channel here.");
+    stop(r.child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_server_that_never_answers_fails_the_join_at_its_timeout_with_one_sentence() {
+    let r = rig().await;
+    r.voice.go_silent();
+    let started = Instant::now();
+    let said = join(&r, CONNECT_TIMEOUT.as_secs() + 20).await;
+    let took = started.elapsed();
+    assert_eq!(
+        said,
+        format!(
+            "I couldn't connect to the voice channel within {} seconds, so I gave up; please try again.",
+            CONNECT_TIMEOUT.as_secs()
+        )
+    );
+    assert!(
+        took >= CONNECT_TIMEOUT - Duration::from_secs(1)
+            && took <= CONNECT_TIMEOUT + Duration::from_secs(10),
+        "the join gave up at its timeout: {took:?}"
+    );
+    assert!(!r.voice.conns().is_empty(), "the bot did reach the server");
+    // No half-open call: the gateway is told she is in no channel, and every voice
+    // socket is closed.
+    wait_for_gateway_leave(&r.discord).await;
+    r.voice
+        .wait_until("closed voice sockets", Duration::from_secs(15), |v| {
+            v.conns().iter().all(|c| c.closed)
+        })
+        .await;
+    stop(r.child).await;
+}
