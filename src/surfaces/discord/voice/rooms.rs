@@ -398,7 +398,7 @@ impl EventHandler for Dropped {
 async fn end_disconnected(bot: &Arc<Bot>, guild: u64, channel: u64) {
     let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
     if let Some(http) = bot.http() {
-        chat::post(http, ChannelId::new(channel.max(1)), None, DISCONNECTED).await;
+        send::post(http, ChannelId::new(channel.max(1)), None, DISCONNECTED).await;
     }
 }
 
