@@ -94,6 +94,19 @@ async fn a_jobs_question_on_discord_is_answered_in_a_text_field_and_the_job_gets
         .submit_modal(GENERAL, &answer, &field_id, words, OWNER);
     assert_eq!(r.discord.wait_callback(owner).await.body["type"], json!(6));
     model_saw(&r, &format!("They answered: {words}")).await;
+    let edited = r
+        .discord
+        .wait_for(|c| {
+            c.method == "PATCH"
+                && c.path.ends_with(&message)
+                && c.embed_text().contains("Answered by")
+        })
+        .await;
+    assert!(
+        !edited.embed_text().contains("Approved") && !edited.embed_text().contains(words),
+        "the settled question says who answered, not the answer: {}",
+        edited.embed_text()
+    );
     assert!(
         !r.model
             .requests()

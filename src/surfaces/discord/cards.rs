@@ -193,7 +193,16 @@ pub fn settlement_words(s: &CardSettlement) -> String {
 pub fn settled(card: &GateCard, in_dm: bool, how: &CardSettlement) -> Card {
     let mut c = pending(card, in_dm);
     c.fields.retain(|(name, _)| name != "Expires");
-    c.fields.push(("Decision".into(), settlement_words(how)));
+    let words = match (card.kind, how) {
+        // A question is answered or skipped, never "approved"; the answer itself stays
+        // out of the channel's card.
+        (CardKind::Input, CardSettlement::Decided { decision, by }) if decision.approves() => {
+            format!("✅ Answered by {by}.")
+        }
+        (CardKind::Input, CardSettlement::Decided { by, .. }) => format!("⏭ Skipped by {by}."),
+        _ => settlement_words(how),
+    };
+    c.fields.push(("Decision".into(), words));
     if !matches!(how, CardSettlement::Decided { decision, .. } if decision.approves()) {
         c.colour = 0x99AAB5;
     }
