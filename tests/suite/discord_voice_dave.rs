@@ -37,16 +37,6 @@ async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoi
     voice
 }
 
-/// The child's env for the loopback speech server (recognition and synthesis).
-fn speech_env(speech: &SpeechServer) -> [(&'static str, String); 4] {
-    [
-        ("KOTOBA_STT_PROVIDER", "openai".to_string()),
-        ("KOTOBA_STT_BASE_URL", speech.openai_base()),
-        ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
-        ("KOTOBA_TTS_BASE_URL", speech.openai_base()),
-    ]
-}
-
 /// The owner is in the lounge; `/join` brings her there, and DAVE comes up.
 async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
     discord.voice_state(OWNER, Some(LOUNGE));
@@ -104,7 +94,7 @@ async fn with_dave_on_what_a_person_says_is_heard_and_answered_aloud_end_to_end_
     speech.set_default_transcript("What time is it in Tokyo?");
     let home = tempfile::tempdir().unwrap();
     let child =
-        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech_env(&speech)).await;
+        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech.openai_env()).await;
     join_with_dave(&discord, &voice).await;
 
     let mut audio = spoken("What time is it in Tokyo?");
@@ -185,7 +175,7 @@ async fn with_dave_on_a_person_speaking_over_her_stops_her_within_the_bound() {
     speech.set_default_transcript("Stop, please.");
     let home = tempfile::tempdir().unwrap();
     let child =
-        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech_env(&speech)).await;
+        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech.openai_env()).await;
     join_with_dave(&discord, &voice).await;
 
     let mut ask = spoken("Tell me about Tokyo.");
@@ -248,7 +238,7 @@ async fn with_two_people_only_her_name_wakes_her_and_each_ones_words_stay_theirs
     speech.push_transcript("Kotoba, what time is it in Tokyo?");
     let home = tempfile::tempdir().unwrap();
     let child =
-        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech_env(&speech)).await;
+        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech.openai_env()).await;
     discord.voice_state(GUEST, Some(LOUNGE));
     join_with_dave(&discord, &voice).await;
 

@@ -39,12 +39,7 @@ async fn rig() -> Rig {
     let model = ScriptedModel::start().await;
     let speech = SpeechServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    let extra = [
-        ("KOTOBA_STT_PROVIDER", "openai".to_string()),
-        ("KOTOBA_STT_BASE_URL", speech.openai_base()),
-        ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
-        ("KOTOBA_TTS_BASE_URL", speech.openai_base()),
-    ];
+    let extra = speech.openai_env();
     let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &extra).await;
     discord.voice_state(OWNER, Some(LOUNGE));
     Rig {

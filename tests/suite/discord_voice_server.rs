@@ -219,12 +219,7 @@ async fn what_a_person_says_over_real_rtp_is_answered_with_audible_rtp() {
     // Alone with one person, she answers every utterance (no name needed).
     speech.set_default_transcript("What time is it in Tokyo?");
     let home = tempfile::tempdir().unwrap();
-    let extra = [
-        ("KOTOBA_STT_PROVIDER", "openai".to_string()),
-        ("KOTOBA_STT_BASE_URL", speech.openai_base()),
-        ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
-        ("KOTOBA_TTS_BASE_URL", speech.openai_base()),
-    ];
+    let extra = speech.openai_env();
     let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &extra).await;
     discord.voice_state(OWNER, Some(LOUNGE));
     let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);

@@ -472,7 +472,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
         expires_at_ms: 0,
         window_secs: 300,
         answerers: Answerers::Local,
-        secret: false,
+        secret: true,
     };
     let wait = r
         .engine

@@ -143,6 +143,17 @@ impl SpeechServer {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The environment that points `kotoba serve`'s recognizer and synthesis at this
+    /// server's OpenAI-compatible endpoints.
+    pub fn openai_env(&self) -> [(&'static str, String); 4] {
+        [
+            ("KOTOBA_STT_PROVIDER", "openai".to_string()),
+            ("KOTOBA_STT_BASE_URL", self.openai_base()),
+            ("KOTOBA_TTS_PROVIDER", "openai".to_string()),
+            ("KOTOBA_TTS_BASE_URL", self.openai_base()),
+        ]
+    }
+
     /// `http://127.0.0.1:PORT`: the base for the ElevenLabs providers.
     pub fn elevenlabs_base(&self) -> String {
         format!("http://{}", self.addr)

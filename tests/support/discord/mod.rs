@@ -580,20 +580,27 @@ impl FakeDiscord {
         payloads::member(user, Self::name_of(user), &[], Some(permissions))
     }
 
-    /// `user` presses the button `custom_id` on the bot's message `message` (a JSON
-    /// message as the bot posted it). Returns the interaction id.
-    pub fn press(&self, channel: u64, message_id: &str, custom_id: &str, user: u64) -> u64 {
+    /// A new interaction of Discord's `kind` (2 command, 3 component, 5 modal submit)
+    /// from `user` holding `permissions` in `channel`, without its data; with its id.
+    fn interaction(&self, kind: u8, channel: u64, user: u64, permissions: u64) -> (u64, Value) {
         let id = self.shared.next_id();
         let guild = (channel != DM).then_some(GUILD);
-        let mut i = payloads::interaction_base(
-            3,
+        let i = payloads::interaction_base(
+            kind,
             id,
             APP,
             channel,
             guild,
-            &self.presser(user, 1 << 10 | 1 << 11),
+            &self.presser(user, permissions),
             &format!("tok{id}"),
         );
+        (id, i)
+    }
+
+    /// `user` presses the button `custom_id` on the bot's message `message` (a JSON
+    /// message as the bot posted it). Returns the interaction id.
+    pub fn press(&self, channel: u64, message_id: &str, custom_id: &str, user: u64) -> u64 {
+        let (id, mut i) = self.interaction(3, channel, user, 1 << 10 | 1 << 11);
         i["data"] = json!({"custom_id": custom_id, "component_type": 2});
         i["message"] = json!({
             "id": message_id, "channel_id": channel.to_string(),
@@ -616,17 +623,7 @@ impl FakeDiscord {
         value: &str,
         user: u64,
     ) -> u64 {
-        let id = self.shared.next_id();
-        let guild = (channel != DM).then_some(GUILD);
-        let mut i = payloads::interaction_base(
-            5,
-            id,
-            APP,
-            channel,
-            guild,
-            &self.presser(user, 1 << 10 | 1 << 11),
-            &format!("tok{id}"),
-        );
+        let (id, mut i) = self.interaction(5, channel, user, 1 << 10 | 1 << 11);
         i["data"] = json!({
             "custom_id": custom_id,
             "components": [{"type": 1, "components": [
@@ -647,17 +644,7 @@ impl FakeDiscord {
         options: Value,
         permissions: u64,
     ) -> u64 {
-        let id = self.shared.next_id();
-        let guild = (channel != DM).then_some(GUILD);
-        let mut i = payloads::interaction_base(
-            2,
-            id,
-            APP,
-            channel,
-            guild,
-            &self.presser(user, permissions),
-            &format!("tok{id}"),
-        );
+        let (id, mut i) = self.interaction(2, channel, user, permissions);
         i["data"] = json!({"id": "5000", "name": name, "type": 1, "options": options});
         self.dispatch("INTERACTION_CREATE", i);
         id
