@@ -21,6 +21,8 @@ pub mod datadir;
 /// work jobs and helpers, the transport numbers (`transport.rs`), what is under way
 /// (`inflight.rs`).
 pub mod engine;
+/// Her face: the one map from what she wrote to the face a finished turn shows.
+pub mod face;
 /// The gate's pure policy: reads a shell line, code or a tool call as it would run and
 /// says auto-safe, ask or dangerous, and which "always" a card may offer. Runs nothing.
 pub mod gate;

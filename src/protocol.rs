@@ -593,6 +593,8 @@ pub struct TurnResult {
     pub text: String,
     /// How it ended.
     pub status: TurnStatus,
+    /// The face her answer asks for (`face::finished`); *calm* when it names none.
+    pub face: String,
 }
 
 #[cfg(test)]

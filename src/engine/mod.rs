@@ -463,6 +463,17 @@ impl Engine {
         session.set_current(None);
         self.record_turn(&session, &req, &end.text);
         drop(underway);
+        // The finished turn's face comes from what she wrote, by the one map every
+        // surface reads (docs/engine.md, "Faces").
+        let face = crate::face::finished(&end.text);
+        if end.status == TurnStatus::Completed && !end.text.trim().is_empty() {
+            session.emit(
+                None,
+                Frame::Face {
+                    expression: face.into(),
+                },
+            );
+        }
         session.emit(
             None,
             Frame::TurnDone {
@@ -474,6 +485,7 @@ impl Engine {
         TurnResult {
             text: end.text,
             status: end.status,
+            face: face.into(),
         }
     }
 }

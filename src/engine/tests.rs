@@ -274,7 +274,8 @@ async fn a_plain_turn_streams_her_words_and_ends_completed() {
         res,
         TurnResult {
             text: "hello ann".into(),
-            status: TurnStatus::Completed
+            status: TurnStatus::Completed,
+            face: "calm".into(),
         }
     );
     let frames = drain(&mut rx);
@@ -289,6 +290,27 @@ async fn a_plain_turn_streams_her_words_and_ends_completed() {
             ..
         })
     ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_finished_turns_face_comes_from_what_she_wrote_just_before_turn_done() {
+    let r = rig(vec![Ok(say("Haha, hello ann"))], vec![]);
+    let mut rx = r.engine.session("s1").subscribe();
+    let res = r
+        .engine
+        .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
+        .await;
+    assert_eq!(res.face, "happy");
+    let frames = drain(&mut rx);
+    let n = frames.len();
+    assert_eq!(
+        frames[n - 2],
+        Frame::Face {
+            expression: "happy".into()
+        },
+        "the face comes right before the turn ends: {frames:?}"
+    );
+    assert!(matches!(frames[n - 1], Frame::TurnDone { .. }));
 }
 
 #[tokio::test(start_paused = true)]
@@ -333,8 +355,9 @@ async fn an_action_opens_a_row_with_the_chip_a_determined_face_then_its_own_focu
         .collect();
     assert_eq!(
         faces,
-        ["determined", "thinking"],
-        "the chip's determined face, then the tool's focus face (thinking unless declared)"
+        ["determined", "thinking", "calm"],
+        "the chip's determined face, then the tool's focus face (thinking unless declared), \
+         then the finished face her answer asks for (calm: it names none)"
     );
     assert!(
         frames.contains(&Frame::Working { on: false }),

@@ -27,6 +27,12 @@ async function herTextIncludes(page, text) {
   );
 }
 
+async function faceBecomes(page, face) {
+  await page
+    .waitForFunction((f) => document.querySelector("#face").dataset.expression === f, face, { timeout: 10000 })
+    .catch(() => {});
+}
+
 (async () => {
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
   const errors = [];
@@ -52,6 +58,9 @@ async function herTextIncludes(page, text) {
     await page.fill("#text", "hello there");
     await page.click("#send");
     await herTextIncludes(page, "Hi! I'm right here with you.");
+    // Her finished face comes from what she wrote ("Haha" is happy), by the engine's map.
+    await faceBecomes(page, "happy");
+    seen.face_first = await page.evaluate(() => document.querySelector("#face").dataset.expression);
     seen.deltas = await page.evaluate(() => document.querySelectorAll(".msg.her").length);
 
     step("a message that runs a command: its row and its card");
@@ -70,6 +79,8 @@ async function herTextIncludes(page, text) {
     await page.waitForSelector('.row[data-outcome="ok"]', { timeout: 15000 });
     seen.row_status = await page.textContent('.row[data-outcome="ok"] .status');
     await herTextIncludes(page, "Done, the file is there.");
+    await faceBecomes(page, "calm");
+    seen.face_last = await page.evaluate(() => document.querySelector("#face").dataset.expression);
     seen.settled = await page.textContent(".card .settled");
     seen.buttons_disabled = await page.evaluate(() => [...document.querySelectorAll(".card button")].every((b) => b.disabled));
     await page.click(".row details.full summary").catch(() => {});

@@ -46,7 +46,8 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         return;
     }
     let r = start().await;
-    r.model.push(Reply::text("Hi! I'm right here with you."));
+    r.model
+        .push(Reply::text("Haha! Hi! I'm right here with you."));
     r.model.push(Reply::call(
         "shell",
         json!({"command": "touch browser-made.txt && echo made browser-made.txt"}),
@@ -95,6 +96,10 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
     );
     assert_eq!(seen["buttons_disabled"], true);
     assert_eq!(seen["errors"], json!([]), "no script errors on the page");
+    // The finished turn's face comes from what she wrote, by the one map: "Haha" is
+    // happy; an answer with no cue after a tool's working faces is calm again.
+    assert_eq!(seen["face_first"], "happy", "{seen}");
+    assert_eq!(seen["face_last"], "calm", "{seen}");
     // The page cannot speak yet: it says she writes, and her typed turn is written
     // register, so her answers keep code, links and digits.
     assert_eq!(seen["text_only_locked"], true, "{seen}");

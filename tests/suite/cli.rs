@@ -61,6 +61,28 @@ async fn kotoba_chat_streams_her_answer_to_the_terminal() {
 }
 
 #[tokio::test]
+async fn the_terminal_shows_the_face_her_answer_asks_for_and_nothing_for_a_calm_one() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::text("Oops, I mixed those up."));
+    server.push(Reply::text("Here it is, all fixed."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"you swapped them\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "😅 embarrassed").await;
+    stdin.write_all(b"thanks\n").await.unwrap();
+    read_until(&mut child, &mut seen, "all fixed.").await;
+    drop(stdin);
+    assert!(child.wait().await.unwrap().success());
+    let after = seen.split("all fixed.").nth(1).unwrap_or_default();
+    assert!(
+        !after.contains("calm") && !after.contains("🙂"),
+        "a calm answer adds no face line: {seen:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
     let server = ScriptedModel::start().await;
     server.push(Reply::call(

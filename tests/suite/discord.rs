@@ -198,6 +198,44 @@ async fn a_mention_is_answered_as_a_reply_that_pings_nobody() {
 }
 
 #[tokio::test]
+async fn her_finished_face_is_a_reaction_on_her_reply_and_a_calm_answer_adds_none() {
+    let r = rig().await;
+    r.model.push(Reply::text("Haha, that is a good one."));
+    r.discord.mention(GENERAL, OWNER, "tell me a joke");
+    let reply = r.discord.wait_for(|c| posts_in(c, GENERAL)).await;
+    let id = reply.message_id.clone().unwrap();
+    let reaction = r
+        .discord
+        .wait_for(|c| c.method == "PUT" && c.path.contains("/reactions/"))
+        .await;
+    assert!(
+        reaction
+            .path
+            .contains(&format!("/channels/{GENERAL}/messages/{id}/reactions/")),
+        "on her reply: {}",
+        reaction.path
+    );
+    assert!(
+        reaction.path.contains("%F0%9F%98%84") || reaction.path.contains('😄'),
+        "the happy face's emoji: {}",
+        reaction.path
+    );
+    r.model.push(Reply::text("The build finished."));
+    r.discord.mention(GENERAL, OWNER, "and the build?");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "The build finished.")
+        .await;
+    settle().await;
+    let reactions = r
+        .discord
+        .calls()
+        .iter()
+        .filter(|c| c.path.contains("/reactions/"))
+        .count();
+    assert_eq!(reactions, 1, "a calm answer adds no reaction");
+}
+
+#[tokio::test]
 async fn a_plain_line_is_ignored_and_everyone_alone_does_not_count() {
     let r = rig().await;
     r.model.set_fallback(Reply::text("should not be said"));

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serenity::all::{Context, GuildId, Message, UserId};
+use serenity::all::{Context, GuildId, Message, ReactionType, UserId};
 use tokio::time::Instant;
 
 use crate::engine::TurnOptions;
@@ -130,7 +130,8 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     if result.text.trim().is_empty() {
         return;
     }
-    post_reply(&ctx, &msg, &result.text).await;
+    let posted = post_reply(&ctx, &msg, &result.text).await;
+    wear_face(&ctx, posted.as_ref(), &result.face).await;
     bot.follow.insert(
         channel,
         FollowUp {
@@ -142,6 +143,18 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
 
 /// Post her answer: links tidied, split for Discord, only the users she names pinged,
 /// the first part a reply that does not ping the author.
-pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) {
-    super::send::post(&ctx.http, msg.channel_id, Some(msg), text).await;
+pub(crate) async fn post_reply(ctx: &Context, msg: &Message, text: &str) -> Option<Message> {
+    super::send::post(&ctx.http, msg.channel_id, Some(msg), text).await
+}
+
+/// Her finished face on Discord: a reaction on her reply with the face's emoji, from
+/// the one map (`crate::face`); a calm face adds nothing.
+async fn wear_face(ctx: &Context, reply: Option<&Message>, face: &str) {
+    let Some(reply) = reply.filter(|_| face != crate::face::CALM) else {
+        return;
+    };
+    let emoji = ReactionType::Unicode(crate::face::emoji(face).to_string());
+    if let Err(e) = reply.react(&ctx.http, emoji).await {
+        tracing::warn!("Discord: her face as a reaction: {e}");
+    }
 }

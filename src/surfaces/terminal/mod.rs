@@ -12,7 +12,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::{Answerer, Engine, TurnOptions};
-use crate::protocol::{CardKind, Decision, Frame, Origin, Phase, Register, TurnRequest};
+use crate::protocol::{
+    CardKind, Decision, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
+};
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
 pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
@@ -23,6 +25,8 @@ struct Prompt {
     card: Option<Waiting>,
     spinning: Option<String>,
     confirm_stop: bool,
+    /// The last face the engine showed (a finished turn's comes just before its end).
+    face: Option<String>,
 }
 
 /// A card the next typed line answers.
@@ -211,7 +215,16 @@ fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
                 out(&format!("\n{l}\n"));
             }
         }
-        Frame::TurnDone { .. } => out("\n> "),
+        Frame::Face { expression } => p.face = Some(expression.clone()),
+        Frame::TurnDone { status, .. } => {
+            // Her finished face, from the one map (`crate::face`), when it is not calm.
+            match p.face.take() {
+                Some(face) if *status == TurnStatus::Completed && face != crate::face::CALM => {
+                    out(&format!("\n{} {face}\n> ", crate::face::emoji(&face)))
+                }
+                _ => out("\n> "),
+            }
+        }
         other => {
             if let Some(l) = render::line(other) {
                 if p.spinning.take().is_some() {

@@ -103,6 +103,7 @@ pub async fn rest(
             }
         }
         ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
+        ("PUT", ["channels", _, "messages", _, "reactions", _, "@me"]) => StatusCode::NO_CONTENT.into_response(),
         ("POST", ["interactions", _, _, "callback"]) => StatusCode::NO_CONTENT.into_response(),
         ("POST", ["webhooks", _, token]) | ("PATCH", ["webhooks", _, token, "messages", _]) => {
             let id = sh.next_id();

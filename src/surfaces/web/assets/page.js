@@ -17,7 +17,16 @@
     fail: "M20 46 Q32 36 44 46",
     sad: "M20 46 Q32 38 44 46",
     surprised: "M28 42 A4 5 0 1 0 36 42 A4 5 0 1 0 28 42",
+    excited: "M18 37 Q32 58 46 37 Z",
+    affectionate: "M21 40 Q32 50 43 40",
+    confused: "M21 44 Q27 40 32 44 Q37 48 43 42",
+    embarrassed: "M22 42 Q32 47 42 42",
+    scared: "M22 45 Q27 41 32 45 Q37 49 42 45",
+    sleepy: "M26 43 L38 43",
+    angry: "M20 46 Q32 40 44 46",
   };
+  // Which faces exist and what each means comes from the engine's one map
+  // (src/face.rs); the page only draws the name it is sent.
   // The faces a turn shows while it works (the chip's and a tool's focus face).
   const WORKING_FACES = ["determined", "thinking"];
   const OUTCOME_MARK = { ok: "✓", failed: "✗", refused: "⊘", pending: "…", interrupted: "■" };
