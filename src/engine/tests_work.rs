@@ -686,3 +686,79 @@ async fn a_running_job_is_marked_in_the_store_so_a_crash_announces_it_and_an_end
     .await;
     assert!(r.engine.store.recover_jobs(|_| false).unwrap().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn clarify_in_a_job_waits_180_seconds_then_expires_unanswered() {
+    let r = rig(vec![], vec![]);
+    let engine = builtin_engine(&r);
+    job_script(
+        &r,
+        vec![
+            call("clarify", json!({"question": "Which folder, docs or notes?"})),
+            Ok(say("went with docs")),
+        ],
+    );
+    let mut rx = engine.session("s1").subscribe();
+    engine
+        .start_job("s1", "sort files", None, Some(false))
+        .unwrap();
+    let (card, drawn) = loop {
+        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
+            break (c.clone(), tokio::time::Instant::now());
+        }
+    };
+    assert_eq!((card.kind, card.window_secs), (CardKind::Input, 180));
+    let events = frames_until(&mut rx, |e| {
+        matches!(&e.frame, Frame::CardSettled { request_id, .. } if *request_id == card.request_id)
+    })
+    .await;
+    let waited = drawn.elapsed();
+    assert!(
+        waited >= Duration::from_secs(180) && waited < Duration::from_secs(182),
+        "clarify's card waits its 180 s, no less and not much more: {waited:?}"
+    );
+    assert!(matches!(
+        &events.last().unwrap().frame,
+        Frame::CardSettled {
+            settlement: CardSettlement::Expired,
+            ..
+        }
+    ));
+    frames_until(&mut rx, is_work_done).await;
+    let fed = r
+        .script
+        .sent()
+        .iter()
+        .flat_map(|q| q.items.clone())
+        .find_map(|i| match i {
+            crate::llm::Item::ToolResult { output, .. } => Some(output),
+            _ => None,
+        })
+        .unwrap();
+    assert!(fed.contains("expired after 180 s"), "{fed}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_brief_keeps_the_first_2000_characters_of_the_persons_words() {
+    let r = with_start_work(rig(
+        vec![
+            call("start_work", json!({"goal": "summarise what I pasted"})),
+            Ok(say("On it.")),
+        ],
+        vec![],
+    ));
+    job_script(&r, vec![Ok(say("Summarised."))]);
+    let mut rx = r.engine.session("s1").subscribe();
+    let words = format!("{}{}", "a".repeat(2000), "Z".repeat(500));
+    r.engine
+        .run_turn(text_turn(&words), crate::engine::TurnOptions::default())
+        .await;
+    frames_until(&mut rx, is_work_done).await;
+    let brief = job_request_text(&r);
+    assert!(brief.contains(&"a".repeat(2000)), "the words are kept verbatim");
+    assert!(
+        !brief.contains('Z'),
+        "nothing past the 2000th character reaches the job: {} chars",
+        brief.len()
+    );
+}
