@@ -239,4 +239,40 @@ mod tests {
         assert_eq!(clock.tick(false), None); // 6 s of unblocked time
         assert_eq!(clock.tick(false), Some(0)); // 9 s
     }
+
+    #[test]
+    fn an_mcp_tool_is_never_announced_confirmed_or_hummed_even_in_voice() {
+        let soul = Soul::shipped();
+        let spec = |step_kind| crate::tools::ToolSpec {
+            name: "demo__echo".into(),
+            description: String::new(),
+            family: "mcp:demo".into(),
+            risk: crate::protocol::Risk::Read,
+            step_kind,
+            timeout: None,
+            takes_timeout_arg: false,
+            scope: crate::tools::Scope::WorkOnly,
+            lines: crate::tools::ToolLines::of(
+                "Using demo.",
+                &["Still in demo."],
+                "demo answered.",
+                "demo stumbled.",
+            ),
+            parameters: serde_json::json!({}),
+            behaviour: crate::tools::Behaviour::default(),
+        };
+        let mcp = spec(StepKind::Mcp);
+        let mut n = Narrator::new(&soul, Register::Voice, VoiceMode::Local, false);
+        assert_eq!(n.announce(&mcp), None);
+        assert_eq!(n.confirm(&mcp, SayKind::After), None);
+        assert_eq!(n.confirm(&mcp, SayKind::Fail), None);
+        assert_eq!(n.heartbeat(&mcp), HeartbeatPlan::Silent);
+        // The same lines on a tool of another kind are said: only the kind silences it.
+        let other = spec(StepKind::Tool);
+        assert_eq!(n.announce(&other).as_deref(), Some("Using demo."));
+        assert_eq!(
+            n.confirm(&other, SayKind::After).as_deref(),
+            Some("demo answered.")
+        );
+    }
 }

@@ -694,7 +694,10 @@ async fn clarify_in_a_job_waits_180_seconds_then_expires_unanswered() {
     job_script(
         &r,
         vec![
-            call("clarify", json!({"question": "Which folder, docs or notes?"})),
+            call(
+                "clarify",
+                json!({"question": "Which folder, docs or notes?"}),
+            ),
             Ok(say("went with docs")),
         ],
     );
@@ -755,7 +758,10 @@ async fn a_job_brief_keeps_the_first_2000_characters_of_the_persons_words() {
         .await;
     frames_until(&mut rx, is_work_done).await;
     let brief = job_request_text(&r);
-    assert!(brief.contains(&"a".repeat(2000)), "the words are kept verbatim");
+    assert!(
+        brief.contains(&"a".repeat(2000)),
+        "the words are kept verbatim"
+    );
     assert!(
         !brief.contains('Z'),
         "nothing past the 2000th character reaches the job: {} chars",
