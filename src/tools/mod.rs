@@ -220,7 +220,7 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
             .to_string()
     };
     match spec.step_kind {
-        StepKind::Shell => clip_chars(&format!("$ {}", s("command")), 200),
+        StepKind::Shell => format!("$ {}", clip_chars(&s("command"), 200)),
         StepKind::Code => {
             let code = s("code");
             let mut lines = code.lines().filter(|l| !l.trim().is_empty());

@@ -495,3 +495,43 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
     assert!(matches!(end, AskEnd::Decided { .. }));
     assert_eq!(text.as_deref(), Some("ghp_TYPED"));
 }
+
+#[tokio::test]
+async fn a_shell_rows_action_line_on_the_page_is_the_command_clipped_at_200_characters() {
+    let r = start().await;
+    let long = format!("echo {}", "x".repeat(295));
+    r.model.push(Reply::call("shell", json!({"command": long})));
+    r.model.push(Reply::text("Printed it."));
+    let mut sse = r.events("clip").await;
+    r.say("clip", "print a long line").await;
+    let frames = sse.until(is_turn_done).await;
+    let rows = of_type(&frames, "step");
+    let start = rows
+        .iter()
+        .find(|f| f["phase"] == "start")
+        .expect("the row opened");
+    let action = start["action"].as_str().unwrap();
+    let cut: String = long.chars().take(200).collect();
+    assert_eq!(
+        action,
+        format!("$ {cut} …"),
+        "the command's first 200 characters, then ' …'"
+    );
+    let done = rows.iter().find(|f| f["phase"] == "done").unwrap();
+    assert_eq!(
+        done["action"], start["action"],
+        "the closed row keeps the same line"
+    );
+    assert_eq!(done["outcome"], "ok", "echo is auto-safe and ran: {done}");
+    let short = "echo hi";
+    r.model
+        .push(Reply::call("shell", json!({"command": short})));
+    r.model.push(Reply::text("Said hi."));
+    r.say("clip", "say hi").await;
+    let frames = sse.until(is_turn_done).await;
+    let start = of_type(&frames, "step")[0].clone();
+    assert_eq!(
+        start["action"], "$ echo hi",
+        "a short command is shown whole"
+    );
+}
