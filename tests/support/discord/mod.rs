@@ -37,6 +37,8 @@ pub const OTHER: u64 = 201;
 pub const HOME: u64 = 202;
 /// A voice channel in the guild.
 pub const LOUNGE: u64 = 210;
+/// A second voice channel in the guild.
+pub const STUDIO: u64 = 211;
 /// A DM channel with [`OWNER`].
 pub const DM: u64 = 300;
 /// The owner (in KOTOBA_DISCORD_OWNER_IDS).
@@ -261,6 +263,7 @@ impl FakeDiscord {
             payloads::text_channel(OTHER, GUILD, "other"),
             payloads::text_channel(HOME, GUILD, "home"),
             payloads::voice_channel(LOUNGE, GUILD, "lounge"),
+            payloads::voice_channel(STUDIO, GUILD, "studio"),
         ];
         let roles = vec![payloads::role(BOT_ROLE, "kotoba", 0)];
         let guild = GuildDef {
