@@ -261,6 +261,74 @@ pub struct Card {
     /// An input card whose answer is a secret: every surface masks what is typed.
     #[serde(default)]
     pub secret: bool,
+    /// Whether the action may be edited before it is approved (a command or code: the
+    /// edited line goes through the gate again).
+    #[serde(default)]
+    pub can_edit: bool,
+}
+
+/// Everything a person may say in answer to a card, on any surface (gate.md,
+/// "Answers"): the decision, and with it a reason for a no, an edited line for a yes,
+/// how long an "always" lasts, or the typed text of a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardAnswer {
+    /// What they chose.
+    pub decision: Decision,
+    /// The typed answer of an input card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Why they said no, in their words (told to her verbatim, kept in the audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The command or code as they edited it before approving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited: Option<String>,
+    /// How long an "always" lasts, in seconds; none (or 0) until revoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_s: Option<u64>,
+}
+
+impl CardAnswer {
+    /// A bare decision.
+    pub fn of(decision: Decision) -> CardAnswer {
+        CardAnswer {
+            decision,
+            text: None,
+            reason: None,
+            edited: None,
+            for_s: None,
+        }
+    }
+
+    /// What is wrong with this answer to `card`, as one sentence; `None` when nothing.
+    pub fn problem(&self, card: &Card) -> Option<String> {
+        let blank = |v: &Option<String>| v.as_deref().is_some_and(|t| t.trim().is_empty());
+        if self.edited.is_some() && !card.can_edit {
+            return Some("this card's action cannot be edited".into());
+        }
+        if self.edited.is_some() && self.decision != Decision::Approve {
+            return Some("an edit is approved once: send it with decision \"approve\"".into());
+        }
+        if blank(&self.edited) {
+            return Some("the edited line is empty".into());
+        }
+        if self.reason.is_some() && self.decision != Decision::Deny {
+            return Some("a reason goes with decision \"deny\"".into());
+        }
+        if self.for_s.is_some()
+            && !matches!(
+                self.decision,
+                Decision::AlwaysExact | Decision::AlwaysFamily
+            )
+        {
+            return Some("for_s goes with \"always_exact\" or \"always_family\"".into());
+        }
+        if self.text.is_some() && card.kind != CardKind::Input {
+            return Some("text answers a question card, not an approval".into());
+        }
+        None
+    }
 }
 
 /// A person's answer to a card.
@@ -294,6 +362,9 @@ pub enum CardSettlement {
         decision: Decision,
         /// Who chose it.
         by: String,
+        /// Where they answered: "Discord", "the web page", "the terminal", "voice".
+        #[serde(default)]
+        via: String,
     },
     /// Nobody answered in time: nothing ran.
     Expired,
@@ -312,6 +383,16 @@ pub struct Event {
     /// The frame itself.
     #[serde(flatten)]
     pub frame: Frame,
+}
+
+/// "olive on Discord", "the owner on the web page": who settled a card and where, as
+/// every copy of it says; the name alone when the place is unknown.
+pub fn who_and_where(by: &str, via: &str) -> String {
+    if via.is_empty() {
+        by.to_string()
+    } else {
+        format!("{by} on {via}")
+    }
 }
 
 /// Everything the engine tells a surface, one variant per frame type.

@@ -236,10 +236,20 @@ impl Loop<'_> {
             reminders: Some(self.engine.reminder_hub.clone()),
             origin: self.session.origin(),
         };
+        let mut args = args;
+        let mut edit_note = None;
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
                 GateEnd::Proceed => None,
                 GateEnd::Stop(out) => Some(out),
+                GateEnd::Edited(edit) => {
+                    // The row shows what actually runs; the model is told it was edited.
+                    args = edit.args;
+                    self.rows.set_action(call_id, &tool.action_line(&args));
+                    edit_note = Some(edit.note);
+                    debug_assert_eq!(gate_action(tool.as_ref(), &args).0, edit.line);
+                    None
+                }
             }
         } else {
             None
@@ -302,6 +312,10 @@ impl Loop<'_> {
         };
         if let Some((kind, text)) = confirm {
             self.emit(Frame::Say { kind, text });
+        }
+        // The model learns the person edited the line (the row already shows it).
+        if let Some(note) = edit_note {
+            out.text.insert_str(0, &note);
         }
         (out, outcome)
     }

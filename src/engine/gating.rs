@@ -24,10 +24,15 @@ use super::turn::Loop;
 use super::Engine;
 use crate::gate::{classify, Action, Decision as Classified};
 
+/// How many times one call's card may come back because its edit was dangerous.
+const MAX_EDIT_ROUNDS: usize = 4;
+
 /// What the gate lets happen to one call.
 pub(super) enum GateEnd {
     /// Run the tool now.
     Proceed,
+    /// Run the tool now with the line the person edited before approving it.
+    Edited(Edit),
     /// Do not run it; this is the output (a refusal, or a deferral's pending output).
     Stop(ToolOutput),
 }
@@ -67,6 +72,38 @@ pub(super) fn gate_action(tool: &dyn Tool, args: &Value) -> (String, Action) {
     }
 }
 
+/// An approved edit: the arguments that run, the line they hold, and the sentence the
+/// model is told beside the tool's output.
+pub(super) struct Edit {
+    /// The call's arguments with the edited line in place.
+    pub args: Value,
+    /// The edited line (what runs, what the row shows).
+    pub line: String,
+    /// "They edited it; this ran instead".
+    pub note: String,
+}
+
+/// The arguments of `args` with `line` in the field the tool's gating reads.
+fn with_line(tool: &dyn Tool, args: &Value, line: &str) -> Option<Value> {
+    let field = match tool.spec().behaviour.gating {
+        Gating::Command(arg) | Gating::Code(arg) => arg,
+        Gating::ByRisk | Gating::Card => return None,
+    };
+    let mut args = args.clone();
+    args.as_object_mut()?
+        .insert(field.to_string(), Value::String(line.to_string()));
+    Some(args)
+}
+
+/// The sentence the model is told when the person declined with a reason.
+fn declined_with_reason(tool: &str, reason: &str) -> String {
+    format!(
+        "The person DECLINED '{tool}' on the approval card, so NOTHING ran and there is no result. \
+         Their reason, in their own words: \"{reason}\". Take it into account: do not retry the same \
+         thing or route around it; answer them in the first person and in their language."
+    )
+}
+
 fn risk_word(risk: Risk) -> &'static str {
     match risk {
         Risk::Read => "read",
@@ -79,11 +116,29 @@ fn risk_word(risk: Risk) -> &'static str {
 /// The audit approver of an ask that ended.
 fn approver_of(end: &AskEnd) -> (bool, Approver, String) {
     match end {
-        AskEnd::Decided { decision, by } => (
-            decision.approves(),
-            Approver::User,
-            format!("{decision:?} by {by}"),
-        ),
+        AskEnd::Decided {
+            decision,
+            by,
+            via,
+            reason,
+            edited,
+            for_s,
+        } => {
+            let mut detail = format!("{decision:?} by {by}");
+            if !via.is_empty() {
+                detail.push_str(&format!(" ({via})"));
+            }
+            if let Some(s) = for_s {
+                detail.push_str(&format!(" for {s} s"));
+            }
+            if let Some(r) = reason {
+                detail.push_str(&format!("; reason: {r}"));
+            }
+            if let Some(e) = edited {
+                detail.push_str(&format!("; edited by {by} to: {e}"));
+            }
+            (decision.approves(), Approver::User, detail)
+        }
         AskEnd::Expired => (
             false,
             Approver::Expired,
@@ -150,15 +205,25 @@ impl Drop for DismissedIfCut<'_> {
 
 /// Save the "always" an answer asked for, when the card offered it.
 fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
-    let AskEnd::Decided { decision, by } = end else {
+    let AskEnd::Decided {
+        decision,
+        by,
+        for_s,
+        ..
+    } = end
+    else {
         return;
     };
     let saved = match decision {
         Decision::AlwaysExact if classified.can_always_exact => {
-            engine.store.add_grant(line, GrantScope::Exact, by)
+            engine
+                .store
+                .add_grant_for(line, GrantScope::Exact, by, *for_s)
         }
         Decision::AlwaysFamily if classified.can_always => match classified.family.as_deref() {
-            Some(family) => engine.store.add_grant(family, GrantScope::Family, by),
+            Some(family) => engine
+                .store
+                .add_grant_for(family, GrantScope::Family, by, *for_s),
             None => Ok(()),
         },
         _ => Ok(()),
@@ -214,8 +279,9 @@ impl Loop<'_> {
         let mut why = self.ctx.user_request.clone().unwrap_or_default();
         if nobody {
             why.push_str(
-                "\n(No owner is configured, so nobody can answer this card: set the `owners` setting \
-                 or KOTOBA_DISCORD_OWNER_IDS.)",
+                "\n(No Discord owner is configured, so nobody on Discord can answer this card: answer \
+                 it on the web page or at the terminal, or set the `owners` setting or \
+                 KOTOBA_DISCORD_OWNER_IDS.)",
             );
         }
         Card {
@@ -233,6 +299,7 @@ impl Loop<'_> {
             window_secs: window.as_secs(),
             answerers,
             secret: false,
+            can_edit: false,
         }
     }
 
@@ -298,22 +365,111 @@ impl Loop<'_> {
             return self.defer(tool, call_id, args, &line, key, &classified, tool_ctx);
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
-        let card = self.card(&spec.name, &line, spec.risk, &classified, window);
-        let waiting = Underway::card(
-            &self.engine.store,
-            &session,
-            &spec.name,
-            &line,
-            risk_word(spec.risk),
-        );
+        // The line on the card, and who edited it there: an edit that is not dangerous
+        // runs on that answer; a dangerous one never does — it goes back on a new card
+        // saying it was edited (docs/gate.md, "Answers").
+        let (mut asked, mut asked_class) = (line.clone(), classified);
+        let mut edited_by: Option<String> = None;
+        for _ in 0..MAX_EDIT_ROUNDS {
+            let mut card = self.card(&spec.name, &asked, spec.risk, &asked_class, window);
+            card.can_edit = with_line(tool.as_ref(), args, &asked).is_some();
+            if let Some(by) = &edited_by {
+                card.why = format!(
+                    "Edited on the card by {by}: this is not the line she proposed, and the gate \
+                     calls it dangerous, so it asks again.\n\n{}",
+                    card.why
+                );
+            }
+            let end = self
+                .ask_inline(&spec.name, spec.risk, &asked, card, window)
+                .await;
+            if let Some(ending) = end.ending() {
+                let sentence = match &end {
+                    AskEnd::Decided {
+                        reason: Some(reason),
+                        ..
+                    } => declined_with_reason(&spec.name, reason),
+                    _ => refusal_sentence(ending, &spec.name, window),
+                };
+                return GateEnd::Stop(ToolOutput::refused_with(ending, sentence));
+            }
+            let (by, edit) = match &end {
+                AskEnd::Decided { by, edited, .. } => (
+                    by.clone(),
+                    edited
+                        .as_deref()
+                        .map(str::trim)
+                        .filter(|e| !e.is_empty() && *e != asked.trim())
+                        .map(str::to_string),
+                ),
+                _ => (String::new(), None),
+            };
+            let Some(new) = edit else {
+                save_grant(self.engine, &end, &asked, &asked_class);
+                if asked == line {
+                    return GateEnd::Proceed;
+                }
+                return self.edited(
+                    tool.as_ref(),
+                    args,
+                    &asked,
+                    edited_by.as_deref().unwrap_or(&by),
+                );
+            };
+            let Some(new_args) = with_line(tool.as_ref(), args, &new) else {
+                return GateEnd::Proceed;
+            };
+            let (_, new_action) = gate_action(tool.as_ref(), &new_args);
+            let new_class = classify(&new_action, &self.paths.workspace, true);
+            if new_class.dangerous_label().is_none() {
+                return self.edited(tool.as_ref(), args, &new, &by);
+            }
+            edited_by = Some(by);
+            asked = new;
+            asked_class = new_class;
+        }
+        GateEnd::Stop(ToolOutput::refused(format!(
+            "'{}' was edited on its card {MAX_EDIT_ROUNDS} times into lines the gate calls dangerous, \
+             so NOTHING ran. Ask the person what they want run.",
+            spec.name
+        )))
+    }
+
+    /// The approved edit of a call: its arguments, the line, and what the model is told.
+    fn edited(&self, tool: &dyn Tool, args: &Value, line: &str, by: &str) -> GateEnd {
+        match with_line(tool, args, line) {
+            Some(args) => GateEnd::Edited(Edit {
+                args,
+                line: line.to_string(),
+                note: format!(
+                    "[{by} EDITED this on the approval card before approving it. What ran is NOT what \
+                     you proposed; it was exactly:\n{line}\n]\n"
+                ),
+            }),
+            None => GateEnd::Proceed,
+        }
+    }
+
+    /// Ask one card inline and write its decision row; a turn cut while it waits is
+    /// recorded `dismissed`.
+    async fn ask_inline(
+        &mut self,
+        tool: &str,
+        risk: Risk,
+        line: &str,
+        card: Card,
+        window: Duration,
+    ) -> AskEnd {
+        let session = self.session.id.clone();
+        let waiting = Underway::card(&self.engine.store, &session, tool, line, risk_word(risk));
         let end = {
             let _blocked = self.blocked.block();
             let mut unsettled = DismissedIfCut {
                 engine: self.engine,
                 session: &session,
-                tool: &spec.name,
-                line: &line,
-                risk: spec.risk,
+                tool,
+                line,
+                risk,
                 armed: true,
             };
             let end = self.engine.cards.ask(&self.session, card, window).await;
@@ -324,22 +480,15 @@ impl Loop<'_> {
         audit(
             self.engine,
             &session,
-            &spec.name,
-            &line,
-            spec.risk,
+            tool,
+            line,
+            risk,
             approved,
             approver,
             &detail,
         );
         drop(waiting);
-        if let Some(ending) = end.ending() {
-            return GateEnd::Stop(ToolOutput::refused_with(
-                ending,
-                refusal_sentence(ending, &spec.name, window),
-            ));
-        }
-        save_grant(self.engine, &end, &line, &classified);
-        GateEnd::Proceed
+        end
     }
 
     /// Show the card, end the turn, and leave the wait to a detached runner.

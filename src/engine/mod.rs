@@ -241,6 +241,34 @@ impl Engine {
         self.cards.answer_text(request_id, text, who)
     }
 
+    /// Answer a card on behalf of `who` with everything a person may say (a reason, an
+    /// edit, an "always" time box, a question's text): the one way every surface
+    /// answers (docs/gate.md, "Answers").
+    pub fn answer(
+        &self,
+        request_id: &str,
+        answer: crate::protocol::CardAnswer,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
+        self.cards.answer_with(request_id, answer, who)
+    }
+
+    /// The open card `request_id` when `who` may answer it (checked before a surface
+    /// opens a form for the answer).
+    pub fn card_for(
+        &self,
+        request_id: &str,
+        who: &Answerer,
+    ) -> Result<crate::protocol::Card, AnswerError> {
+        self.cards.card_for(request_id, who)
+    }
+
+    /// Every card still waiting, in every session: the owner may answer any of them
+    /// from the page or the terminal.
+    pub fn all_open_cards(&self) -> Vec<crate::protocol::Card> {
+        self.cards.all_open()
+    }
+
     /// Answer a card on behalf of `who`.
     pub fn answer_card(
         &self,

@@ -79,6 +79,17 @@ impl RowTracker {
         self.open.insert(id.to_string(), row);
     }
 
+    /// An open row's action changed (the person edited the command before approving
+    /// it): the row is drawn again, still running, with the line that will run.
+    pub fn set_action(&mut self, id: &str, action: &str) {
+        let Some(row) = self.open.get_mut(id) else {
+            return;
+        };
+        row.action = action.to_string();
+        let row = row.clone();
+        self.emit(Frame::Step(row));
+    }
+
     /// Close an open row with its outcome.
     pub fn close(&mut self, id: &str, close: RowClose) {
         let Some(mut row) = self.open.remove(id) else {

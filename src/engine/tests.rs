@@ -100,6 +100,8 @@ pub(crate) struct Fake {
     delay: Duration,
     available: bool,
     pub(crate) runs: Arc<AtomicUsize>,
+    /// The arguments of every run, in order.
+    pub(crate) seen: Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
@@ -130,6 +132,7 @@ pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
         delay: Duration::ZERO,
         available: true,
         runs: Arc::new(AtomicUsize::new(0)),
+        seen: Arc::default(),
     }
 }
 
@@ -168,8 +171,9 @@ impl Tool for Fake {
     fn available(&self, _ctx: &Availability<'_>) -> bool {
         self.available
     }
-    async fn run(&self, _args: Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn run(&self, args: Value, _ctx: &ToolContext) -> ToolOutput {
         self.runs.fetch_add(1, Ordering::SeqCst);
+        self.seen.lock().unwrap().push(args);
         tokio::time::sleep(self.delay).await;
         self.output.clone()
     }

@@ -135,6 +135,7 @@ fn local_owner() -> Answerer {
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     }
 }
 
@@ -346,6 +347,7 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         id: "222".into(),
         name: "eve".into(),
         local: false,
+        via: "test".into(),
     };
     assert_eq!(
         r.engine
@@ -356,6 +358,7 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         id: "111".into(),
         name: "ann".into(),
         local: false,
+        via: "test".into(),
     };
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &owner)

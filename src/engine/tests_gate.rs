@@ -24,6 +24,7 @@ fn owner() -> Answerer {
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     }
 }
 

@@ -255,6 +255,7 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     };
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &me)

@@ -22,6 +22,7 @@ fn me() -> Answerer {
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     }
 }
 

@@ -252,6 +252,7 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
         id: "o".into(),
         name: "ann".into(),
         local: false,
+        via: "test".into(),
     };
     r.engine
         .answer_card(&card.request_id, Decision::Approve, &owner)
@@ -488,6 +489,7 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
         id: "x".into(),
         name: "ann".into(),
         local: true,
+        via: "test".into(),
     };
     let _ = reg_engine.cards.answer_text(&card.request_id, "docs", &me);
     let events = frames_until(&mut rx, is_work_done).await;
@@ -621,6 +623,7 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     };
     let mut all = Vec::new();
     loop {

@@ -467,6 +467,7 @@ impl EnginePort for Engine {
             window_secs: window.as_secs(),
             answerers: self.answerers_for(&ctx.session),
             secret,
+            can_edit: false,
         };
         let Some(wait) = self.cards.post(&session, card, window) else {
             return Asked::Unreachable;

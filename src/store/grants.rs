@@ -1,8 +1,11 @@
-//! Saved grants: "always" answers, by exact line or by family, with who granted them
-//! and when; listed and revoked through the engine (slash command, web page).
+//! Saved grants: "always" answers, by exact line or by family, with who granted them,
+//! when, and until when (a time box, or until revoked); listed and revoked through the
+//! engine (slash command, web page). An expired grant no longer applies and is dropped
+//! the next time grants are read.
 
 use rusqlite::{params, OptionalExtension};
 
+use super::clock::{grant_clock_ms, rfc3339};
 use super::{now_ms, Store, StoreError};
 
 /// How wide a grant is.
@@ -37,28 +40,61 @@ pub struct Grant {
     pub granted_by: String,
     /// When (unix ms).
     pub at_ms: i64,
+    /// When it stops applying (RFC 3339, UTC); `None` until revoked.
+    pub expires_at: Option<String>,
+    /// The same as unix ms on the grant clock.
+    #[serde(skip)]
+    pub expires_at_ms: Option<i64>,
 }
 
 impl Store {
-    /// Save a grant (saving the same one again keeps the first).
+    /// Save a grant until revoked (saving the same one again keeps the first).
     pub fn add_grant(
         &self,
         pattern: &str,
         scope: GrantScope,
         granted_by: &str,
     ) -> Result<(), StoreError> {
+        self.add_grant_for(pattern, scope, granted_by, None)
+    }
+
+    /// Save a grant for `for_s` seconds (none: until revoked). Saving one already
+    /// there keeps whichever lasts longer (until revoked beats any time box).
+    pub fn add_grant_for(
+        &self,
+        pattern: &str,
+        scope: GrantScope,
+        granted_by: &str,
+        for_s: Option<u64>,
+    ) -> Result<(), StoreError> {
+        let expires =
+            for_s.map(|s| grant_clock_ms().saturating_add((s as i64).saturating_mul(1000)));
+        self.drop_expired()?;
         self.conn().execute(
-            "INSERT OR IGNORE INTO grants(pattern, scope, granted_by, at_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![pattern, scope.as_str(), granted_by, now_ms()],
+            "INSERT INTO grants(pattern, scope, granted_by, at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(pattern, scope) DO UPDATE SET expires_at_ms =
+               CASE WHEN grants.expires_at_ms IS NULL OR excluded.expires_at_ms IS NULL THEN NULL
+                    ELSE max(grants.expires_at_ms, excluded.expires_at_ms) END",
+            params![pattern, scope.as_str(), granted_by, now_ms(), expires],
         )?;
         Ok(())
     }
 
-    /// Every saved grant, oldest first.
+    /// Remove the grants whose time box has passed.
+    fn drop_expired(&self) -> Result<(), StoreError> {
+        self.conn().execute(
+            "DELETE FROM grants WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
+            [grant_clock_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// Every grant that still applies, oldest first (expired ones are dropped first).
     pub fn grants(&self) -> Result<Vec<Grant>, StoreError> {
+        self.drop_expired()?;
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT id, pattern, scope, granted_by, at_ms FROM grants ORDER BY id",
+            "SELECT id, pattern, scope, granted_by, at_ms, expires_at_ms FROM grants ORDER BY id",
         )?;
         let rows = stmt
             .query_map([], |r| {
@@ -73,19 +109,22 @@ impl Store {
                     },
                     granted_by: r.get(3)?,
                     at_ms: r.get(4)?,
+                    expires_at: r.get::<_, Option<i64>>(5)?.map(rfc3339),
+                    expires_at_ms: r.get(5)?,
                 })
             })?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
 
-    /// Whether a grant of `scope` for `pattern` is saved.
+    /// Whether a grant of `scope` for `pattern` is saved and has not expired.
     pub fn has_grant(&self, pattern: &str, scope: GrantScope) -> Result<bool, StoreError> {
         Ok(self
             .conn()
             .query_row(
-                "SELECT 1 FROM grants WHERE pattern = ?1 AND scope = ?2",
-                params![pattern, scope.as_str()],
+                "SELECT 1 FROM grants WHERE pattern = ?1 AND scope = ?2
+                   AND (expires_at_ms IS NULL OR expires_at_ms > ?3)",
+                params![pattern, scope.as_str(), grant_clock_ms()],
                 |_| Ok(()),
             )
             .optional()?
@@ -122,5 +161,35 @@ mod tests {
         assert!(s.revoke_grant(g[0].id).unwrap());
         assert!(!s.revoke_grant(g[0].id).unwrap());
         assert!(!s.has_grant("npm", GrantScope::Family).unwrap());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_time_boxed_grant_applies_until_its_hour_is_up_then_is_dropped_from_the_list() {
+        let s = Store::in_memory().unwrap();
+        s.add_grant_for("cargo test", GrantScope::Exact, "ann", Some(3600))
+            .unwrap();
+        s.add_grant("ls -la", GrantScope::Exact, "ann").unwrap();
+        let g = s.grants().unwrap();
+        assert!(g[0].expires_at.as_deref().is_some_and(|e| e.ends_with('Z')));
+        assert_eq!(g[1].expires_at, None, "until revoked");
+        tokio::time::advance(std::time::Duration::from_secs(3599)).await;
+        assert!(s.has_grant("cargo test", GrantScope::Exact).unwrap());
+        tokio::time::advance(std::time::Duration::from_secs(2)).await;
+        assert!(
+            !s.has_grant("cargo test", GrantScope::Exact).unwrap(),
+            "expired"
+        );
+        let g = s.grants().unwrap();
+        assert_eq!(
+            g.len(),
+            1,
+            "the expired grant is dropped from the list: {g:?}"
+        );
+        assert_eq!(g[0].pattern, "ls -la");
+        // Until revoked outlasts a time box given to the same line later.
+        s.add_grant_for("ls -la", GrantScope::Exact, "bob", Some(60))
+            .unwrap();
+        tokio::time::advance(std::time::Duration::from_secs(120)).await;
+        assert!(s.has_grant("ls -la", GrantScope::Exact).unwrap());
     }
 }

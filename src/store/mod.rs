@@ -4,11 +4,11 @@
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
 mod audit;
+pub mod clock;
 mod grants;
 mod inflight;
 mod jobs;
@@ -173,15 +173,12 @@ const MIGRATIONS: &[&str] = &[
     // 9: who set a reminder (the turn's author; on Discord `name (user id)`), so its
     // delivery mentions them (docs/tools.md); rows stored before it keep '' (unknown).
     "ALTER TABLE reminders ADD COLUMN asker TEXT NOT NULL DEFAULT '';",
+    // 10: a grant's time box (docs/gate.md, grants): unix ms on the grant clock, NULL
+    // until revoked.
+    "ALTER TABLE grants ADD COLUMN expires_at_ms INTEGER;",
 ];
 
-/// Milliseconds since the epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use clock::now_ms;
 
 impl Store {
     /// Open (or create) the database at `path` and bring its schema up to date.

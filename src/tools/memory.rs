@@ -399,19 +399,7 @@ pub fn today() -> String {
     date_from_days(i64::try_from(secs / 86_400).unwrap_or(0))
 }
 
-/// The civil date of a count of days since 1970-01-01 (proleptic Gregorian).
-pub(crate) fn date_from_days(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
+pub(crate) use crate::store::clock::date_from_days;
 
 fn memory_spec(
     name: &str,

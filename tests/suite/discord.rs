@@ -537,6 +537,7 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
             ids: vec![OWNER.to_string()],
         },
         secret: false,
+        can_edit: false,
     };
     session.emit(None, kotoba::protocol::Frame::Card(card));
     let posted = r.discord.wait_for(|c| is_card_post(c, GENERAL)).await;

@@ -98,6 +98,7 @@ fn local_owner() -> Answerer {
         id: "local".into(),
         name: "me".into(),
         local: true,
+        via: "test".into(),
     }
 }
 

@@ -473,6 +473,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
         window_secs: 300,
         answerers: Answerers::Local,
         secret: true,
+        can_edit: false,
     };
     let wait = r
         .engine

@@ -11,7 +11,7 @@ use std::time::Duration;
 use dashmap::DashMap;
 use tokio::sync::oneshot;
 
-use crate::protocol::{Answerers, Card, CardSettlement, Decision, Ending, Frame};
+use crate::protocol::{Answerers, Card, CardAnswer, CardSettlement, Decision, Ending, Frame};
 use crate::store::now_ms;
 
 use super::session::Session;
@@ -23,8 +23,12 @@ pub struct Answerer {
     pub id: String,
     /// Display name for "who decided what".
     pub name: String,
-    /// True when the surface is local to the owner by construction (the terminal).
+    /// True when the person is the owner by construction (the terminal, the page behind
+    /// its login): they may answer any card waiting for the owner, in any session.
     pub local: bool,
+    /// Where they answer from, as every copy of the settled card names it ("Discord",
+    /// "the web page", "the terminal", "voice").
+    pub via: String,
 }
 
 /// Why an answer changed nothing.
@@ -39,6 +43,9 @@ pub enum AnswerError {
     /// The answerer may not answer this card.
     #[error("that card is not yours to answer")]
     NotYours,
+    /// The answer does not fit the card (an edit of a card that cannot be edited…).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// How an ask ended, from the asker's side.
@@ -50,6 +57,14 @@ pub enum AskEnd {
         decision: Decision,
         /// Who.
         by: String,
+        /// Where they answered.
+        via: String,
+        /// Why they said no, in their words.
+        reason: Option<String>,
+        /// The line as they edited it before approving.
+        edited: Option<String>,
+        /// How long an "always" lasts (seconds; none until revoked).
+        for_s: Option<u64>,
     },
     /// Nobody could be asked (no listener); no card was shown.
     Unreachable,
@@ -97,8 +112,8 @@ pub fn refusal_sentence(ending: Ending, tool: &str, window: Duration) -> String 
     }
 }
 
-/// What an answer carries: the decision, who gave it, and typed text for input cards.
-type Reply = (Decision, String, Option<String>);
+/// What an answer carries: the answer, who gave it, and where.
+type Reply = (CardAnswer, String, String);
 
 struct Pending {
     card: Card,
@@ -131,6 +146,13 @@ impl CardBoard {
             Ok(g) => g.iter().any(|s| s == id),
             Err(p) => p.into_inner().iter().any(|s| s == id),
         }
+    }
+
+    /// Every card still open, in any session (the owner's view across surfaces).
+    pub fn all_open(&self) -> Vec<Card> {
+        let mut cards: Vec<Card> = self.open.iter().map(|p| p.card.clone()).collect();
+        cards.sort_by_key(|c| c.expires_at_ms);
+        cards
     }
 
     /// The cards still open for a session.
@@ -210,7 +232,18 @@ impl CardBoard {
         decision: Decision,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.reply(request_id, (decision, who.name.clone(), None), who)
+        self.answer_with(request_id, CardAnswer::of(decision), who)
+    }
+
+    /// Answer a card with everything a person may say: a reason for a no, an edited line,
+    /// how long an "always" lasts, or a question's text.
+    pub fn answer_with(
+        &self,
+        request_id: &str,
+        answer: CardAnswer,
+        who: &Answerer,
+    ) -> Result<(), AnswerError> {
+        self.reply(request_id, (answer, who.name.clone(), who.via.clone()), who)
     }
 
     /// Answer an input card with typed text (ask_user, clarify).
@@ -220,21 +253,34 @@ impl CardBoard {
         text: &str,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.reply(
-            request_id,
-            (Decision::Approve, who.name.clone(), Some(text.to_string())),
-            who,
-        )
+        let answer = CardAnswer {
+            text: Some(text.to_string()),
+            ..CardAnswer::of(Decision::Approve)
+        };
+        self.answer_with(request_id, answer, who)
+    }
+
+    /// The open card `request_id` when `who` may answer it (a surface checks before it
+    /// opens a form for the answer); the same refusal an answer would get otherwise.
+    pub fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
+        match self.open.get(request_id) {
+            None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
+            None => Err(AnswerError::Unknown),
+            Some(p) if may_answer(&p.card, who) => Ok(p.card.clone()),
+            Some(_) => Err(AnswerError::NotYours),
+        }
     }
 
     fn reply(&self, request_id: &str, reply: Reply, who: &Answerer) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
-            Some(p) => match &p.card.answerers {
-                Answerers::Local => who.local,
-                Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
-            },
+            Some(p) => {
+                if let Some(problem) = reply.0.problem(&p.card) {
+                    return Err(AnswerError::Invalid(problem));
+                }
+                may_answer(&p.card, who)
+            }
         };
         if !allowed {
             return Err(AnswerError::NotYours);
@@ -248,6 +294,13 @@ impl CardBoard {
             .send(reply)
             .map_err(|_| AnswerError::AlreadySettled)
     }
+}
+
+/// Whether `who` may answer `card`: the owner at their own surface (terminal, page)
+/// answers any card; on Discord, only the card's owners.
+fn may_answer(card: &Card, who: &Answerer) -> bool {
+    who.local
+        || matches!(&card.answerers, Answerers::Owners { ids } if ids.iter().any(|o| o == &who.id))
 }
 
 /// A card on screen, waiting for its answer. Dropped unsettled, it settles dismissed.
@@ -277,7 +330,17 @@ impl CardWait {
             None => (AskEnd::Dismissed, None),
             Some(rx) => tokio::select! {
                 answer = rx => match answer {
-                    Ok((decision, by, text)) => (AskEnd::Decided { decision, by }, text),
+                    Ok((answer, by, via)) => (
+                        AskEnd::Decided {
+                            decision: answer.decision,
+                            by,
+                            via,
+                            reason: answer.reason.filter(|r| !r.trim().is_empty()),
+                            edited: answer.edited,
+                            for_s: answer.for_s.filter(|s| *s > 0),
+                        },
+                        answer.text,
+                    ),
                     Err(_) => (AskEnd::Dismissed, None),
                 },
                 _ = tokio::time::sleep(self.window) => (AskEnd::Expired, None),
@@ -285,9 +348,12 @@ impl CardWait {
         };
         self.armed = false;
         let settlement = match &end {
-            AskEnd::Decided { decision, by } => CardSettlement::Decided {
+            AskEnd::Decided {
+                decision, by, via, ..
+            } => CardSettlement::Decided {
                 decision: *decision,
                 by: by.clone(),
+                via: via.clone(),
             },
             AskEnd::Expired => CardSettlement::Expired,
             _ => CardSettlement::Dismissed,

@@ -3,11 +3,9 @@
 //! Who may answer is decided by the engine at the submit, like any card press.
 
 use serenity::all::{
-    ActionRowComponent, ComponentInteraction, Context, CreateActionRow, CreateInputText,
-    CreateInteractionResponse, CreateModal, InputTextStyle, ModalInteraction,
+    ComponentInteraction, Context, CreateActionRow, CreateInputText, CreateInteractionResponse,
+    CreateModal, InputTextStyle, ModalInteraction,
 };
-
-use crate::engine::Answerer;
 
 use super::send::private;
 use super::{cards, Bot};
@@ -53,45 +51,29 @@ pub(crate) async fn on_answer_button(
     }
 }
 
-/// The text typed into an answer modal.
-fn typed(m: &ModalInteraction) -> Option<String> {
-    m.data
-        .components
-        .iter()
-        .flat_map(|row| row.components.iter())
-        .find_map(|c| match c {
-            ActionRowComponent::InputText(t) if t.custom_id == cards::ANSWER_FIELD => {
-                t.value.clone()
-            }
-            _ => None,
-        })
-}
-
-/// An answer modal was submitted: the typed text answers the question, verbatim.
+/// A form was submitted: a question's answer (the typed text, verbatim), or an
+/// approval's Deny… (with its reason) or Edit… (the edited line, approved once).
 pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
-    let Some(request_id) = cards::parse_answer(&m.data.custom_id) else {
-        return;
-    };
-    let name = m
-        .member
-        .as_ref()
-        .and_then(|mm| mm.nick.clone())
-        .or_else(|| m.user.global_name.clone())
-        .unwrap_or_else(|| m.user.name.clone());
-    let who = Answerer {
-        id: m.user.id.get().to_string(),
-        name,
-        local: false,
-    };
-    let r = match typed(&m).filter(|t| !t.trim().is_empty()) {
-        None => private("The answer was empty, so nothing was sent. Press Answer again."),
-        Some(text) => match bot.engine.answer_text(&request_id, &text, &who) {
+    let who = super::approve::answerer(&m.user, m.member.as_ref().and_then(|mm| mm.nick.clone()));
+    let r = if let Some((request_id, answer)) = super::approve::answer_of(&m) {
+        match bot.engine.answer(&request_id, answer, &who) {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
             Err(e) => private(cards::refusal_words(&e)),
-        },
+        }
+    } else if let Some(request_id) = cards::parse_answer(&m.data.custom_id) {
+        let typed = super::approve::field(&m, cards::ANSWER_FIELD);
+        match typed.filter(|t| !t.trim().is_empty()) {
+            None => private("The answer was empty, so nothing was sent. Press Answer again."),
+            Some(text) => match bot.engine.answer_text(&request_id, &text, &who) {
+                Ok(()) => CreateInteractionResponse::Acknowledge,
+                Err(e) => private(cards::refusal_words(&e)),
+            },
+        }
+    } else {
+        return;
     };
     if let Err(e) = m.create_response(&ctx.http, r).await {
-        tracing::warn!("Discord: answering a submitted answer: {e}");
+        tracing::warn!("Discord: answering a submitted form: {e}");
     }
 }

@@ -1,11 +1,14 @@
 //! Approval cards: the exact command in a code block, why, where the result lands,
-//! risk colour, expiry as a Discord relative timestamp, and only the buttons the gate
-//! offers; after settlement the buttons are disabled and the card says who decided
-//! what, or that it expired and nothing ran. A press is parsed here; the engine decides.
+//! risk colour, expiry as a Discord relative timestamp, and only what the gate offers:
+//! Approve once, Edit… (a form prefilled with the command), Deny… (a form with an
+//! optional reason) and an "Always…" select whose choices carry a time box (1 hour,
+//! 8 hours, until revoked). After settlement everything is disabled and the card says
+//! who decided what and where, or that it expired and nothing ran. A press is parsed
+//! here; the engine decides.
 
 use crate::protocol::{Answerers, Card as GateCard, CardKind, CardSettlement, Decision, Risk};
 
-use super::render::{Button, Card, Style};
+use super::render::{Button, Card, Select, Style};
 
 /// The custom id prefix of approval buttons.
 pub const PREFIX: &str = "kc:";
@@ -19,6 +22,90 @@ pub fn button_id(decision: Decision, request_id: &str) -> String {
         Decision::Deny => "d",
     };
     format!("{PREFIX}{d}:{request_id}")
+}
+
+/// The custom id prefix of an approval card's Edit… button and of the form it opens.
+pub const EDIT: &str = "kx:";
+/// The custom id prefix of an approval card's Deny… button (it opens the reason form).
+pub const DENY_BUTTON: &str = "kc:d:";
+/// The custom id prefix of the Deny… form.
+pub const DENY: &str = "kn:";
+/// The custom id prefix of the "Always…" select.
+pub const ALWAYS: &str = "ks:";
+/// The text field of the Edit… form.
+pub const EDIT_FIELD: &str = "edited";
+/// The text field of the Deny… form.
+pub const REASON_FIELD: &str = "reason";
+
+/// `prefix` + `request_id`.
+pub fn id_with(prefix: &str, request_id: &str) -> String {
+    format!("{prefix}{request_id}")
+}
+
+/// The card a custom id with `prefix` names.
+pub fn parse_with(prefix: &str, custom_id: &str) -> Option<String> {
+    custom_id
+        .strip_prefix(prefix)
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+}
+
+/// The time boxes the "Always…" select offers: (label, seconds; none until revoked).
+pub const TIME_BOXES: [(&str, Option<u64>); 3] = [
+    ("for 1 hour", Some(3600)),
+    ("for 8 hours", Some(8 * 3600)),
+    ("until revoked", None),
+];
+
+/// The value of one "Always…" choice (`e:3600`, `f:0`).
+fn always_value(decision: Decision, for_s: Option<u64>) -> String {
+    let d = if decision == Decision::AlwaysFamily {
+        "f"
+    } else {
+        "e"
+    };
+    format!("{d}:{}", for_s.unwrap_or(0))
+}
+
+/// The decision and time box of an "Always…" choice.
+pub fn parse_always(value: &str) -> Option<(Decision, Option<u64>)> {
+    let (d, secs) = value.split_once(':')?;
+    let decision = match d {
+        "e" => Decision::AlwaysExact,
+        "f" => Decision::AlwaysFamily,
+        _ => return None,
+    };
+    let secs: u64 = secs.parse().ok()?;
+    let offered = TIME_BOXES.iter().any(|(_, s)| s.unwrap_or(0) == secs);
+    offered.then_some((decision, (secs > 0).then_some(secs)))
+}
+
+/// The "Always…" select of a card, when the gate offers an always.
+fn always_select(card: &GateCard) -> Option<Select> {
+    let mut options = Vec::new();
+    for (scope, decision, offered) in [
+        (
+            "this exact line",
+            Decision::AlwaysExact,
+            card.can_always_exact,
+        ),
+        ("this family", Decision::AlwaysFamily, card.can_always),
+    ] {
+        if offered {
+            for (label, for_s) in TIME_BOXES {
+                options.push((
+                    format!("Always {scope}, {label}"),
+                    always_value(decision, for_s),
+                ));
+            }
+        }
+    }
+    (!options.is_empty()).then(|| Select {
+        id: id_with(ALWAYS, &card.request_id),
+        placeholder: "Always…".into(),
+        options,
+        disabled: false,
+    })
 }
 
 /// The custom id prefix of a question card's Answer button and of the modal it opens.
@@ -48,7 +135,8 @@ pub fn parse_button(custom_id: &str) -> Option<(Decision, String)> {
         "a" => Decision::Approve,
         "e" => Decision::AlwaysExact,
         "f" => Decision::AlwaysFamily,
-        "d" => Decision::Deny,
+        // `d` is an approval's Deny… (it opens a form first); `s` a question's Skip.
+        "d" | "s" => Decision::Deny,
         _ => return None,
     };
     (!id.is_empty()).then(|| (decision, id.to_string()))
@@ -84,12 +172,13 @@ fn question(card: &GateCard) -> Card {
                 disabled: false,
             },
             Button {
-                id: button_id(Decision::Deny, &card.request_id),
+                id: format!("{PREFIX}s:{}", card.request_id),
                 label: "Skip".into(),
                 style: Style::Secondary,
                 disabled: false,
             },
         ],
+        select: None,
     }
 }
 
@@ -131,8 +220,8 @@ pub fn pending(card: &GateCard, in_dm: bool) -> Card {
     }
     if matches!(&card.answerers, Answerers::Owners { ids } if ids.is_empty()) {
         fields.push((
-            "Nobody can answer".into(),
-            "No owner is configured: set KOTOBA_DISCORD_OWNER_IDS (or the `owners` setting)."
+            "Nobody here can answer".into(),
+            "No Discord owner is configured: answer it on the web page or at the terminal, or set KOTOBA_DISCORD_OWNER_IDS (or the `owners` setting)."
                 .into(),
         ));
     }
@@ -142,25 +231,17 @@ pub fn pending(card: &GateCard, in_dm: bool) -> Card {
         style: Style::Success,
         disabled: false,
     }];
-    if card.can_always_exact {
+    if card.can_edit {
         buttons.push(Button {
-            id: button_id(Decision::AlwaysExact, &card.request_id),
-            label: "Always (this exact line)".into(),
-            style: Style::Primary,
-            disabled: false,
-        });
-    }
-    if card.can_always {
-        buttons.push(Button {
-            id: button_id(Decision::AlwaysFamily, &card.request_id),
-            label: "Always (this family)".into(),
+            id: id_with(EDIT, &card.request_id),
+            label: "Edit…".into(),
             style: Style::Primary,
             disabled: false,
         });
     }
     buttons.push(Button {
         id: button_id(Decision::Deny, &card.request_id),
-        label: "Deny".into(),
+        label: "Deny…".into(),
         style: Style::Danger,
         disabled: false,
     });
@@ -171,18 +252,24 @@ pub fn pending(card: &GateCard, in_dm: bool) -> Card {
         fields,
         footer: None,
         buttons,
+        select: always_select(card),
     }
 }
 
 /// The sentence a settled card shows.
 pub fn settlement_words(s: &CardSettlement) -> String {
     match s {
-        CardSettlement::Decided { decision, by } => match decision {
-            Decision::Approve => format!("✅ Approved once by {by}."),
-            Decision::AlwaysExact => format!("✅ Approved by {by}, always for this exact line."),
-            Decision::AlwaysFamily => format!("✅ Approved by {by}, always for this family."),
-            Decision::Deny => format!("🚫 Denied by {by}. Nothing ran."),
-        },
+        CardSettlement::Decided { decision, by, via } => {
+            let by = crate::protocol::who_and_where(by, via);
+            match decision {
+                Decision::Approve => format!("✅ Approved once by {by}."),
+                Decision::AlwaysExact => {
+                    format!("✅ Approved by {by}, always for this exact line.")
+                }
+                Decision::AlwaysFamily => format!("✅ Approved by {by}, always for this family."),
+                Decision::Deny => format!("🚫 Denied by {by}. Nothing ran."),
+            }
+        }
         CardSettlement::Expired => "⌛ This card expired unanswered. Nothing ran.".into(),
         CardSettlement::Dismissed => "This card was dismissed. Nothing ran.".into(),
         CardSettlement::Cancelled => "The turn that asked is gone. Nothing ran.".into(),
@@ -196,10 +283,15 @@ pub fn settled(card: &GateCard, in_dm: bool, how: &CardSettlement) -> Card {
     let words = match (card.kind, how) {
         // A question is answered or skipped, never "approved"; the answer itself stays
         // out of the channel's card.
-        (CardKind::Input, CardSettlement::Decided { decision, by }) if decision.approves() => {
-            format!("✅ Answered by {by}.")
+        (CardKind::Input, CardSettlement::Decided { decision, by, via }) if decision.approves() => {
+            format!(
+                "✅ Answered by {}.",
+                crate::protocol::who_and_where(by, via)
+            )
         }
-        (CardKind::Input, CardSettlement::Decided { by, .. }) => format!("⏭ Skipped by {by}."),
+        (CardKind::Input, CardSettlement::Decided { by, via, .. }) => {
+            format!("⏭ Skipped by {}.", crate::protocol::who_and_where(by, via))
+        }
         _ => settlement_words(how),
     };
     c.fields.push(("Decision".into(), words));
@@ -208,6 +300,9 @@ pub fn settled(card: &GateCard, in_dm: bool, how: &CardSettlement) -> Card {
     }
     for b in &mut c.buttons {
         b.disabled = true;
+    }
+    if let Some(s) = c.select.as_mut() {
+        s.disabled = true;
     }
     c
 }
@@ -228,13 +323,16 @@ pub fn restarted(card: &GateCard, in_dm: bool) -> Card {
 }
 
 /// The private answer to a press the engine refused.
-pub fn refusal_words(err: &crate::engine::AnswerError) -> &'static str {
+pub fn refusal_words(err: &crate::engine::AnswerError) -> String {
     match err {
         crate::engine::AnswerError::NotYours => {
-            "That card is not yours to answer: only an owner may approve what runs on this machine. Nothing changed."
+            "That card is not yours to answer: only an owner may approve what runs on this machine. Nothing changed.".into()
         }
         crate::engine::AnswerError::AlreadySettled | crate::engine::AnswerError::Unknown => {
-            "That card was already settled, so nothing changed."
+            "That card was already settled, so nothing changed.".into()
+        }
+        crate::engine::AnswerError::Invalid(why) => {
+            format!("That answer does not fit the card ({why}), so nothing changed.")
         }
     }
 }
@@ -261,6 +359,7 @@ mod tests {
                 ids: vec!["1".into()],
             },
             secret: false,
+            can_edit: true,
         }
     }
 
@@ -276,10 +375,35 @@ mod tests {
             "everyone in this channel".into()
         )));
         let ids: Vec<&str> = c.buttons.iter().map(|b| b.id.as_str()).collect();
-        assert_eq!(ids, ["kc:a:r1", "kc:e:r1", "kc:d:r1"]);
+        assert_eq!(ids, ["kc:a:r1", "kx:r1", "kc:d:r1"]);
+        let labels: Vec<&str> = c.buttons.iter().map(|b| b.label.as_str()).collect();
+        assert_eq!(labels, ["Approve once", "Edit…", "Deny…"]);
         assert_eq!(c.colour, risk_colour(Risk::Exec));
+        // Only the exact line is offered: three time boxes for it, none for the family.
+        let select = c.select.expect("the Always… select");
+        assert_eq!(select.id, "ks:r1");
+        let values: Vec<&str> = select.options.iter().map(|o| o.1.as_str()).collect();
+        assert_eq!(values, ["e:3600", "e:28800", "e:0"]);
+        assert!(select.options[0].0.contains("1 hour"));
         let all = pending(&gate_card(true, true), true);
-        assert_eq!(all.buttons.len(), 4);
+        assert_eq!(all.select.map(|s| s.options.len()), Some(6));
+        let none = pending(&gate_card(false, false), true);
+        assert_eq!(none.select, None, "no always offered, no select");
+    }
+
+    #[test]
+    fn an_always_choice_is_read_back_only_with_a_time_box_the_card_offers() {
+        assert_eq!(
+            parse_always("e:3600"),
+            Some((Decision::AlwaysExact, Some(3600)))
+        );
+        assert_eq!(
+            parse_always("f:28800"),
+            Some((Decision::AlwaysFamily, Some(28_800)))
+        );
+        assert_eq!(parse_always("e:0"), Some((Decision::AlwaysExact, None)));
+        assert_eq!(parse_always("e:99"), None, "not a time box the card offers");
+        assert_eq!(parse_always("d:0"), None);
     }
 
     #[test]
@@ -287,13 +411,15 @@ mod tests {
         let by = CardSettlement::Decided {
             decision: Decision::Deny,
             by: "olive".into(),
+            via: "the web page".into(),
         };
         let c = settled(&gate_card(true, true), false, &by);
         assert!(c.buttons.iter().all(|b| b.disabled));
+        assert!(c.select.is_some_and(|s| s.disabled));
         assert!(c
             .fields
             .iter()
-            .any(|(_, v)| v == "🚫 Denied by olive. Nothing ran."));
+            .any(|(_, v)| v == "🚫 Denied by olive on the web page. Nothing ran."));
         let e = settled(&gate_card(true, true), false, &CardSettlement::Expired);
         assert!(e
             .fields

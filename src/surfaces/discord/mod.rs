@@ -10,6 +10,7 @@
 //! [`remind`] posts due reminders where they were set.
 
 mod answer;
+mod approve;
 pub mod attachments;
 pub mod cards;
 mod catch_up;

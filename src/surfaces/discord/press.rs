@@ -9,11 +9,9 @@ use serenity::all::{
     CreateInteractionResponse, CreateInteractionResponseMessage,
 };
 
-use crate::engine::Answerer;
-
 use super::commands::stop::job_words;
 use super::send::private;
-use super::{cards, session_of, Bot};
+use super::{approve, cards, session_of, Bot};
 
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
     if let Err(e) = c.create_response(&ctx.http, r).await {
@@ -25,21 +23,20 @@ async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionRe
 pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) {
     let id = c.data.custom_id.clone();
     let user = c.user.id.get();
-    let name = c
-        .member
-        .as_ref()
-        .and_then(|m| m.nick.clone())
-        .or_else(|| c.user.global_name.clone())
-        .unwrap_or_else(|| c.user.name.clone());
+    let who = approve::answerer(&c.user, c.member.as_ref().and_then(|m| m.nick.clone()));
     if let Some(request_id) = cards::parse_answer(&id) {
         return super::answer::on_answer_button(bot, ctx, &c, &request_id).await;
     }
+    if let Some(request_id) = cards::parse_with(cards::EDIT, &id) {
+        return approve::on_edit(bot, ctx, &c, &request_id, &who).await;
+    }
+    if let Some(request_id) = cards::parse_with(cards::ALWAYS, &id) {
+        return approve::on_always(bot, ctx, &c, &request_id, &who).await;
+    }
+    if let Some(request_id) = cards::parse_with(cards::DENY_BUTTON, &id) {
+        return approve::on_deny(bot, ctx, &c, &request_id, &who).await;
+    }
     if let Some((decision, request_id)) = cards::parse_button(&id) {
-        let who = Answerer {
-            id: user.to_string(),
-            name,
-            local: false,
-        };
         let r = match bot.engine.answer_card(&request_id, decision, &who) {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,

@@ -2,7 +2,10 @@
 //! buttons) so every card is tested without serenity, and the one place that turns it
 //! into serenity's embed and component builders.
 
-use serenity::builder::{CreateActionRow, CreateButton, CreateEmbed, CreateEmbedFooter};
+use serenity::builder::{
+    CreateActionRow, CreateButton, CreateEmbed, CreateEmbedFooter, CreateSelectMenu,
+    CreateSelectMenuKind, CreateSelectMenuOption,
+};
 use serenity::model::application::ButtonStyle;
 
 /// Discord's limit on an embed description.
@@ -51,6 +54,21 @@ pub struct Card {
     pub footer: Option<String>,
     /// Buttons, five per row.
     pub buttons: Vec<Button>,
+    /// A select menu under the buttons (the "Always…" choices with their time box).
+    pub select: Option<Select>,
+}
+
+/// A string select menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select {
+    /// Its custom id.
+    pub id: String,
+    /// What it says before a choice.
+    pub placeholder: String,
+    /// (label, value) of each choice.
+    pub options: Vec<(String, String)>,
+    /// Greyed out.
+    pub disabled: bool,
 }
 
 /// Cut `s` to `max` characters with an ellipsis.
@@ -79,8 +97,27 @@ impl Card {
         e
     }
 
-    /// The serenity action rows (five buttons a row, at most five rows).
+    /// The serenity action rows (five buttons a row, then the select; at most five rows).
     pub fn components(&self) -> Vec<CreateActionRow> {
+        let mut rows = self.button_rows();
+        if let Some(s) = self.select.as_ref().filter(|s| !s.options.is_empty()) {
+            let options = s
+                .options
+                .iter()
+                .take(25)
+                .map(|(label, value)| CreateSelectMenuOption::new(clip(label, 100), value.clone()))
+                .collect();
+            rows.truncate(4);
+            rows.push(CreateActionRow::SelectMenu(
+                CreateSelectMenu::new(s.id.clone(), CreateSelectMenuKind::String { options })
+                    .placeholder(clip(&s.placeholder, 150))
+                    .disabled(s.disabled),
+            ));
+        }
+        rows
+    }
+
+    fn button_rows(&self) -> Vec<CreateActionRow> {
         self.buttons
             .chunks(5)
             .take(5)

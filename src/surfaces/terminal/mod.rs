@@ -1,6 +1,7 @@
 //! `kotoba chat`: a line-based chat against the same engine (register text) — streamed
 //! answer text, a spinner while a tool runs, approval cards answered at the keyboard.
 
+mod answer;
 mod echo;
 pub mod render;
 
@@ -13,8 +14,10 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::{Answerer, Engine, TurnOptions};
 use crate::protocol::{
-    CardKind, Decision, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
+    Card, CardAnswer, CardKind, Decision, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
 };
+
+use answer::Typed;
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
 pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
@@ -36,6 +39,62 @@ struct Waiting {
     input: bool,
     /// Its answer is a secret: the typed line is not echoed.
     secret: bool,
+    /// The card itself (what it offers).
+    card: Card,
+    /// `e` was typed: the next line is the edited command.
+    editing: bool,
+}
+
+/// The person at the keyboard: the owner by construction.
+fn me() -> Answerer {
+    Answerer {
+        id: "local".into(),
+        name: "you".into(),
+        local: true,
+        via: "the terminal".into(),
+    }
+}
+
+/// `/cards`: every card waiting for the owner, in any session, numbered.
+fn list_cards(engine: &Engine) -> String {
+    let cards = engine.all_open_cards();
+    if cards.is_empty() {
+        return "No card is waiting anywhere.\n> ".into();
+    }
+    let mut text = String::new();
+    for (i, c) in cards.iter().enumerate() {
+        text.push_str(&format!(
+            "{}. [{}] {}: {}\n",
+            i + 1,
+            c.session,
+            c.tool,
+            c.action.lines().next().unwrap_or_default()
+        ));
+    }
+    text.push_str("Answer one with /cards <n> y | n [reason] | a [1h|8h] | f [1h|8h].\n> ");
+    text
+}
+
+/// `/cards <n> <answer>`: answer the n-th waiting card.
+fn answer_listed(engine: &Engine, args: &str) -> String {
+    let (n, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
+    let cards = engine.all_open_cards();
+    let Some(card) = n
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| cards.get(i))
+    else {
+        return format!("There is no card {n}; /cards lists them.\n> ");
+    };
+    match answer::read(card, rest) {
+        Typed::Answer(a) => match engine.answer(&card.request_id, a, &me()) {
+            Ok(()) => "Answered.\n> ".into(),
+            Err(e) => format!("({e})\n> "),
+        },
+        Typed::Edit => "Edit a card where it is drawn; here: y, n [reason], a or f.\n> ".into(),
+        Typed::Unclear(why) => format!("({why})\n> "),
+    }
 }
 
 fn out(text: &str) {
@@ -114,12 +173,8 @@ pub async fn run(
             continue;
         }
         let card = lock(&prompt).card.take();
-        if let Some(waiting) = card {
-            let me = Answerer {
-                id: "local".into(),
-                name: "you".into(),
-                local: true,
-            };
+        if let Some(mut waiting) = card {
+            let me = me();
             if waiting.secret {
                 echo::on();
                 out("\n");
@@ -128,14 +183,32 @@ pub async fn run(
                 // A question takes the typed line verbatim; an empty line skips it.
                 (true, false) => engine.answer_text(&waiting.request_id, &line, &me),
                 (true, true) => engine.answer_card(&waiting.request_id, Decision::Deny, &me),
-                (false, _) => {
-                    let decision = if matches!(line.to_lowercase().as_str(), "y" | "yes") {
-                        Decision::Approve
-                    } else {
-                        Decision::Deny
+                // The edited command, approved; the gate judges it again.
+                (false, false) if waiting.editing => {
+                    let edit = CardAnswer {
+                        edited: Some(line.clone()),
+                        ..CardAnswer::of(Decision::Approve)
                     };
-                    engine.answer_card(&waiting.request_id, decision, &me)
+                    engine.answer(&waiting.request_id, edit, &me)
                 }
+                (false, _) => match answer::read(&waiting.card, &line) {
+                    Typed::Answer(a) => engine.answer(&waiting.request_id, a, &me),
+                    Typed::Edit => {
+                        out(&format!(
+                            "Type the line as it should run (it goes through the gate again):\n{}\n> ",
+                            waiting.card.action
+                        ));
+                        waiting.editing = true;
+                        lock(&prompt).card = Some(waiting);
+                        continue;
+                    }
+                    Typed::Unclear(why) => {
+                        waiting.editing = false;
+                        out(&format!("({why})\n: "));
+                        lock(&prompt).card = Some(waiting);
+                        continue;
+                    }
+                },
             };
             if let Err(e) = answered {
                 out(&format!("({e})\n"));
@@ -145,6 +218,11 @@ pub async fn run(
         match line.as_str() {
             "" => out("> "),
             "/quit" | "/exit" => break,
+            "/cards" => out(&list_cards(&engine)),
+            l if l.starts_with("/cards ") => out(&answer_listed(
+                &engine,
+                l.trim_start_matches("/cards ").trim(),
+            )),
             "/stop" => match engine.job(&session_id) {
                 None => out("No background job is running, so there is nothing to stop.\n> "),
                 Some(info) => {
@@ -195,6 +273,8 @@ fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
                 request_id: card.request_id.clone(),
                 input,
                 secret: card.secret,
+                card: card.clone(),
+                editing: false,
             });
             if input {
                 out(&render::question(card));

@@ -46,7 +46,7 @@ pub fn finished_row(row: &StepRow) -> String {
 /// An approval card as the keyboard prompt shows it.
 pub fn card(card: &Card) -> String {
     format!(
-        "\n┌ approval needed ({} s) — {}\n│ {}\n│ why: {}\n└ approve? [y]es / [n]o: ",
+        "\n┌ approval needed ({} s) — {}\n│ {}\n│ why: {}\n└ {}: ",
         card.window_secs,
         card.tool,
         card.action.replace('\n', "\n│ "),
@@ -55,6 +55,7 @@ pub fn card(card: &Card) -> String {
         } else {
             &card.why
         },
+        super::answer::choices(card),
     )
 }
 

@@ -26,8 +26,9 @@ pub(crate) const COOKIE: &str = "kotoba_auth";
 pub(crate) fn web_owner() -> Answerer {
     Answerer {
         id: "web".into(),
-        name: "web".into(),
+        name: "the owner".into(),
         local: true,
+        via: "the web page".into(),
     }
 }
 

@@ -1,53 +1,46 @@
 //! `POST /api/cards/{request_id}` with `{"decision": "approve" | "always_exact" |
-//! "always_family" | "deny"}` (and `"text"` for an input card: ask_user, clarify,
-//! ask_secret): the page answers a card as its owner ([`web_owner`]).
-//! A card that already settled answers 409 "already settled" and nothing changes.
+//! "always_family" | "deny"}` and, with it, `"reason"` (a no, in the person's words),
+//! `"edited"` (the command as they edited it, approved once; the gate judges it again),
+//! `"for_s"` (how long an "always" lasts) or `"text"` (an input card: ask_user,
+//! clarify, ask_secret): the page answers any card waiting for the owner, in any
+//! session, as its owner ([`web_owner`]). An answer that does not fit the card is a 400
+//! naming why; a card that already settled answers 409 "already settled"; nothing
+//! changes either way.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
 use serde_json::json;
 
 use super::auth::web_owner;
 use super::message::bad_body;
 use super::{json_error, Shared};
 use crate::engine::AnswerError;
-use crate::protocol::Decision;
-
-/// The answer.
-#[derive(Deserialize)]
-pub(super) struct Answer {
-    decision: Decision,
-    /// The typed answer of an input card.
-    #[serde(default)]
-    text: Option<String>,
-}
+use crate::protocol::CardAnswer;
 
 /// Answer one card.
 pub(super) async fn answer(
     State(st): State<Shared>,
     Path(request_id): Path<String>,
-    body: Result<Json<Answer>, JsonRejection>,
+    body: Result<Json<CardAnswer>, JsonRejection>,
 ) -> Response {
     let Json(a) = match body {
         Ok(b) => b,
         Err(e) => return bad_body(e),
     };
-    let answered = match (&a.text, a.decision) {
-        (Some(text), d) if d.approves() => st.engine.answer_text(&request_id, text, &web_owner()),
-        _ => st.engine.answer_card(&request_id, a.decision, &web_owner()),
-    };
+    let decision = a.decision;
+    let answered = st.engine.answer(&request_id, a, &web_owner());
     // The typed text is never echoed back: it may be a secret.
     match answered {
-        Ok(()) => Json(json!({ "request_id": request_id, "decision": a.decision })).into_response(),
+        Ok(()) => Json(json!({ "request_id": request_id, "decision": decision })).into_response(),
         Err(e) => {
             let (status, code) = match e {
                 AnswerError::AlreadySettled => (StatusCode::CONFLICT, "already_settled"),
                 AnswerError::Unknown => (StatusCode::NOT_FOUND, "unknown_card"),
                 AnswerError::NotYours => (StatusCode::FORBIDDEN, "not_yours"),
+                AnswerError::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_answer"),
             };
             json_error(status, code, &e.to_string())
         }

@@ -13,6 +13,7 @@ mod assets;
 mod audit;
 pub(crate) mod auth;
 mod cards;
+mod cards_waiting;
 mod events;
 mod grants;
 mod health;
@@ -125,6 +126,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/api/history", get(history::history))
         .route("/api/message", post(message::message))
         .route("/api/stop", post(message::stop))
+        .route("/api/cards", get(cards_waiting::list))
         .route("/api/cards/{request_id}", post(cards::answer))
         .route("/api/grants", get(grants::list))
         .route("/api/grants/{id}", delete(grants::revoke))

@@ -147,7 +147,7 @@
     return Math.max(0, Math.ceil(ms / 1000));
   }
 
-  function drawCard(card) {
+  function drawCard(card, where) {
     if (cards.has(card.request_id)) return;
     const c = el("div", "card");
     c.dataset.requestId = card.request_id;
@@ -177,20 +177,65 @@
       buttons.appendChild(input);
       const send = el("button", "approve", "Send");
       send.type = "button";
-      send.addEventListener("click", () => answer(card.request_id, "approve", c, input.value));
+      send.addEventListener("click", () => answer(card.request_id, "approve", c, { text: input.value }));
       buttons.appendChild(send);
       add("Skip", "deny", "deny");
     } else {
       add("Approve", "approve", "approve");
-      if (card.can_always_exact) add("Always (this exact line)", "always_exact", "secondary");
-      if (card.can_always) add("Always (" + card.tool + " family)", "always_family", "secondary");
-      add("Deny", "deny", "deny");
+      if (card.can_edit) {
+        // Edit, then approve: the edited line goes through the gate again.
+        const edit = el("textarea", "edited");
+        edit.value = card.action;
+        edit.hidden = true;
+        c.insertBefore(edit, buttons);
+        const toggle = el("button", "secondary", "Edit…");
+        toggle.type = "button";
+        toggle.dataset.decision = "edit";
+        toggle.addEventListener("click", () => {
+          if (edit.hidden) { edit.hidden = false; toggle.textContent = "Run the edited line"; edit.focus(); }
+          else answer(card.request_id, "approve", c, { edited: edit.value });
+        });
+        buttons.appendChild(toggle);
+      }
+      if (card.can_always_exact || card.can_always) {
+        // The "always" choices take a time box.
+        const box = el("select", "for-s");
+        for (const [label, secs] of [["for 1 hour", "3600"], ["for 8 hours", "28800"], ["until revoked", ""]]) {
+          const o = el("option", "", label);
+          o.value = secs;
+          box.appendChild(o);
+        }
+        box.value = "";
+        const always = (decision) => () => {
+          const extra = box.value ? { for_s: Number(box.value) } : {};
+          answer(card.request_id, decision, c, extra);
+        };
+        if (card.can_always_exact) addWith("Always (this exact line)", "always_exact", always("always_exact"));
+        if (card.can_always) addWith("Always (" + card.tool + " family)", "always_family", always("always_family"));
+        buttons.appendChild(box);
+      }
+      // Deny, with an optional reason she is told verbatim.
+      const reason = el("input", "reason");
+      reason.type = "text";
+      reason.placeholder = "why not? (optional)";
+      buttons.appendChild(reason);
+      addWith("Deny", "deny", () => {
+        const why = reason.value.trim();
+        answer(card.request_id, "deny", c, why ? { reason: why } : {});
+      });
+    }
+    function addWith(label, decision, onClick) {
+      const b = el("button", decision === "deny" ? "deny" : "secondary", label);
+      b.type = "button";
+      b.dataset.decision = decision;
+      b.addEventListener("click", onClick);
+      buttons.appendChild(b);
     }
     c.appendChild(buttons);
     c.appendChild(el("div", "countdown", ""));
     c.appendChild(el("div", "settled"));
     cards.set(card.request_id, c);
-    ensureCurrent().appendChild(c);
+    (where || ensureCurrent()).appendChild(c);
     tick();
     scroll();
   }
@@ -208,7 +253,7 @@
     switch (s.how) {
       case "decided": {
         const what = { approve: "Approved", always_exact: "Approved, always for this exact line,", always_family: "Approved, always for its family,", deny: "Denied" };
-        return (what[s.decision] || s.decision) + " by " + s.by + ".";
+        return (what[s.decision] || s.decision) + " by " + s.by + (s.via ? " on " + s.via : "") + ".";
       }
       case "expired": return "Expired: nobody answered, nothing ran.";
       case "dismissed": return "Dismissed: the card went away, nothing ran.";
@@ -216,9 +261,9 @@
     }
   }
 
-  async function answer(id, decision, c, text) {
+  async function answer(id, decision, c, extra) {
     c.querySelectorAll("button").forEach((b) => (b.disabled = true));
-    const body = text === undefined ? { decision } : { decision, text };
+    const body = Object.assign({ decision }, extra || {});
     const resp = await api("/api/cards/" + encodeURIComponent(id), { method: "POST", body });
     if (resp.status === 409) settleCard(id, "Already settled: nothing changed.");
     else if (!resp.ok) {
@@ -367,6 +412,34 @@
     });
     return src;
   }
+
+  // Cards waiting for the owner in other sessions (Discord's, the terminal's, other
+  // pages'): drawn in their own panel and answerable here; the first answer anywhere
+  // settles them everywhere.
+  const elsewhere = new Set();
+  async function pollElsewhere() {
+    const resp = await api("/api/cards");
+    if (!resp.ok) return;
+    const waiting = (await resp.json()).filter((c) => c.session !== "web:" + session);
+    const list = $("elsewhere").querySelector(".list");
+    for (const card of waiting) {
+      if (!cards.has(card.request_id)) {
+        elsewhere.add(card.request_id);
+        drawCard(card, list);
+        cards.get(card.request_id).dataset.session = card.session;
+      }
+    }
+    const ids = new Set(waiting.map((c) => c.request_id));
+    for (const id of elsewhere) {
+      if (!ids.has(id)) {
+        const c = cards.get(id);
+        if (c && !c.classList.contains("done")) settleCard(id, "Settled elsewhere.");
+        elsewhere.delete(id);
+      }
+    }
+    $("elsewhere").hidden = !list.querySelector(".card:not(.done)");
+  }
+  setInterval(pollElsewhere, 2000);
 
   async function loadHistory() {
     const resp = await api("/api/history?session=" + encodeURIComponent(session));
