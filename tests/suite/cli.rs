@@ -95,7 +95,7 @@ async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"run the echo\n").await.unwrap();
     let mut seen = String::new();
-    read_until(&mut child, &mut seen, "approve?").await;
+    read_until(&mut child, &mut seen, "[y]es").await;
     assert!(
         seen.contains("echo approved-and-ran | tee ran.txt"),
         "the card shows the exact command: {seen}"
@@ -229,7 +229,7 @@ async fn a_jobs_question_card_takes_the_typed_line_as_the_answer_not_a_yes_or_no
     read_until(&mut child, &mut seen, "type your answer").await;
     assert!(seen.contains("Which branch should I push?"), "{seen}");
     assert!(
-        !seen.contains("approve?"),
+        !seen.contains("[y]es"),
         "a question is not an approval: {seen}"
     );
     stdin.write_all(b"release/2.4 please\n").await.unwrap();

@@ -428,7 +428,7 @@ async fn end_to_end_a_guest_cannot_approve_the_owner_can_and_the_command_runs() 
         .unwrap()
         .0
         .clone();
-    assert!(buttons.iter().any(|b| b.1 == "Deny"));
+    assert!(buttons.iter().any(|b| b.1 == "Deny…"));
     let steps = r.discord.wait_for(|c| is_steps(c, GENERAL)).await;
     assert!(
         steps
@@ -474,13 +474,35 @@ async fn end_to_end_a_guest_cannot_approve_the_owner_can_and_the_command_runs() 
 }
 
 #[tokio::test]
-async fn end_to_end_deny_runs_nothing_and_the_card_says_who_denied() {
+async fn deny_opens_a_reason_form_and_she_is_told_the_reason_verbatim_and_nothing_runs() {
     let r = rig().await;
     let (card_id, buttons) = ask_for_a_shell_run(&r, "touch denied.txt").await;
-    let deny = buttons.iter().find(|b| b.1 == "Deny").unwrap().0.clone();
-    r.model.push(Reply::text("Fine, I left it."));
+    let deny = buttons.iter().find(|b| b.1 == "Deny…").unwrap().0.clone();
+    // A guest's press opens no form: a private refusal, nothing changes.
+    let guest = r.discord.press(GENERAL, &card_id, &deny, GUEST);
+    let refusal = r.discord.wait_callback(guest).await;
+    assert!(
+        refusal.ephemeral() && refusal.content().contains("not yours to answer"),
+        "{:?}",
+        refusal.body
+    );
+    // The owner's press opens the reason form (a modal, interaction response type 9).
     let press = r.discord.press(GENERAL, &card_id, &deny, OWNER);
-    assert_eq!(r.discord.wait_callback(press).await.body["type"], json!(6));
+    let form = r.discord.wait_callback(press).await;
+    assert_eq!(form.body["type"], json!(9), "{:?}", form.body);
+    let form_id = form.body["data"]["custom_id"].as_str().unwrap().to_string();
+    let field = form.body["data"]["components"][0]["components"][0].clone();
+    assert_eq!(field["required"], json!(false), "the reason is optional: {field}");
+    r.model.push(Reply::text("Fine, I left it."));
+    let reason = "not on a Friday, the build server is frozen";
+    let submit = r.discord.submit_modal(
+        GENERAL,
+        &form_id,
+        field["custom_id"].as_str().unwrap(),
+        reason,
+        OWNER,
+    );
+    assert_eq!(r.discord.wait_callback(submit).await.body["type"], json!(6));
     let settled = r
         .discord
         .wait_for(|c| c.is("PATCH", &format!("/messages/{card_id}")))
@@ -488,7 +510,7 @@ async fn end_to_end_deny_runs_nothing_and_the_card_says_who_denied() {
     assert!(
         settled
             .embed_text()
-            .contains("Denied by olive. Nothing ran."),
+            .contains("Denied by olive on Discord. Nothing ran."),
         "{}",
         settled.embed_text()
     );
@@ -499,6 +521,13 @@ async fn end_to_end_deny_runs_nothing_and_the_card_says_who_denied() {
         .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Fine, I left it.")
         .await;
     assert!(!r._home.path().join("workspace/denied.txt").exists());
+    let told = r.model.requests().last().unwrap().to_string();
+    assert!(told.contains(reason), "the model is told the reason verbatim: {told}");
+    let trail = r.app.engine.audit_trail(None, 10).unwrap();
+    assert!(
+        trail.iter().any(|row| !row.approved && row.detail.contains(reason)),
+        "the audit row keeps the reason: {trail:?}"
+    );
     // A stale press afterwards changes nothing and says so privately.
     let stale = r.discord.press(GENERAL, &card_id, &deny, OWNER);
     let c = r.discord.wait_callback(stale).await;

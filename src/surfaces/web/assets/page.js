@@ -187,7 +187,7 @@
         const edit = el("textarea", "edited");
         edit.value = card.action;
         edit.hidden = true;
-        c.insertBefore(edit, buttons);
+        c.appendChild(edit);
         const toggle = el("button", "secondary", "Edit…");
         toggle.type = "button";
         toggle.dataset.decision = "edit";
