@@ -554,6 +554,8 @@ impl Drop for TapGuard<'_> {
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
+mod tests_answers;
+#[cfg(test)]
 mod tests_cards;
 #[cfg(test)]
 mod tests_gate;

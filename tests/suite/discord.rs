@@ -492,7 +492,11 @@ async fn deny_opens_a_reason_form_and_she_is_told_the_reason_verbatim_and_nothin
     assert_eq!(form.body["type"], json!(9), "{:?}", form.body);
     let form_id = form.body["data"]["custom_id"].as_str().unwrap().to_string();
     let field = form.body["data"]["components"][0]["components"][0].clone();
-    assert_eq!(field["required"], json!(false), "the reason is optional: {field}");
+    assert_eq!(
+        field["required"],
+        json!(false),
+        "the reason is optional: {field}"
+    );
     r.model.push(Reply::text("Fine, I left it."));
     let reason = "not on a Friday, the build server is frozen";
     let submit = r.discord.submit_modal(
@@ -522,10 +526,15 @@ async fn deny_opens_a_reason_form_and_she_is_told_the_reason_verbatim_and_nothin
         .await;
     assert!(!r._home.path().join("workspace/denied.txt").exists());
     let told = r.model.requests().last().unwrap().to_string();
-    assert!(told.contains(reason), "the model is told the reason verbatim: {told}");
+    assert!(
+        told.contains(reason),
+        "the model is told the reason verbatim: {told}"
+    );
     let trail = r.app.engine.audit_trail(None, 10).unwrap();
     assert!(
-        trail.iter().any(|row| !row.approved && row.detail.contains(reason)),
+        trail
+            .iter()
+            .any(|row| !row.approved && row.detail.contains(reason)),
         "the audit row keeps the reason: {trail:?}"
     );
     // A stale press afterwards changes nothing and says so privately.
