@@ -57,12 +57,18 @@ fn spawn_turn(
     tokio::spawn(async move { engine.run_turn(req, TurnOptions::default()).await })
 }
 
+/// The next card on the bus; a test fails (not hangs) when none comes in 10 minutes.
 async fn next_card(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>) -> Card {
-    loop {
-        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            return c.clone();
+    let wait = async {
+        loop {
+            if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
+                return c.clone();
+            }
         }
-    }
+    };
+    tokio::time::timeout(Duration::from_secs(600), wait)
+        .await
+        .expect("a card")
 }
 
 fn tool_results(r: &Rig) -> Vec<String> {
