@@ -409,7 +409,10 @@ pub(crate) fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> b
 }
 
 /// A mention that makes the model call shell; returns the card's message id and buttons.
-async fn ask_for_a_shell_run(r: &Rig, command: &str) -> (String, Vec<(String, String, bool)>) {
+pub(crate) async fn ask_for_a_shell_run(
+    r: &Rig,
+    command: &str,
+) -> (String, Vec<(String, String, bool)>) {
     r.model
         .push(Reply::call("shell", json!({"command": command})));
     r.discord.mention(GENERAL, OWNER, "make the file please");

@@ -603,8 +603,32 @@ impl FakeDiscord {
     /// `user` presses the button `custom_id` on the bot's message `message` (a JSON
     /// message as the bot posted it). Returns the interaction id.
     pub fn press(&self, channel: u64, message_id: &str, custom_id: &str, user: u64) -> u64 {
+        self.component(
+            channel,
+            message_id,
+            json!({"custom_id": custom_id, "component_type": 2}),
+            user,
+        )
+    }
+
+    /// `user` picks `values` in the select menu `custom_id` on the bot's message
+    /// `message_id` (a string select, component_type 3). Returns the interaction id.
+    pub fn select(
+        &self,
+        channel: u64,
+        message_id: &str,
+        custom_id: &str,
+        values: &[&str],
+        user: u64,
+    ) -> u64 {
+        let data = json!({"custom_id": custom_id, "component_type": 3, "values": values});
+        self.component(channel, message_id, data, user)
+    }
+
+    /// A MESSAGE_COMPONENT interaction with `data` on the bot's message `message_id`.
+    fn component(&self, channel: u64, message_id: &str, data: Value, user: u64) -> u64 {
         let (id, mut i) = self.interaction(3, channel, user, 1 << 10 | 1 << 11);
-        i["data"] = json!({"custom_id": custom_id, "component_type": 2});
+        i["data"] = data;
         i["message"] = json!({
             "id": message_id, "channel_id": channel.to_string(),
             "author": payloads::user(BOT, "Kotoba", true), "content": "", "timestamp": payloads::TS,
