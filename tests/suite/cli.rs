@@ -111,6 +111,45 @@ async fn a_card_is_answered_at_the_keyboard_and_the_command_runs() {
 }
 
 #[tokio::test]
+async fn at_the_keyboard_n_takes_a_reason_e_edits_the_line_and_an_unclear_answer_changes_nothing() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::call("shell", json!({"command": "touch first.txt"})));
+    server.push(Reply::text("Held off."));
+    server.push(Reply::call("shell", json!({"command": "touch second.txt"})));
+    server.push(Reply::text("Made your version."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"make the first file\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "[e]dit").await;
+    stdin.write_all(b"perhaps\n").await.unwrap();
+    read_until(
+        &mut child,
+        &mut seen,
+        "is not an answer; the card still waits",
+    )
+    .await;
+    stdin.write_all(b"n not in this folder\n").await.unwrap();
+    read_until(&mut child, &mut seen, "Held off.").await;
+    let told = server.requests().last().unwrap().to_string();
+    assert!(told.contains("not in this folder"), "{told}");
+    seen.clear();
+    stdin.write_all(b"make the second file\n").await.unwrap();
+    read_until(&mut child, &mut seen, "[e]dit").await;
+    stdin.write_all(b"e\n").await.unwrap();
+    read_until(&mut child, &mut seen, "Type the line as it should run").await;
+    stdin.write_all(b"touch edited.txt\n").await.unwrap();
+    read_until(&mut child, &mut seen, "Made your version.").await;
+    assert!(seen.contains("✓ $ touch edited.txt"), "{seen}");
+    drop(stdin);
+    child.wait().await.unwrap();
+    let workspace = home.path().join("workspace");
+    assert!(workspace.join("edited.txt").exists());
+    assert!(!workspace.join("first.txt").exists() && !workspace.join("second.txt").exists());
+}
+
+#[tokio::test]
 async fn stop_with_an_argument_answers_the_word_instead_of_acting() {
     let server = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
