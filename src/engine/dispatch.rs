@@ -215,7 +215,7 @@ impl Loop<'_> {
         }
         let budget = tool_budget(spec, &args, self.ctx.channel, self.ctx.el_call_bound);
         let plan = self.narrator.heartbeat(spec);
-        let tool_ctx = ToolContext {
+        let mut tool_ctx = ToolContext {
             session: self.session.id.clone(),
             call_id: call_id.to_string(),
             register: self.ctx.register,
@@ -235,10 +235,14 @@ impl Loop<'_> {
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),
             origin: self.session.origin(),
+            approved_by: None,
         };
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
-                GateEnd::Proceed => None,
+                GateEnd::Proceed { approved_by } => {
+                    tool_ctx.approved_by = approved_by;
+                    None
+                }
                 GateEnd::Stop(out) => Some(out),
             }
         } else {

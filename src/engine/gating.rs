@@ -12,7 +12,7 @@ use crate::protocol::{
     Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow,
 };
 use crate::store::{Approver, GrantScope};
-use crate::tools::{Ended, Gating, Tool, ToolContext, ToolOutput};
+use crate::tools::{Ended, Gating, MayAnswer, Prepared, Tool, ToolContext, ToolOutput};
 
 use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
@@ -26,8 +26,11 @@ use crate::gate::{classify, Action, Decision as Classified};
 
 /// What the gate lets happen to one call.
 pub(super) enum GateEnd {
-    /// Run the tool now.
-    Proceed,
+    /// Run the tool now (`approved_by`: who approved its card, when one was answered).
+    Proceed {
+        /// The name of whoever approved the card.
+        approved_by: Option<String>,
+    },
     /// Do not run it; this is the output (a refusal, or a deferral's pending output).
     Stop(ToolOutput),
 }
@@ -200,16 +203,41 @@ pub(super) fn finish_run(run: Running, out: &ToolOutput) {
     run.finish(Some((approver, &detail)));
 }
 
+/// What one card shows as its action and who else may answer it.
+pub(super) struct CardFor {
+    /// The action the card lists (the exact line, or a carded tool's own listing).
+    action: String,
+    /// Who else may answer, as a carded tool declared.
+    may_answer: Option<MayAnswer>,
+}
+
+/// The answerers of a card: the session's usual ones, widened by what the tool declared.
+fn widened(base: Answerers, may: Option<&MayAnswer>) -> Answerers {
+    let Some(may) = may else { return base };
+    let (owners, local) = match base {
+        Answerers::Owners { ids } => (ids, false),
+        Answerers::Local => (Vec::new(), true),
+        Answerers::Holders { owners, local, .. } => (owners, local),
+    };
+    Answerers::Holders {
+        owners,
+        local,
+        asker: may.asker.clone(),
+        asker_needs: may.asker_needs.clone(),
+        anyone_with: may.anyone_with.clone(),
+    }
+}
+
 impl Loop<'_> {
     fn card(
         &self,
         tool: &str,
-        line: &str,
+        shown: &CardFor,
         risk: Risk,
         classified: &Classified,
         window: Duration,
     ) -> Card {
-        let answerers = self.answerers();
+        let answerers = widened(self.answerers(), shown.may_answer.as_ref());
         let nobody = matches!(&answerers, Answerers::Owners { ids } if ids.is_empty());
         let mut why = self.ctx.user_request.clone().unwrap_or_default();
         if nobody {
@@ -223,7 +251,7 @@ impl Loop<'_> {
             session: self.session.id.clone(),
             kind: CardKind::Approval,
             tool: tool.to_string(),
-            action: line.to_string(),
+            action: shown.action.clone(),
             why,
             risk,
             can_always: classified.can_always,
@@ -247,6 +275,20 @@ impl Loop<'_> {
         let spec = tool.spec();
         let (line, action) = gate_action(tool.as_ref(), args);
         let session = self.session.id.clone();
+        let mut shown = CardFor {
+            action: line.clone(),
+            may_answer: None,
+        };
+        if spec.behaviour.gating == Gating::Card {
+            // A carded tool reads its call first: it may refuse parts of it (or all of
+            // it) before any card, and says what the card lists and who may answer.
+            match tool.prepare(args, tool_ctx).await {
+                Prepared::Done(out) => return GateEnd::Stop(out),
+                Prepared::Ask { action, may_answer } => {
+                    shown = CardFor { action, may_answer };
+                }
+            }
+        }
         if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
@@ -260,7 +302,7 @@ impl Loop<'_> {
                 Approver::AutoSafe,
                 "confined by the tool",
             );
-            return GateEnd::Proceed;
+            return GateEnd::Proceed { approved_by: None };
         }
         // One request, one run (engine.md §5): a request already deferred in this session
         // is answered by where it stands, on every path — an announce turn's inline
@@ -291,14 +333,14 @@ impl Loop<'_> {
                 approver,
                 &classified.reasons.join("; "),
             );
-            return GateEnd::Proceed;
+            return GateEnd::Proceed { approved_by: None };
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
         if cannot_block && spec.behaviour.deferrable {
-            return self.defer(tool, call_id, args, &line, key, &classified, tool_ctx);
+            return self.defer(tool, call_id, args, &shown, key, &classified, tool_ctx);
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
-        let card = self.card(&spec.name, &line, spec.risk, &classified, window);
+        let card = self.card(&spec.name, &shown, spec.risk, &classified, window);
         let waiting = Underway::card(
             &self.engine.store,
             &session,
@@ -339,7 +381,11 @@ impl Loop<'_> {
             ));
         }
         save_grant(self.engine, &end, &line, &classified);
-        GateEnd::Proceed
+        let approved_by = match &end {
+            AskEnd::Decided { by, .. } => Some(by.clone()),
+            _ => None,
+        };
+        GateEnd::Proceed { approved_by }
     }
 
     /// Show the card, end the turn, and leave the wait to a detached runner.
@@ -349,14 +395,16 @@ impl Loop<'_> {
         tool: &Arc<dyn Tool>,
         call_id: &str,
         args: &Value,
-        line: &str,
+        shown: &CardFor,
         key: Option<String>,
         classified: &Classified,
         tool_ctx: &ToolContext,
     ) -> GateEnd {
         let name = tool.spec().name.clone();
         let session = self.session.id.clone();
-        let card = self.card(&name, line, tool.spec().risk, classified, DEFERRED_WINDOW);
+        let line = gate_action(tool.as_ref(), args).0;
+        let line = line.as_str();
+        let card = self.card(&name, shown, tool.spec().risk, classified, DEFERRED_WINDOW);
         let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
             audit(
                 self.engine,
@@ -509,6 +557,9 @@ impl DeferredRun {
             return;
         }
         save_grant(&self.engine, &end, &self.line, &self.classified);
+        if let AskEnd::Decided { by, .. } = &end {
+            self.ctx.approved_by = Some(by.clone());
+        }
         // Settled before the runner starts, so a re-emission mid-run cannot run it twice.
         self.settle(format!(
             "This exact '{name}' request was approved and is running or has run; its result is \

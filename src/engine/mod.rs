@@ -251,6 +251,18 @@ impl Engine {
         self.cards.answer(request_id, decision, who)
     }
 
+    /// Answer a card on behalf of `who`, who holds `holds` where the card is (their
+    /// permissions, as the surface read them at the press).
+    pub fn answer_card_holding(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
+        self.cards.answer_holding(request_id, decision, who, holds)
+    }
+
     /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).
     fn master_key(&self) -> Result<&crate::store::keystore::MasterKey, String> {
         let loaded = self.master_key.get_or_init(|| {

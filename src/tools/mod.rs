@@ -37,7 +37,9 @@ pub mod work;
 
 pub use output::{Ended, ToolOutput};
 pub use source::ToolSource;
-pub use spec::{Behaviour, CapGroup, Gating, Scope, ToolLines, ToolSpec, OUTPUT_CAP};
+pub use spec::{
+    Behaviour, CapGroup, Gating, MayAnswer, Prepared, Scope, ToolLines, ToolSpec, OUTPUT_CAP,
+};
 
 /// Paths a tool may need.
 #[derive(Debug, Clone)]
@@ -113,6 +115,8 @@ pub struct ToolContext {
     pub reminders: Option<Arc<cron::Reminders>>,
     /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
     pub origin: Option<Origin>,
+    /// Who approved this call on its card, when a card was answered for it.
+    pub approved_by: Option<String>,
 }
 
 impl ToolContext {
@@ -147,6 +151,7 @@ impl ToolContext {
             store: None,
             reminders: None,
             origin: Some(Origin::Owner),
+            approved_by: None,
         }
     }
 
@@ -188,6 +193,15 @@ pub trait Tool: Send + Sync {
     /// The action line for a row, from the real arguments (engine.md §3).
     fn action_line(&self, args: &Value) -> String {
         default_action_line(self.spec(), args)
+    }
+
+    /// For a [`Gating::Card`] tool: read the call before its card (it may look things
+    /// up and refuse parts of it). By default the card shows the action line.
+    async fn prepare(&self, args: &Value, _ctx: &ToolContext) -> Prepared {
+        Prepared::Ask {
+            action: self.action_line(args),
+            may_answer: None,
+        }
     }
 
     /// True when one failure withdraws the tool for the rest of the turn (web_extract).

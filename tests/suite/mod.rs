@@ -7,6 +7,7 @@ mod crash_discord;
 mod crash_more;
 mod discord;
 mod discord_catch_up;
+mod discord_manage;
 mod discord_questions;
 mod discord_reminders;
 mod discord_rules;

@@ -210,7 +210,19 @@ impl CardBoard {
         decision: Decision,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.reply(request_id, (decision, who.name.clone(), None), who)
+        self.answer_holding(request_id, decision, who, &[])
+    }
+
+    /// Answer a card, `who` holding `holds` where the card is, as their surface read it
+    /// at the press (a [`Answerers::Holders`] card checks them).
+    pub fn answer_holding(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
+        self.reply(request_id, (decision, who.name.clone(), None), who, holds)
     }
 
     /// Answer an input card with typed text (ask_user, clarify).
@@ -224,17 +236,21 @@ impl CardBoard {
             request_id,
             (Decision::Approve, who.name.clone(), Some(text.to_string())),
             who,
+            &[],
         )
     }
 
-    fn reply(&self, request_id: &str, reply: Reply, who: &Answerer) -> Result<(), AnswerError> {
+    fn reply(
+        &self,
+        request_id: &str,
+        reply: Reply,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
-            Some(p) => match &p.card.answerers {
-                Answerers::Local => who.local,
-                Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
-            },
+            Some(p) => may_answer(&p.card.answerers, who, holds),
         };
         if !allowed {
             return Err(AnswerError::NotYours);
@@ -247,6 +263,27 @@ impl CardBoard {
             .tx
             .send(reply)
             .map_err(|_| AnswerError::AlreadySettled)
+    }
+}
+
+/// Whether `who`, holding `holds`, may answer a card for `answerers`.
+fn may_answer(answerers: &Answerers, who: &Answerer, holds: &[String]) -> bool {
+    let held = |name: &String| holds.iter().any(|h| h == name);
+    match answerers {
+        Answerers::Local => who.local,
+        Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
+        Answerers::Holders {
+            owners,
+            local,
+            asker,
+            asker_needs,
+            anyone_with,
+        } => {
+            (*local && who.local)
+                || owners.iter().any(|o| o == &who.id)
+                || anyone_with.iter().any(held)
+                || (&who.id == asker && !asker_needs.is_empty() && asker_needs.iter().all(held))
+        }
     }
 }
 

@@ -1,12 +1,15 @@
-//! The Discord port the discord_* read tools call (registered on READY): channel
-//! history, as the person asking may read it, and the members of this guild only.
+//! The Discord port the discord_* tools call (registered on READY): channel history, as
+//! the person asking may read it, the members of this guild only, voice, and server
+//! management (the server read fresh, one change applied: `manage.rs`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
-use crate::tools::discord::{DiscordPort, VoiceAction};
+use crate::tools::discord::{ApiError, Change, DiscordPort, Guild, VoiceAction};
+
+use super::rest::Rest;
 
 use super::{channel_of, Bot};
 
@@ -19,10 +22,25 @@ fn channel_id(raw: &str) -> Option<u64> {
         .ok()
 }
 
-/// The port, over the surface's state.
-pub(crate) struct Port(pub Arc<Bot>);
+/// The port, over the surface's state, with its REST client for server management.
+pub(crate) struct Port(pub Arc<Bot>, Rest);
 
 impl Port {
+    /// The port of `bot`.
+    pub(crate) fn new(bot: Arc<Bot>) -> Port {
+        let rest = Rest::new(&bot.settings.token, bot.settings.api_base.as_deref());
+        Port(bot, rest)
+    }
+
+    /// The guild of this session's channel, and the channel.
+    fn guild_here(&self, session: &str) -> Result<(GuildId, u64), String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let guild = self
+            .guild_of(here)
+            .ok_or("This conversation is not in a server, so there is no server to manage.")?;
+        Ok((guild, here))
+    }
+
     fn guild_of(&self, channel: u64) -> Option<GuildId> {
         let cache = self.0.cache.get()?;
         let id = ChannelId::new(channel.max(1));
@@ -221,5 +239,26 @@ impl DiscordPort for Port {
                 super::voice::rooms::join(bot, guild, target).await
             }
         }
+    }
+
+    async fn guild(&self, session: &str) -> Result<Guild, String> {
+        let (guild, here) = self.guild_here(session)?;
+        let bot = &self.0;
+        let me = bot.me.get().copied().unwrap_or(0);
+        let (name, owner) = bot
+            .cache
+            .get()
+            .and_then(|c| c.guild(guild).map(|g| (g.name.clone(), g.owner_id.get())))
+            .unwrap_or_default();
+        super::manage::read(&self.1, guild.get(), (name, owner, me, here)).await
+    }
+
+    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
+        let (guild, _) = self.guild_here(session).map_err(|why| ApiError {
+            status: 0,
+            code: 0,
+            message: why,
+        })?;
+        super::manage::apply(&self.1, guild.get(), change).await
     }
 }

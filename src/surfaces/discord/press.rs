@@ -40,9 +40,23 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
             name,
             local: false,
         };
-        let r = match bot.engine.answer_card(&request_id, decision, &who) {
+        // What the presser holds in this channel, as Discord computed it for this very
+        // press: a card on a shared place checks it (re-checked at every press).
+        let holds = c
+            .member
+            .as_ref()
+            .and_then(|m| m.permissions)
+            .map(|p| crate::tools::discord::guild::permission_names(p.bits()))
+            .unwrap_or_default();
+        let r = match bot
+            .engine
+            .answer_card_holding(&request_id, decision, &who, &holds)
+        {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
+            Err(crate::engine::AnswerError::NotYours) if shared_card(bot, &c, &request_id) => {
+                private(cards::NOT_YOURS_SHARED)
+            }
             Err(e) => private(cards::refusal_words(&e)),
         };
         return respond(ctx, &c, r).await;
@@ -85,6 +99,17 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
         }
         _ => respond(ctx, &c, private("That button is no longer active.")).await,
     }
+}
+
+/// Whether card `request_id` is one on a shared place (its answerers are holders).
+fn shared_card(bot: &Bot, c: &ComponentInteraction, request_id: &str) -> bool {
+    bot.engine
+        .open_cards(&session_of(c.channel_id.get()))
+        .iter()
+        .any(|k| {
+            k.request_id == request_id
+                && matches!(k.answerers, crate::protocol::Answerers::Holders { .. })
+        })
 }
 
 /// The private reply to a guest who presses Full output on a host tool's row.

@@ -1,12 +1,21 @@
 //! The Discord tools, one file each (discord_read_history, discord_people,
-//! discord_voice). They never import serenity: they call a [`DiscordPort`] that the
+//! discord_voice, discord_guild_read, discord_act). They never import serenity: they call a [`DiscordPort`] that the
 //! Discord surface registers in a [`PortSlot`] while it is connected, and they are
 //! offered only while one is there.
 
+mod act;
+pub mod change;
+pub mod guild;
+mod guild_read;
 mod history;
 mod people;
+pub mod resolve;
 pub mod voice;
 
+pub use act::DiscordAct;
+pub use change::{ApiError, Change};
+pub use guild::Guild;
+pub use guild_read::GuildRead;
 pub use history::ReadHistory;
 pub use people::People;
 
@@ -16,7 +25,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::protocol::{Risk, StepKind};
-use crate::tools::{Behaviour, Scope, ToolLines, ToolSpec};
+use crate::tools::{Behaviour, Gating, Scope, ToolLines, ToolSpec};
 
 /// How many messages discord_read_history reads when not told.
 pub const HISTORY_DEFAULT: usize = 100;
@@ -50,6 +59,24 @@ pub trait DiscordPort: Send + Sync {
     ) -> Result<String, String> {
         let _ = (session, action, channel);
         Err("Voice is not available here.".into())
+    }
+
+    /// This session's server, read fresh from Discord: channels, roles, members, its
+    /// owner, her own id and the conversation's channel.
+    async fn guild(&self, session: &str) -> Result<Guild, String> {
+        let _ = session;
+        Err("Server management is not available here.".into())
+    }
+
+    /// Apply one change to this session's server; a created channel's or role's id.
+    /// Rate limits are waited out, never answered as errors.
+    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
+        let _ = (session, change);
+        Err(ApiError {
+            status: 0,
+            code: 0,
+            message: "server management is not available here".into(),
+        })
     }
 }
 
@@ -110,8 +137,28 @@ pub(super) fn spec(name: &str, description: &str, params: Value, lines: [&str; 4
     }
 }
 
+/// The spec of a Discord write tool: family discord, write risk, always its own card
+/// (a change to a shared place), never an "always", guests may ask for it (who may
+/// answer its card is the tool's to say).
+pub(super) fn write_spec(
+    name: &str,
+    description: &str,
+    params: Value,
+    timeout: std::time::Duration,
+    lines: [&str; 4],
+) -> ToolSpec {
+    let mut s = spec(name, description, params, lines);
+    s.risk = Risk::Write;
+    s.timeout = Some(timeout);
+    s.behaviour.gating = Gating::Card;
+    s.behaviour.may_always = false;
+    s
+}
+
 /// Register the Discord tools on `registry`, reading through `port`.
 pub fn register(registry: &mut crate::tools::Registry, port: &PortSlot) {
+    registry.register(Arc::new(GuildRead::new(port.clone())));
+    registry.register(Arc::new(DiscordAct::new(port.clone())));
     registry.register(Arc::new(ReadHistory::new(port.clone())));
     registry.register(Arc::new(People::new(port.clone())));
     registry.register(Arc::new(voice::DiscordVoice::new(port.clone())));
