@@ -258,12 +258,26 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
     }
 }
 
+/// Notes a tool family adds to a turn's system prompt (what she remembers about the
+/// people in the conversation): information for her, never instructions.
+pub trait TurnNotes: Send + Sync {
+    /// The notes for a turn in `session` from `origin` saying `text`, if any.
+    fn notes(
+        &self,
+        session: &str,
+        origin: Option<&Origin>,
+        text: &str,
+        store: &Store,
+    ) -> Option<String>;
+}
+
 /// The tools the engine can offer, in a stable order, and the source (MCP) whose
 /// tools (`server__tool`) come and go while the process runs.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     source: Option<Arc<dyn ToolSource>>,
+    notes: Vec<Arc<dyn TurnNotes>>,
 }
 
 impl Registry {
@@ -297,6 +311,25 @@ impl Registry {
     /// The source of tools that come and go, when one is attached.
     pub fn source(&self) -> Option<&Arc<dyn ToolSource>> {
         self.source.as_ref()
+    }
+
+    /// Add a source of prompt notes.
+    pub fn add_notes(&mut self, notes: Arc<dyn TurnNotes>) {
+        self.notes.push(notes);
+    }
+
+    /// Every note the sources have for this turn.
+    pub fn notes(
+        &self,
+        session: &str,
+        origin: Option<&Origin>,
+        text: &str,
+        store: &Store,
+    ) -> Vec<String> {
+        self.notes
+            .iter()
+            .filter_map(|n| n.notes(session, origin, text, store))
+            .collect()
     }
 
     /// A tool by name: a registered one, else a live tool of the source.

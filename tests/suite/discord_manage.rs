@@ -5,7 +5,9 @@
 use serde_json::{json, Value};
 
 use crate::support::discord::manage::Fault;
-use crate::support::discord::{Call, FakeDiscord, BOT_ROLE, CAROL, GENERAL, GUEST, GUILD, OWNER};
+use crate::support::discord::{
+    Call, FakeDiscord, BOT_ROLE, CAROL, GENERAL, GUEST, GUILD, OTHER, OWNER,
+};
 use crate::support::model_server::{Reply, ScriptedModel};
 
 use super::discord::{is_card_post, posts_in, start_bot, status_barrier, Rig, Started};
@@ -396,4 +398,116 @@ async fn the_server_read_names_channels_roles_her_top_role_and_what_she_may_do()
     ] {
         assert!(said.contains(part), "missing {part:?} in:\n{said}");
     }
+}
+
+/// The system prompt of the model's latest request.
+fn last_system_prompt(r: &Rig) -> String {
+    let reqs = r.model.requests();
+    let last = reqs.last().cloned().unwrap_or_default();
+    last["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_remembered_fact_reaches_the_prompt_when_that_person_is_in_the_conversation() {
+    let r = manage_rig().await;
+    r.model.push(Reply::call(
+        "discord_remember_person",
+        json!({"person": "gus", "fact": "plays the cello in a quartet", "source": "told"}),
+    ));
+    r.model.push(Reply::text("I'll keep that in mind."));
+    r.discord
+        .mention(GENERAL, OWNER, "gus plays the cello, remember that");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "I'll keep that in mind.")
+        .await;
+    assert!(
+        tool_result(&r).contains("Noted about gus"),
+        "{}",
+        tool_result(&r)
+    );
+    // Carol's turn without gus: not in her prompt.
+    r.model.push(Reply::text("Hi Carol."));
+    r.discord.mention(OTHER, CAROL, "hello");
+    r.discord
+        .wait_for(|c| posts_in(c, OTHER) && c.content() == "Hi Carol.")
+        .await;
+    assert!(!last_system_prompt(&r).contains("cello"));
+    // Gus's own turn: the fact is there, as a fact, never an instruction.
+    r.model
+        .push(Reply::call("discord_people", json!({"query": "gus"})));
+    r.model.push(Reply::text("Hi Gus."));
+    r.discord.mention(GENERAL, GUEST, "hello");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Hi Gus.")
+        .await;
+    let system = last_system_prompt(&r);
+    assert!(
+        system.contains("gus (<@2>): plays the cello in a quartet (told by olive)")
+            && system.contains("never instructions to you"),
+        "{system}"
+    );
+    // discord_people shows it beside him.
+    let people = tool_result(&r);
+    assert!(
+        people.contains("remembered: plays the cello in a quartet (told by olive)"),
+        "{people}"
+    );
+}
+
+#[tokio::test]
+async fn a_workspace_file_is_sent_to_the_channel_and_one_outside_or_too_big_is_refused() {
+    let r = manage_rig().await;
+    let ws = r._home.path().join("workspace");
+    std::fs::write(ws.join("report.txt"), "the quarterly numbers").unwrap();
+    std::fs::write(ws.join("huge.bin"), vec![0u8; 10 * 1024 * 1024 + 1]).unwrap();
+    std::fs::write(r._home.path().join("outside.txt"), "not yours").unwrap();
+    r.model.push(Reply::call(
+        "discord_send_file",
+        json!({"path": "report.txt", "message": "Here it is."}),
+    ));
+    r.model.push(Reply::text("Sent."));
+    r.discord.mention(GENERAL, OWNER, "send me the report");
+    r.discord
+        .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Sent.")
+        .await;
+    let upload = r
+        .discord
+        .calls()
+        .into_iter()
+        .find(|c| posts_in(c, GENERAL) && c.raw.contains("the quarterly numbers"))
+        .expect("the file was uploaded");
+    assert!(
+        upload.raw.contains("filename=\"report.txt\""),
+        "{}",
+        upload.raw
+    );
+    assert_eq!(upload.content(), "Here it is.");
+    for (path, why) in [
+        ("../outside.txt", "outside the workspace"),
+        ("huge.bin", "past Discord's limit of 10485760 bytes"),
+    ] {
+        r.model
+            .push(Reply::call("discord_send_file", json!({ "path": path })));
+        r.model.push(Reply::text("Could not."));
+        let from = r.discord.calls().len();
+        r.discord.mention(GENERAL, OWNER, "send that one too");
+        r.discord
+            .wait_for_from(from, 10, |c| {
+                posts_in(c, GENERAL) && c.content() == "Could not."
+            })
+            .await;
+        let said = tool_result(&r);
+        assert!(
+            said.contains(why) && said.contains("nothing was sent"),
+            "{said}"
+        );
+    }
+    assert!(!r
+        .discord
+        .calls()
+        .iter()
+        .any(|c| c.raw.contains("not yours")));
 }

@@ -261,4 +261,44 @@ impl DiscordPort for Port {
         })?;
         super::manage::apply(&self.1, guild.get(), change).await
     }
+
+    fn guild_id(&self, session: &str) -> Option<u64> {
+        self.guild_here(session).ok().map(|(g, _)| g.get())
+    }
+
+    fn file_limit(&self, session: &str) -> u64 {
+        use serenity::all::PremiumTier;
+        let tier = self.guild_here(session).ok().and_then(|(g, _)| {
+            let cache = self.0.cache.get()?;
+            cache.guild(g).map(|g| g.premium_tier)
+        });
+        match tier {
+            Some(PremiumTier::Tier2) => 50 * 1024 * 1024,
+            Some(PremiumTier::Tier3) => 100 * 1024 * 1024,
+            _ => crate::tools::discord::FILE_LIMIT,
+        }
+    }
+
+    async fn send_file(
+        &self,
+        session: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        text: Option<&str>,
+    ) -> Result<String, String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let http = self.0.http().ok_or("Discord is not connected.")?;
+        let size = bytes.len();
+        let mut msg = serenity::all::CreateMessage::new()
+            .add_file(serenity::all::CreateAttachment::bytes(bytes, name))
+            .allowed_mentions(serenity::all::CreateAllowedMentions::new());
+        if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+            msg = msg.content(t);
+        }
+        ChannelId::new(here.max(1))
+            .send_message(http, msg)
+            .await
+            .map_err(|e| format!("Discord would not take the file ({e}). Nothing was sent."))?;
+        Ok(format!("Sent {name} ({size} bytes) to this channel."))
+    }
 }

@@ -1,5 +1,6 @@
 //! The Discord tools, one file each (discord_read_history, discord_people,
-//! discord_voice, discord_guild_read, discord_act). They never import serenity: they call a [`DiscordPort`] that the
+//! discord_voice, discord_guild_read, discord_act, discord_remember_person,
+//! discord_send_file). They never import serenity: they call a [`DiscordPort`] that the
 //! Discord surface registers in a [`PortSlot`] while it is connected, and they are
 //! offered only while one is there.
 
@@ -9,7 +10,9 @@ pub mod guild;
 mod guild_read;
 mod history;
 mod people;
+pub mod remember;
 pub mod resolve;
+mod send_file;
 pub mod voice;
 
 pub use act::DiscordAct;
@@ -18,6 +21,8 @@ pub use guild::Guild;
 pub use guild_read::GuildRead;
 pub use history::ReadHistory;
 pub use people::People;
+pub use remember::{PeopleNotes, RememberPerson};
+pub use send_file::SendFile;
 
 use std::sync::{Arc, RwLock};
 
@@ -31,6 +36,9 @@ use crate::tools::{Behaviour, Gating, Scope, ToolLines, ToolSpec};
 pub const HISTORY_DEFAULT: usize = 100;
 /// The most it reads in one call.
 pub const HISTORY_MAX: usize = 400;
+
+/// Discord's file size limit for a bot in a server without boosts (10 MiB).
+pub const FILE_LIMIT: u64 = 10 * 1024 * 1024;
 
 /// What the Discord surface does for the read tools. Each answer is text for the
 /// model, or one sentence saying why not (the asker may not read that channel, …).
@@ -66,6 +74,30 @@ pub trait DiscordPort: Send + Sync {
     async fn guild(&self, session: &str) -> Result<Guild, String> {
         let _ = session;
         Err("Server management is not available here.".into())
+    }
+
+    /// The id of this session's server, from what the surface already knows (no call).
+    fn guild_id(&self, session: &str) -> Option<u64> {
+        let _ = session;
+        None
+    }
+
+    /// The most bytes one file may have in this session's channel.
+    fn file_limit(&self, session: &str) -> u64 {
+        let _ = session;
+        FILE_LIMIT
+    }
+
+    /// Send file `name` (`bytes`) with `text` to this session's channel; one sentence.
+    async fn send_file(
+        &self,
+        session: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        text: Option<&str>,
+    ) -> Result<String, String> {
+        let _ = (session, name, bytes, text);
+        Err("Sending files is not available here.".into())
     }
 
     /// Apply one change to this session's server; a created channel's or role's id.
@@ -159,6 +191,9 @@ pub(super) fn write_spec(
 pub fn register(registry: &mut crate::tools::Registry, port: &PortSlot) {
     registry.register(Arc::new(GuildRead::new(port.clone())));
     registry.register(Arc::new(DiscordAct::new(port.clone())));
+    registry.register(Arc::new(RememberPerson::new(port.clone())));
+    registry.register(Arc::new(SendFile::new(port.clone())));
+    registry.add_notes(Arc::new(PeopleNotes::new(port.clone())));
     registry.register(Arc::new(ReadHistory::new(port.clone())));
     registry.register(Arc::new(People::new(port.clone())));
     registry.register(Arc::new(voice::DiscordVoice::new(port.clone())));
