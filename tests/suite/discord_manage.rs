@@ -23,7 +23,7 @@ const ADMINISTRATOR: u64 = 1 << 3;
 
 /// The rig with her role able to manage channels, roles and members (position 5), and
 /// an Administrator role above her (position 8).
-async fn manage_rig() -> Rig {
+pub(crate) async fn manage_rig() -> Rig {
     let discord = FakeDiscord::start().await;
     discord.set_role(
         BOT_ROLE,
@@ -62,7 +62,7 @@ async fn ask_batch(r: &Rig, who: u64, actions: Value) -> Call {
         .await
 }
 
-fn approve_id(card: &Call) -> String {
+pub(crate) fn approve_id(card: &Call) -> String {
     card.buttons()
         .into_iter()
         .find(|b| b.1 == "Approve once")
@@ -70,7 +70,7 @@ fn approve_id(card: &Call) -> String {
         .expect("an Approve button")
 }
 
-fn calls_matching(r: &Rig, method: &str, part: &str) -> Vec<Call> {
+pub(crate) fn calls_matching(r: &Rig, method: &str, part: &str) -> Vec<Call> {
     r.discord
         .calls()
         .into_iter()
@@ -79,7 +79,7 @@ fn calls_matching(r: &Rig, method: &str, part: &str) -> Vec<Call> {
 }
 
 /// Approve `card` as `who` and wait for her closing words `done`.
-async fn approve_and_wait(r: &Rig, card: &Call, who: u64, done: &str) {
+pub(crate) async fn approve_and_wait(r: &Rig, card: &Call, who: u64, done: &str) {
     r.model.push(Reply::text(done));
     let id = card.message_id.clone().unwrap();
     r.discord.press(GENERAL, &id, &approve_id(card), who);
@@ -89,7 +89,7 @@ async fn approve_and_wait(r: &Rig, card: &Call, who: u64, done: &str) {
 }
 
 /// What the model read back from discord_act (the tool message after the call).
-fn tool_result(r: &Rig) -> String {
+pub(crate) fn tool_result(r: &Rig) -> String {
     let reqs = r.model.requests();
     reqs.iter()
         .flat_map(|q| q["messages"].as_array().cloned().unwrap_or_default())

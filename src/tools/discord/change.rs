@@ -1,7 +1,8 @@
 //! One change to a Discord server as the port applies it (ids resolved, nothing left to
-//! look up), and Discord's error answers turned into sentences for the model.
+//! look up), what it does to the tools' copy of the server (so a batch's later changes
+//! find what its earlier ones made), and Discord's error answers as sentences.
 
-use super::guild::{ChannelKind, Overwrite};
+use super::guild::{Channel, ChannelKind, Guild, Overwrite, Role};
 
 /// One change, by ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,6 +163,83 @@ impl ApiError {
                 self.message.trim_end_matches('.')
             ),
         }
+    }
+}
+
+/// Put what `change` created (answered `id`) or renamed into `g`, so later actions of the
+/// same batch find it by name.
+pub fn remember(g: &mut Guild, change: &Change, id: Option<u64>) {
+    match change {
+        Change::CreateChannel {
+            name,
+            kind,
+            parent,
+            topic,
+            overwrites,
+        } => g.channels.push(Channel {
+            id: id.unwrap_or(0),
+            name: name.clone(),
+            kind: *kind,
+            parent: *parent,
+            position: 0,
+            topic: topic.clone(),
+            slowmode: 0,
+            overwrites: overwrites.clone(),
+        }),
+        Change::CreateRole {
+            name,
+            colour,
+            hoist,
+            mentionable,
+            permissions,
+        } => g.roles.push(Role {
+            id: id.unwrap_or(0),
+            name: name.clone(),
+            colour: colour.unwrap_or(0),
+            hoist: hoist.unwrap_or(false),
+            mentionable: mentionable.unwrap_or(false),
+            position: 1,
+            permissions: *permissions,
+            managed: false,
+        }),
+        Change::EditChannel {
+            channel,
+            name,
+            parent,
+            overwrites,
+            ..
+        } => {
+            if let Some(c) = g.channels.iter_mut().find(|c| c.id == *channel) {
+                if let Some(n) = name {
+                    c.name = n.clone();
+                }
+                if let Some(p) = parent {
+                    c.parent = *p;
+                }
+                if let Some(o) = overwrites {
+                    c.overwrites = o.clone();
+                }
+            }
+        }
+        Change::EditRole { role, name, .. } => {
+            if let (Some(r), Some(n)) = (g.roles.iter_mut().find(|r| r.id == *role), name) {
+                r.name = n.clone();
+            }
+        }
+        Change::DeleteChannel { channel } => g.channels.retain(|c| c.id != *channel),
+        Change::DeleteRole { role } => g.roles.retain(|r| r.id != *role),
+        Change::GiveRole { user, role } => {
+            if let Some(m) = g.members.iter_mut().find(|m| m.id == *user) {
+                m.roles.push(*role);
+            }
+        }
+        Change::TakeRole { user, role } => {
+            if let Some(m) = g.members.iter_mut().find(|m| m.id == *user) {
+                m.roles.retain(|r| r != role);
+            }
+        }
+        Change::Kick { user } | Change::Ban { user } => g.members.retain(|m| m.id != *user),
+        _ => {}
     }
 }
 

@@ -69,6 +69,38 @@ pub fn permission_names(bits: u64) -> Vec<String> {
         .collect()
 }
 
+/// A colour: `#ff8800`, `ff8800`, `0xff8800`, a decimal, or a plain colour word.
+pub fn colour(raw: &str) -> Option<u32> {
+    let t = raw.trim().to_lowercase();
+    let named = match t.as_str() {
+        "red" => Some(0xe74c3c),
+        "orange" => Some(0xe67e22),
+        "yellow" | "gold" => Some(0xf1c40f),
+        "green" => Some(0x2ecc71),
+        "teal" => Some(0x1abc9c),
+        "blue" => Some(0x3498db),
+        "purple" => Some(0x9b59b6),
+        "pink" => Some(0xe91e63),
+        "grey" | "gray" => Some(0x95a5a6),
+        "white" => Some(0xffffff),
+        "black" => Some(0x010101),
+        "none" | "default" => Some(0),
+        _ => None,
+    };
+    if named.is_some() {
+        return named;
+    }
+    let hex = t.strip_prefix('#').or_else(|| t.strip_prefix("0x"));
+    let n = match hex {
+        Some(h) => u32::from_str_radix(h, 16).ok()?,
+        None if t.len() == 6 && t.chars().all(|c| c.is_ascii_hexdigit()) => {
+            u32::from_str_radix(&t, 16).ok()?
+        }
+        None => t.parse().ok()?,
+    };
+    (n <= 0xffffff).then_some(n)
+}
+
 /// The kinds of channel the tools create and show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChannelKind {

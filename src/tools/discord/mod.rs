@@ -1,26 +1,31 @@
 //! The Discord tools, one file each (discord_read_history, discord_people,
-//! discord_voice, discord_guild_read, discord_act, discord_remember_person,
-//! discord_send_file). They never import serenity: they call a [`DiscordPort`] that the
+//! discord_voice, discord_guild_read, discord_act, discord_plan, discord_apply_plan,
+//! discord_remember_person, discord_send_file). They never import serenity: they call a [`DiscordPort`] that the
 //! Discord surface registers in a [`PortSlot`] while it is connected, and they are
 //! offered only while one is there.
 
 mod act;
+mod apply_plan;
+mod batch;
 pub mod change;
 pub mod guild;
 mod guild_read;
 mod history;
 mod people;
+mod plan;
 pub mod remember;
 pub mod resolve;
 mod send_file;
 pub mod voice;
 
 pub use act::DiscordAct;
+pub use apply_plan::ApplyPlan;
 pub use change::{ApiError, Change};
 pub use guild::Guild;
 pub use guild_read::GuildRead;
 pub use history::ReadHistory;
 pub use people::People;
+pub use plan::DiscordPlan;
 pub use remember::{PeopleNotes, RememberPerson};
 pub use send_file::SendFile;
 
@@ -191,6 +196,8 @@ pub(super) fn write_spec(
 pub fn register(registry: &mut crate::tools::Registry, port: &PortSlot) {
     registry.register(Arc::new(GuildRead::new(port.clone())));
     registry.register(Arc::new(DiscordAct::new(port.clone())));
+    registry.register(Arc::new(DiscordPlan::new(port.clone())));
+    registry.register(Arc::new(ApplyPlan::new(port.clone())));
     registry.register(Arc::new(RememberPerson::new(port.clone())));
     registry.register(Arc::new(SendFile::new(port.clone())));
     registry.add_notes(Arc::new(PeopleNotes::new(port.clone())));

@@ -3,13 +3,13 @@
 //! above her top role, never what she lacks the permission for) into a [`Change`], the
 //! card's line for it and the permission it needs. Pure: tested without Discord.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::change::Change;
 use super::guild::{
-    permission_bit, permission_names, Channel, ChannelKind, Guild, Overwrite, Role, ADMINISTRATOR,
-    VIEW_CHANNEL,
+    colour, permission_bit, permission_names, Channel, ChannelKind, Guild, Overwrite, Role,
+    ADMINISTRATOR, VIEW_CHANNEL,
 };
 
 /// Every op discord_act takes.
@@ -53,7 +53,7 @@ const MANAGE_NICKNAMES: u64 = 1 << 27;
 const SEND_MESSAGES: u64 = 1 << 11;
 
 /// One declarative action, as the model writes it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
     /// What to do (one of [`OPS`]).
@@ -160,38 +160,6 @@ fn need<'a>(v: &'a Option<String>, what: &str, op: &str) -> Result<&'a str, Refu
         Some(s) if !s.is_empty() => Ok(s),
         _ => Err(format!("{op} needs `{what}`")),
     }
-}
-
-/// A colour: `#ff8800`, `ff8800`, `0xff8800`, a decimal, or a plain colour word.
-pub fn colour(raw: &str) -> Option<u32> {
-    let t = raw.trim().to_lowercase();
-    let named = match t.as_str() {
-        "red" => Some(0xe74c3c),
-        "orange" => Some(0xe67e22),
-        "yellow" | "gold" => Some(0xf1c40f),
-        "green" => Some(0x2ecc71),
-        "teal" => Some(0x1abc9c),
-        "blue" => Some(0x3498db),
-        "purple" => Some(0x9b59b6),
-        "pink" => Some(0xe91e63),
-        "grey" | "gray" => Some(0x95a5a6),
-        "white" => Some(0xffffff),
-        "black" => Some(0x010101),
-        "none" | "default" => Some(0),
-        _ => None,
-    };
-    if named.is_some() {
-        return named;
-    }
-    let hex = t.strip_prefix('#').or_else(|| t.strip_prefix("0x"));
-    let n = match hex {
-        Some(h) => u32::from_str_radix(h, 16).ok()?,
-        None if t.len() == 6 && t.chars().all(|c| c.is_ascii_hexdigit()) => {
-            u32::from_str_radix(&t, 16).ok()?
-        }
-        None => t.parse().ok()?,
-    };
-    (n <= 0xffffff).then_some(n)
 }
 
 fn bits_of(names: &[String]) -> Result<u64, Refusal> {
@@ -807,81 +775,4 @@ pub fn resolve(g: &Guild, a: &Action, here: u64) -> Result<Resolved, Refusal> {
         }
     };
     Ok(r)
-}
-
-/// Put what `change` created (answered `id`) or renamed into `g`, so later actions of the
-/// same batch find it by name.
-pub fn remember(g: &mut Guild, change: &Change, id: Option<u64>) {
-    match change {
-        Change::CreateChannel {
-            name,
-            kind,
-            parent,
-            topic,
-            overwrites,
-        } => g.channels.push(Channel {
-            id: id.unwrap_or(0),
-            name: name.clone(),
-            kind: *kind,
-            parent: *parent,
-            position: 0,
-            topic: topic.clone(),
-            slowmode: 0,
-            overwrites: overwrites.clone(),
-        }),
-        Change::CreateRole {
-            name,
-            colour,
-            hoist,
-            mentionable,
-            permissions,
-        } => g.roles.push(Role {
-            id: id.unwrap_or(0),
-            name: name.clone(),
-            colour: colour.unwrap_or(0),
-            hoist: hoist.unwrap_or(false),
-            mentionable: mentionable.unwrap_or(false),
-            position: 1,
-            permissions: *permissions,
-            managed: false,
-        }),
-        Change::EditChannel {
-            channel,
-            name,
-            parent,
-            overwrites,
-            ..
-        } => {
-            if let Some(c) = g.channels.iter_mut().find(|c| c.id == *channel) {
-                if let Some(n) = name {
-                    c.name = n.clone();
-                }
-                if let Some(p) = parent {
-                    c.parent = *p;
-                }
-                if let Some(o) = overwrites {
-                    c.overwrites = o.clone();
-                }
-            }
-        }
-        Change::EditRole { role, name, .. } => {
-            if let (Some(r), Some(n)) = (g.roles.iter_mut().find(|r| r.id == *role), name) {
-                r.name = n.clone();
-            }
-        }
-        Change::DeleteChannel { channel } => g.channels.retain(|c| c.id != *channel),
-        Change::DeleteRole { role } => g.roles.retain(|r| r.id != *role),
-        Change::GiveRole { user, role } => {
-            if let Some(m) = g.members.iter_mut().find(|m| m.id == *user) {
-                m.roles.push(*role);
-            }
-        }
-        Change::TakeRole { user, role } => {
-            if let Some(m) = g.members.iter_mut().find(|m| m.id == *user) {
-                m.roles.retain(|r| r != role);
-            }
-        }
-        Change::Kick { user } | Change::Ban { user } => g.members.retain(|m| m.id != *user),
-        _ => {}
-    }
 }

@@ -24,6 +24,8 @@ pub struct Fault {
     pub status: u16,
     /// The JSON body.
     pub body: Value,
+    /// Only a call whose body holds this text (None: any).
+    pub body_has: Option<String>,
 }
 
 impl Fault {
@@ -34,7 +36,14 @@ impl Fault {
             path: path.into(),
             status: 403,
             body: json!({"message": "Missing Permissions", "code": 50013}),
+            body_has: None,
         }
+    }
+
+    /// Only for a call whose JSON body holds `text`.
+    pub fn when_body_has(mut self, text: &str) -> Fault {
+        self.body_has = Some(text.into());
+        self
     }
 
     /// Discord's rate limit, `secs` to wait.
@@ -44,6 +53,7 @@ impl Fault {
             path: path.into(),
             status: 429,
             body: json!({"message": "You are being rate limited.", "retry_after": secs, "global": false}),
+            body_has: None,
         }
     }
 }
@@ -114,10 +124,13 @@ pub fn route(sh: &Shared, method: &str, parts: &[&str], body: &Value) -> Option<
     let path = parts.join("/");
     {
         let mut server = lock(&sh.server);
-        let at = server
-            .faults
-            .iter()
-            .position(|f| f.method == method && path.contains(&f.path));
+        let at = server.faults.iter().position(|f| {
+            f.method == method
+                && path.contains(&f.path)
+                && f.body_has
+                    .as_ref()
+                    .is_none_or(|t| body.to_string().contains(t))
+        });
         if let Some(i) = at {
             let f = server.faults.remove(i)?;
             let retry = (f.status == 429).then(|| f.body["retry_after"].as_f64().unwrap_or(1.0));

@@ -695,6 +695,13 @@ impl FakeDiscord {
         server.roles.push(r);
     }
 
+    /// Put text channel `id` named `name` in the guild.
+    pub fn add_channel(&self, id: u64, name: &str) {
+        lock(&self.shared.server)
+            .channels
+            .push(payloads::text_channel(id, GUILD, name));
+    }
+
     /// Give member `user` the role `role`.
     pub fn give_member_role(&self, user: u64, role: u64) {
         let mut guilds = lock(&self.shared.guilds);
