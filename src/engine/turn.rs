@@ -143,7 +143,8 @@ pub(super) async fn run_loop_as(
         })
         .take(3)
         .collect();
-    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    let origin = session.origin();
+    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, origin.as_ref());
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
         // The browser server is always active: connected before the first request.
         if let Some(why) = mcp.ensure_always_active().await {
@@ -205,11 +206,13 @@ fn offered_tools(
     settings: &Settings,
     mode: Mode,
     recent: &[String],
+    origin: Option<&crate::protocol::Origin>,
 ) -> Vec<Arc<dyn Tool>> {
     let avail = Availability {
         mode,
         recent_user_messages: recent,
         settings,
+        origin,
     };
     engine
         .tools

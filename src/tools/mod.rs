@@ -177,6 +177,8 @@ pub struct Availability<'a> {
     pub recent_user_messages: &'a [String],
     /// The live settings of this turn.
     pub settings: &'a Settings,
+    /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
+    pub origin: Option<&'a Origin>,
 }
 
 /// One tool. Implementations live one family per file in this folder.

@@ -511,3 +511,51 @@ async fn a_workspace_file_is_sent_to_the_channel_and_one_outside_or_too_big_is_r
         .iter()
         .any(|c| c.raw.contains("not yours")));
 }
+
+#[tokio::test]
+async fn a_forum_is_set_up_with_tags_guidelines_a_default_reaction_and_its_first_post() {
+    let r = manage_rig().await;
+    let card = ask_batch(
+        &r,
+        OWNER,
+        json!([
+            {"op": "create_channel", "target": "questions", "value": "forum"},
+            {"op": "set_forum", "target": "#questions", "tags": [{"name": "help", "emoji": "❓"}, "bug"],
+             "topic": "Be kind; search first.", "emoji": "👍",
+             "first_post": "Welcome", "first_body": "Ask your questions here."},
+            {"op": "forum_post", "target": "#questions", "first_post": "FAQ", "first_body": "Read me."}
+        ]),
+    )
+    .await;
+    let text = card.embed_text();
+    assert!(
+        text.contains("2. set up the forum #questions: tags ❓ help, bug; guidelines; default reaction 👍; a first post \"Welcome\""),
+        "{text}"
+    );
+    approve_and_wait(&r, &card, OWNER, "Forum ready.").await;
+    let forum = r
+        .discord
+        .channels()
+        .into_iter()
+        .find(|c| c["name"] == json!("questions"))
+        .expect("the forum");
+    assert_eq!(forum["type"], json!(15));
+    assert_eq!(forum["topic"], json!("Be kind; search first."));
+    assert_eq!(forum["default_reaction_emoji"]["emoji_name"], json!("👍"));
+    assert_eq!(
+        forum["available_tags"][0],
+        json!({"name": "help", "emoji_name": "❓"})
+    );
+    let posts: Vec<Value> = r
+        .discord
+        .threads()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(posts, [json!("Welcome"), json!("FAQ")]);
+    assert!(
+        tool_result(&r).contains("3 of 3 changes applied"),
+        "{}",
+        tool_result(&r)
+    );
+}

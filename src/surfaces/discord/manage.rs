@@ -265,16 +265,89 @@ pub(crate) async fn apply(
             format!("/guilds/{g}/members/{user}"),
             Some(json!({"channel_id": channel.to_string()})),
         ),
+        Change::ForumPost {
+            channel,
+            title,
+            body,
+        } => (
+            Method::POST,
+            format!("/channels/{channel}/threads"),
+            Some(forum_post(title, body)),
+        ),
+        // Two calls: applied by `set_forum` below.
+        Change::SetForum { channel, .. } => (Method::PATCH, format!("/channels/{channel}"), None),
         Change::Post { channel, text } => (
             Method::POST,
             format!("/channels/{channel}/messages"),
             Some(json!({"content": text, "allowed_mentions": {"parse": []}})),
         ),
     };
+    if let Change::SetForum {
+        channel,
+        tags,
+        guidelines,
+        reaction,
+        first,
+    } = change
+    {
+        return set_forum(
+            rest,
+            *channel,
+            tags,
+            guidelines.as_deref(),
+            reaction.as_deref(),
+            first.as_ref(),
+        )
+        .await;
+    }
     let answer = rest.call(method, &path, body.as_ref()).await?;
     let created = matches!(
         change,
-        Change::CreateChannel { .. } | Change::CreateRole { .. }
+        Change::CreateChannel { .. } | Change::CreateRole { .. } | Change::ForumPost { .. }
     );
     Ok(created.then(|| id(&answer["id"])))
+}
+
+/// The body of a new forum post.
+fn forum_post(title: &str, body: &str) -> Value {
+    json!({"name": title, "message": {"content": body, "allowed_mentions": {"parse": []}}})
+}
+
+/// Set forum `channel` up (tags, guidelines, default reaction), then its first post.
+async fn set_forum(
+    rest: &Rest,
+    channel: u64,
+    tags: &[(String, Option<String>)],
+    guidelines: Option<&str>,
+    reaction: Option<&str>,
+    first: Option<&(String, String)>,
+) -> Result<Option<u64>, ApiError> {
+    let mut b = json!({});
+    if !tags.is_empty() {
+        let list: Vec<Value> = tags
+            .iter()
+            .map(|(name, emoji)| json!({"name": name, "emoji_name": emoji}))
+            .collect();
+        b["available_tags"] = Value::Array(list);
+    }
+    if let Some(g) = guidelines {
+        b["topic"] = json!(g);
+    }
+    if let Some(e) = reaction {
+        b["default_reaction_emoji"] = json!({"emoji_name": e});
+    }
+    if b.as_object().is_some_and(|o| !o.is_empty()) {
+        rest.call(Method::PATCH, &format!("/channels/{channel}"), Some(&b))
+            .await?;
+    }
+    if let Some((title, body)) = first {
+        let post = forum_post(title, body);
+        rest.call(
+            Method::POST,
+            &format!("/channels/{channel}/threads"),
+            Some(&post),
+        )
+        .await?;
+    }
+    Ok(None)
 }

@@ -164,8 +164,8 @@ impl Tool for ApplyPlan {
         &self.spec
     }
 
-    fn available(&self, _ctx: &Availability<'_>) -> bool {
-        self.port.get().is_some()
+    fn available(&self, ctx: &Availability<'_>) -> bool {
+        super::offered_here(&self.port, ctx)
     }
 
     fn action_line(&self, args: &Value) -> String {

@@ -116,6 +116,29 @@ pub enum Change {
         /// Where.
         channel: u64,
     },
+    /// Set a forum up: its tags (name, emoji), guidelines, default reaction and a first
+    /// post (title, text).
+    SetForum {
+        /// Which forum.
+        channel: u64,
+        /// Its tags.
+        tags: Vec<(String, Option<String>)>,
+        /// Its guidelines.
+        guidelines: Option<String>,
+        /// Its default reaction emoji.
+        reaction: Option<String>,
+        /// A first post.
+        first: Option<(String, String)>,
+    },
+    /// A new post in a forum; answers its id.
+    ForumPost {
+        /// Which forum.
+        channel: u64,
+        /// Its title.
+        title: String,
+        /// Its text.
+        body: String,
+    },
     /// Post a message.
     Post {
         /// Where.

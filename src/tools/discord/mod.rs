@@ -8,6 +8,7 @@ mod act;
 mod apply_plan;
 mod batch;
 pub mod change;
+mod forum;
 pub mod guild;
 mod guild_read;
 mod history;
@@ -16,6 +17,8 @@ mod plan;
 pub mod remember;
 pub mod resolve;
 mod send_file;
+#[cfg(test)]
+mod tests;
 pub mod voice;
 
 pub use act::DiscordAct;
@@ -148,6 +151,12 @@ impl PortSlot {
             Err(p) => p.into_inner().clone(),
         }
     }
+}
+
+/// Whether a server tool may be offered: Discord is connected and the conversation is
+/// on Discord.
+pub(super) fn offered_here(port: &PortSlot, ctx: &crate::tools::Availability<'_>) -> bool {
+    port.get().is_some() && matches!(ctx.origin, Some(crate::protocol::Origin::Discord { .. }))
 }
 
 /// The spec every Discord read tool shares: family discord, read risk, guests may be

@@ -68,8 +68,8 @@ impl Tool for DiscordPlan {
         &self.spec
     }
 
-    fn available(&self, _ctx: &Availability<'_>) -> bool {
-        self.port.get().is_some()
+    fn available(&self, ctx: &Availability<'_>) -> bool {
+        super::offered_here(&self.port, ctx)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {

@@ -763,9 +763,9 @@ pub fn resolve(g: &Guild, a: &Action, here: u64) -> Result<Resolved, Refusal> {
             )
         }
         "set_forum" | "forum_post" => {
-            return Err(format!(
-                "{op} is not built yet in this version, so I cannot set up forums or post in them"
-            ))
+            let r = super::forum::resolve(g, a, op)?;
+            her.may(r.needs, "setting up forums and posting in them")?;
+            r
         }
         other => {
             return Err(format!(

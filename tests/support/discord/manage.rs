@@ -67,6 +67,8 @@ pub struct Server {
     pub roles: Vec<Value>,
     /// Faults waiting for their call.
     pub faults: VecDeque<Fault>,
+    /// Forum posts (threads), with their first message.
+    pub threads: Vec<Value>,
     /// Banned user ids.
     pub bans: Vec<String>,
 }
@@ -176,12 +178,33 @@ pub fn route(sh: &Shared, method: &str, parts: &[&str], body: &Value) -> Option<
             set(
                 c,
                 body,
-                &["name", "parent_id", "topic", "rate_limit_per_user"],
+                &[
+                    "name",
+                    "parent_id",
+                    "topic",
+                    "rate_limit_per_user",
+                    "available_tags",
+                    "default_reaction_emoji",
+                ],
             );
             if body.get("permission_overwrites").is_some() {
                 c["permission_overwrites"] = overwrites(body);
             }
             Some(Json(c.clone()).into_response())
+        }
+        ("POST", ["channels", forum, "threads"]) => {
+            let mut server = lock(&sh.server);
+            let is_forum = |c: &Value| c["id"] == json!(forum) && c["type"] == json!(15);
+            if !server.channels.iter().any(is_forum) {
+                return Some(unknown(10003, "Unknown Channel"));
+            }
+            let t = json!({
+                "id": sh.next_id().to_string(), "type": 11, "guild_id": guild,
+                "name": body["name"], "parent_id": forum, "flags": 0,
+                "message": body["message"]
+            });
+            server.threads.push(t.clone());
+            Some(Json(t).into_response())
         }
         ("DELETE", ["channels", ch]) => {
             let mut server = lock(&sh.server);

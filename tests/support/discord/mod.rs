@@ -724,6 +724,11 @@ impl FakeDiscord {
         lock(&self.shared.server).channels.clone()
     }
 
+    /// The forum posts made so far.
+    pub fn threads(&self) -> Vec<Value> {
+        lock(&self.shared.server).threads.clone()
+    }
+
     /// The guild's roles now.
     pub fn roles(&self) -> Vec<Value> {
         lock(&self.shared.server).roles.clone()
