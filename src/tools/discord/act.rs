@@ -9,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::action::OPS;
 use super::batch;
-use super::resolve::OPS;
 use super::{write_spec, PortSlot};
 use crate::tools::{Availability, Prepared, Tool, ToolContext, ToolOutput, ToolSpec};
 

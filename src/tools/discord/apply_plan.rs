@@ -9,10 +9,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::action::Action;
 use super::batch;
 use super::guild::Guild;
 use super::plan::DELETE_CONFIRM_OVER;
-use super::resolve::Action;
 use super::{write_spec, PortSlot};
 use crate::tools::{Availability, Prepared, Tool, ToolContext, ToolOutput, ToolSpec};
 
@@ -139,7 +139,7 @@ impl ApplyPlan {
         if deletes > DELETE_CONFIRM_OVER && !flag("confirm_deletes") {
             let list: Vec<String> = ok
                 .iter()
-                .filter(|(_, _, r)| r.mark == super::resolve::Mark::Delete)
+                .filter(|(_, _, r)| r.mark == super::action::Mark::Delete)
                 .map(|(n, _, r)| format!("{n}. {}", r.line))
                 .collect();
             return Err(format!(

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use serde_json::Value;
 
+use super::action::{Action, Mark, Resolved};
 use super::change::remember;
 use super::guild::{permission_names, Guild};
-use super::resolve::{resolve, Action, Mark, Resolved};
+use super::resolve::resolve;
 use super::{DiscordPort, PortSlot};
 use crate::protocol::Origin;
 use crate::store::Approver;

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
+use super::action::{Action, Mark, Refusal, Resolved};
 use super::change::Change;
 use super::guild::{ChannelKind, Guild};
-use super::resolve::{Action, Mark, Refusal, Resolved};
 
 const MANAGE_CHANNELS: u64 = 1 << 4;
 const SEND_MESSAGES: u64 = 1 << 11;

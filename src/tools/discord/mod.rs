@@ -5,6 +5,7 @@
 //! offered only while one is there.
 
 mod act;
+pub mod action;
 mod apply_plan;
 mod batch;
 pub mod change;

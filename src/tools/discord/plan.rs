@@ -5,8 +5,8 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::action::{Action, Mark, OPS};
 use super::batch;
-use super::resolve::{Action, Mark, OPS};
 use super::{spec, Guild, PortSlot};
 use crate::tools::{Availability, Tool, ToolContext, ToolOutput, ToolSpec};
 

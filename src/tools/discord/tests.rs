@@ -2,9 +2,9 @@
 //! why, a batch resolving against what its earlier changes make, and where the server
 //! tools are offered.
 
+use super::action::Action;
 use super::batch::check;
 use super::guild::{Channel, ChannelKind, Guild, Member, Role, VIEW_CHANNEL};
-use super::resolve::Action;
 
 const MANAGE_CHANNELS: u64 = 1 << 4;
 const MANAGE_ROLES: u64 = 1 << 28;
