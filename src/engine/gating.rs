@@ -321,8 +321,12 @@ impl Loop<'_> {
             }
         }
         let classified = classify(&action, &self.paths.workspace, true);
-        if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store)
-        {
+        // A carded tool asks every time: no allowlist, grant or auto-safe route.
+        let routed = match spec.behaviour.gating {
+            Gating::Card => Route::Ask,
+            _ => route(&line, &classified, &self.settings, &self.engine.store),
+        };
+        if let Route::Run(approver) = routed {
             audit(
                 self.engine,
                 &session,
