@@ -60,6 +60,14 @@ async fn more_than_twelve_deletions_wait_for_confirm_deletes_and_a_snapshot_come
         said.contains("13 to delete") && said.contains("confirm_deletes"),
         "{said}"
     );
+    assert!(said.contains("shown in the channel as an embed"), "{said}");
+    let shown = r
+        .discord
+        .calls()
+        .into_iter()
+        .find(|c| posts_in(c, GENERAL) && c.embed_text().starts_with("Plan plan-"))
+        .expect("the plan shown as an embed");
+    assert_eq!(shown.embed_text().matches("⚠ DELETE").count(), 13);
     let id = plan_id(&said);
     // Without confirm_deletes: refused before any card, nothing deleted.
     turn(

@@ -301,4 +301,20 @@ impl DiscordPort for Port {
             .map_err(|e| format!("Discord would not take the file ({e}). Nothing was sent."))?;
         Ok(format!("Sent {name} ({size} bytes) to this channel."))
     }
+
+    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let http = self.0.http().ok_or("Discord is not connected.")?;
+        let embed = serenity::all::CreateEmbed::new()
+            .title(crate::tools::clip_chars(title, 250))
+            .description(crate::tools::clip_chars(body, 4000));
+        let msg = serenity::all::CreateMessage::new()
+            .embed(embed)
+            .allowed_mentions(serenity::all::CreateAllowedMentions::new());
+        ChannelId::new(here.max(1))
+            .send_message(http, msg)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the plan could not be shown ({e})"))
+    }
 }

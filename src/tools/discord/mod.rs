@@ -109,6 +109,12 @@ pub trait DiscordPort: Send + Sync {
         Err("Sending files is not available here.".into())
     }
 
+    /// Post an embed (`title`, `body`) in this session's channel (a plan shown).
+    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
+        let _ = (session, title, body);
+        Err("Posting is not available here.".into())
+    }
+
     /// Apply one change to this session's server; a created channel's or role's id.
     /// Rate limits are waited out, never answered as errors.
     async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {

@@ -1,6 +1,7 @@
 //! discord_plan: a proposed layout (what to create, change, delete) compared with the
 //! server as it stands — what is already there is dropped, what cannot be done is
-//! refused by name — and stored under an id for discord_apply_plan. Nothing changes.
+//! refused by name — stored under an id for discord_apply_plan and shown in the channel
+//! as an embed. Nothing changes.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -77,7 +78,7 @@ impl Tool for DiscordPlan {
             Ok(a) => a,
             Err(why) => return ToolOutput::refused(why),
         };
-        let (_, g) = match batch::read(&self.port, ctx, NAME).await {
+        let (port, g) = match batch::read(&self.port, ctx, NAME).await {
             Ok(x) => x,
             Err(why) => {
                 return ToolOutput::refused(why.replace("nothing changed", "nothing was planned"))
@@ -139,6 +140,16 @@ impl Tool for DiscordPlan {
                 String::new()
             }
         ));
+        // Shown in the channel as an embed; the model reads the same text.
+        let title = format!("Plan {id} (nothing has changed yet)");
+        let shown = match port
+            .post_embed(&ctx.session, &title, &out[1..].join("\n"))
+            .await
+        {
+            Ok(()) => "It is shown in the channel as an embed.".to_string(),
+            Err(why) => format!("It could not be shown as an embed: {why}."),
+        };
+        out.push(shown);
         ToolOutput::ok(out.join("\n"))
     }
 }
