@@ -199,6 +199,22 @@ pub enum Answerers {
     },
     /// A local surface whose person is the owner by construction (the terminal).
     Local,
+    /// A card on a shared place (a carded write tool's, declared in its spec): the
+    /// session's usual answerers (`owners`, or a `local` surface), anyone holding one of
+    /// `anyone_with`, or `asker` when they hold every one of `asker_needs` — what a
+    /// presser holds as their surface reads it at the press.
+    Holders {
+        /// Owner ids from configuration.
+        owners: Vec<String>,
+        /// True when the session's own local surface may answer (its owner's).
+        local: bool,
+        /// The id of the person who asked.
+        asker: String,
+        /// What the asker must hold, every one, to answer.
+        asker_needs: Vec<String>,
+        /// Holding any one of these lets anyone answer.
+        anyone_with: Vec<String>,
+    },
 }
 
 /// Where a turn came from, as the surface that received it says — never read off a

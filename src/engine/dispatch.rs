@@ -215,7 +215,7 @@ impl Loop<'_> {
         }
         let budget = tool_budget(spec, &args, self.ctx.channel, self.ctx.el_call_bound);
         let plan = self.narrator.heartbeat(spec);
-        let tool_ctx = ToolContext {
+        let mut tool_ctx = ToolContext {
             session: self.session.id.clone(),
             call_id: call_id.to_string(),
             register: self.ctx.register,
@@ -235,18 +235,23 @@ impl Loop<'_> {
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),
             origin: self.session.origin(),
+            approved_by: None,
         };
         let mut args = args;
         let mut edit_note = None;
         let gated = if is_action {
             match self.gate(tool, call_id, &args, &tool_ctx).await {
-                GateEnd::Proceed => None,
+                GateEnd::Proceed { approved_by } => {
+                    tool_ctx.approved_by = approved_by;
+                    None
+                }
                 GateEnd::Stop(out) => Some(out),
                 GateEnd::Edited(edit) => {
                     // The row shows what actually runs; the model is told it was edited.
                     args = edit.args;
                     self.rows.set_action(call_id, &tool.action_line(&args));
                     edit_note = Some(edit.note);
+                    tool_ctx.approved_by = Some(edit.by);
                     debug_assert_eq!(gate_action(tool.as_ref(), &args).0, edit.line);
                     None
                 }

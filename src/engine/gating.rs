@@ -12,7 +12,7 @@ use crate::protocol::{
     Answerers, Card, CardKind, Decision, Ending, Frame, Outcome, Phase, Risk, StepRow,
 };
 use crate::store::{Approver, GrantScope};
-use crate::tools::{Ended, Gating, Tool, ToolContext, ToolOutput};
+use crate::tools::{Ended, Gating, MayAnswer, Prepared, Tool, ToolContext, ToolOutput};
 
 use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
@@ -29,8 +29,11 @@ const MAX_EDIT_ROUNDS: usize = 4;
 
 /// What the gate lets happen to one call.
 pub(super) enum GateEnd {
-    /// Run the tool now.
-    Proceed,
+    /// Run the tool now (`approved_by`: who approved its card, when one was answered).
+    Proceed {
+        /// The name of whoever approved the card.
+        approved_by: Option<String>,
+    },
     /// Run the tool now with the line the person edited before approving it.
     Edited(Edit),
     /// Do not run it; this is the output (a refusal, or a deferral's pending output).
@@ -81,6 +84,8 @@ pub(super) struct Edit {
     pub line: String,
     /// "They edited it; this ran instead".
     pub note: String,
+    /// Who edited and approved it.
+    pub by: String,
 }
 
 /// The arguments of `args` with `line` in the field the tool's gating reads.
@@ -265,16 +270,42 @@ pub(super) fn finish_run(run: Running, out: &ToolOutput) {
     run.finish(Some((approver, &detail)));
 }
 
+/// What one card shows as its action and who else may answer it.
+#[derive(Clone)]
+pub(super) struct CardFor {
+    /// The action the card lists (the exact line, or a carded tool's own listing).
+    action: String,
+    /// Who else may answer, as a carded tool declared.
+    may_answer: Option<MayAnswer>,
+}
+
+/// The answerers of a card: the session's usual ones, widened by what the tool declared.
+fn widened(base: Answerers, may: Option<&MayAnswer>) -> Answerers {
+    let Some(may) = may else { return base };
+    let (owners, local) = match base {
+        Answerers::Owners { ids } => (ids, false),
+        Answerers::Local => (Vec::new(), true),
+        Answerers::Holders { owners, local, .. } => (owners, local),
+    };
+    Answerers::Holders {
+        owners,
+        local,
+        asker: may.asker.clone(),
+        asker_needs: may.asker_needs.clone(),
+        anyone_with: may.anyone_with.clone(),
+    }
+}
+
 impl Loop<'_> {
     fn card(
         &self,
         tool: &str,
-        line: &str,
+        shown: &CardFor,
         risk: Risk,
         classified: &Classified,
         window: Duration,
     ) -> Card {
-        let answerers = self.answerers();
+        let answerers = widened(self.answerers(), shown.may_answer.as_ref());
         let nobody = matches!(&answerers, Answerers::Owners { ids } if ids.is_empty());
         let mut why = self.ctx.user_request.clone().unwrap_or_default();
         if nobody {
@@ -289,7 +320,7 @@ impl Loop<'_> {
             session: self.session.id.clone(),
             kind: CardKind::Approval,
             tool: tool.to_string(),
-            action: line.to_string(),
+            action: shown.action.clone(),
             why,
             risk,
             can_always: classified.can_always,
@@ -314,6 +345,20 @@ impl Loop<'_> {
         let spec = tool.spec();
         let (line, action) = gate_action(tool.as_ref(), args);
         let session = self.session.id.clone();
+        let mut shown = CardFor {
+            action: line.clone(),
+            may_answer: None,
+        };
+        if spec.behaviour.gating == Gating::Card {
+            // A carded tool reads its call first: it may refuse parts of it (or all of
+            // it) before any card, and says what the card lists and who may answer.
+            match tool.prepare(args, tool_ctx).await {
+                Prepared::Done(out) => return GateEnd::Stop(out),
+                Prepared::Ask { action, may_answer } => {
+                    shown = CardFor { action, may_answer };
+                }
+            }
+        }
         if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
@@ -327,7 +372,7 @@ impl Loop<'_> {
                 Approver::AutoSafe,
                 "confined by the tool",
             );
-            return GateEnd::Proceed;
+            return GateEnd::Proceed { approved_by: None };
         }
         // One request, one run (engine.md §5): a request already deferred in this session
         // is answered by where it stands, on every path — an announce turn's inline
@@ -346,8 +391,12 @@ impl Loop<'_> {
             }
         }
         let classified = classify(&action, &self.paths.workspace, true);
-        if let Route::Run(approver) = route(&line, &classified, &self.settings, &self.engine.store)
-        {
+        // A carded tool asks every time: no allowlist, grant or auto-safe route.
+        let routed = match spec.behaviour.gating {
+            Gating::Card => Route::Ask,
+            _ => route(&line, &classified, &self.settings, &self.engine.store),
+        };
+        if let Route::Run(approver) = routed {
             audit(
                 self.engine,
                 &session,
@@ -358,11 +407,11 @@ impl Loop<'_> {
                 approver,
                 &classified.reasons.join("; "),
             );
-            return GateEnd::Proceed;
+            return GateEnd::Proceed { approved_by: None };
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
         if cannot_block && spec.behaviour.deferrable {
-            return self.defer(tool, call_id, args, &line, key, &classified, tool_ctx);
+            return self.defer(tool, call_id, args, &shown, key, &classified, tool_ctx);
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         // The line on the card, and who edited it there: an edit that is not dangerous
@@ -371,7 +420,14 @@ impl Loop<'_> {
         let (mut asked, mut asked_class) = (line.clone(), classified);
         let mut edited_by: Option<String> = None;
         for _ in 0..MAX_EDIT_ROUNDS {
-            let mut card = self.card(&spec.name, &asked, spec.risk, &asked_class, window);
+            let listed = match asked == line {
+                true => shown.clone(),
+                false => CardFor {
+                    action: asked.clone(),
+                    may_answer: shown.may_answer.clone(),
+                },
+            };
+            let mut card = self.card(&spec.name, &listed, spec.risk, &asked_class, window);
             card.can_edit = with_line(tool.as_ref(), args, &asked).is_some();
             if let Some(by) = &edited_by {
                 card.why = format!(
@@ -407,7 +463,9 @@ impl Loop<'_> {
             let Some(new) = edit else {
                 save_grant(self.engine, &end, &asked, &asked_class);
                 if asked == line {
-                    return GateEnd::Proceed;
+                    return GateEnd::Proceed {
+                        approved_by: Some(by),
+                    };
                 }
                 return self.edited(
                     tool.as_ref(),
@@ -417,7 +475,9 @@ impl Loop<'_> {
                 );
             };
             let Some(new_args) = with_line(tool.as_ref(), args, &new) else {
-                return GateEnd::Proceed;
+                return GateEnd::Proceed {
+                    approved_by: Some(by),
+                };
             };
             let (_, new_action) = gate_action(tool.as_ref(), &new_args);
             let new_class = classify(&new_action, &self.paths.workspace, true);
@@ -445,8 +505,11 @@ impl Loop<'_> {
                     "[{by} EDITED this on the approval card before approving it. What ran is NOT what \
                      you proposed; it was exactly:\n{line}\n]\n"
                 ),
+                by: by.to_string(),
             }),
-            None => GateEnd::Proceed,
+            None => GateEnd::Proceed {
+                approved_by: Some(by.to_string()),
+            },
         }
     }
 
@@ -498,14 +561,16 @@ impl Loop<'_> {
         tool: &Arc<dyn Tool>,
         call_id: &str,
         args: &Value,
-        line: &str,
+        shown: &CardFor,
         key: Option<String>,
         classified: &Classified,
         tool_ctx: &ToolContext,
     ) -> GateEnd {
         let name = tool.spec().name.clone();
         let session = self.session.id.clone();
-        let card = self.card(&name, line, tool.spec().risk, classified, DEFERRED_WINDOW);
+        let line = gate_action(tool.as_ref(), args).0;
+        let line = line.as_str();
+        let card = self.card(&name, shown, tool.spec().risk, classified, DEFERRED_WINDOW);
         let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
             audit(
                 self.engine,
@@ -658,6 +723,9 @@ impl DeferredRun {
             return;
         }
         save_grant(&self.engine, &end, &self.line, &self.classified);
+        if let AskEnd::Decided { by, .. } = &end {
+            self.ctx.approved_by = Some(by.clone());
+        }
         // Settled before the runner starts, so a re-emission mid-run cannot run it twice.
         self.settle(format!(
             "This exact '{name}' request was approved and is running or has run; its result is \

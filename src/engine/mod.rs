@@ -259,8 +259,9 @@ impl Engine {
         &self,
         request_id: &str,
         who: &Answerer,
+        holds: &[String],
     ) -> Result<crate::protocol::Card, AnswerError> {
-        self.cards.card_for(request_id, who)
+        self.cards.card_for(request_id, who, holds)
     }
 
     /// Every card still waiting, in every session: the owner may answer any of them
@@ -277,6 +278,35 @@ impl Engine {
         who: &Answerer,
     ) -> Result<(), AnswerError> {
         self.cards.answer(request_id, decision, who)
+    }
+
+    /// Answer a card on behalf of `who`, who holds `holds` where the card is (their
+    /// permissions, as the surface read them at the press).
+    pub fn answer_card_holding(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
+        self.answer_holding(
+            request_id,
+            crate::protocol::CardAnswer::of(decision),
+            who,
+            holds,
+        )
+    }
+
+    /// Answer a card with everything a person may say, `who` holding `holds` where the
+    /// card is (their permissions, as the surface read them at the press).
+    pub fn answer_holding(
+        &self,
+        request_id: &str,
+        answer: crate::protocol::CardAnswer,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
+        self.cards.answer_holding(request_id, answer, who, holds)
     }
 
     /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).

@@ -1,6 +1,7 @@
 //! Rules that were built but pinned by no test (issue 12): a job born in a /v1 turn asks
 //! inline, an unknown tool name is a failure, the allowlist route and `force_ask`, and
-//! the `cancel_work` tool itself (engine.md §2, §4, §5; gate.md).
+//! the `cancel_work` tool itself, and a carded tool asking past the allowlist (engine.md
+//! §2, §4, §5; gate.md).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -306,4 +307,47 @@ fn last_tool_result(r: &Rig) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_carded_tool_always_asks_even_when_its_line_is_allowlisted() {
+    let mut place = fake("change_place", Risk::Write);
+    place.spec.behaviour.gating = crate::tools::Gating::Card;
+    place.spec.behaviour.may_always = false;
+    let runs = place.runs.clone();
+    let r = rig_with(vec![], vec![place], &[], "allowlist: [change_place]\n");
+    let mut rx = r.engine.session(ME).subscribe();
+    r.script
+        .replies
+        .lock()
+        .unwrap()
+        .extend([call("change_place", json!({})), Ok(say("done"))]);
+    let engine = r.engine.clone();
+    let turn = tokio::spawn(async move {
+        engine
+            .run_turn(
+                TurnRequest::text(crate::protocol::Origin::Owner, ME, "me", "change it"),
+                crate::engine::TurnOptions::default(),
+            )
+            .await
+    });
+    let mut asked = None;
+    loop {
+        let ev = rx.recv().await.unwrap();
+        match &ev.frame {
+            Frame::Card(card) => {
+                asked = Some(card.clone());
+                r.engine
+                    .answer_card(&card.request_id, Decision::Approve, &me())
+                    .unwrap();
+            }
+            Frame::TurnDone { .. } => break,
+            _ => {}
+        }
+    }
+    turn.await.unwrap();
+    let card = asked.expect("a card, though its line is allowlisted");
+    assert!(!card.can_always && !card.can_always_exact, "{card:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "approved, it ran once");
+    assert_eq!(audit_approvers(&r), ["user", "executed"]);
 }

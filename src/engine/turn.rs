@@ -143,7 +143,8 @@ pub(super) async fn run_loop_as(
         })
         .take(3)
         .collect();
-    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent);
+    let origin = session.origin();
+    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, origin.as_ref());
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
         // The browser server is always active: connected before the first request.
         if let Some(why) = mcp.ensure_always_active().await {
@@ -205,11 +206,13 @@ fn offered_tools(
     settings: &Settings,
     mode: Mode,
     recent: &[String],
+    origin: Option<&crate::protocol::Origin>,
 ) -> Vec<Arc<dyn Tool>> {
     let avail = Availability {
         mode,
         recent_user_messages: recent,
         settings,
+        origin,
     };
     engine
         .tools
@@ -232,6 +235,13 @@ fn offered_tools(
 impl Loop<'_> {
     async fn iterate(&mut self, items: &mut Vec<Item>) -> LoopEnd {
         let mut texts: Vec<String> = Vec::new();
+        // What the tool families note for this turn (the people in it), read once.
+        let notes = self.engine.tools.notes(
+            &self.session.id,
+            self.session.origin().as_ref(),
+            self.ctx.user_request.as_deref().unwrap_or(""),
+            &self.engine.store,
+        );
         for iteration in 1..=self.caps.max_iter {
             self.offer_active_mcp_tools();
             let spent = self.spent.tools_spent(&self.caps);
@@ -241,8 +251,12 @@ impl Loop<'_> {
             } else {
                 self.offered.iter().map(|t| t.spec()).collect()
             };
-            let system =
+            let mut system =
                 build_system_prompt(&self.engine.soul, self.ctx.register, self.ctx.mode, &specs);
+            for note in &notes {
+                system.push_str("\n\n");
+                system.push_str(note);
+            }
             let tools = specs
                 .iter()
                 .map(|s| FunctionSpec {

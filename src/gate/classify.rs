@@ -182,7 +182,8 @@ fn classify_tool(name: &str, risk: Risk, may_always: bool) -> Decision {
         Some("The tool has no name, so there is nothing to save.".to_string())
     } else if never_saved {
         Some(format!(
-            "'{name}' installs third-party code, so it asks every time and can never be saved."
+            "'{name}' asks every time and can never be saved: it installs third-party code or \
+             changes a place others share."
         ))
     } else {
         None

@@ -13,6 +13,7 @@ mod grants;
 mod inflight;
 mod jobs;
 pub mod keystore;
+mod people;
 mod reminders;
 mod search;
 mod seen;
@@ -21,6 +22,7 @@ pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
 pub use inflight::{Recovered, CUT_TURN_LINE};
 pub use jobs::cut_job_line;
+pub use people::PersonFact;
 pub use search::SearchHit;
 pub use seen::DrawnCard;
 
@@ -173,7 +175,35 @@ const MIGRATIONS: &[&str] = &[
     // 9: who set a reminder (the turn's author; on Discord `name (user id)`), so its
     // delivery mentions them (docs/tools.md); rows stored before it keep '' (unknown).
     "ALTER TABLE reminders ADD COLUMN asker TEXT NOT NULL DEFAULT '';",
-    // 10: a grant's time box (docs/gate.md, grants): unix ms on the grant clock, NULL
+    // 10: what she remembers about the members of a Discord server (one short fact each,
+    // how she knows it), and server plans: the changes of a plan, and the journal of the
+    // ones applied (so a stopped run resumes and nothing is applied twice).
+    "CREATE TABLE people_facts (
+        id INTEGER PRIMARY KEY,
+        guild INTEGER NOT NULL,
+        user INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        fact TEXT NOT NULL,
+        source TEXT NOT NULL,
+        by TEXT NOT NULL,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX people_facts_of ON people_facts(guild, user, id);
+     CREATE TABLE discord_plans (
+        id TEXT PRIMARY KEY,
+        session TEXT NOT NULL,
+        guild INTEGER NOT NULL,
+        changes TEXT NOT NULL,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE TABLE discord_plan_done (
+        plan TEXT NOT NULL,
+        step INTEGER NOT NULL,
+        result TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        PRIMARY KEY (plan, step)
+     );",
+    // 11: a grant's time box (docs/gate.md, grants): unix ms on the grant clock, NULL
     // until revoked.
     "ALTER TABLE grants ADD COLUMN expires_at_ms INTEGER;",
 ];

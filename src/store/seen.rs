@@ -133,11 +133,11 @@ impl Store {
 }
 
 /// Discord ids fit in 63 bits; SQLite integers are signed.
-fn as_i64(v: u64) -> i64 {
+pub(super) fn as_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn as_u64(v: i64) -> u64 {
+pub(super) fn as_u64(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 

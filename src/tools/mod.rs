@@ -37,7 +37,9 @@ pub mod work;
 
 pub use output::{Ended, ToolOutput};
 pub use source::ToolSource;
-pub use spec::{Behaviour, CapGroup, Gating, Scope, ToolLines, ToolSpec, OUTPUT_CAP};
+pub use spec::{
+    Behaviour, CapGroup, Gating, MayAnswer, Prepared, Scope, ToolLines, ToolSpec, OUTPUT_CAP,
+};
 
 /// Paths a tool may need.
 #[derive(Debug, Clone)]
@@ -113,6 +115,8 @@ pub struct ToolContext {
     pub reminders: Option<Arc<cron::Reminders>>,
     /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
     pub origin: Option<Origin>,
+    /// Who approved this call on its card, when a card was answered for it.
+    pub approved_by: Option<String>,
 }
 
 impl ToolContext {
@@ -147,6 +151,7 @@ impl ToolContext {
             store: None,
             reminders: None,
             origin: Some(Origin::Owner),
+            approved_by: None,
         }
     }
 
@@ -172,6 +177,8 @@ pub struct Availability<'a> {
     pub recent_user_messages: &'a [String],
     /// The live settings of this turn.
     pub settings: &'a Settings,
+    /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
+    pub origin: Option<&'a Origin>,
 }
 
 /// One tool. Implementations live one family per file in this folder.
@@ -188,6 +195,15 @@ pub trait Tool: Send + Sync {
     /// The action line for a row, from the real arguments (engine.md §3).
     fn action_line(&self, args: &Value) -> String {
         default_action_line(self.spec(), args)
+    }
+
+    /// For a [`Gating::Card`] tool: read the call before its card (it may look things
+    /// up and refuse parts of it). By default the card shows the action line.
+    async fn prepare(&self, args: &Value, _ctx: &ToolContext) -> Prepared {
+        Prepared::Ask {
+            action: self.action_line(args),
+            may_answer: None,
+        }
     }
 
     /// True when one failure withdraws the tool for the rest of the turn (web_extract).
@@ -244,12 +260,26 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
     }
 }
 
+/// Notes a tool family adds to a turn's system prompt (what she remembers about the
+/// people in the conversation): information for her, never instructions.
+pub trait TurnNotes: Send + Sync {
+    /// The notes for a turn in `session` from `origin` saying `text`, if any.
+    fn notes(
+        &self,
+        session: &str,
+        origin: Option<&Origin>,
+        text: &str,
+        store: &Store,
+    ) -> Option<String>;
+}
+
 /// The tools the engine can offer, in a stable order, and the source (MCP) whose
 /// tools (`server__tool`) come and go while the process runs.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     source: Option<Arc<dyn ToolSource>>,
+    notes: Vec<Arc<dyn TurnNotes>>,
 }
 
 impl Registry {
@@ -283,6 +313,25 @@ impl Registry {
     /// The source of tools that come and go, when one is attached.
     pub fn source(&self) -> Option<&Arc<dyn ToolSource>> {
         self.source.as_ref()
+    }
+
+    /// Add a source of prompt notes.
+    pub fn add_notes(&mut self, notes: Arc<dyn TurnNotes>) {
+        self.notes.push(notes);
+    }
+
+    /// Every note the sources have for this turn.
+    pub fn notes(
+        &self,
+        session: &str,
+        origin: Option<&Origin>,
+        text: &str,
+        store: &Store,
+    ) -> Vec<String> {
+        self.notes
+            .iter()
+            .filter_map(|n| n.notes(session, origin, text, store))
+            .collect()
     }
 
     /// A tool by name: a registered one, else a live tool of the source.

@@ -92,6 +92,33 @@ pub enum Gating {
     Card,
 }
 
+/// Who else may answer a carded tool's card, beyond the session's usual answerers
+/// (docs/gate.md): anyone holding one of `anyone_with`, or the asker holding every one of
+/// `asker_needs`, as the surface reads it at the press.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MayAnswer {
+    /// The id of the person who asked, on their surface.
+    pub asker: String,
+    /// What the asker must hold, every one, to answer their own card.
+    pub asker_needs: Vec<String>,
+    /// Holding any one of these lets anyone answer.
+    pub anyone_with: Vec<String>,
+}
+
+/// What a [`Gating::Card`] tool says before its card is shown (`Tool::prepare`).
+#[derive(Debug)]
+pub enum Prepared {
+    /// Ask: the card lists `action`; `may_answer` widens who may answer it.
+    Ask {
+        /// What the card shows as the action (every change, in order).
+        action: String,
+        /// Who else may answer, when the tool says so.
+        may_answer: Option<MayAnswer>,
+    },
+    /// Nothing to ask: this is the call's output (bad arguments, everything refused).
+    Done(crate::tools::ToolOutput),
+}
+
 /// Which per-turn call cap a tool counts against (docs/engine.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CapGroup {

@@ -8,6 +8,8 @@ mod crash_more;
 mod discord;
 mod discord_approvals;
 mod discord_catch_up;
+mod discord_manage;
+mod discord_plans;
 mod discord_questions;
 mod discord_reminders;
 mod discord_rules;

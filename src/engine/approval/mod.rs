@@ -243,7 +243,24 @@ impl CardBoard {
         answer: CardAnswer,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.reply(request_id, (answer, who.name.clone(), who.via.clone()), who)
+        self.answer_holding(request_id, answer, who, &[])
+    }
+
+    /// Like [`CardBoard::answer_with`], `who` holding `holds` where the card is, as
+    /// their surface read it at the press (an [`Answerers::Holders`] card checks them).
+    pub fn answer_holding(
+        &self,
+        request_id: &str,
+        answer: CardAnswer,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
+        self.reply(
+            request_id,
+            (answer, who.name.clone(), who.via.clone()),
+            who,
+            holds,
+        )
     }
 
     /// Answer an input card with typed text (ask_user, clarify).
@@ -262,16 +279,27 @@ impl CardBoard {
 
     /// The open card `request_id` when `who` may answer it (a surface checks before it
     /// opens a form for the answer); the same refusal an answer would get otherwise.
-    pub fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
+    pub fn card_for(
+        &self,
+        request_id: &str,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<Card, AnswerError> {
         match self.open.get(request_id) {
             None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
             None => Err(AnswerError::Unknown),
-            Some(p) if may_answer(&p.card, who) => Ok(p.card.clone()),
+            Some(p) if may_answer(&p.card.answerers, who, holds) => Ok(p.card.clone()),
             Some(_) => Err(AnswerError::NotYours),
         }
     }
 
-    fn reply(&self, request_id: &str, reply: Reply, who: &Answerer) -> Result<(), AnswerError> {
+    fn reply(
+        &self,
+        request_id: &str,
+        reply: Reply,
+        who: &Answerer,
+        holds: &[String],
+    ) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
@@ -279,7 +307,7 @@ impl CardBoard {
                 if let Some(problem) = reply.0.problem(&p.card) {
                     return Err(AnswerError::Invalid(problem));
                 }
-                may_answer(&p.card, who)
+                may_answer(&p.card.answerers, who, holds)
             }
         };
         if !allowed {
@@ -296,11 +324,27 @@ impl CardBoard {
     }
 }
 
-/// Whether `who` may answer `card`: the owner at their own surface (terminal, page)
-/// answers any card; on Discord, only the card's owners.
-fn may_answer(card: &Card, who: &Answerer) -> bool {
+/// Whether `who`, holding `holds`, may answer a card for `answerers`: the owner at
+/// their own surface (terminal, page) answers any card; on Discord, the card's owners,
+/// and for a carded tool's card also whoever holds what it declared.
+fn may_answer(answerers: &Answerers, who: &Answerer, holds: &[String]) -> bool {
+    let held = |name: &String| holds.iter().any(|h| h == name);
     who.local
-        || matches!(&card.answerers, Answerers::Owners { ids } if ids.iter().any(|o| o == &who.id))
+        || match answerers {
+            Answerers::Local => false,
+            Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
+            Answerers::Holders {
+                owners,
+                asker,
+                asker_needs,
+                anyone_with,
+                ..
+            } => {
+                owners.iter().any(|o| o == &who.id)
+                    || anyone_with.iter().any(held)
+                    || (&who.id == asker && !asker_needs.is_empty() && asker_needs.iter().all(held))
+            }
+        }
 }
 
 /// A card on screen, waiting for its answer. Dropped unsettled, it settles dismissed.

@@ -55,11 +55,13 @@ pub(crate) async fn on_answer_button(
 /// approval's Deny… (with its reason) or Edit… (the edited line, approved once).
 pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
     let who = super::approve::answerer(&m.user, m.member.as_ref().and_then(|mm| mm.nick.clone()));
+    let holds = super::approve::holds(m.member.as_ref());
+    let channel = m.channel_id.get();
     let r = if let Some((request_id, answer)) = super::approve::answer_of(&m) {
-        match bot.engine.answer(&request_id, answer, &who) {
+        match bot.engine.answer_holding(&request_id, answer, &who, &holds) {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
-            Err(e) => private(cards::refusal_words(&e)),
+            Err(e) => private(super::approve::refusal(bot, channel, &request_id, &e)),
         }
     } else if let Some(request_id) = cards::parse_answer(&m.data.custom_id) {
         let typed = super::approve::field(&m, cards::ANSWER_FIELD);

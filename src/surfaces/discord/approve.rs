@@ -10,8 +10,8 @@ use serenity::all::{
     ModalInteraction,
 };
 
-use crate::engine::Answerer;
-use crate::protocol::{CardAnswer, Decision};
+use crate::engine::{AnswerError, Answerer};
+use crate::protocol::{Answerers, CardAnswer, Decision};
 
 use super::cards;
 use super::send::private;
@@ -32,6 +32,32 @@ pub(crate) fn answerer(user: &serenity::all::User, nick: Option<String>) -> Answ
     }
 }
 
+/// What the person holds where they pressed, as Discord computed it into the
+/// interaction's member (permission names).
+pub(crate) fn holds(member: Option<&serenity::all::Member>) -> Vec<String> {
+    member
+        .and_then(|m| m.permissions)
+        .map(|p| crate::tools::discord::guild::permission_names(p.bits()))
+        .unwrap_or_default()
+}
+
+/// The private sentence for a refused answer: a carded tool's shared card says who may
+/// answer it; any other card, why not.
+pub(crate) fn refusal(bot: &Bot, channel: u64, request_id: &str, e: &AnswerError) -> String {
+    let shared = bot
+        .engine
+        .open_cards(&super::session_of(channel))
+        .iter()
+        .any(|k| k.request_id == request_id && matches!(k.answerers, Answerers::Holders { .. }));
+    match e {
+        AnswerError::NotYours if shared => cards::NOT_YOURS_SHARED.to_string(),
+        _ => cards::refusal_words(e),
+    }
+}
+
+/// Who answers, and what they hold where the card is.
+pub(crate) type Who<'a> = (&'a Answerer, &'a [String]);
+
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
     if let Err(e) = c.create_response(&ctx.http, r).await {
         tracing::warn!("Discord: answering an approval press: {e}");
@@ -44,9 +70,10 @@ pub(crate) async fn on_deny(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    who: &Answerer,
+    (who, holds): Who<'_>,
 ) {
-    let r = match bot.engine.card_for(id, who) {
+    let channel = c.channel_id.get();
+    let r = match bot.engine.card_for(id, who, holds) {
         Ok(_) => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -59,7 +86,7 @@ pub(crate) async fn on_deny(
                     .components(vec![CreateActionRow::InputText(field)]),
             )
         }
-        Err(e) => private(cards::refusal_words(&e)),
+        Err(e) => private(refusal(bot, channel, id, &e)),
     };
     respond(ctx, c, r).await
 }
@@ -70,9 +97,10 @@ pub(crate) async fn on_edit(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    who: &Answerer,
+    (who, holds): Who<'_>,
 ) {
-    let r = match bot.engine.card_for(id, who) {
+    let channel = c.channel_id.get();
+    let r = match bot.engine.card_for(id, who, holds) {
         Ok(card) if card.action.chars().count() <= FIELD_MAX => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -87,7 +115,7 @@ pub(crate) async fn on_edit(
             )
         }
         Ok(_) => private("That line is too long to edit on Discord; edit it on the web page or at the terminal. Nothing changed."),
-        Err(e) => private(cards::refusal_words(&e)),
+        Err(e) => private(refusal(bot, channel, id, &e)),
     };
     respond(ctx, c, r).await
 }
@@ -98,8 +126,9 @@ pub(crate) async fn on_always(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    who: &Answerer,
+    (who, holds): Who<'_>,
 ) {
+    let channel = c.channel_id.get();
     let chosen = match &c.data.kind {
         ComponentInteractionDataKind::StringSelect { values } => {
             values.first().and_then(|v| cards::parse_always(v))
@@ -113,10 +142,10 @@ pub(crate) async fn on_always(
                 for_s,
                 ..CardAnswer::of(decision)
             };
-            match bot.engine.answer(id, answer, who) {
+            match bot.engine.answer_holding(id, answer, who, holds) {
                 // The card message is edited by the session's view when it settles.
                 Ok(()) => CreateInteractionResponse::Acknowledge,
-                Err(e) => private(cards::refusal_words(&e)),
+                Err(e) => private(refusal(bot, channel, id, &e)),
             }
         }
     };

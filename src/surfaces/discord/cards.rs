@@ -322,6 +322,9 @@ pub fn restarted(card: &GateCard, in_dm: bool) -> Card {
     c
 }
 
+/// The private refusal on a card for a change to this server.
+pub const NOT_YOURS_SHARED: &str = "That card is not yours to answer: only the person who asked (holding every permission its changes need, checked as you press), an owner or an Administrator may approve it. Nothing changed.";
+
 /// The private answer to a press the engine refused.
 pub fn refusal_words(err: &crate::engine::AnswerError) -> String {
     match err {

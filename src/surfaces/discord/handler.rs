@@ -22,7 +22,7 @@ impl EventHandler for Handler {
         ctx.http.set_application_id(ready.application.id);
         let _ = bot.http.set(ctx.http.clone());
         let _ = bot.cache.set(ctx.cache.clone());
-        bot.port_slot.set(Some(Arc::new(Port(bot.clone()))));
+        bot.port_slot.set(Some(Arc::new(Port::new(bot.clone()))));
         let reminders = match bot.reminders.lock() {
             Ok(mut g) => g.take(),
             Err(p) => p.into_inner().take(),

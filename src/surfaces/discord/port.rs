@@ -1,12 +1,15 @@
-//! The Discord port the discord_* read tools call (registered on READY): channel
-//! history, as the person asking may read it, and the members of this guild only.
+//! The Discord port the discord_* tools call (registered on READY): channel history, as
+//! the person asking may read it, the members of this guild only, voice, and server
+//! management (the server read fresh, one change applied: `manage.rs`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
-use crate::tools::discord::{DiscordPort, VoiceAction};
+use crate::tools::discord::{ApiError, Change, DiscordPort, Guild, VoiceAction};
+
+use super::rest::Rest;
 
 use super::{channel_of, Bot};
 
@@ -19,10 +22,25 @@ fn channel_id(raw: &str) -> Option<u64> {
         .ok()
 }
 
-/// The port, over the surface's state.
-pub(crate) struct Port(pub Arc<Bot>);
+/// The port, over the surface's state, with its REST client for server management.
+pub(crate) struct Port(pub Arc<Bot>, Rest);
 
 impl Port {
+    /// The port of `bot`.
+    pub(crate) fn new(bot: Arc<Bot>) -> Port {
+        let rest = Rest::new(&bot.settings.token, bot.settings.api_base.as_deref());
+        Port(bot, rest)
+    }
+
+    /// The guild of this session's channel, and the channel.
+    fn guild_here(&self, session: &str) -> Result<(GuildId, u64), String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let guild = self
+            .guild_of(here)
+            .ok_or("This conversation is not in a server, so there is no server to manage.")?;
+        Ok((guild, here))
+    }
+
     fn guild_of(&self, channel: u64) -> Option<GuildId> {
         let cache = self.0.cache.get()?;
         let id = ChannelId::new(channel.max(1));
@@ -221,5 +239,82 @@ impl DiscordPort for Port {
                 super::voice::rooms::join(bot, guild, target).await
             }
         }
+    }
+
+    async fn guild(&self, session: &str) -> Result<Guild, String> {
+        let (guild, here) = self.guild_here(session)?;
+        let bot = &self.0;
+        let me = bot.me.get().copied().unwrap_or(0);
+        let (name, owner) = bot
+            .cache
+            .get()
+            .and_then(|c| c.guild(guild).map(|g| (g.name.clone(), g.owner_id.get())))
+            .unwrap_or_default();
+        super::manage::read(&self.1, guild.get(), (name, owner, me, here)).await
+    }
+
+    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
+        let (guild, _) = self.guild_here(session).map_err(|why| ApiError {
+            status: 0,
+            code: 0,
+            message: why,
+        })?;
+        super::manage::apply(&self.1, guild.get(), change).await
+    }
+
+    fn guild_id(&self, session: &str) -> Option<u64> {
+        self.guild_here(session).ok().map(|(g, _)| g.get())
+    }
+
+    fn file_limit(&self, session: &str) -> u64 {
+        use serenity::all::PremiumTier;
+        let tier = self.guild_here(session).ok().and_then(|(g, _)| {
+            let cache = self.0.cache.get()?;
+            cache.guild(g).map(|g| g.premium_tier)
+        });
+        match tier {
+            Some(PremiumTier::Tier2) => 50 * 1024 * 1024,
+            Some(PremiumTier::Tier3) => 100 * 1024 * 1024,
+            _ => crate::tools::discord::FILE_LIMIT,
+        }
+    }
+
+    async fn send_file(
+        &self,
+        session: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        text: Option<&str>,
+    ) -> Result<String, String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let http = self.0.http().ok_or("Discord is not connected.")?;
+        let size = bytes.len();
+        let mut msg = serenity::all::CreateMessage::new()
+            .add_file(serenity::all::CreateAttachment::bytes(bytes, name))
+            .allowed_mentions(serenity::all::CreateAllowedMentions::new());
+        if let Some(t) = text.filter(|t| !t.trim().is_empty()) {
+            msg = msg.content(t);
+        }
+        ChannelId::new(here.max(1))
+            .send_message(http, msg)
+            .await
+            .map_err(|e| format!("Discord would not take the file ({e}). Nothing was sent."))?;
+        Ok(format!("Sent {name} ({size} bytes) to this channel."))
+    }
+
+    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
+        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let http = self.0.http().ok_or("Discord is not connected.")?;
+        let embed = serenity::all::CreateEmbed::new()
+            .title(crate::tools::clip_chars(title, 250))
+            .description(crate::tools::clip_chars(body, 4000));
+        let msg = serenity::all::CreateMessage::new()
+            .embed(embed)
+            .allowed_mentions(serenity::all::CreateAllowedMentions::new());
+        ChannelId::new(here.max(1))
+            .send_message(http, msg)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the plan could not be shown ({e})"))
     }
 }

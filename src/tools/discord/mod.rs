@@ -1,14 +1,37 @@
 //! The Discord tools, one file each (discord_read_history, discord_people,
-//! discord_voice). They never import serenity: they call a [`DiscordPort`] that the
+//! discord_voice, discord_guild_read, discord_act, discord_plan, discord_apply_plan,
+//! discord_remember_person, discord_send_file). They never import serenity: they call a [`DiscordPort`] that the
 //! Discord surface registers in a [`PortSlot`] while it is connected, and they are
 //! offered only while one is there.
 
+mod act;
+pub mod action;
+mod apply_plan;
+mod batch;
+pub mod change;
+mod forum;
+pub mod guild;
+mod guild_read;
 mod history;
 mod people;
+mod plan;
+pub mod remember;
+pub mod resolve;
+mod send_file;
+#[cfg(test)]
+mod tests;
 pub mod voice;
 
+pub use act::DiscordAct;
+pub use apply_plan::ApplyPlan;
+pub use change::{ApiError, Change};
+pub use guild::Guild;
+pub use guild_read::GuildRead;
 pub use history::ReadHistory;
 pub use people::People;
+pub use plan::DiscordPlan;
+pub use remember::{PeopleNotes, RememberPerson};
+pub use send_file::SendFile;
 
 use std::sync::{Arc, RwLock};
 
@@ -16,12 +39,15 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::protocol::{Risk, StepKind};
-use crate::tools::{Behaviour, Scope, ToolLines, ToolSpec};
+use crate::tools::{Behaviour, Gating, Scope, ToolLines, ToolSpec};
 
 /// How many messages discord_read_history reads when not told.
 pub const HISTORY_DEFAULT: usize = 100;
 /// The most it reads in one call.
 pub const HISTORY_MAX: usize = 400;
+
+/// Discord's file size limit for a bot in a server without boosts (10 MiB).
+pub const FILE_LIMIT: u64 = 10 * 1024 * 1024;
 
 /// What the Discord surface does for the read tools. Each answer is text for the
 /// model, or one sentence saying why not (the asker may not read that channel, …).
@@ -50,6 +76,54 @@ pub trait DiscordPort: Send + Sync {
     ) -> Result<String, String> {
         let _ = (session, action, channel);
         Err("Voice is not available here.".into())
+    }
+
+    /// This session's server, read fresh from Discord: channels, roles, members, its
+    /// owner, her own id and the conversation's channel.
+    async fn guild(&self, session: &str) -> Result<Guild, String> {
+        let _ = session;
+        Err("Server management is not available here.".into())
+    }
+
+    /// The id of this session's server, from what the surface already knows (no call).
+    fn guild_id(&self, session: &str) -> Option<u64> {
+        let _ = session;
+        None
+    }
+
+    /// The most bytes one file may have in this session's channel.
+    fn file_limit(&self, session: &str) -> u64 {
+        let _ = session;
+        FILE_LIMIT
+    }
+
+    /// Send file `name` (`bytes`) with `text` to this session's channel; one sentence.
+    async fn send_file(
+        &self,
+        session: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        text: Option<&str>,
+    ) -> Result<String, String> {
+        let _ = (session, name, bytes, text);
+        Err("Sending files is not available here.".into())
+    }
+
+    /// Post an embed (`title`, `body`) in this session's channel (a plan shown).
+    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
+        let _ = (session, title, body);
+        Err("Posting is not available here.".into())
+    }
+
+    /// Apply one change to this session's server; a created channel's or role's id.
+    /// Rate limits are waited out, never answered as errors.
+    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
+        let _ = (session, change);
+        Err(ApiError {
+            status: 0,
+            code: 0,
+            message: "server management is not available here".into(),
+        })
     }
 }
 
@@ -86,6 +160,12 @@ impl PortSlot {
     }
 }
 
+/// Whether a server tool may be offered: Discord is connected and the conversation is
+/// on Discord.
+pub(super) fn offered_here(port: &PortSlot, ctx: &crate::tools::Availability<'_>) -> bool {
+    port.get().is_some() && matches!(ctx.origin, Some(crate::protocol::Origin::Discord { .. }))
+}
+
 /// The spec every Discord read tool shares: family discord, read risk, guests may be
 /// offered it.
 pub(super) fn spec(name: &str, description: &str, params: Value, lines: [&str; 4]) -> ToolSpec {
@@ -110,8 +190,33 @@ pub(super) fn spec(name: &str, description: &str, params: Value, lines: [&str; 4
     }
 }
 
+/// The spec of a Discord write tool: family discord, write risk, always its own card
+/// (a change to a shared place), never an "always", guests may ask for it (who may
+/// answer its card is the tool's to say).
+pub(super) fn write_spec(
+    name: &str,
+    description: &str,
+    params: Value,
+    timeout: std::time::Duration,
+    lines: [&str; 4],
+) -> ToolSpec {
+    let mut s = spec(name, description, params, lines);
+    s.risk = Risk::Write;
+    s.timeout = Some(timeout);
+    s.behaviour.gating = Gating::Card;
+    s.behaviour.may_always = false;
+    s
+}
+
 /// Register the Discord tools on `registry`, reading through `port`.
 pub fn register(registry: &mut crate::tools::Registry, port: &PortSlot) {
+    registry.register(Arc::new(GuildRead::new(port.clone())));
+    registry.register(Arc::new(DiscordAct::new(port.clone())));
+    registry.register(Arc::new(DiscordPlan::new(port.clone())));
+    registry.register(Arc::new(ApplyPlan::new(port.clone())));
+    registry.register(Arc::new(RememberPerson::new(port.clone())));
+    registry.register(Arc::new(SendFile::new(port.clone())));
+    registry.add_notes(Arc::new(PeopleNotes::new(port.clone())));
     registry.register(Arc::new(ReadHistory::new(port.clone())));
     registry.register(Arc::new(People::new(port.clone())));
     registry.register(Arc::new(voice::DiscordVoice::new(port.clone())));

@@ -1,4 +1,5 @@
-//! discord_people: the members of this guild, through the port.
+//! discord_people: the members of this guild, through the port, with what she
+//! remembers about each (discord_remember_person).
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -54,8 +55,34 @@ impl Tool for People {
             return ToolOutput::refused("Discord is not connected, so nobody was listed.");
         };
         match port.people(&ctx.session, query).await {
-            Ok(text) => ToolOutput::ok(text),
+            Ok(text) => ToolOutput::ok(with_facts(text, port.guild_id(&ctx.session), ctx)),
             Err(why) => ToolOutput::refused(why),
         }
     }
+}
+
+/// Each member's line of `text` (`… (id N)…`) followed by what she remembers of them.
+fn with_facts(text: String, guild: Option<u64>, ctx: &ToolContext) -> String {
+    let (Some(guild), Some(store)) = (guild, ctx.store.as_ref()) else {
+        return text;
+    };
+    let facts = store.person_facts(guild, None).unwrap_or_default();
+    if facts.is_empty() {
+        return text;
+    }
+    text.lines()
+        .map(|line| {
+            let mine: Vec<String> = facts
+                .iter()
+                .filter(|f| line.contains(&format!("(id {})", f.user)))
+                .map(super::remember::fact_words)
+                .collect();
+            if mine.is_empty() {
+                line.to_string()
+            } else {
+                format!("{line}; remembered: {}", mine.join("; "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

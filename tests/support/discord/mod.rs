@@ -5,6 +5,7 @@
 //! calls the bot made (replies, embeds, components, edits, ephemeral flags).
 #![allow(dead_code)]
 
+pub mod manage;
 pub mod payloads;
 mod server;
 
@@ -180,6 +181,8 @@ pub(crate) struct Shared {
     /// The channel of each interaction, by its token (a followup or an edit of the
     /// original response answers with a message in that channel, as Discord's does).
     pub interaction_channels: Mutex<std::collections::HashMap<String, String>>,
+    /// The guild's live channels and roles, and queued faults (`manage.rs`).
+    pub server: Mutex<manage::Server>,
 }
 
 impl Shared {
@@ -266,9 +269,15 @@ impl FakeDiscord {
             payloads::voice_channel(STUDIO, GUILD, "studio"),
         ];
         let roles = vec![payloads::role(BOT_ROLE, "kotoba", 0)];
+        let payload = payloads::guild(GUILD, OWNER, &channels, &members, &roles);
+        let server = manage::Server {
+            channels: channels.clone(),
+            roles: payload["roles"].as_array().cloned().unwrap_or_default(),
+            ..manage::Server::default()
+        };
         let guild = GuildDef {
             id: GUILD,
-            payload: payloads::guild(GUILD, OWNER, &channels, &members, &roles),
+            payload,
             members,
         };
         let shared = Arc::new(Shared {
@@ -292,6 +301,7 @@ impl FakeDiscord {
             voice_updates: Mutex::new(Vec::new()),
             voice_endpoint: Mutex::new(None),
             interaction_channels: Mutex::new(std::collections::HashMap::new()),
+            server: Mutex::new(server),
         });
         let app = Router::new()
             .route("/gateway", get(server::gateway))
@@ -603,12 +613,21 @@ impl FakeDiscord {
     /// `user` presses the button `custom_id` on the bot's message `message` (a JSON
     /// message as the bot posted it). Returns the interaction id.
     pub fn press(&self, channel: u64, message_id: &str, custom_id: &str, user: u64) -> u64 {
-        self.component(
-            channel,
-            message_id,
-            json!({"custom_id": custom_id, "component_type": 2}),
-            user,
-        )
+        self.press_holding(channel, message_id, custom_id, user, 1 << 10 | 1 << 11)
+    }
+
+    /// Like [`FakeDiscord::press`], the presser holding `permissions` in the channel (as
+    /// Discord computes them into the interaction's member).
+    pub fn press_holding(
+        &self,
+        channel: u64,
+        message_id: &str,
+        custom_id: &str,
+        user: u64,
+        permissions: u64,
+    ) -> u64 {
+        let data = json!({"custom_id": custom_id, "component_type": 2});
+        self.component(channel, message_id, data, user, permissions)
     }
 
     /// `user` picks `values` in the select menu `custom_id` on the bot's message
@@ -622,12 +641,19 @@ impl FakeDiscord {
         user: u64,
     ) -> u64 {
         let data = json!({"custom_id": custom_id, "component_type": 3, "values": values});
-        self.component(channel, message_id, data, user)
+        self.component(channel, message_id, data, user, 1 << 10 | 1 << 11)
     }
 
     /// A MESSAGE_COMPONENT interaction with `data` on the bot's message `message_id`.
-    fn component(&self, channel: u64, message_id: &str, data: Value, user: u64) -> u64 {
-        let (id, mut i) = self.interaction(3, channel, user, 1 << 10 | 1 << 11);
+    fn component(
+        &self,
+        channel: u64,
+        message_id: &str,
+        data: Value,
+        user: u64,
+        permissions: u64,
+    ) -> u64 {
+        let (id, mut i) = self.interaction(3, channel, user, permissions);
         i["data"] = data;
         i["message"] = json!({
             "id": message_id, "channel_id": channel.to_string(),
@@ -687,5 +713,62 @@ impl FakeDiscord {
     pub async fn wait_callback(&self, interaction: u64) -> Call {
         let suffix = format!("/interactions/{interaction}/tok{interaction}/callback");
         self.wait_for(move |c| c.path.ends_with(&suffix)).await
+    }
+
+    /// Put role `id` (`name`, `permissions`, `position`) in the guild, replacing one of
+    /// the same id.
+    pub fn set_role(&self, id: u64, name: &str, permissions: u64, position: i64) {
+        let mut r = payloads::role(id, name, permissions);
+        r["position"] = json!(position);
+        let mut server = lock(&self.shared.server);
+        server.roles.retain(|x| x["id"] != json!(id.to_string()));
+        server.roles.push(r);
+    }
+
+    /// Put text channel `id` named `name` in the guild.
+    pub fn add_channel(&self, id: u64, name: &str) {
+        lock(&self.shared.server)
+            .channels
+            .push(payloads::text_channel(id, GUILD, name));
+    }
+
+    /// Give member `user` the role `role`.
+    pub fn give_member_role(&self, user: u64, role: u64) {
+        let mut guilds = lock(&self.shared.guilds);
+        for m in guilds.iter_mut().flat_map(|g| g.members.iter_mut()) {
+            if m["user"]["id"] == json!(user.to_string()) {
+                if let Some(list) = m["roles"].as_array_mut() {
+                    list.push(json!(role.to_string()));
+                }
+            }
+        }
+    }
+
+    /// Answer the next matching call with this fault.
+    pub fn queue_fault(&self, fault: manage::Fault) {
+        lock(&self.shared.server).faults.push_back(fault);
+    }
+
+    /// The guild's channels now.
+    pub fn channels(&self) -> Vec<Value> {
+        lock(&self.shared.server).channels.clone()
+    }
+
+    /// The forum posts made so far.
+    pub fn threads(&self) -> Vec<Value> {
+        lock(&self.shared.server).threads.clone()
+    }
+
+    /// The guild's roles now.
+    pub fn roles(&self) -> Vec<Value> {
+        lock(&self.shared.server).roles.clone()
+    }
+
+    /// The guild's members now.
+    pub fn members(&self) -> Vec<Value> {
+        lock(&self.shared.guilds)
+            .iter()
+            .flat_map(|g| g.members.clone())
+            .collect()
     }
 }

@@ -49,6 +49,9 @@ pub async fn rest(
     let body = json_body.unwrap_or(Value::Null);
     let parts: Vec<&str> = path.trim_start_matches("/api/v10/").split('/').collect();
     let m = method.as_str();
+    if let Some(r) = super::manage::route(&sh, m, &parts, &body) {
+        return r;
+    }
     match (m, parts.as_slice()) {
         ("GET", ["gateway"]) | ("GET", ["gateway", "bot"]) => Json(json!({
             "url": format!("ws://{}/gateway", sh.addr()),

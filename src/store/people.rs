@@ -1,0 +1,162 @@
+//! What she keeps about a Discord server: one short fact per row about a member (how she
+//! knows it: said, told by someone else, observed), the newest kept per person; and the
+//! plans of discord_plan with the journal of the steps applied.
+
+use rusqlite::params;
+
+use super::seen::{as_i64, as_u64};
+use super::{now_ms, Store, StoreError};
+
+/// The most facts kept per person; older ones go.
+pub const FACTS_PER_PERSON: usize = 20;
+
+/// One fact about a member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonFact {
+    /// Their user id.
+    pub user: u64,
+    /// Their name when it was written.
+    pub name: String,
+    /// The fact.
+    pub fact: String,
+    /// said, told or observed.
+    pub source: String,
+    /// Who it came from.
+    pub by: String,
+}
+
+impl Store {
+    /// Keep `fact` about `user` (shown as `name`) of `guild`, dropping their oldest past
+    /// [`FACTS_PER_PERSON`].
+    pub fn add_person_fact(
+        &self,
+        guild: u64,
+        user: u64,
+        name: &str,
+        fact: &str,
+        source: &str,
+        by: &str,
+    ) -> Result<(), StoreError> {
+        let conn = self.conn();
+        let (g, u) = (as_i64(guild), as_i64(user));
+        conn.execute(
+            "INSERT INTO people_facts(guild, user, name, fact, source, by, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![g, u, name, fact, source, by, now_ms()],
+        )?;
+        conn.execute(
+            "DELETE FROM people_facts WHERE guild = ?1 AND user = ?2 AND id NOT IN
+               (SELECT id FROM people_facts WHERE guild = ?1 AND user = ?2
+                ORDER BY id DESC LIMIT ?3)",
+            params![g, u, FACTS_PER_PERSON as i64],
+        )?;
+        Ok(())
+    }
+
+    /// The facts kept about members of `guild` (only `users` when given), oldest first.
+    pub fn person_facts(
+        &self,
+        guild: u64,
+        users: Option<&[u64]>,
+    ) -> Result<Vec<PersonFact>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT user, name, fact, source, by FROM people_facts WHERE guild = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![as_i64(guild)], |r| {
+            Ok(PersonFact {
+                user: as_u64(r.get(0)?),
+                name: r.get(1)?,
+                fact: r.get(2)?,
+                source: r.get(3)?,
+                by: r.get(4)?,
+            })
+        })?;
+        let mut out = Vec::new();
+        for f in rows {
+            let f = f?;
+            if users.is_none_or(|u| u.contains(&f.user)) {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keep plan `id` (its changes as JSON) for `session` in `guild`.
+    pub fn save_plan(
+        &self,
+        id: &str,
+        session: &str,
+        guild: u64,
+        changes: &str,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT OR REPLACE INTO discord_plans(id, session, guild, changes, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, session, as_i64(guild), changes, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// Plan `id`: its session, guild and changes.
+    pub fn plan(&self, id: &str) -> Result<Option<(String, u64, String)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached("SELECT session, guild, changes FROM discord_plans WHERE id = ?1")?;
+        let mut rows = stmt.query(params![id])?;
+        match rows.next()? {
+            Some(r) => Ok(Some((r.get(0)?, as_u64(r.get(1)?), r.get(2)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Journal step `step` of plan `plan` as applied, with its result.
+    pub fn plan_step_done(&self, plan: &str, step: usize, result: &str) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT OR REPLACE INTO discord_plan_done(plan, step, result, at_ms)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![plan, step as i64, result, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// The steps of plan `plan` journalled as applied.
+    pub fn plan_steps_done(&self, plan: &str) -> Result<Vec<usize>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT step FROM discord_plan_done WHERE plan = ?1 ORDER BY step")?;
+        let rows = stmt.query_map(params![plan], |r| r.get::<_, i64>(0))?;
+        let mut out = Vec::new();
+        for s in rows {
+            out.push(usize::try_from(s?).unwrap_or(0));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_persons_facts_are_kept_per_guild_member_and_the_oldest_go_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("k.db")).unwrap();
+        for i in 0..FACTS_PER_PERSON + 2 {
+            store
+                .add_person_fact(1, 7, "wren", &format!("fact {i}"), "said", "wren")
+                .unwrap();
+        }
+        store
+            .add_person_fact(2, 7, "wren", "elsewhere", "observed", "me")
+            .unwrap();
+        let facts = store.person_facts(1, Some(&[7])).unwrap();
+        assert_eq!(facts.len(), FACTS_PER_PERSON);
+        assert_eq!(facts[0].fact, "fact 2");
+        assert!(store.person_facts(1, Some(&[8])).unwrap().is_empty());
+        assert_eq!(store.person_facts(2, None).unwrap()[0].fact, "elsewhere");
+        store.plan_step_done("p1", 3, "ok").unwrap();
+        store.plan_step_done("p1", 3, "ok again").unwrap();
+        assert_eq!(store.plan_steps_done("p1").unwrap(), [3]);
+    }
+}
