@@ -209,6 +209,7 @@ async fn start_room(
             channel,
         }),
         endpoint: EndpointSettings::from_voice(&voice),
+        speculate: voice.speculate,
         idle_leave: std::time::Duration::from_secs(voice.idle_leave),
         trace: None,
     };
@@ -228,7 +229,12 @@ async fn start_room(
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
         c.remove_all_global_events();
-        super::receive::Receiver::new(handle.heard.clone(), members.clone()).attach(&mut c);
+        super::receive::Receiver::new(
+            handle.heard.clone(),
+            handle.control.clone(),
+            members.clone(),
+        )
+        .attach(&mut c);
         let dropped = Dropped {
             bot: Arc::downgrade(bot),
             guild,
