@@ -7,6 +7,7 @@
 pub mod arrival;
 pub mod boundary;
 pub mod call;
+pub mod latency;
 pub mod members;
 pub mod playback;
 pub mod receive;

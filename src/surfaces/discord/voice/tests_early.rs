@@ -181,9 +181,11 @@ fn late_commit_stage(
     )
 }
 
-/// The person's lines in the session's transcript.
+/// The person's lines in the session's transcript: as the session holds them, and as
+/// the store keeps them (they must agree).
 fn user_lines(s: &Stage) -> Vec<String> {
-    s.rig
+    let held: Vec<String> = s
+        .rig
         .engine
         .session(super::tests::SESSION)
         .history()
@@ -192,7 +194,19 @@ fn user_lines(s: &Stage) -> Vec<String> {
             crate::llm::Item::User { text } => Some(text),
             _ => None,
         })
-        .collect()
+        .collect();
+    let stored: Vec<String> = s
+        .rig
+        .engine
+        .store()
+        .history(super::tests::SESSION, 50)
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == "user")
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(held, stored, "the session and the store");
+    held
 }
 
 #[tokio::test(start_paused = true)]
@@ -299,9 +313,17 @@ async fn a_tool_call_proposed_by_a_speculative_turn_runs_only_after_the_commit()
     let (ran, committed) = (ran_at.expect("the tool ran"), committed_at.expect("a turn"));
     assert!(
         ran >= committed,
-        "ran {:?} before the commit {:?}",
+        "ran {:?} before the turn {:?}",
         ran - start,
         committed - start
+    );
+    // The model answered at about 0.6 s after the last voiced frame; the commit is
+    // 1.2 s after it.
+    let end = sound_ends(start, &spoken);
+    assert!(
+        ran >= end + Duration::from_millis(1000),
+        "ran {:?} after the end of speech, before the commit",
+        ran - end
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1, "once");
     assert_eq!(
