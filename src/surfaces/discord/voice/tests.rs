@@ -293,6 +293,28 @@ pub(super) fn phrase(text: &str) -> Vec<i16> {
 }
 
 impl Stage {
+    /// When she was first asked to say `line`.
+    pub(super) fn said_at(&self, line: &str) -> Option<Instant> {
+        self.mouth
+            .said
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(_, l)| l == line)
+            .map(|(t, _)| *t)
+    }
+
+    /// Frames handed out after `from` and up to `to`.
+    pub(super) fn frames_between(&self, from: Instant, to: Instant) -> usize {
+        self.out
+            .frames
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| **t > from && **t <= to)
+            .count()
+    }
+
     /// `who` speaks `pcm` (20 ms frames, one per tick); everyone else is silent.
     pub(super) async fn speak(&self, who: u64, pcm: &[i16]) -> Instant {
         let start = Instant::now();
@@ -437,22 +459,9 @@ async fn barge_in_stops_playback_within_100_ms_and_cuts_the_turn() {
     // Her reply to "wait stop" is a new answer; nothing of the cut one plays before it.
     s.wait(6.0).await;
     let reply_at = s
-        .mouth
-        .said
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(_, l)| l == "Okay.")
-        .map(|(t, _)| *t)
+        .said_at("Okay.")
         .expect("the interruption was heard and answered");
-    let cut_frames = s
-        .out
-        .frames
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|t| **t > stop && **t <= reply_at)
-        .count();
+    let cut_frames = s.frames_between(stop, reply_at);
     assert_eq!(
         cut_frames, 0,
         "nothing of the cut answer plays after the stop"

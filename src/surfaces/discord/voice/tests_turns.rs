@@ -363,22 +363,9 @@ async fn a_voiced_packet_arriving_then_speech_in_the_ticks_is_a_barge_in() {
     );
     s.wait(5.0).await;
     let reply_at = s
-        .mouth
-        .said
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(_, l)| l == "Okay.")
-        .map(|(t, _)| *t)
+        .said_at("Okay.")
         .expect("the interruption was heard and answered");
-    let cut = s
-        .out
-        .frames
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|t| **t > first && **t <= reply_at)
-        .count();
+    let cut = s.frames_between(first, reply_at);
     assert_eq!(
         cut, 0,
         "paused at the arrival, then cut: nothing of it plays again"
