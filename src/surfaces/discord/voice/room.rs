@@ -304,17 +304,11 @@ impl Room {
                     self.on_transcript(user, Ok(e.text), commit, e.stt);
                     return;
                 }
-                let recognizer = self.parts.recognizer.clone();
-                let tx = self.events_tx.clone();
-                tokio::spawn(async move {
-                    let t0 = Instant::now();
-                    let text = recognizer.transcribe(&utterance.pcm).await;
-                    let _ = tx.send(RoomEvent::Transcript {
-                        user,
-                        text,
-                        commit,
-                        stt: t0.elapsed(),
-                    });
+                self.recognise(utterance.pcm, move |text, stt| RoomEvent::Transcript {
+                    user,
+                    text,
+                    commit,
+                    stt,
                 });
             }
             Ear::Paused(so_far) => self.on_paused(user, so_far),
@@ -329,6 +323,22 @@ impl Room {
                 }
             }
         }
+    }
+
+    /// Recognise `pcm` off the room's task; `done(words, provider time)` is the event
+    /// it sends back.
+    fn recognise(
+        &self,
+        pcm: Vec<i16>,
+        done: impl FnOnce(Result<String, SpeechError>, Duration) -> RoomEvent + Send + 'static,
+    ) {
+        let recognizer = self.parts.recognizer.clone();
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            let t0 = Instant::now();
+            let text = recognizer.transcribe(&pcm).await;
+            let _ = tx.send(done(text, t0.elapsed()));
+        });
     }
 
     /// Go quiet at once for `pause` (the frames handed ahead are dropped).

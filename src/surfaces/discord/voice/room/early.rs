@@ -39,18 +39,12 @@ pub(super) struct Ahead {
 impl Room {
     /// `user`'s utterance paused: recognise it so far.
     pub(super) fn on_paused(&mut self, user: u64, so_far: Utterance) {
-        let recognizer = self.parts.recognizer.clone();
-        let tx = self.events_tx.clone();
         let last_voiced = so_far.last_voiced();
-        tokio::spawn(async move {
-            let t0 = Instant::now();
-            let text = recognizer.transcribe(&so_far.pcm).await;
-            let _ = tx.send(RoomEvent::Early {
-                user,
-                text,
-                last_voiced,
-                stt: t0.elapsed(),
-            });
+        self.recognise(so_far.pcm, move |text, stt| RoomEvent::Early {
+            user,
+            text,
+            last_voiced,
+            stt,
         });
     }
 
