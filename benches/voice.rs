@@ -5,7 +5,11 @@
 //! AudioOut (what songbird would play), p50/p99 over 100 utterances, and the bot's own
 //! share per stage (the stage's time minus the provider's fixed latency). The
 //! baseline, measured in the same run, is the providers' sum asked directly with a
-//! plain HTTP client (no room, no engine). Barge-in: the next utterance starts while
+//! plain HTTP client (no room, no engine). Frames go in at real pace (one per 20 ms),
+//! so the room recognises at its short pause as it would in a call; the person's end
+//! of speech (last voiced frame) → her first frame is the figure a person waits.
+//! Phrases paused mid-sentence ("I want to … book a table") count early answers.
+//! Barge-in: the next utterance starts while
 //! she is still talking; measured from its first voiced frame to the stop.
 //! Over the real protocol (`support/voice_protocol.rs`), in the same run: `kotoba
 //! serve` joins the loopback voice server with DAVE on and the same phrase arrives as
@@ -153,6 +157,94 @@ async fn baseline(http: &reqwest::Client, speech: &str, model: &str, wav: &[u8])
     t0.elapsed()
 }
 
+/// Phrases with a pause mid-sentence: (first part, second part, what a recognizer
+/// makes of the first part alone, of the whole).
+const PAUSED: [(&str, &str, &str, &str); 2] = [
+    (
+        "I want to",
+        "book a table",
+        "I want to...",
+        "I want to book a table.",
+    ),
+    (
+        "what about",
+        "tomorrow",
+        "What about?",
+        "What about tomorrow?",
+    ),
+];
+
+/// `pcm` (16 kHz mono) as heard frames, then `silent` silent ones.
+fn hear_frames(pcm: &[i16], silent: usize) -> Vec<Vec<i16>> {
+    let mut frames: Vec<Vec<i16>> = pcm
+        .chunks(HEAR_FRAME)
+        .map(|c| {
+            let mut v = c.to_vec();
+            v.resize(HEAR_FRAME, 0);
+            v
+        })
+        .collect();
+    frames.extend(std::iter::repeat_n(vec![0i16; HEAR_FRAME], silent));
+    frames
+}
+
+/// When one utterance's frames went in.
+struct Sent {
+    /// Its first voiced frame.
+    first_voiced: Instant,
+    /// Its last voiced frame (the end of speech).
+    last_voiced: Instant,
+    /// The frame [`utter_marking`] was asked to mark.
+    marked: Instant,
+}
+
+fn voiced(frame: &[i16]) -> bool {
+    let sum: f64 = frame.iter().map(|&s| f64::from(s) * f64::from(s)).sum();
+    (sum / frame.len().max(1) as f64).sqrt() > 100.0
+}
+
+/// Send `frames` as songbird's ticks come: one every 20 ms, in real time.
+async fn utter(heard: &tokio::sync::mpsc::Sender<Heard>, frames: &[Vec<i16>]) -> Sent {
+    utter_marking(heard, frames, 0).await
+}
+
+/// [`utter`], noting when frame `mark` went in.
+async fn utter_marking(
+    heard: &tokio::sync::mpsc::Sender<Heard>,
+    frames: &[Vec<i16>],
+    mark: usize,
+) -> Sent {
+    let mut tick = tokio::time::interval(FRAME);
+    let now = Instant::now();
+    let mut sent = Sent {
+        first_voiced: now,
+        last_voiced: now,
+        marked: now,
+    };
+    let mut any = false;
+    for (k, frame) in frames.iter().enumerate() {
+        tick.tick().await;
+        let at = Instant::now();
+        heard
+            .send(Heard {
+                frames: vec![(7, frame.clone())],
+            })
+            .await
+            .unwrap();
+        if k == mark {
+            sent.marked = at;
+        }
+        if voiced(frame) {
+            if !any {
+                sent.first_voiced = at;
+                any = true;
+            }
+            sent.last_voiced = at + FRAME;
+        }
+    }
+    sent
+}
+
 #[tokio::main]
 async fn main() {
     let n: usize = std::env::var("KOTOBA_BENCH_UTTERANCES")
@@ -166,7 +258,7 @@ async fn main() {
     let (speech, speech_thread) = SpeechServerThread::start();
     speech.set_recognition_delay(STT);
     speech.set_synthesis_delay(TTS);
-    speech.set_default_transcript("what time is it");
+    speech.set_default_transcript("What time is it?");
     speech.set_recording(false);
 
     let home = tempfile::tempdir().unwrap();
@@ -223,56 +315,34 @@ async fn main() {
             out: out.clone(),
             side: Arc::new(Quiet),
             endpoint: EndpointSettings::default(),
+            speculate: true,
             idle_leave: Duration::from_secs(3600),
             trace: Some(trace_tx),
         },
         1,
     );
 
-    let mut frames: Vec<Vec<i16>> = phrase
-        .chunks(HEAR_FRAME)
-        .map(|c| {
-            let mut v = c.to_vec();
-            v.resize(HEAR_FRAME, 0);
-            v
-        })
-        .collect();
-    let lead = frames.len();
-    frames.extend(std::iter::repeat_n(vec![0i16; HEAR_FRAME], 110));
-
+    let frames = hear_frames(&phrase, 110);
     let mut totals = Vec::new();
+    let mut from_speech_end = Vec::new();
     let (mut s_stt, mut s_model, mut s_tts) = (Vec::new(), Vec::new(), Vec::new());
     let mut barge = Vec::new();
+    let calls_before = model.request_count();
     for i in 0..n {
         let talking = i > 0;
-        let first_voiced = Instant::now();
-        for (k, frame) in frames.iter().enumerate() {
-            room.heard
-                .send(Heard {
-                    frames: vec![(7, frame.clone())],
-                })
-                .await
-                .unwrap();
-            // The start of speech goes in at real pace (barge-in is measured on it);
-            // the rest as fast as the room takes it (audio time is counted in frames).
-            if k < 8 {
-                tokio::time::sleep(FRAME).await;
-            }
-            if k == lead {
-                tokio::task::yield_now().await;
-            }
-        }
+        let sent = utter(&room.heard, &frames).await;
         if talking {
+            // The first stop after their first voiced frame is the pause (a later one
+            // is the barge-in's cut at min_speech).
             let stop = out
                 .stops
                 .lock()
                 .unwrap()
                 .iter()
-                .rev()
-                .find(|t| **t >= first_voiced)
+                .find(|t| **t >= sent.first_voiced)
                 .copied();
             if let Some(stop) = stop {
-                barge.push(stop.duration_since(first_voiced));
+                barge.push(stop.duration_since(sent.first_voiced));
             }
         }
         let t = tokio::time::timeout(Duration::from_secs(30), traces.recv())
@@ -282,8 +352,8 @@ async fn main() {
         let (Some(first_sentence), Some(first_frame)) = (t.first_sentence, t.first_frame) else {
             continue;
         };
-        let total = first_frame.duration_since(t.committed);
-        totals.push(total);
+        totals.push(first_frame.duration_since(t.committed));
+        from_speech_end.push(first_frame.duration_since(sent.last_voiced));
         s_stt.push(t.recognised.duration_since(t.committed).saturating_sub(STT));
         s_model.push(
             first_sentence
@@ -295,9 +365,34 @@ async fn main() {
                 .duration_since(first_sentence)
                 .saturating_sub(TTS),
         );
-        // Let her talk a little, so the next utterance barges in.
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Mid-sentence pauses: "I want to … book a table", "what about … tomorrow", each
+    // with a pause of 0.5, 0.7 and 0.9 s; the recognizer answers the first part as cut
+    // off, then the whole. An early answer is a turn started before the second part.
+    let mut early_answers = 0;
+    let mut mid = 0;
+    for (first, second, cut, whole) in PAUSED {
+        let a = speech_server::espeak_16k(first).await;
+        let b = speech_server::espeak_16k(second).await;
+        for pause in [0.5, 0.7, 0.9] {
+            speech.push_transcript(cut);
+            speech.push_transcript(whole);
+            let mut pcm = a.clone();
+            pcm.extend(std::iter::repeat_n(0i16, (16_000.0 * pause) as usize));
+            let second_at = pcm.len() / HEAR_FRAME;
+            pcm.extend_from_slice(&b);
+            let sent = utter_marking(&room.heard, &hear_frames(&pcm, 110), second_at).await;
+            let t = tokio::time::timeout(Duration::from_secs(30), traces.recv())
+                .await
+                .expect("an answer within 30 s")
+                .expect("a trace");
+            mid += 1;
+            if t.turn_started < sent.marked {
+                early_answers += 1;
+            }
+        }
+    }
+    let model_calls = model.request_count() - calls_before;
     drop(room);
     let protocol_n: usize = std::env::var("KOTOBA_BENCH_PROTOCOL_UTTERANCES")
         .ok()
@@ -316,12 +411,23 @@ async fn main() {
         "baseline: the providers asked directly, in a row",
         base.clone(),
     );
-    row("commit → first frame handed to songbird", totals.clone());
     row(
-        "bot share, total (minus the providers' 900 ms)",
-        totals.iter().map(|t| t.saturating_sub(sum)).collect(),
+        "end of speech (last voiced frame) → first frame handed to songbird",
+        from_speech_end.clone(),
     );
-    row("bot share: commit → transcript (minus 300 ms)", s_stt);
+    row("commit → first frame handed to songbird", totals.clone());
+    let ends = EndpointSettings::default();
+    row(
+        "bot share, total: end of speech → first frame minus the 0.3 s pause and the providers' 900 ms",
+        from_speech_end
+            .iter()
+            .map(|t| t.saturating_sub(sum + ends.early_pause))
+            .collect(),
+    );
+    row(
+        "bot share: commit → transcript (minus 300 ms; 0 when recognised at the pause)",
+        s_stt,
+    );
     row(
         "bot share: transcript → first sentence (minus 400 ms)",
         s_model,
@@ -334,15 +440,6 @@ async fn main() {
         "barge-in: first voiced frame → playback stopped",
         barge.clone(),
     );
-    // The room's own wait before it commits: the phrase is shorter than 1.2 s of
-    // speech, so it is "unsure" (2.0 s), as the boundary's commit already includes.
-    let ends = EndpointSettings::default();
-    let spoken_for = Duration::from_secs_f64(phrase.len() as f64 / 16_000.0);
-    let commit = if spoken_for < ends.short_speech {
-        ends.unsure
-    } else {
-        ends.silence
-    };
     let mut answer = over.answer.clone();
     answer.sort();
     let mut over_barge = over.barge.clone();
@@ -352,22 +449,16 @@ async fn main() {
         answer.clone(),
     );
     row(
-        &format!(
-            "over the protocol: the same minus the room's {:.1} s commit wait",
-            commit.as_secs_f64()
-        ),
-        answer.iter().map(|d| d.saturating_sub(commit)).collect(),
-    );
-    row(
         "over the protocol: barge-in first voiced packet → her last audible packet",
         over_barge.clone(),
     );
     println!();
     println!(
-        "over the protocol: {} answers, {} barge-ins; ratios (p50) to the boundary in this run: answer minus commit {:.3}×, barge-in {:.3}×; target: barge-in ≤ 100 ms p50 over the protocol → {}",
+        "over the protocol: {} answers, {} barge-ins; ratios (p50) to the boundary in this run: end of speech → first audio {:.3}×, barge-in {:.3}×; target: barge-in ≤ 100 ms p50 over the protocol → {}",
         answer.len(),
         over_barge.len(),
-        pct(&answer, 0.5).saturating_sub(commit).as_secs_f64() / p50.as_secs_f64().max(1e-9),
+        pct(&answer, 0.5).as_secs_f64()
+            / pct(&from_speech_end, 0.5).as_secs_f64().max(1e-9),
         pct(&over_barge, 0.5).as_secs_f64() / pct(&barge, 0.5).as_secs_f64().max(1e-9),
         if !over_barge.is_empty() && pct(&over_barge, 0.5) <= Duration::from_millis(100) {
             "met"
@@ -377,13 +468,44 @@ async fn main() {
     );
     println!();
     println!(
-        "ratio to the baseline (p50): {:.3}×; target: total ≤ providers' sum + 50 ms = 950 ms → {}",
+        "ratio to the baseline (p50): {:.3}× (commit → first frame; recognition now runs before the commit, at the pause); target: total ≤ providers' sum + 50 ms = 950 ms → {}",
         p50.as_secs_f64() / floor.as_secs_f64().max(1e-9),
         if p50 <= sum + Duration::from_millis(50) {
             "met"
         } else {
             "NOT met"
         }
+    );
+    from_speech_end.sort();
+    let utterances = (n + mid).max(1);
+    println!();
+    println!(
+        "end of speech → first audio: target p50 ≤ 1200 ms, p99 ≤ 1600 ms → {}; early answers on {mid} phrases paused mid-sentence: {early_answers} (target 0)",
+        if pct(&from_speech_end, 0.5) <= Duration::from_millis(1200)
+            && pct(&from_speech_end, 0.99) <= Duration::from_millis(1600)
+        {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    let ms_of = |d: Duration| (d.as_secs_f64() * 10_000.0).round() / 10.0;
+    println!(
+        "{}",
+        serde_json::json!({
+            "speech_end_to_first_audio_ms": {
+                "p50": ms_of(pct(&from_speech_end, 0.5)),
+                "p99": ms_of(pct(&from_speech_end, 0.99)),
+            },
+            "commit_to_first_audio_ms": {
+                "p50": ms_of(pct(&totals, 0.5)),
+                "p99": ms_of(pct(&totals, 0.99)),
+            },
+            "providers_ms": sum.as_millis() as u64,
+            "early_answers": early_answers,
+            "speculative_calls_per_utterance":
+                ((model_calls as f64 / utterances as f64) * 1000.0).round() / 1000.0,
+        })
     );
     model_thread.stop();
     speech_thread.stop();

@@ -254,6 +254,13 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         (v, Some(e)) => format!("{} stands in — {e}", v.name()),
     };
     writeln!(out, "voice speaking: {speaking}")?;
+    let latency = kotoba::surfaces::discord::voice::latency::read(&config.paths.home);
+    if latency.is_empty() {
+        writeln!(out, "voice latency:  no spoken reply yet")?;
+    }
+    for b in latency {
+        writeln!(out, "voice latency:  {}", b.line())?;
+    }
     for w in config.settings_warnings() {
         writeln!(out, "warning:        {w}")?;
     }

@@ -138,6 +138,14 @@ pub struct VoiceSettings {
     pub unsure_commit: f64,
     /// Bursts shorter than this many seconds are ignored.
     pub min_speech: f64,
+    /// Seconds of silence after which what was said so far is recognised (0: never).
+    pub early_pause: f64,
+    /// Seconds of silence that end an utterance whose words so far are a complete
+    /// request (recognised at `early_pause`).
+    pub early_commit: f64,
+    /// Whether the model may be asked at the short pause, before the commit
+    /// (nothing is spoken, stored or run before it).
+    pub speculate: bool,
     /// Other names she answers to in a room.
     pub aliases: Vec<String>,
     /// Seconds with no human before she leaves.
@@ -161,6 +169,9 @@ impl Default for VoiceSettings {
             silence_commit: 1.0,
             unsure_commit: 2.0,
             min_speech: 0.35,
+            early_pause: 0.3,
+            early_commit: 0.6,
+            speculate: true,
             aliases: Vec::new(),
             idle_leave: 300,
         }

@@ -13,6 +13,7 @@ pub mod narration;
 pub mod output;
 pub mod rows;
 pub mod session;
+mod speculate;
 pub mod transport;
 pub mod turn;
 pub mod work;
@@ -29,6 +30,8 @@ use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::cron::Reminders;
 use crate::tools::Registry;
+
+pub use speculate::Speculation;
 
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
 pub use dispatch::{
@@ -515,7 +518,7 @@ impl Engine {
             ..TurnContext::companion(req.register, req.channel, req.el_call_bound, user_request)
         };
         let end = tokio::select! {
-            end = turn::run_loop_as(self, session.clone(), ctx, items, access) => end,
+            end = turn::run_loop_prepared(self, session.clone(), ctx, items, access, options.prepared) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         session.set_current(None);
@@ -555,6 +558,9 @@ pub struct TurnOptions {
     /// `turn_started` to its `turn_done`) is also sent here. Not a listener: it never
     /// makes `has_listener` true (a /v1 reply and a voice room stream from it).
     pub tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
+    /// The model asked ahead of this turn ([`Engine::speculate`]): its reply is the
+    /// turn's first model answer when the turn's first request is the same.
+    pub prepared: Option<Speculation>,
 }
 
 /// Clears a session's tap when the turn that set it ends (or its future is dropped).

@@ -659,7 +659,10 @@ async fn a_turn_tap_sees_exactly_its_turn_and_is_not_a_listener() {
     let (tx, mut tap) = tokio::sync::mpsc::unbounded_channel();
     let session = r.engine.session("terminal:me");
     assert!(!session.has_listener());
-    let tapped = crate::engine::TurnOptions { tap: Some(tx) };
+    let tapped = crate::engine::TurnOptions {
+        tap: Some(tx),
+        ..Default::default()
+    };
     r.engine.run_turn(term("one"), tapped).await;
     assert!(!session.has_listener(), "a tap is not a listener");
     r.engine

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Settings;
 use crate::llm::{FunctionSpec, Item, LlmError, ModelReply, ModelRequest};
-use crate::protocol::{Channel, Frame, Mode, Register, TurnStatus};
+use crate::protocol::{Channel, Frame, Mode, Origin, Register, TurnStatus};
 use crate::soul::build_system_prompt;
 use crate::tools::{Availability, Scope, Tool, ToolPaths};
 
@@ -97,6 +97,8 @@ pub(super) struct Loop<'a> {
     pub(super) releases: Vec<tokio::sync::oneshot::Sender<()>>,
     /// Set when a call was deferred: the turn ends after this batch.
     pub(super) deferred_this_turn: bool,
+    /// The model asked ahead of this turn, not used yet.
+    pub(super) prepared: Option<super::Speculation>,
 }
 
 /// Run one loop over `items` (history + the new user line). Never panics, never hangs
@@ -118,8 +120,90 @@ pub(super) async fn run_loop_as(
     engine: &Engine,
     session: Arc<Session>,
     ctx: TurnContext,
+    items: Vec<Item>,
+    access: Access,
+) -> LoopEnd {
+    run_loop_prepared(engine, session, ctx, items, access, None).await
+}
+
+/// The person's latest lines in `items`, newest first (at most 3).
+fn recent_lines(items: &[Item]) -> Vec<String> {
+    items
+        .iter()
+        .rev()
+        .filter_map(|i| match i {
+            Item::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .take(3)
+        .collect()
+}
+
+/// The first model request a companion turn over `items` makes (what
+/// [`super::Engine::speculate`] asks ahead of the turn).
+pub(super) fn first_request(
+    engine: &Engine,
+    (session, origin): (&str, &Origin),
+    ctx: &TurnContext,
+    items: &[Item],
+    access: Access,
+) -> ModelRequest {
+    let settings = engine.config.settings();
+    let recent = recent_lines(items);
+    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, Some(origin));
+    if ctx.depth >= 1 {
+        offered.retain(|t| t.spec().behaviour.for_helpers);
+    }
+    if access == Access::Guest {
+        offered.retain(|t| guest_may_use(t.spec()));
+    }
+    let specs: Vec<&crate::tools::ToolSpec> = offered.iter().map(|t| t.spec()).collect();
+    let notes = engine.tools.notes(
+        session,
+        Some(origin),
+        ctx.user_request.as_deref().unwrap_or(""),
+        &engine.store,
+    );
+    request_for(engine, ctx, &specs, items, &notes)
+}
+
+/// The model request for `items` offering `specs`.
+fn request_for(
+    engine: &Engine,
+    ctx: &TurnContext,
+    specs: &[&crate::tools::ToolSpec],
+    items: &[Item],
+    notes: &[String],
+) -> ModelRequest {
+    let mut system = build_system_prompt(&engine.soul, ctx.register, ctx.mode, specs);
+    for note in notes {
+        system.push_str("\n\n");
+        system.push_str(note);
+    }
+    let tools = specs
+        .iter()
+        .map(|s| FunctionSpec {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            parameters: s.parameters.clone(),
+        })
+        .collect();
+    ModelRequest {
+        system,
+        items: items.to_vec(),
+        tools,
+    }
+}
+
+/// [`run_loop_as`] with a model reply asked ahead of the turn, used as its first
+/// answer when it answers the turn's first request.
+pub(super) async fn run_loop_prepared(
+    engine: &Engine,
+    session: Arc<Session>,
+    ctx: TurnContext,
     mut items: Vec<Item>,
     access: Access,
+    prepared: Option<super::Speculation>,
 ) -> LoopEnd {
     let settings = engine.config.settings();
     let caps = match ctx.mode {
@@ -134,15 +218,7 @@ pub(super) async fn run_loop_as(
         workspace,
     });
     let rows = RowTracker::new(session.clone(), ctx.run_id.clone());
-    let recent: Vec<String> = items
-        .iter()
-        .rev()
-        .filter_map(|i| match i {
-            Item::User { text } => Some(text.clone()),
-            _ => None,
-        })
-        .take(3)
-        .collect();
+    let recent = recent_lines(&items);
     let origin = session.origin();
     let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, origin.as_ref());
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
@@ -177,6 +253,7 @@ pub(super) async fn run_loop_as(
         paths,
         releases: Vec::new(),
         deferred_this_turn: false,
+        prepared,
     };
     let end = lp.iterate(&mut items).await;
     lp.rows.finish();
@@ -251,26 +328,10 @@ impl Loop<'_> {
             } else {
                 self.offered.iter().map(|t| t.spec()).collect()
             };
-            let mut system =
-                build_system_prompt(&self.engine.soul, self.ctx.register, self.ctx.mode, &specs);
-            for note in &notes {
-                system.push_str("\n\n");
-                system.push_str(note);
-            }
-            let tools = specs
-                .iter()
-                .map(|s| FunctionSpec {
-                    name: s.name.clone(),
-                    description: s.description.clone(),
-                    parameters: s.parameters.clone(),
-                })
-                .collect();
-            let req = ModelRequest {
-                system,
-                items: items.clone(),
-                tools,
-            };
-            let reply = match self.ask_model(&req, !texts.is_empty()).await {
+            let req = request_for(self.engine, &self.ctx, &specs, items, &notes);
+            // Asked ahead of the turn: its reply stands for this request when it is the same.
+            let prepared = self.prepared.take().filter(|p| p.answers(&req));
+            let reply = match self.ask_model(&req, !texts.is_empty(), prepared).await {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!(session = %self.session.id, "model request failed: {e}");
@@ -359,10 +420,18 @@ impl Loop<'_> {
     }
 
     /// One model request, its text deltas forwarded to the bus as they arrive.
-    async fn ask_model(&self, req: &ModelRequest, separate: bool) -> Result<ModelReply, LlmError> {
+    async fn ask_model(
+        &self,
+        req: &ModelRequest,
+        separate: bool,
+        prepared: Option<super::Speculation>,
+    ) -> Result<ModelReply, LlmError> {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let request = async {
-            let r = self.engine.model.stream(req, &tx).await;
+            let r = match prepared {
+                Some(p) => p.finish(&tx).await,
+                None => self.engine.model.stream(req, &tx).await,
+            };
             drop(tx);
             r
         };

@@ -52,6 +52,33 @@ pub fn ends_unsure(text: &str) -> bool {
     TRAILING_WORDS.contains(&last.as_str())
 }
 
+/// Last words that leave a request open even without a trailing word: a preposition,
+/// a verb or a question word waiting for what follows ("what about", "I want").
+const OPEN_ENDS: &[&str] = &[
+    "about", "at", "in", "on", "from", "into", "onto", "by", "is", "are", "was", "were", "want",
+    "need", "would", "could", "can", "will", "what", "where", "when", "how", "who", "which",
+    "that", "this", "i", "we", "you", "it's", "let's", "please",
+];
+
+/// Whether `text` (what was said so far, as recognised) is a complete request: it ends
+/// a sentence or a question (".", "?" or "!", not an ellipsis) and its last word is
+/// neither a trailing word ([`ends_unsure`]) nor one that leaves it open ("about",
+/// "want", "what"…). Words without punctuation are never complete.
+pub fn is_complete(text: &str) -> bool {
+    let t = text.trim_end();
+    if t.ends_with("...") || t.ends_with('…') || !t.ends_with(['.', '?', '!']) {
+        return false;
+    }
+    if ends_unsure(t) {
+        return false;
+    }
+    let last = t
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+        .rfind(|w| !w.is_empty());
+    last.is_some_and(|w| !OPEN_ENDS.contains(&w.to_lowercase().as_str()))
+}
+
 /// When an utterance ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndpointSettings {
@@ -64,6 +91,12 @@ pub struct EndpointSettings {
     pub min_speech: Duration,
     /// Speech shorter than this is unsure (1.2 s).
     pub short_speech: Duration,
+    /// A pause this long in an utterance says [`Heard::Paused`] with the audio so far,
+    /// to be recognised early (0.3 s; zero: never).
+    pub early_pause: Duration,
+    /// The silence that commits once the words so far were found a complete request
+    /// ([`Endpointer::complete_at`]; 0.6 s).
+    pub early_commit: Duration,
 }
 
 impl Default for EndpointSettings {
@@ -73,6 +106,8 @@ impl Default for EndpointSettings {
             unsure: Duration::from_millis(2000),
             min_speech: Duration::from_millis(350),
             short_speech: Duration::from_millis(1200),
+            early_pause: Duration::from_millis(300),
+            early_commit: Duration::from_millis(600),
         }
     }
 }
@@ -88,6 +123,8 @@ impl EndpointSettings {
             unsure: secs(v.unsure_commit, d.unsure),
             min_speech: secs(v.min_speech, d.min_speech),
             short_speech: d.short_speech,
+            early_pause: secs(v.early_pause, d.early_pause),
+            early_commit: secs(v.early_commit, d.early_commit),
         }
     }
 }
@@ -102,8 +139,17 @@ pub struct Utterance {
     pub speech: Duration,
     /// The frame index of the onset (the first voiced frame).
     pub started_at: u64,
-    /// The frame index at which it committed.
+    /// The frame index at which it committed (for [`Heard::Paused`]: the frame of the
+    /// pause).
     pub ended_at: u64,
+}
+
+impl Utterance {
+    /// The frame index of its last voiced frame.
+    pub fn last_voiced(&self) -> u64 {
+        let frames = (self.speech.as_millis() / FRAME.as_millis()) as u64;
+        self.started_at + frames.saturating_sub(1)
+    }
 }
 
 /// What one frame told.
@@ -115,6 +161,9 @@ pub enum Heard {
     Committed(Utterance),
     /// What started was too short to be speech (a cough, a click): nothing to hear.
     Dropped,
+    /// The open utterance has paused for `early_pause`: its audio so far (still open;
+    /// it goes on if they speak again). Once per pause.
+    Paused(Utterance),
 }
 
 /// An utterance being heard.
@@ -129,6 +178,9 @@ struct Open {
     /// The frame index of `pcm`'s first frame, and where each frame ends in `pcm`.
     first_frame: u64,
     ends: Vec<usize>,
+    /// The words up to this last voiced frame were found a complete request: the
+    /// early commit applies while no voice came after it.
+    complete_at: Option<u64>,
 }
 
 impl Open {
@@ -229,7 +281,9 @@ impl Endpointer {
         let (onset, last_voiced) = (open.onset, open.last_voiced);
         let speech = span(last_voiced - onset + 1);
         let quiet = span(at - last_voiced);
-        let wait = if speech < self.settings.short_speech {
+        let wait = if open.complete_at == Some(last_voiced) {
+            self.settings.early_commit
+        } else if speech < self.settings.short_speech {
             self.settings.unsure
         } else {
             self.settings.silence
@@ -237,7 +291,31 @@ impl Endpointer {
         if quiet >= wait || span(at - onset + 1) >= MAX_UTTERANCE {
             return Some(self.end(at));
         }
+        let early = self.settings.early_pause;
+        if !early.is_zero()
+            && quiet >= early
+            && quiet - early < FRAME
+            && speech >= self.settings.min_speech
+        {
+            return Some(Heard::Paused(self.so_far(at)));
+        }
         None
+    }
+
+    /// The words up to last voiced frame `last_voiced` are a complete request: the
+    /// open utterance commits at `early_commit` of silence, unless they spoke again
+    /// since that frame (then this changes nothing).
+    pub fn complete_at(&mut self, last_voiced: u64) {
+        if let Some(open) = self.open.as_mut() {
+            if open.last_voiced == last_voiced {
+                open.complete_at = Some(last_voiced);
+            }
+        }
+    }
+
+    /// The open utterance's last voiced frame, if one is open.
+    pub fn last_voiced(&self) -> Option<u64> {
+        self.open.as_ref().map(|o| o.last_voiced)
     }
 
     /// A tick with nothing from this speaker (Discord sends nothing while someone is
@@ -306,6 +384,7 @@ impl Endpointer {
             pcm: Vec::with_capacity(HEAR_FRAME * 50 * 5),
             first_frame: at + 1 - (self.recent.len() - skip) as u64,
             ends: Vec::new(),
+            complete_at: None,
         };
         for f in self.recent.drain(..).skip(skip) {
             open.add(&f);
@@ -324,454 +403,49 @@ impl Endpointer {
         if speech < self.settings.min_speech {
             return Heard::Dropped;
         }
-        let keep_to = (open.last_voiced + TAIL_FRAMES).min(at);
-        let frames_kept = usize::try_from(keep_to + 1 - open.first_frame).unwrap_or(usize::MAX);
-        let cut = match frames_kept.checked_sub(1).and_then(|i| open.ends.get(i)) {
-            Some(&end) => end,
-            None => open.pcm.len(),
-        };
-        let mut pcm = open.pcm;
-        pcm.truncate(cut);
-        Heard::Committed(Utterance {
-            pcm,
-            speech,
-            started_at: open.onset,
-            ended_at: at,
-        })
+        Heard::Committed(cut(open, at))
+    }
+
+    /// The open utterance as it stands at frame `at` (it stays open).
+    fn so_far(&self, at: u64) -> Utterance {
+        match &self.open {
+            Some(open) => cut(
+                Open {
+                    pcm: open.pcm.clone(),
+                    ends: open.ends.clone(),
+                    ..*open
+                },
+                at,
+            ),
+            None => Utterance {
+                pcm: Vec::new(),
+                speech: Duration::ZERO,
+                started_at: at,
+                ended_at: at,
+            },
+        }
+    }
+}
+
+/// `open` as an utterance ending at frame `at`: the pre-roll, the speech and up to
+/// [`TAIL_FRAMES`] of the silence after it.
+fn cut(open: Open, at: u64) -> Utterance {
+    let speech = span(open.last_voiced - open.onset + 1);
+    let keep_to = (open.last_voiced + TAIL_FRAMES).min(at);
+    let frames_kept = usize::try_from(keep_to + 1 - open.first_frame).unwrap_or(usize::MAX);
+    let end = match frames_kept.checked_sub(1).and_then(|i| open.ends.get(i)) {
+        Some(&end) => end,
+        None => open.pcm.len(),
+    };
+    let mut pcm = open.pcm;
+    pcm.truncate(end);
+    Utterance {
+        pcm,
+        speech,
+        started_at: open.onset,
+        ended_at: at,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::speech::test_audio::{espeak, frames, noise, silence};
-    use crate::speech::vad::detector;
-
-    /// Every event with the frame index it came on.
-    fn feed(ep: &mut Endpointer, pcm: &[i16]) -> Vec<(u64, Heard)> {
-        frames(pcm)
-            .iter()
-            .filter_map(|f| {
-                let at = ep.now();
-                ep.push(f).map(|h| (at, h))
-            })
-            .collect()
-    }
-
-    fn endpointer() -> Endpointer {
-        Endpointer::new(EndpointSettings::default(), detector())
-    }
-
-    fn committed(events: &[(u64, Heard)]) -> Vec<Utterance> {
-        events
-            .iter()
-            .filter_map(|(_, h)| match h {
-                Heard::Committed(u) => Some(u.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn starts(events: &[(u64, Heard)]) -> Vec<u64> {
-        events
-            .iter()
-            .filter(|(_, h)| *h == Heard::Started)
-            .map(|(at, _)| *at)
-            .collect()
-    }
-
-    /// The first and last frames of `pcm` that carry sound (a peak above `level`).
-    fn sound_span(pcm: &[i16], level: u16) -> (u64, u64) {
-        let loud: Vec<bool> = frames(pcm)
-            .iter()
-            .map(|f| f.iter().any(|s| s.unsigned_abs() > level))
-            .collect();
-        let first = loud.iter().position(|&l| l).unwrap_or(0) as u64;
-        let last = loud.iter().rposition(|&l| l).unwrap_or(0) as u64;
-        (first, last)
-    }
-
-    fn mix(a: &[i16], b: &[i16]) -> Vec<i16> {
-        a.iter().zip(b).map(|(x, y)| x.saturating_add(*y)).collect()
-    }
-
-    fn near(got: u64, want: u64, slack: u64, what: &str) {
-        assert!(
-            got.abs_diff(want) <= slack,
-            "{what}: frame {got}, expected {want} ± {slack}"
-        );
-    }
-
-    const SENTENCE: &str = "Hello there, what time is it in Tokyo right now?";
-
-    #[test]
-    fn a_phrase_commits_after_one_second_of_silence() {
-        let pcm = [silence(0.5), espeak(SENTENCE), silence(3.0)].concat();
-        let (first, last) = sound_span(&pcm, 0);
-        let events = feed(&mut endpointer(), &pcm);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        let u = &utterances[0];
-        near(u.ended_at, last + 50, 2, "commit");
-        near(u.started_at, first, 2, "onset");
-        let speech_frames = (u.speech.as_millis() / 20) as u64;
-        near(speech_frames, last - first + 1, 3, "speech length");
-        // Pre-roll (10 frames), the speech, and a 200 ms tail.
-        let frames_kept = (u.pcm.len() / HEAR_FRAME) as u64;
-        near(frames_kept, speech_frames + 20, 1, "kept audio");
-        assert_eq!(starts(&events).len(), 1);
-    }
-
-    #[test]
-    fn a_phrase_in_noise_commits_after_one_second_of_noise() {
-        let phrase = espeak(SENTENCE);
-        let pcm = [
-            noise(0.6, 300, 1),
-            mix(&phrase, &noise(9.0, 300, 2)),
-            noise(3.0, 300, 3),
-        ]
-        .concat();
-        let first = 30;
-        let (_, phrase_last) = sound_span(&phrase, 0);
-        let last = first + phrase_last;
-        let events = feed(&mut endpointer(), &pcm);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        near(utterances[0].ended_at, last + 50, 2, "commit");
-        near(utterances[0].started_at, first, 3, "onset");
-    }
-
-    #[test]
-    fn speech_onset_is_confirmed_within_three_frames() {
-        for text in ["No, wait!", "Okay, listen", "Manami, hold on", "yes please"] {
-            let pcm = [silence(0.4), espeak(text), silence(2.5)].concat();
-            let (first, _) = sound_span(&pcm, 0);
-            let events = feed(&mut endpointer(), &pcm);
-            let started = starts(&events);
-            assert_eq!(started.len(), 1, "{text:?}: {events:?}");
-            assert!(
-                started[0] >= first && started[0] < first + 3,
-                "{text:?}: started on frame {}, sound from frame {first}",
-                started[0]
-            );
-        }
-    }
-
-    #[test]
-    fn an_unvoiced_lead_in_counts_as_speech_from_its_first_frame() {
-        // The "s" of "stop" is confirmed with the vowel after it, and the utterance
-        // (and its length) still begins at the "s", so "stop" is not dropped as short.
-        for text in ["Stop, stop!", "stop"] {
-            let pcm = [silence(0.4), espeak(text), silence(2.5)].concat();
-            let (first, last) = sound_span(&pcm, 0);
-            let events = feed(&mut endpointer(), &pcm);
-            let started = starts(&events);
-            assert_eq!(started.len(), 1, "{text:?}: {events:?}");
-            assert!(
-                started[0] < first + 7,
-                "{text:?}: started on frame {}",
-                started[0]
-            );
-            let u = committed(&events);
-            assert_eq!(u.len(), 1, "{text:?}: {events:?}");
-            near(u[0].started_at, first, 1, "onset");
-            near(
-                (u[0].speech.as_millis() / 20) as u64,
-                last - first + 1,
-                2,
-                "length",
-            );
-        }
-    }
-
-    #[test]
-    fn a_short_phrase_commits_after_two_seconds_of_silence() {
-        // espeak's bare "yes" is 0.34 s of sound, under the 0.35 s minimum.
-        let phrase = espeak("yes please");
-        let pcm = [silence(0.5), phrase, silence(4.0)].concat();
-        let (_, last) = sound_span(&pcm, 0);
-        let events = feed(&mut endpointer(), &pcm);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        let u = &utterances[0];
-        assert!(u.speech < Duration::from_millis(1200), "{:?}", u.speech);
-        near(u.ended_at, last + 100, 2, "commit");
-    }
-
-    #[test]
-    fn a_cough_shorter_than_the_minimum_commits_nothing() {
-        let mut syllable: Vec<i16> = espeak("pah")
-            .iter()
-            .map(|&s| (i32::from(s) * 8).clamp(-32_768, 32_767) as i16)
-            .collect();
-        let (first, _) = sound_span(&syllable, 0);
-        syllable.drain(..first as usize * HEAR_FRAME);
-        syllable.truncate(3200);
-        let pcm = [
-            silence(0.5),
-            noise(0.2, 12_000, 4),
-            silence(2.5),
-            syllable,
-            silence(2.5),
-        ]
-        .concat();
-        let mut ep = endpointer();
-        let events = feed(&mut ep, &pcm);
-        assert!(committed(&events).is_empty(), "{events:?}");
-        // Whatever started was dropped.
-        let dropped = events.iter().filter(|(_, h)| *h == Heard::Dropped).count();
-        assert_eq!(starts(&events).len(), dropped, "{events:?}");
-        assert!(!ep.in_speech());
-    }
-
-    #[test]
-    fn two_speakers_fed_interleaved_are_kept_apart() {
-        let long = espeak(SENTENCE);
-        let short = espeak("Sounds good to me");
-        // Bob starts 0.8 s after Alice; each sends nothing while silent.
-        let alice = [silence(0.2), long.clone()].concat();
-        let bob = [silence(1.0), short.clone()].concat();
-        let (alice_frames, bob_frames) = (frames(&alice), frames(&bob));
-        let mut a = endpointer();
-        let mut b = endpointer();
-        let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
-        for tick in 0..alice_frames.len().max(bob_frames.len()) + 200 {
-            let at = tick as u64;
-            let heard_a = match alice_frames.get(tick) {
-                Some(f) => a.push(f),
-                None => a.silence(),
-            };
-            let heard_b = match bob_frames.get(tick) {
-                Some(f) => b.push(f),
-                None => b.silence(),
-            };
-            got_a.extend(heard_a.map(|h| (at, h)));
-            got_b.extend(heard_b.map(|h| (at, h)));
-        }
-        let (ua, ub) = (committed(&got_a), committed(&got_b));
-        assert_eq!((ua.len(), ub.len()), (1, 1), "{got_a:?} {got_b:?}");
-        let (a_first, a_last) = sound_span(&alice, 0);
-        let (b_first, b_last) = sound_span(&bob, 0);
-        near(ua[0].started_at, a_first, 2, "Alice's onset");
-        near(ub[0].started_at, b_first, 2, "Bob's onset");
-        near(ua[0].ended_at, a_last + 50, 2, "Alice's commit");
-        let b_wait = if ub[0].speech < Duration::from_millis(1200) {
-            100
-        } else {
-            50
-        };
-        near(ub[0].ended_at, b_last + b_wait, 2, "Bob's commit");
-        near(
-            (ua[0].speech.as_millis() / 20) as u64,
-            a_last - a_first + 1,
-            3,
-            "Alice's length",
-        );
-        near(
-            (ub[0].speech.as_millis() / 20) as u64,
-            b_last - b_first + 1,
-            3,
-            "Bob's length",
-        );
-    }
-
-    #[test]
-    fn a_short_pause_mid_sentence_keeps_one_utterance() {
-        let first = espeak("I was thinking about the weather");
-        let second = espeak("and whether it will rain tomorrow");
-        let pcm = [
-            silence(0.3),
-            first.clone(),
-            silence(0.6),
-            second,
-            silence(3.0),
-        ]
-        .concat();
-        let (start, last) = sound_span(&pcm, 0);
-        let events = feed(&mut endpointer(), &pcm);
-        assert_eq!(starts(&events).len(), 1, "{events:?}");
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        near(utterances[0].started_at, start, 2, "onset");
-        near(utterances[0].ended_at, last + 50, 2, "commit");
-    }
-
-    #[test]
-    fn a_shorter_silence_setting_moves_the_commit() {
-        let pcm = [silence(0.5), espeak(SENTENCE), silence(3.0)].concat();
-        let (_, last) = sound_span(&pcm, 0);
-        let settings = EndpointSettings {
-            silence: Duration::from_millis(500),
-            ..EndpointSettings::default()
-        };
-        let events = feed(&mut Endpointer::new(settings, detector()), &pcm);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        near(utterances[0].ended_at, last + 25, 2, "commit");
-
-        // And a longer unsure wait moves a short phrase's commit.
-        let short = [silence(0.5), espeak("yes please"), silence(4.0)].concat();
-        let (_, last) = sound_span(&short, 0);
-        let settings = EndpointSettings {
-            unsure: Duration::from_millis(3000),
-            ..EndpointSettings::default()
-        };
-        let events = feed(&mut Endpointer::new(settings, detector()), &short);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        near(utterances[0].ended_at, last + 150, 2, "unsure commit");
-    }
-
-    /// A detector that hears speech in any frame with sound: the rules alone.
-    struct Loud;
-
-    impl VoiceDetector for Loud {
-        fn is_speech(&mut self, frame: &[i16]) -> bool {
-            frame.iter().any(|&s| s != 0)
-        }
-    }
-
-    fn voiced(n: usize) -> Vec<Vec<i16>> {
-        vec![vec![1000; HEAR_FRAME]; n]
-    }
-
-    fn run(ep: &mut Endpointer, voiced_frames: usize, silent_frames: usize) -> Vec<(u64, Heard)> {
-        let mut events = Vec::new();
-        for f in voiced(voiced_frames) {
-            let at = ep.now();
-            events.extend(ep.push(&f).map(|h| (at, h)));
-        }
-        for _ in 0..silent_frames {
-            let at = ep.now();
-            events.extend(ep.silence().map(|h| (at, h)));
-        }
-        events
-    }
-
-    #[test]
-    fn a_very_long_utterance_commits_at_thirty_seconds() {
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        let events = run(&mut ep, 1600, 0);
-        let utterances = committed(&events);
-        assert_eq!(utterances.len(), 1, "{events:?}");
-        assert_eq!(utterances[0].ended_at, 1499);
-        assert_eq!(utterances[0].speech, MAX_UTTERANCE);
-        // The talk goes on: a new utterance has started.
-        assert_eq!(starts(&events), [1, 1501]);
-        assert!(ep.in_speech());
-    }
-
-    #[test]
-    fn speech_just_under_the_minimum_is_dropped_and_just_over_is_kept() {
-        // 0.34 s of speech: dropped after the unsure wait.
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        let events = run(&mut ep, 17, 150);
-        assert_eq!(events, [(1, Heard::Started), (16 + 100, Heard::Dropped)]);
-        // 0.36 s: committed.
-        let events = run(&mut ep, 18, 150);
-        assert_eq!(committed(&events).len(), 1, "{events:?}");
-    }
-
-    #[test]
-    fn speech_longer_than_short_speech_waits_only_the_silence() {
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        let events = run(&mut ep, 60, 120);
-        let u = committed(&events);
-        assert_eq!(u.len(), 1);
-        assert_eq!(u[0].ended_at, 59 + 50);
-        let events = run(&mut ep, 59, 120);
-        let u = committed(&events);
-        assert_eq!(u[0].ended_at, u[0].started_at + 58 + 100);
-    }
-
-    #[test]
-    fn the_utterance_keeps_200ms_before_and_200ms_after_the_speech() {
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        let mut events = Vec::new();
-        for _ in 0..30 {
-            events.extend(ep.silence());
-        }
-        let mut marked = voiced(70);
-        marked[0][0] = 7;
-        for f in &marked {
-            events.extend(ep.push(f));
-        }
-        for _ in 0..60 {
-            events.extend(ep.silence());
-        }
-        let Some(Heard::Committed(u)) = events.last() else {
-            panic!("{events:?}")
-        };
-        assert_eq!(u.pcm.len(), (10 + 70 + 10) * HEAR_FRAME);
-        assert_eq!(u.pcm[10 * HEAR_FRAME], 7);
-        assert_eq!((u.started_at, u.ended_at), (30, 30 + 69 + 50));
-        assert_eq!(u.speech, Duration::from_millis(1400));
-    }
-
-    #[test]
-    fn new_settings_apply_to_the_utterance_being_heard() {
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        let events = run(&mut ep, 80, 10);
-        assert_eq!(starts(&events), [1]);
-        ep.set_settings(EndpointSettings {
-            silence: Duration::from_millis(300),
-            ..EndpointSettings::default()
-        });
-        let events = run(&mut ep, 0, 10);
-        let u = committed(&events);
-        assert_eq!(u.len(), 1, "{events:?}");
-        assert_eq!(u[0].ended_at, 79 + 15);
-    }
-
-    #[test]
-    fn a_reset_forgets_the_utterance_but_not_the_clock() {
-        let mut ep = Endpointer::new(EndpointSettings::default(), Box::new(Loud));
-        run(&mut ep, 40, 0);
-        assert!(ep.in_speech());
-        ep.reset();
-        assert!(!ep.in_speech());
-        assert_eq!(ep.now(), 40);
-        assert!(committed(&run(&mut ep, 0, 200)).is_empty());
-        assert_eq!(ep.now(), 240);
-    }
-
-    #[test]
-    fn settings_come_from_the_voice_settings() {
-        let v = VoiceSettings {
-            silence_commit: 0.5,
-            unsure_commit: 1.5,
-            min_speech: 0.2,
-            ..VoiceSettings::default()
-        };
-        let s = EndpointSettings::from_voice(&v);
-        assert_eq!(s.silence, Duration::from_millis(500));
-        assert_eq!(s.unsure, Duration::from_millis(1500));
-        assert_eq!(s.min_speech, Duration::from_millis(200));
-        assert_eq!(s.short_speech, Duration::from_millis(1200));
-        assert_eq!(
-            EndpointSettings::from_voice(&VoiceSettings::default()),
-            EndpointSettings::default()
-        );
-        let bad = VoiceSettings {
-            silence_commit: -1.0,
-            unsure_commit: f64::NAN,
-            ..VoiceSettings::default()
-        };
-        assert_eq!(
-            EndpointSettings::from_voice(&bad),
-            EndpointSettings::default()
-        );
-    }
-
-    #[test]
-    fn a_trailing_word_at_the_end_makes_it_unsure() {
-        assert!(ends_unsure("I went to the store and"));
-        assert!(ends_unsure("so I was thinking, um..."));
-        assert!(ends_unsure("Because AND,"));
-        assert!(ends_unsure("call my mom but"));
-        assert!(!ends_unsure("What time is it?"));
-        assert!(!ends_unsure("and that's all"));
-        assert!(!ends_unsure(""));
-        assert!(!ends_unsure("... !"));
-    }
-}
+mod tests;

@@ -2,7 +2,8 @@
 //! server as MLS external sender and delivery service: `kotoba serve` joins, its
 //! songbird commits the people into its group, and what the person says (DAVE-
 //! encrypted by the person's davey session) is heard and answered aloud with frames
-//! the person's session opens; a person speaking over her stops her. With two people
+//! the person's session opens; a person speaking over her stops her, and cuts her
+//! turn: its open row closes interrupted and its open card dismissed. With two people
 //! only her name wakes her, and each one's words are captioned as theirs (the SSRC of
 //! each stream is mapped to its person from the Speaking events).
 
@@ -217,6 +218,88 @@ async fn with_dave_on_a_person_speaking_over_her_stops_her_within_the_bound() {
         "her audio went end-to-end encrypted"
     );
     stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_dave_on_talking_over_her_cuts_her_turn_its_rows_close_interrupted_and_its_card_dismissed(
+) {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server(&discord).await;
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let marker = home.path().join("ran-it");
+    // Her words before the tool are long enough to still be playing while the card
+    // waits for an answer.
+    let words = "Sure, I will clean out the build folder for you now; it takes one \
+                 command and only a moment, so please bear with me while I ask you \
+                 whether that is really all right with you first.";
+    model.push(Reply::text_then_call(
+        words,
+        "shell",
+        json!({"command": format!("touch {}", marker.display())}),
+    ));
+    model.set_fallback(Reply::text("Okay, I left it alone."));
+    let speech = SpeechServer::start().await;
+    speech.push_transcript("Clean the build folder.");
+    speech.set_default_transcript("No, wait.");
+    let child =
+        serve_trusting_the_test_ca(&discord, &model, home.path(), &speech.openai_env()).await;
+    join_with_dave(&discord, &voice).await;
+
+    voice
+        .speak(OWNER, 5555, &utterance("Clean the build folder."))
+        .await;
+    let lounge = format!("/channels/{LOUNGE}/messages");
+    let card_up = |discord: &FakeDiscord| {
+        discord.calls().iter().any(|c| {
+            c.method == "POST"
+                && c.path.ends_with(&lounge)
+                && c.buttons()
+                    .iter()
+                    .any(|(_, label, _)| label == "Approve once")
+        })
+    };
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(30),
+        "her voice and a card",
+        || voice.bot_audible().len() >= 25 && card_up(&discord),
+    )
+    .await;
+
+    // The person talks over her while she speaks and the card waits.
+    let mut over = spoken("No, wait.");
+    over.extend(std::iter::repeat_n(0i16, 48_000 * 2));
+    voice.speak(OWNER, 5555, &over).await;
+    let edited = |discord: &FakeDiscord, text: &str| {
+        discord.calls().iter().any(|c| {
+            c.method == "PATCH"
+                && c.path.contains(&lounge)
+                && (c.content().contains(text) || c.embed_text().contains(text))
+        })
+    };
+    let child = wait_or_explain(child, Duration::from_secs(20), "the card dismissed", || {
+        edited(&discord, "This card was dismissed. Nothing ran.")
+    })
+    .await;
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "the row interrupted",
+        || edited(&discord, "interrupted"),
+    )
+    .await;
+    let log = stop(child).await;
+    assert!(!marker.exists(), "the command never ran; her log:\n{log}");
+    let store = kotoba::store::Store::open(&home.path().join("kotoba.db")).unwrap();
+    let shell: Vec<String> = store
+        .audit_rows(None, 20)
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.tool == "shell")
+        .map(|a| a.approver)
+        .collect();
+    assert_eq!(shell, ["dismissed"], "the card's audit row");
 }
 
 /// `text` spoken, then 1.5 s of silence (an utterance that commits).

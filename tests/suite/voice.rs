@@ -115,6 +115,7 @@ async fn voice_room(provider: &str) -> Voice {
             out: out.clone(),
             side: chat.clone(),
             endpoint: EndpointSettings::default(),
+            speculate: true,
             idle_leave: Duration::from_secs(300),
             trace: Some(trace_tx),
         },

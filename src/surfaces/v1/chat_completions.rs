@@ -336,7 +336,10 @@ fn stream_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
     let (tap_tx, mut tap_rx) = mpsc::unbounded_channel();
     let engine = st.engine.clone();
     tokio::spawn(async move {
-        let options = TurnOptions { tap: Some(tap_tx) };
+        let options = TurnOptions {
+            tap: Some(tap_tx),
+            ..Default::default()
+        };
         engine.run_turn(turn, options).await;
     });
     let (tx, rx) = mpsc::channel::<Bytes>(64);

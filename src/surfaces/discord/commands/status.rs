@@ -1,4 +1,5 @@
-//! `/status`: job state, open cards, the voice room, the model and uptime.
+//! `/status`: job state, open cards, the voice room (with its last replies' latency,
+//! broken down), the model and uptime.
 
 use serenity::all::CommandInteraction;
 
@@ -22,7 +23,14 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         .and_then(|g| bot.rooms.channel_in(g.get()))
         .map(|ch| format!("in <#{ch}>"))
         .unwrap_or_else(|| "none (/join to start one)".into());
+    let mut voice = String::new();
+    for b in crate::surfaces::discord::voice::latency::read(&bot.engine.config().paths.home) {
+        voice.push_str(&format!("\n- {}", b.line()));
+    }
+    if !voice.is_empty() {
+        voice = format!("\n**Voice latency (last replies):**{voice}");
+    }
     Answer::text(format!(
-        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}\n**Model:** {model}\n**Up:** {up}"
+        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}{voice}\n**Model:** {model}\n**Up:** {up}"
     ))
 }

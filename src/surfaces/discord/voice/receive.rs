@@ -1,6 +1,9 @@
 //! Hearing: songbird's receive events become the room's [`Heard`] ticks. Speaking-state
 //! events map each stream (SSRC) to a person; each 20 ms voice tick becomes one `Heard`
 //! with one 320-sample frame per person who spoke; bots and unknown streams are dropped.
+//! Each arriving RTP packet is also judged at once ([`super::arrival`]): a person's
+//! first voiced packet after quiet tells the room ([`Control::Arriving`]) before
+//! songbird's playout buffer and tick hand that audio over, so she can pause sooner.
 //! Nothing here ever blocks songbird: a full room channel drops the tick and counts it.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,10 +12,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
 use songbird::events::{CoreEvent, Event, EventContext, EventHandler};
+use songbird::packet::Packet;
 use songbird::Call;
 use tokio::sync::mpsc;
 
+use super::arrival::Arrivals;
 use super::boundary::Heard;
+use super::room::Control;
 use crate::speech::audio::HEAR_FRAME;
 
 /// Who is in her voice channel now; the room refreshes it as people come and go.
@@ -137,6 +143,7 @@ impl Framer {
 struct State {
     map: SsrcMap,
     framer: Framer,
+    arrivals: Arrivals,
 }
 
 /// The receiver: register it on a joined call with [`Receiver::attach`].
@@ -145,16 +152,23 @@ pub struct Receiver {
     state: Arc<Mutex<State>>,
     members: SharedMembers,
     tx: mpsc::Sender<Heard>,
+    control: mpsc::Sender<Control>,
     dropped: Arc<AtomicU64>,
 }
 
 impl Receiver {
-    /// A receiver that sends each tick to `tx`, with the channel's people in `members`.
-    pub fn new(tx: mpsc::Sender<Heard>, members: SharedMembers) -> Receiver {
+    /// A receiver that sends each tick to `tx` and each person's onset on arrival to
+    /// `control`, with the channel's people in `members`.
+    pub fn new(
+        tx: mpsc::Sender<Heard>,
+        control: mpsc::Sender<Control>,
+        members: SharedMembers,
+    ) -> Receiver {
         Receiver {
             state: Arc::new(Mutex::new(State::default())),
             members,
             tx,
+            control,
             dropped: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -164,6 +178,7 @@ impl Receiver {
         for event in [
             CoreEvent::SpeakingStateUpdate,
             CoreEvent::VoiceTick,
+            CoreEvent::RtpPacket,
             CoreEvent::ClientDisconnect,
         ] {
             call.add_global_event(Event::Core(event), self.clone());
@@ -189,7 +204,36 @@ impl Receiver {
 
     /// Someone left the call.
     pub fn on_disconnect(&self, user: u64) {
-        self.state().map.disconnected(user);
+        let mut state = self.state();
+        let streams: Vec<u32> = state
+            .map
+            .users
+            .iter()
+            .filter(|(_, u)| **u == user)
+            .map(|(s, _)| *s)
+            .collect();
+        for ssrc in streams {
+            state.arrivals.forget(ssrc);
+        }
+        state.map.disconnected(user);
+    }
+
+    /// One RTP packet of stream `ssrc` arrived with this Opus payload (before the
+    /// playout buffer). A person's onset goes to the room at once, without waiting;
+    /// returns whether one was sent.
+    pub fn on_packet(&self, ssrc: u32, opus: &[u8]) -> bool {
+        let members = match self.members.read() {
+            Ok(m) => m.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        let person = {
+            let mut state = self.state();
+            let Some(user) = state.map.person(ssrc, &members) else {
+                return false;
+            };
+            state.arrivals.packet(ssrc, opus).then_some(user)
+        };
+        person.is_some_and(|user| self.control.try_send(Control::Arriving(user)).is_ok())
     }
 
     /// One voice tick: the streams that sent audio. Sends one [`Heard`] (empty when no
@@ -231,6 +275,14 @@ impl EventHandler for Receiver {
                 self.on_speaking(s.ssrc, s.user_id.map(|u| u.0));
             }
             EventContext::ClientDisconnect(d) => self.on_disconnect(d.user_id.0),
+            EventContext::RtpPacket(data) => {
+                let rtp = data.rtp();
+                let payload = rtp.payload();
+                let end = payload.len().saturating_sub(data.payload_end_pad);
+                if let Some(opus) = payload.get(data.payload_offset..end) {
+                    self.on_packet(rtp.get_ssrc(), opus);
+                }
+            }
             EventContext::VoiceTick(tick) => {
                 let mut voices: Vec<Voice<'_>> = tick
                     .speaking
@@ -410,7 +462,8 @@ mod tests {
     fn each_tick_becomes_one_heard_with_people_only_and_silent_ones_absent() {
         let (tx, mut rx) = mpsc::channel(8);
         let shared = Arc::new(RwLock::new(members(&[1, 2], &[900])));
-        let r = Receiver::new(tx, shared.clone());
+        let (control, _control) = mpsc::channel(8);
+        let r = Receiver::new(tx, control, shared.clone());
         r.on_speaking(11, Some(1));
         r.on_speaking(12, Some(2));
         r.on_speaking(13, Some(900));
@@ -442,7 +495,8 @@ mod tests {
     #[test]
     fn a_full_room_channel_drops_the_tick_and_counts_it() {
         let (tx, mut rx) = mpsc::channel(1);
-        let r = Receiver::new(tx, Arc::new(RwLock::new(members(&[1], &[]))));
+        let (control, _control) = mpsc::channel(8);
+        let r = Receiver::new(tx, control, Arc::new(RwLock::new(members(&[1], &[]))));
         let a = vec![1i16; HEAR_FRAME];
         let v = [Voice {
             ssrc: 11,

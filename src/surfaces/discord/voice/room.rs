@@ -7,23 +7,26 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::boundary::{AudioOut, Heard};
+use super::boundary::Heard;
 use super::speaker::{Speaker, SpeakerNote};
-use crate::engine::{Engine, StopScope, TurnOptions};
+use crate::engine::{StopScope, TurnOptions};
 use crate::protocol::{Channel, Event, Frame, Origin, Phase, Register, TurnRequest};
 use crate::speech::audio::FRAME;
-use crate::speech::endpoint::{ends_unsure, EndpointSettings, Endpointer, Heard as Ear};
+use crate::speech::endpoint::{ends_unsure, Endpointer, Heard as Ear};
 use crate::speech::filter::Sentences;
-use crate::speech::stt::Recognizer;
-use crate::speech::tts::Synthesizer;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
 use crate::speech::SpeechError;
 use crate::surfaces::discord::render::clip;
+
+mod early;
+mod parts;
+mod pause;
+
+pub use parts::{Control, RoomEnd, RoomHandle, RoomParts, RoomSide, Trace};
+use pause::{Pause, Verdict};
 
 /// A spoken turn that has said nothing this long (not waiting on a card or a running
 /// tool) is cancelled.
@@ -37,114 +40,25 @@ pub const CAPTION_MAX: usize = 1900;
 /// Frames handed to the AudioOut ahead of the clock (absorbs scheduling jitter; a
 /// stop drops them, so barge-in stays within 100 ms).
 const LEAD_FRAMES: usize = 3;
-/// A pause that stays this quiet before reaching `min_speech` was a cough.
-const COUGH_QUIET: Duration = Duration::from_millis(300);
 /// How long without a heard tick before the room's clock counts silence itself
 /// (songbird ticks every 20 ms in a call, so this covers a stalled source).
 const SILENT_SOURCE: Duration = Duration::from_millis(100);
 /// What she says when the watchdog gives up on a turn.
 pub const GIVE_UP_LINE: &str = "Sorry, that took too long, so I stopped.";
 
-/// What the room needs from the chat surface around it.
-#[async_trait]
-pub trait RoomSide: Send + Sync + 'static {
-    /// Post a line in the voice channel's text chat (captions, notices).
-    async fn post(&self, text: String);
-    /// A person's name, to caption and to tell her.
-    fn name_of(&self, user: u64) -> String;
-    /// Whether the person is an owner (their turns get every tool).
-    fn is_owner(&self, user: u64) -> bool;
-    /// A spoken turn for `user` is about to start (the surface follows the session's
-    /// frames so cards appear in the text chat).
-    fn before_turn(&self, user: u64);
-}
-
-/// Everything a room is built from.
-pub struct RoomParts {
-    /// The engine turns run in.
-    pub engine: Arc<Engine>,
-    /// The voice channel's text-chat session.
-    pub session: String,
-    /// Her names: display name, username, aliases.
-    pub names: Vec<String>,
-    /// Speech recognition.
-    pub recognizer: Arc<dyn Recognizer>,
-    /// Speech synthesis.
-    pub synthesizer: Arc<dyn Synthesizer>,
-    /// Where her voice goes.
-    pub out: Arc<dyn AudioOut>,
-    /// The chat around the room.
-    pub side: Arc<dyn RoomSide>,
-    /// End-of-utterance settings.
-    pub endpoint: EndpointSettings,
-    /// How long with no human before she leaves.
-    pub idle_leave: Duration,
-    /// Where per-utterance timings go (the benchmark listens), if anywhere.
-    pub trace: Option<mpsc::UnboundedSender<Trace>>,
-}
-
-/// What the surface tells a running room.
-#[derive(Debug)]
-pub enum Control {
-    /// How many humans are in the channel now.
-    Humans(usize),
-    /// Leave once the turn and playback are done (at most [`LEAVE_WAIT`]); the
-    /// sender hears when the room has ended.
-    Leave(oneshot::Sender<()>),
-    /// She moved to another channel: end this room without cutting its turn (the
-    /// turn that asked for the move finishes in writing).
-    Release,
-}
-
-/// Why a room ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoomEnd {
-    /// Asked to leave.
-    Left,
-    /// Nobody human was in the channel for `idle_leave`.
-    Alone,
-    /// The surface dropped the room (disconnect, shutdown).
-    Dropped,
-    /// She moved to another channel.
-    Moved,
-}
-
-/// A running room.
-pub struct RoomHandle {
-    /// Heard ticks in (one per 20 ms).
-    pub heard: mpsc::Sender<Heard>,
-    /// Control messages.
-    pub control: mpsc::Sender<Control>,
-    /// The room task; its value says why it ended.
-    pub task: JoinHandle<RoomEnd>,
-}
-
-/// When each stage of one spoken reply happened (the benchmark reads these).
-#[derive(Debug, Clone)]
-pub struct Trace {
-    /// The utterance was committed (end of speech detected).
-    pub committed: Instant,
-    /// The recognizer's answer arrived.
-    pub recognised: Instant,
-    /// How long the recognizer took (provider time).
-    pub stt: Duration,
-    /// The turn was asked of the engine.
-    pub turn_started: Instant,
-    /// The first sentence was handed to the speaker.
-    pub first_sentence: Option<Instant>,
-    /// How long synthesis took to its first bytes (provider time).
-    pub synth: Option<Duration>,
-    /// The first frame was handed to the AudioOut.
-    pub first_frame: Option<Instant>,
-}
-
 enum RoomEvent {
     Transcript {
         user: u64,
         text: Result<String, SpeechError>,
-        committed: Instant,
-        /// The speaker's frame clock at the commit.
-        ended_at: u64,
+        commit: Commit,
+        stt: Duration,
+    },
+    /// What was said up to a short pause, recognised early.
+    Early {
+        user: u64,
+        text: Result<String, SpeechError>,
+        /// The utterance's last voiced frame at the pause.
+        last_voiced: u64,
         stt: Duration,
     },
     Frame {
@@ -160,9 +74,22 @@ struct Hold {
     resumed: bool,
 }
 
+/// When an utterance was committed.
+#[derive(Debug, Clone, Copy)]
+struct Commit {
+    /// The commit.
+    at: Instant,
+    /// The speaker's frame clock at the commit.
+    ended_at: u64,
+    /// The end of their speech (the last voiced frame), in the room's time.
+    speech_end: Instant,
+}
+
 struct EarState {
     endpointer: Endpointer,
     held: Option<Hold>,
+    /// What they said up to the current pause, found a complete request.
+    early: Option<early::Early>,
 }
 
 struct Live {
@@ -209,10 +136,12 @@ struct Room {
     leaving: Option<(Vec<oneshot::Sender<()>>, Instant)>,
     /// Someone she serves began to speak over her: playback is paused until their
     /// speech reaches `min_speech` (then it is a barge-in) or ends as a cough.
-    pausing: Option<u64>,
+    pausing: Option<Pause>,
     last_heard: Instant,
     trace: Option<Trace>,
     acks: usize,
+    /// The model asked at a short pause, for the turn its words would start.
+    speculation: Option<early::Ahead>,
 }
 
 impl Room {
@@ -241,6 +170,7 @@ impl Room {
             last_heard: Instant::now(),
             trace: None,
             acks: 0,
+            speculation: None,
         }
     }
 
@@ -261,6 +191,7 @@ impl Room {
                         None => self.leaving = Some((vec![reply], Instant::now() + LEAVE_WAIT)),
                     },
                     Some(Control::Release) => break RoomEnd::Moved,
+                    Some(Control::Arriving(user)) => self.on_arriving(user),
                     None => break RoomEnd::Dropped,
                 },
                 h = heard.recv() => match h {
@@ -299,6 +230,7 @@ impl Room {
         self.ears.entry(user).or_insert_with(|| EarState {
             endpointer: Endpointer::new(settings, crate::speech::vad::detector()),
             held: None,
+            early: None,
         })
     }
 
@@ -338,39 +270,51 @@ impl Room {
                 if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.as_mut()) {
                     h.resumed = true;
                 }
+                // They went on: what was asked at their pause is cancelled, silently.
+                self.drop_speculation(user);
                 let serving = self.humans <= 1 || self.served == Some(user);
-                if serving && self.speaker.speaking() && self.pausing.is_none() {
-                    // Quiet at once; whether it is a barge-in or a cough is known
-                    // once the speech reaches min_speech.
-                    self.pausing = Some(user);
-                    self.parts.out.stop();
-                    self.handed_ahead = 0;
+                match self.pausing.as_mut() {
+                    Some(p) if p.user == user => p.speech_started(),
+                    Some(_) => {}
+                    None if serving && self.speaker.speaking() => {
+                        // Quiet at once; whether it is a barge-in or a cough is known
+                        // once the speech reaches min_speech.
+                        let now = self.ear(user).endpointer.now();
+                        self.pause(Pause::on_speech(user, now));
+                    }
+                    None => {}
                 }
             }
             Ear::Committed(utterance) => {
-                if self.pausing == Some(user) {
+                if self.pausing.is_some_and(|p| p.user == user) {
                     self.pausing = None;
                     self.barge_in();
                 }
-                let recognizer = self.parts.recognizer.clone();
-                let tx = self.events_tx.clone();
-                let committed = Instant::now();
-                let ended_at = utterance.ended_at;
-                tokio::spawn(async move {
-                    let t0 = Instant::now();
-                    let text = recognizer.transcribe(&utterance.pcm).await;
-                    let _ = tx.send(RoomEvent::Transcript {
-                        user,
-                        text,
-                        committed,
-                        ended_at,
-                        stt: t0.elapsed(),
-                    });
+                let now = Instant::now();
+                let quiet = utterance.ended_at.saturating_sub(utterance.last_voiced());
+                let commit = Commit {
+                    at: now,
+                    ended_at: utterance.ended_at,
+                    speech_end: now
+                        .checked_sub(FRAME * u32::try_from(quiet).unwrap_or(0))
+                        .unwrap_or(now),
+                };
+                // Recognised at the pause and nothing said since: no second ask.
+                if let Some(e) = self.take_early(user, &utterance) {
+                    self.on_transcript(user, Ok(e.text), commit, e.stt);
+                    return;
+                }
+                self.recognise(utterance.pcm, move |text, stt| RoomEvent::Transcript {
+                    user,
+                    text,
+                    commit,
+                    stt,
                 });
             }
+            Ear::Paused(so_far) => self.on_paused(user, so_far),
             Ear::Dropped => {
                 // A cough: she goes on where she paused.
-                if self.pausing == Some(user) {
+                if self.pausing.is_some_and(|p| p.user == user) {
                     self.pausing = None;
                     self.feed();
                 }
@@ -381,21 +325,58 @@ impl Room {
         }
     }
 
-    /// A pause whose speech reached `min_speech` is a barge-in.
+    /// Recognise `pcm` off the room's task; `done(words, provider time)` is the event
+    /// it sends back.
+    fn recognise(
+        &self,
+        pcm: Vec<i16>,
+        done: impl FnOnce(Result<String, SpeechError>, Duration) -> RoomEvent + Send + 'static,
+    ) {
+        let recognizer = self.parts.recognizer.clone();
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            let t0 = Instant::now();
+            let text = recognizer.transcribe(&pcm).await;
+            let _ = tx.send(done(text, t0.elapsed()));
+        });
+    }
+
+    /// Go quiet at once for `pause` (the frames handed ahead are dropped).
+    fn pause(&mut self, pause: Pause) {
+        self.pausing = Some(pause);
+        self.parts.out.stop();
+        self.handed_ahead = 0;
+    }
+
+    /// A voiced packet from `user` arrived ahead of the ticks: if she is talking over
+    /// someone she serves, she pauses now.
+    fn on_arriving(&mut self, user: u64) {
+        let serving = self.humans <= 1 || self.served == Some(user);
+        if serving && self.speaker.speaking() && self.pausing.is_none() {
+            let now = self.ear(user).endpointer.now();
+            self.pause(Pause::on_arrival(user, now));
+        }
+    }
+
+    /// A pause whose speech reached `min_speech` is a barge-in; one that came to
+    /// nothing lets her go on where she paused.
     fn confirm_pause(&mut self) {
-        let Some(user) = self.pausing else {
+        let Some(mut pause) = self.pausing else {
             return;
         };
-        let Some(ear) = self.ears.get(&user) else {
+        let Some(ear) = self.ears.get(&pause.user) else {
             return;
         };
-        if ear.endpointer.speech_so_far() >= self.parts.endpoint.min_speech {
-            self.pausing = None;
-            self.barge_in();
-        } else if !ear.endpointer.in_speech() || ear.endpointer.quiet_for() >= COUGH_QUIET {
-            // Too short to be speech and over: she goes on where she paused.
-            self.pausing = None;
-            self.feed();
+        match pause.judge(&ear.endpointer, self.parts.endpoint.min_speech) {
+            Verdict::Wait => self.pausing = Some(pause),
+            Verdict::BargeIn => {
+                self.pausing = None;
+                self.barge_in();
+            }
+            Verdict::Resume => {
+                self.pausing = None;
+                self.feed();
+            }
         }
     }
 
@@ -421,7 +402,7 @@ impl Room {
         &mut self,
         user: u64,
         text: Result<String, SpeechError>,
-        (committed, ended_at): (Instant, u64),
+        commit: Commit,
         stt: Duration,
     ) {
         let text = match text {
@@ -458,7 +439,7 @@ impl Room {
         if ends_unsure(&text) && !extra.is_zero() {
             let frames = (extra.as_millis() / FRAME.as_millis()) as u64;
             // Counted from the commit: the unsure time is silence after the speech.
-            let until_frame = ended_at + frames;
+            let until_frame = commit.ended_at + frames;
             let resumed = ear.endpointer.in_speech();
             ear.held = Some(Hold {
                 text,
@@ -468,7 +449,8 @@ impl Room {
             return;
         }
         let trace = Trace {
-            committed,
+            speech_end: commit.speech_end,
+            committed: commit.at,
             recognised: Instant::now(),
             stt,
             turn_started: Instant::now(),
@@ -510,6 +492,26 @@ impl Room {
 
     // ---- turns ---------------------------------------------------------------
 
+    /// The spoken turn `user` asks with `words`.
+    fn turn_request(&self, user: u64, words: String) -> TurnRequest {
+        let name = self.parts.side.name_of(user);
+        TurnRequest {
+            session: self.parts.session.clone(),
+            text: words,
+            author: crate::surfaces::discord::remind::author_label(&name, user),
+            register: Register::Voice,
+            channel: Channel::Voice,
+            el_call_bound: Some(false),
+            replace_running: true,
+            hidden: false,
+            media: Vec::new(),
+            origin: Origin::Discord {
+                user,
+                owner: self.parts.side.is_owner(user),
+            },
+        }
+    }
+
     fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
         let name = self.parts.side.name_of(user);
         self.post(clip(&format!("🎙️ **{name}:** {words}"), CAPTION_MAX));
@@ -531,26 +533,16 @@ impl Room {
             turn_started: now,
             ..t
         });
-        let origin = Origin::Discord {
-            user,
-            owner: self.parts.side.is_owner(user),
-        };
-        let req = TurnRequest {
-            session: self.parts.session.clone(),
-            text: words,
-            author: crate::surfaces::discord::remind::author_label(&name, user),
-            register: Register::Voice,
-            channel: Channel::Voice,
-            el_call_bound: Some(false),
-            replace_running: true,
-            hidden: false,
-            media: Vec::new(),
-            origin,
-        };
+        let prepared = self.take_speculation(user, &words);
+        let req = self.turn_request(user, words);
         let (tap, mut frames) = mpsc::unbounded_channel();
         let engine = self.parts.engine.clone();
         tokio::spawn(async move {
-            engine.run_turn(req, TurnOptions { tap: Some(tap) }).await;
+            let options = TurnOptions {
+                tap: Some(tap),
+                prepared,
+            };
+            engine.run_turn(req, options).await;
         });
         let tx = self.events_tx.clone();
         tokio::spawn(async move {
@@ -740,10 +732,15 @@ impl Room {
             RoomEvent::Transcript {
                 user,
                 text,
-                committed,
-                ended_at,
+                commit,
                 stt,
-            } => self.on_transcript(user, text, (committed, ended_at), stt),
+            } => self.on_transcript(user, text, commit, stt),
+            RoomEvent::Early {
+                user,
+                text,
+                last_voiced,
+                stt,
+            } => self.on_early(user, text, last_voiced, stt),
             RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
         }
     }

@@ -209,8 +209,9 @@ async fn start_room(
             channel,
         }),
         endpoint: EndpointSettings::from_voice(&voice),
+        speculate: voice.speculate,
         idle_leave: std::time::Duration::from_secs(voice.idle_leave),
-        trace: None,
+        trace: Some(latency_keeper(config.paths.home.clone())),
     };
     let handle = room::spawn(parts, humans);
     if let Some(why) = stood_in {
@@ -228,7 +229,12 @@ async fn start_room(
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
         c.remove_all_global_events();
-        super::receive::Receiver::new(handle.heard.clone(), members.clone()).attach(&mut c);
+        super::receive::Receiver::new(
+            handle.heard.clone(),
+            handle.control.clone(),
+            members.clone(),
+        )
+        .attach(&mut c);
         let dropped = Dropped {
             bot: Arc::downgrade(bot),
             guild,
@@ -407,4 +413,19 @@ pub(crate) fn channel_of_user(bot: &Bot, guild: u64, user: u64) -> Option<u64> {
     let cache = bot.cache.get()?;
     members::voice_channel_of(cache, GuildId::new(guild.max(1)), UserId::new(user.max(1)))
         .map(|c| c.get())
+}
+
+/// Where a room's reply timings go: each becomes a latency breakdown kept in the data
+/// folder (`/status`, `kotoba doctor`).
+fn latency_keeper(home: std::path::PathBuf) -> tokio::sync::mpsc::UnboundedSender<room::Trace> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<room::Trace>();
+    tokio::spawn(async move {
+        while let Some(t) = rx.recv().await {
+            if let Some(b) = super::latency::Breakdown::of(&t) {
+                let home = home.clone();
+                let _ = tokio::task::spawn_blocking(move || super::latency::record(&home, b)).await;
+            }
+        }
+    });
+    tx
 }

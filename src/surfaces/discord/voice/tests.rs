@@ -28,11 +28,19 @@ pub(super) const ALICE: u64 = 11;
 pub(super) const BOB: u64 = 22;
 pub(super) const SESSION: &str = "discord:900";
 
-/// Answers from a script, in order; records how much audio it was sent.
+/// The last audio asked about, when, and the answer it got.
+type LastAsk = Option<(Vec<i16>, Instant, Result<String, SpeechError>)>;
+
+/// Answers from a script, in order; records how much audio it was sent. The same
+/// audio asked again within 3 s (at a pause, then at the commit with nothing said
+/// since) gets the same answer and is recorded once, as one utterance.
 #[derive(Default)]
 pub(super) struct Ears {
     pub(super) script: Mutex<VecDeque<Result<String, SpeechError>>>,
     pub(super) heard: Mutex<Vec<usize>>,
+    last: Mutex<LastAsk>,
+    /// Every ask, repeats included: (samples, when).
+    pub(super) asks: Mutex<Vec<(usize, Instant)>>,
 }
 
 #[async_trait]
@@ -41,13 +49,32 @@ impl Recognizer for Ears {
         "fake"
     }
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {
-        self.heard.lock().unwrap().push(pcm.len());
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.script
+        let now = Instant::now();
+        self.asks.lock().unwrap().push((pcm.len(), now));
+        let again = self
+            .last
             .lock()
             .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| Ok(String::new()))
+            .as_ref()
+            .and_then(|(p, at, text)| {
+                (p == pcm && now.duration_since(*at) < Duration::from_secs(3)).then(|| text.clone())
+            });
+        let text = match again {
+            Some(text) => text,
+            None => {
+                self.heard.lock().unwrap().push(pcm.len());
+                let text = self
+                    .script
+                    .lock()
+                    .unwrap()
+                    .pop_front()
+                    .unwrap_or_else(|| Ok(String::new()));
+                *self.last.lock().unwrap() = Some((pcm.to_vec(), now, text.clone()));
+                text
+            }
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        text
     }
 }
 
@@ -207,6 +234,17 @@ pub(super) fn stage(
 }
 
 pub(super) fn stage_on(rig: Rig, heard: &[&str], mouth: Arc<Mouth>, humans: usize) -> Stage {
+    stage_with(rig, heard, mouth, humans, EndpointSettings::default())
+}
+
+/// [`stage_on`] with these end-of-utterance settings.
+pub(super) fn stage_with(
+    rig: Rig,
+    heard: &[&str],
+    mouth: Arc<Mouth>,
+    humans: usize,
+    endpoint: EndpointSettings,
+) -> Stage {
     let ears = Arc::new(Ears::default());
     *ears.script.lock().unwrap() = heard.iter().map(|t| Ok(t.to_string())).collect();
     let out = Arc::new(Out::default());
@@ -220,7 +258,8 @@ pub(super) fn stage_on(rig: Rig, heard: &[&str], mouth: Arc<Mouth>, humans: usiz
             synthesizer: mouth.clone(),
             out: out.clone(),
             side: side.clone(),
-            endpoint: EndpointSettings::default(),
+            endpoint,
+            speculate: true,
             idle_leave: Duration::from_secs(300),
             trace: None,
         },
@@ -254,6 +293,28 @@ pub(super) fn phrase(text: &str) -> Vec<i16> {
 }
 
 impl Stage {
+    /// When she was first asked to say `line`.
+    pub(super) fn said_at(&self, line: &str) -> Option<Instant> {
+        self.mouth
+            .said
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(_, l)| l == line)
+            .map(|(t, _)| *t)
+    }
+
+    /// Frames handed out after `from` and up to `to`.
+    pub(super) fn frames_between(&self, from: Instant, to: Instant) -> usize {
+        self.out
+            .frames
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| **t > from && **t <= to)
+            .count()
+    }
+
     /// `who` speaks `pcm` (20 ms frames, one per tick); everyone else is silent.
     pub(super) async fn speak(&self, who: u64, pcm: &[i16]) -> Instant {
         let start = Instant::now();
@@ -398,22 +459,9 @@ async fn barge_in_stops_playback_within_100_ms_and_cuts_the_turn() {
     // Her reply to "wait stop" is a new answer; nothing of the cut one plays before it.
     s.wait(6.0).await;
     let reply_at = s
-        .mouth
-        .said
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(_, l)| l == "Okay.")
-        .map(|(t, _)| *t)
+        .said_at("Okay.")
         .expect("the interruption was heard and answered");
-    let cut_frames = s
-        .out
-        .frames
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|t| **t > stop && **t <= reply_at)
-        .count();
+    let cut_frames = s.frames_between(stop, reply_at);
     assert_eq!(
         cut_frames, 0,
         "nothing of the cut answer plays after the stop"

@@ -1,7 +1,8 @@
 //! The room's turn rules, at its boundary under a paused clock (the fakes and the
 //! stage are in [`super::tests`]): spoken tool lines on a voice turn, hums on a
 //! reasoning model, nothing on a written turn, the 75 s / 600 s limits, a cough that
-//! only pauses her, a lone name replacing the turn, and a leave from inside her turn.
+//! only pauses her, a voiced packet's arrival that pauses her before the ticks, a lone
+//! name replacing the turn, and a leave from inside her turn.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -297,6 +298,81 @@ async fn a_cough_over_her_pauses_her_but_cuts_nothing() {
         s.ears.heard.lock().unwrap().len(),
         1,
         "the cough committed nothing"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_voiced_packet_arriving_pauses_her_at_once_and_she_goes_on_when_no_speech_follows() {
+    let s = stage(
+        vec![Ok(say("Here is a long and careful answer for you."))],
+        vec![],
+        &[],
+        &["explain it slowly"],
+        Mouth::new(Duration::from_secs(6)),
+        1,
+    );
+    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    s.speak(ALICE, &phrase("explain it slowly")).await;
+    s.wait(3.0).await;
+    assert!(s.out.count() > 10, "she is talking");
+    // The receiver heard Alice's packet arrive, ahead of the ticks.
+    let at = Instant::now();
+    s.room.control.send(Control::Arriving(ALICE)).await.unwrap();
+    s.wait(0.001).await;
+    assert!(
+        s.out.stops.lock().unwrap().iter().any(|t| *t >= at),
+        "paused on the arrival, before any tick"
+    );
+    assert_eq!(s.out.after(at), 0, "nothing handed while paused");
+    // No speech follows in the ticks: after 200 ms of her audio she goes on.
+    s.wait(0.15).await;
+    assert_eq!(s.out.after(at), 0, "still waiting for the ticks at 150 ms");
+    s.wait(2.0).await;
+    assert!(s.out.after(at) > 50, "she went on talking");
+    let done: Vec<_> = turns_done(&mut bus).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        done,
+        [crate::protocol::TurnStatus::Completed],
+        "nothing was cut"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_voiced_packet_arriving_then_speech_in_the_ticks_is_a_barge_in() {
+    let long = "This is a very long answer that goes on and on. ".repeat(3);
+    let s = stage(
+        vec![Ok(say(&long)), Ok(say("Okay."))],
+        vec![],
+        &[],
+        &["tell me a long story", "wait stop"],
+        Mouth::new(Duration::from_secs(8)),
+        1,
+    );
+    s.speak(ALICE, &phrase("tell me a long story")).await;
+    s.wait(3.0).await;
+    let at = Instant::now();
+    s.room.control.send(Control::Arriving(ALICE)).await.unwrap();
+    // The ticks carry the same speech 60 ms later (songbird's playout buffer).
+    s.wait(0.06).await;
+    s.speak(ALICE, &phrase("wait stop")).await;
+    let stops = s.out.stops.lock().unwrap().clone();
+    let first = stops.iter().find(|t| **t >= at).copied().expect("paused");
+    assert!(
+        first.duration_since(at) < Duration::from_millis(20),
+        "at the arrival"
+    );
+    s.wait(5.0).await;
+    let reply_at = s
+        .said_at("Okay.")
+        .expect("the interruption was heard and answered");
+    let cut = s.frames_between(first, reply_at);
+    assert_eq!(
+        cut, 0,
+        "paused at the arrival, then cut: nothing of it plays again"
+    );
+    assert!(
+        s.mouth.lines().iter().any(|l| l == "Okay."),
+        "the interruption was answered"
     );
 }
 

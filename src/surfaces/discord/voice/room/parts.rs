@@ -1,0 +1,119 @@
+//! What a voice room is built from and tells its surroundings: the chat side it posts
+//! to ([`RoomSide`]), its parts, the surface's control messages, why it ended, its
+//! handle, and the per-reply timings the benchmark reads ([`Trace`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::engine::Engine;
+use crate::speech::endpoint::EndpointSettings;
+use crate::speech::stt::Recognizer;
+use crate::speech::tts::Synthesizer;
+use crate::surfaces::discord::voice::boundary::{AudioOut, Heard};
+
+/// What the room needs from the chat surface around it.
+#[async_trait]
+pub trait RoomSide: Send + Sync + 'static {
+    /// Post a line in the voice channel's text chat (captions, notices).
+    async fn post(&self, text: String);
+    /// A person's name, to caption and to tell her.
+    fn name_of(&self, user: u64) -> String;
+    /// Whether the person is an owner (their turns get every tool).
+    fn is_owner(&self, user: u64) -> bool;
+    /// A spoken turn for `user` is about to start (the surface follows the session's
+    /// frames so cards appear in the text chat).
+    fn before_turn(&self, user: u64);
+}
+
+/// Everything a room is built from.
+pub struct RoomParts {
+    /// The engine turns run in.
+    pub engine: Arc<Engine>,
+    /// The voice channel's text-chat session.
+    pub session: String,
+    /// Her names: display name, username, aliases.
+    pub names: Vec<String>,
+    /// Speech recognition.
+    pub recognizer: Arc<dyn Recognizer>,
+    /// Speech synthesis.
+    pub synthesizer: Arc<dyn Synthesizer>,
+    /// Where her voice goes.
+    pub out: Arc<dyn AudioOut>,
+    /// The chat around the room.
+    pub side: Arc<dyn RoomSide>,
+    /// End-of-utterance settings.
+    pub endpoint: EndpointSettings,
+    /// Whether the model may be asked at the short pause (`voice.speculate`).
+    pub speculate: bool,
+    /// How long with no human before she leaves.
+    pub idle_leave: Duration,
+    /// Where per-utterance timings go (the benchmark listens), if anywhere.
+    pub trace: Option<mpsc::UnboundedSender<Trace>>,
+}
+
+/// What the surface tells a running room.
+#[derive(Debug)]
+pub enum Control {
+    /// How many humans are in the channel now.
+    Humans(usize),
+    /// Leave once the turn and playback are done (at most 30 s, `room::LEAVE_WAIT`); the
+    /// sender hears when the room has ended.
+    Leave(oneshot::Sender<()>),
+    /// She moved to another channel: end this room without cutting its turn (the
+    /// turn that asked for the move finishes in writing).
+    Release,
+    /// A voiced packet from this person just arrived, ahead of songbird's playout
+    /// buffer and tick: if she is talking over someone she serves, she pauses now
+    /// (the ticks that follow say whether it was speech).
+    Arriving(u64),
+}
+
+/// Why a room ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoomEnd {
+    /// Asked to leave.
+    Left,
+    /// Nobody human was in the channel for `idle_leave`.
+    Alone,
+    /// The surface dropped the room (disconnect, shutdown).
+    Dropped,
+    /// She moved to another channel.
+    Moved,
+}
+
+/// A running room.
+pub struct RoomHandle {
+    /// Heard ticks in (one per 20 ms).
+    pub heard: mpsc::Sender<Heard>,
+    /// Control messages.
+    pub control: mpsc::Sender<Control>,
+    /// The room task; its value says why it ended.
+    pub task: JoinHandle<RoomEnd>,
+}
+
+/// When each stage of one spoken reply happened (the benchmark reads these).
+#[derive(Debug, Clone)]
+pub struct Trace {
+    /// The person's speech ended (their last voiced frame).
+    pub speech_end: Instant,
+    /// The utterance was committed (end of speech detected).
+    pub committed: Instant,
+    /// The recognizer's answer was in hand (at the commit when it was recognised
+    /// early, at the short pause).
+    pub recognised: Instant,
+    /// How long the recognizer took (provider time).
+    pub stt: Duration,
+    /// The turn was asked of the engine.
+    pub turn_started: Instant,
+    /// The first sentence was handed to the speaker.
+    pub first_sentence: Option<Instant>,
+    /// How long synthesis took to its first bytes (provider time).
+    pub synth: Option<Duration>,
+    /// The first frame was handed to the AudioOut.
+    pub first_frame: Option<Instant>,
+}
