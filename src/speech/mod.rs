@@ -5,6 +5,7 @@
 //! ([`filter`]), and who an utterance is for ([`wake`]).
 
 pub mod audio;
+pub mod consent;
 pub mod endpoint;
 pub mod filter;
 pub mod stt;

@@ -17,6 +17,8 @@ mod speaker;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_consent;
+#[cfg(test)]
 mod tests_early;
 #[cfg(test)]
 mod tests_turns;

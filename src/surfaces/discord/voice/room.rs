@@ -12,9 +12,10 @@ use tokio::time::Instant;
 
 use super::boundary::Heard;
 use super::speaker::{Speaker, SpeakerNote};
-use crate::engine::{StopScope, TurnOptions};
-use crate::protocol::{Channel, Event, Frame, Origin, Phase, Register, TurnRequest};
+use crate::engine::{Answerer, StopScope, TurnOptions};
+use crate::protocol::{Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest};
 use crate::speech::audio::FRAME;
+use crate::speech::consent::{consent, Consent};
 use crate::speech::endpoint::{ends_unsure, Endpointer, Heard as Ear};
 use crate::speech::filter::Sentences;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
@@ -98,6 +99,8 @@ struct Live {
     last_voice: Instant,
     rows: HashSet<String>,
     cards: HashSet<String>,
+    /// The cards she already asked again about after an unclear spoken answer.
+    asked_again: HashSet<String>,
     /// A read tool is running (reads show a peek, not a row).
     peeking: bool,
     sentences: Sentences,
@@ -463,7 +466,7 @@ impl Room {
 
     /// Wake and turn-taking: is this utterance for her, and what happens then.
     fn for_whom(&mut self, user: u64, text: String, trace: Option<Trace>) {
-        if self.leaving.is_some() {
+        if self.leaving.is_some() || self.spoken_answer(user, &text) {
             return;
         }
         let now = Instant::now();
@@ -488,6 +491,53 @@ impl Room {
                 self.start_turn(user, words, trace);
             }
         }
+    }
+
+    /// A short yes or no while her turn waits on a card: from someone who may answer
+    /// it, it answers the card once (approve once or deny, never "always") and she says
+    /// what was decided; an unclear one makes her ask again, once; anyone else's changes
+    /// nothing. True when the utterance was taken as such an answer.
+    fn spoken_answer(&mut self, user: u64, text: &str) -> bool {
+        let Some(card) = self
+            .turn
+            .as_ref()
+            .and_then(|l| l.cards.iter().next().cloned())
+        else {
+            return false;
+        };
+        let Some(said) = consent(text) else {
+            return false;
+        };
+        let who = Answerer {
+            id: user.to_string(),
+            name: self.parts.side.name_of(user),
+            local: false,
+            via: "the voice call".into(),
+        };
+        if self.parts.engine.card_for(&card, &who, &[]).is_err() {
+            return true;
+        }
+        let decision = match said {
+            Consent::Yes => Decision::Approve,
+            Consent::No => Decision::Deny,
+            Consent::Unclear => {
+                let first = self
+                    .turn
+                    .as_mut()
+                    .is_some_and(|l| l.asked_again.insert(card));
+                if first {
+                    self.say("Should I go ahead? Please say yes or no.");
+                }
+                return true;
+            }
+        };
+        if self.parts.engine.answer_card(&card, decision, &who).is_ok() {
+            self.say(match decision {
+                Decision::Deny => "Okay, I won't.",
+                _ => "Okay, going ahead.",
+            });
+        }
+        true
     }
 
     // ---- turns ---------------------------------------------------------------
@@ -526,6 +576,7 @@ impl Room {
             last_voice: now,
             rows: HashSet::new(),
             cards: HashSet::new(),
+            asked_again: HashSet::new(),
             peeking: false,
             sentences: Sentences::new(),
         });
