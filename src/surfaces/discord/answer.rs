@@ -1,4 +1,4 @@
-//! Typed answers to a job's question card (ask_user, clarify): the Answer button opens
+//! Typed answers on Discord: a job's question card (ask_user, clarify), whose Answer button opens
 //! a modal with one text field, and its submit hands the text to the engine verbatim.
 //! Who may answer is decided by the engine at the submit, like any card press.
 
