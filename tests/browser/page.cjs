@@ -1,7 +1,8 @@
 // Drives Kotoba's page in a real headless Chromium (Debian's /usr/bin/chromium) with
 // playwright-core: load the page, send a message, see the streamed answer, send one
 // that runs a command, see its step row and card, press Approve, see the row close ok;
-// the page, which cannot speak yet, says she writes and sends the written register.
+// the page, which cannot speak yet, says she writes and sends the written register;
+// a second card offers an edit and a time box and is denied with a reason.
 // Saves screenshots. Started by tests/suite/browser.rs, which runs the server and
 // scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
 "use strict";
@@ -85,6 +86,18 @@ async function faceBecomes(page, face) {
     seen.buttons_disabled = await page.evaluate(() => [...document.querySelectorAll(".card button")].every((b) => b.disabled));
     await page.click(".row details.full summary").catch(() => {});
     await page.screenshot({ path: path.join(shots, "page.png"), fullPage: true });
+
+    step("a second card: it offers an edit and a time box; deny it with a reason");
+    await page.fill("#text", "make another file");
+    await page.click("#send");
+    await page.waitForSelector('.card:not(.done) button[data-decision="deny"]', { timeout: 15000 });
+    seen.offers_edit = await page.evaluate(() => !!document.querySelector('.card:not(.done) button[data-decision="edit"]'));
+    seen.time_boxes = await page.evaluate(() => [...document.querySelectorAll(".card:not(.done) select.for-s option")].map((o) => o.textContent));
+    await page.fill(".card:not(.done) input.reason", "not in this folder today");
+    await page.click('.card:not(.done) button[data-decision="deny"]');
+    await page.waitForSelector('.row[data-outcome="refused"]', { timeout: 15000 });
+    await herTextIncludes(page, "Left it alone.");
+    seen.denied = await page.evaluate(() => [...document.querySelectorAll(".card .settled")].map((e) => e.textContent).pop());
     seen.errors = errors;
     process.stdout.write(JSON.stringify(seen) + "\n");
   } finally {

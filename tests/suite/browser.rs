@@ -53,6 +53,11 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         json!({"command": "touch browser-made.txt && echo made browser-made.txt"}),
     ));
     r.model.push(Reply::text("Done, the file is there."));
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "touch browser-denied.txt"}),
+    ));
+    r.model.push(Reply::text("Left it alone."));
     let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser");
     std::fs::create_dir_all(&shots).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/page.cjs");
@@ -119,4 +124,23 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         "the command really ran"
     );
     assert!(shots.join("page.png").exists());
+    // The second card: an edit and the three time boxes are offered; denied with a
+    // reason typed on the page, which she is told verbatim; nothing ran.
+    assert_eq!(seen["offers_edit"], true, "{seen}");
+    assert_eq!(
+        seen["time_boxes"],
+        json!(["for 1 hour", "for 8 hours", "until revoked"])
+    );
+    assert!(
+        seen["denied"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("Denied by the owner on the web page")),
+        "{seen}"
+    );
+    let told = r.model.requests().last().cloned().unwrap_or_default();
+    assert!(
+        told.to_string().contains("not in this folder today"),
+        "the typed reason reaches her: {told}"
+    );
+    assert!(!r.workspace().join("browser-denied.txt").exists());
 }
