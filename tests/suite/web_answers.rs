@@ -86,15 +86,7 @@ async fn a_reason_an_edit_and_a_time_boxed_always_answer_a_card_by_post() {
         .await;
     assert_eq!(always.status(), 200);
     sse.until(|v| v["type"] == "turn_done").await;
-    let grants: Value = r
-        .http
-        .get(r.url("/api/grants"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let grants: Value = r.get_json("/api/grants").await;
     let grant = &grants[0];
     assert_eq!(grant["pattern"], "touch hourly.txt");
     let expires = grant["expires_at"].as_str().expect("RFC 3339 expiry");
@@ -126,15 +118,7 @@ async fn an_answer_that_does_not_fit_the_card_is_a_400_naming_why_and_the_card_s
             "{body}: {said}"
         );
     }
-    let waiting: Value = r
-        .http
-        .get(r.url("/api/cards"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let waiting: Value = r.get_json("/api/cards").await;
     assert_eq!(
         waiting.as_array().unwrap().len(),
         1,
@@ -159,15 +143,7 @@ async fn the_page_lists_a_card_waiting_in_another_session_and_its_answer_there_s
         engine.run_turn(req, TurnOptions::default()).await
     });
     let listed = loop {
-        let cards: Value = r
-            .http
-            .get(r.url("/api/cards"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let cards: Value = r.get_json("/api/cards").await;
         if let Some(c) = cards.as_array().and_then(|a| a.first()).cloned() {
             break c;
         }

@@ -113,6 +113,18 @@ impl WebRig {
         Sse::new(resp)
     }
 
+    /// GET `path` and read its JSON body.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.http
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// POST JSON to the page's API.
     pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
         self.http
