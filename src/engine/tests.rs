@@ -244,7 +244,7 @@ pub(crate) fn says(frames: &[Frame]) -> Vec<(SayKind, String)> {
         .collect()
 }
 
-fn tool_results(req: &ModelRequest) -> Vec<String> {
+pub(crate) fn tool_results(req: &ModelRequest) -> Vec<String> {
     req.items
         .iter()
         .filter_map(|i| match i {

@@ -8,7 +8,6 @@ use serde_json::json;
 
 use super::tests::*;
 use super::*;
-use crate::llm::Item;
 use crate::protocol::*;
 
 fn at_the_terminal() -> Answerer {
@@ -71,16 +70,9 @@ async fn next_card(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Even
         .expect("a card")
 }
 
-fn tool_results(r: &Rig) -> Vec<String> {
-    r.script
-        .sent()
-        .iter()
-        .flat_map(|q| q.items.clone())
-        .filter_map(|i| match i {
-            Item::ToolResult { output, .. } => Some(output),
-            _ => None,
-        })
-        .collect()
+/// What the model was handed back from tools, over every request of the rig.
+fn results_fed(r: &Rig) -> Vec<String> {
+    r.script.sent().iter().flat_map(tool_results).collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -98,7 +90,7 @@ async fn a_no_with_a_reason_tells_her_the_words_verbatim_and_the_audit_keeps_the
         .unwrap();
     turn.await.unwrap();
     assert!(seen.lock().unwrap().is_empty(), "nothing ran");
-    let told = tool_results(&r).join("\n");
+    let told = results_fed(&r).join("\n");
     assert!(
         told.contains("DECLINED") && told.contains("\"never force-push main\""),
         "{told}"
@@ -140,7 +132,7 @@ async fn an_edited_line_that_is_not_dangerous_runs_instead_and_the_row_the_model
         done.action, "$ cargo test -p kotoba",
         "the row shows what ran"
     );
-    let told = tool_results(&r).join("\n");
+    let told = results_fed(&r).join("\n");
     assert!(
         told.contains("EDITED") && told.contains("cargo test -p kotoba"),
         "{told}"
@@ -337,5 +329,5 @@ async fn an_answer_that_does_not_fit_the_card_is_refused_and_the_card_still_wait
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);
-    assert_eq!(tool_results(&r).len(), 1);
+    assert_eq!(results_fed(&r).len(), 1);
 }

@@ -138,6 +138,19 @@ fn minutes_from_now(minutes: u64) -> String {
         .unwrap_or_default()
 }
 
+/// A role's optional colour and flags, set on the REST body `b` when given.
+fn role_flags(b: &mut Value, colour: Option<u32>, hoist: Option<bool>, mentionable: Option<bool>) {
+    if let Some(c) = colour {
+        b["color"] = json!(c);
+    }
+    if let Some(h) = hoist {
+        b["hoist"] = json!(h);
+    }
+    if let Some(m) = mentionable {
+        b["mentionable"] = json!(m);
+    }
+}
+
 /// Apply `change` to `guild`; a created channel's or role's id.
 pub(crate) async fn apply(
     rest: &Rest,
@@ -200,15 +213,7 @@ pub(crate) async fn apply(
             permissions,
         } => {
             let mut b = json!({"name": name, "permissions": permissions.to_string()});
-            if let Some(c) = colour {
-                b["color"] = json!(c);
-            }
-            if let Some(h) = hoist {
-                b["hoist"] = json!(h);
-            }
-            if let Some(m) = mentionable {
-                b["mentionable"] = json!(m);
-            }
+            role_flags(&mut b, *colour, *hoist, *mentionable);
             (Method::POST, format!("/guilds/{g}/roles"), Some(b))
         }
         Change::EditRole {
@@ -222,15 +227,7 @@ pub(crate) async fn apply(
             if let Some(n) = name {
                 b["name"] = json!(n);
             }
-            if let Some(c) = colour {
-                b["color"] = json!(c);
-            }
-            if let Some(h) = hoist {
-                b["hoist"] = json!(h);
-            }
-            if let Some(m) = mentionable {
-                b["mentionable"] = json!(m);
-            }
+            role_flags(&mut b, *colour, *hoist, *mentionable);
             (Method::PATCH, format!("/guilds/{g}/roles/{role}"), Some(b))
         }
         Change::DeleteRole { role } => (Method::DELETE, format!("/guilds/{g}/roles/{role}"), None),
