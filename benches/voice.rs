@@ -50,14 +50,15 @@ use async_trait::async_trait;
 use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
+use kotoba::protocol::Origin;
 use kotoba::soul::Soul;
 use kotoba::speech::audio::{FRAME, HEAR_FRAME};
 use kotoba::speech::endpoint::EndpointSettings;
 use kotoba::speech::{stt, tts};
 use kotoba::store::Store;
-use kotoba::surfaces::discord::voice::boundary::{AudioOut, Heard};
-use kotoba::surfaces::discord::voice::room::{self, RoomParts, RoomSide, Trace};
 use kotoba::tools::builtin::builtin_registry;
+use kotoba::voice::boundary::{AudioOut, Heard};
+use kotoba::voice::room::{self, Caption, RoomParts, RoomSide, Trace};
 use model_server::{Reply, ServerThread};
 use speech_server::SpeechServerThread;
 use tokio::time::Instant;
@@ -83,12 +84,18 @@ struct Quiet;
 
 #[async_trait]
 impl RoomSide for Quiet {
-    async fn post(&self, _text: String) {}
+    async fn post(&self, _caption: Caption) {}
     fn name_of(&self, _user: u64) -> String {
         "Alice".into()
     }
     fn is_owner(&self, _user: u64) -> bool {
         true
+    }
+    fn origin(&self, user: u64) -> Origin {
+        Origin::Discord { user, owner: true }
+    }
+    fn author(&self, user: u64) -> String {
+        format!("{} ({user})", self.name_of(user))
     }
     fn before_turn(&self, _user: u64) {}
 }

@@ -44,3 +44,6 @@ pub mod store;
 pub mod surfaces;
 /// The Tool trait, the registry, the engine port, and one file per tool family.
 pub mod tools;
+/// The voice room, surface-neutral: heard audio per speaker in, her voice out; Discord
+/// and the page each drive it through its boundary.
+pub mod voice;

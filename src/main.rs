@@ -254,7 +254,7 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         (v, Some(e)) => format!("{} stands in — {e}", v.name()),
     };
     writeln!(out, "voice speaking: {speaking}")?;
-    let latency = kotoba::surfaces::discord::voice::latency::read(&config.paths.home);
+    let latency = kotoba::voice::latency::read(&config.paths.home);
     if latency.is_empty() {
         writeln!(out, "voice latency:  no spoken reply yet")?;
     }

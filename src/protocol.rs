@@ -694,6 +694,16 @@ pub struct TurnResult {
     pub face: String,
 }
 
+/// Cut `s` to `max` characters with an ellipsis (a caption, a chat line, a label).
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,14 +10,15 @@ use async_trait::async_trait;
 use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
+use kotoba::protocol::Origin;
 use kotoba::soul::Soul;
 use kotoba::speech::audio::{HEAR_FRAME, PLAY_FRAME};
 use kotoba::speech::endpoint::EndpointSettings;
 use kotoba::speech::{stt, tts};
 use kotoba::store::Store;
-use kotoba::surfaces::discord::voice::boundary::{AudioOut, Heard};
-use kotoba::surfaces::discord::voice::room::{self, RoomHandle, RoomParts, RoomSide, Trace};
 use kotoba::tools::builtin::builtin_registry;
+use kotoba::voice::boundary::{AudioOut, Heard};
+use kotoba::voice::room::{self, Caption, RoomHandle, RoomParts, RoomSide, Trace};
 use tokio::sync::mpsc;
 
 use crate::support::model_server::{Reply, ScriptedModel};
@@ -43,14 +44,20 @@ struct Chat {
 
 #[async_trait]
 impl RoomSide for Chat {
-    async fn post(&self, text: String) {
-        self.posts.lock().unwrap().push(text);
+    async fn post(&self, caption: Caption) {
+        self.posts.lock().unwrap().push(caption.line());
     }
     fn name_of(&self, _user: u64) -> String {
         "Alice".into()
     }
     fn is_owner(&self, _user: u64) -> bool {
         true
+    }
+    fn origin(&self, user: u64) -> Origin {
+        Origin::Discord { user, owner: true }
+    }
+    fn author(&self, user: u64) -> String {
+        format!("{} ({user})", self.name_of(user))
     }
     fn before_turn(&self, _user: u64) {}
 }

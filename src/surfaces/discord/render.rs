@@ -71,15 +71,7 @@ pub struct Select {
     pub disabled: bool,
 }
 
-/// Cut `s` to `max` characters with an ellipsis.
-pub fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
+pub use crate::protocol::clip;
 
 impl Card {
     /// The serenity embed.

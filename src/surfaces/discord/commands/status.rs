@@ -24,7 +24,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         .map(|ch| format!("in <#{ch}>"))
         .unwrap_or_else(|| "none (/join to start one)".into());
     let mut voice = String::new();
-    for b in crate::surfaces::discord::voice::latency::read(&bot.engine.config().paths.home) {
+    for b in crate::voice::latency::read(&bot.engine.config().paths.home) {
         voice.push_str(&format!("\n- {}", b.line()));
     }
     if !voice.is_empty() {

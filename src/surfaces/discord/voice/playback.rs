@@ -16,8 +16,8 @@ use songbird::tracks::TrackHandle;
 use songbird::Call;
 use symphonia::core::io::MediaSource;
 
-use super::boundary::AudioOut;
 use crate::speech::audio::{PLAY_FRAME, PLAY_RATE};
+use crate::voice::boundary::AudioOut;
 
 /// Silent frames (20 ms each) a track plays with nothing queued before it ends: 1 s.
 pub const IDLE_END: u32 = 50;

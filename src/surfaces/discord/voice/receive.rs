@@ -17,9 +17,9 @@ use songbird::Call;
 use tokio::sync::mpsc;
 
 use super::arrival::Arrivals;
-use super::boundary::Heard;
-use super::room::Control;
 use crate::speech::audio::HEAR_FRAME;
+use crate::voice::boundary::Heard;
+use crate::voice::room::Control;
 
 /// Who is in her voice channel now; the room refreshes it as people come and go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

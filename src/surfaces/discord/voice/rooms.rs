@@ -17,12 +17,13 @@ use tokio::sync::oneshot;
 
 use super::members;
 use super::receive::Members;
-use super::room::{self, Control, RoomEnd, RoomParts, RoomSide};
+use crate::protocol::Origin;
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::{self, Recognizer};
 use crate::speech::tts;
 use crate::speech::SpeechError;
 use crate::surfaces::discord::{send, session_of, view, Bot};
+use crate::voice::room::{self, Caption, Control, RoomEnd, RoomParts, RoomSide};
 
 /// A room in a guild.
 pub(crate) struct Entry {
@@ -73,9 +74,10 @@ struct Side {
 
 #[async_trait]
 impl RoomSide for Side {
-    async fn post(&self, text: String) {
+    async fn post(&self, caption: Caption) {
         if let Some(http) = self.bot.http() {
-            send::post(http, ChannelId::new(self.channel.max(1)), None, &text).await;
+            let line = caption.line();
+            send::post(http, ChannelId::new(self.channel.max(1)), None, &line).await;
         }
     }
 
@@ -97,6 +99,17 @@ impl RoomSide for Side {
 
     fn is_owner(&self, user: u64) -> bool {
         self.bot.is_owner(user)
+    }
+
+    fn origin(&self, user: u64) -> Origin {
+        Origin::Discord {
+            user,
+            owner: self.bot.is_owner(user),
+        }
+    }
+
+    fn author(&self, user: u64) -> String {
+        crate::surfaces::discord::remind::author_label(&self.name_of(user), user)
     }
 
     fn before_turn(&self, user: u64) {
@@ -421,9 +434,11 @@ fn latency_keeper(home: std::path::PathBuf) -> tokio::sync::mpsc::UnboundedSende
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<room::Trace>();
     tokio::spawn(async move {
         while let Some(t) = rx.recv().await {
-            if let Some(b) = super::latency::Breakdown::of(&t) {
+            if let Some(b) = crate::voice::latency::Breakdown::of(&t) {
                 let home = home.clone();
-                let _ = tokio::task::spawn_blocking(move || super::latency::record(&home, b)).await;
+                let _ =
+                    tokio::task::spawn_blocking(move || crate::voice::latency::record(&home, b))
+                        .await;
             }
         }
     });

@@ -20,13 +20,12 @@ use crate::speech::endpoint::{ends_unsure, Endpointer, Heard as Ear};
 use crate::speech::filter::Sentences;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
 use crate::speech::SpeechError;
-use crate::surfaces::discord::render::clip;
 
 mod early;
 mod parts;
 mod pause;
 
-pub use parts::{Control, RoomEnd, RoomHandle, RoomParts, RoomSide, Trace};
+pub use parts::{Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide, Trace, CAPTION_MAX};
 use pause::{Pause, Verdict};
 
 /// A spoken turn that has said nothing this long (not waiting on a card or a running
@@ -36,8 +35,6 @@ pub const SILENT_TURN_LIMIT: Duration = Duration::from_secs(75);
 pub const TURN_LIMIT: Duration = Duration::from_secs(600);
 /// How long a leave waits for the turn and playback to finish.
 pub const LEAVE_WAIT: Duration = Duration::from_secs(30);
-/// The longest caption posted in the text chat.
-pub const CAPTION_MAX: usize = 1900;
 /// Frames handed to the AudioOut ahead of the clock (absorbs scheduling jitter; a
 /// stop drops them, so barge-in stays within 100 ms).
 const LEAD_FRAMES: usize = 3;
@@ -417,7 +414,9 @@ impl Room {
                 if !self.stt_failing {
                     self.stt_failing = true;
                     tracing::warn!("voice: {e}");
-                    self.post(format!("I can't hear anyone right now: {e}"));
+                    self.post(Caption::Notice(format!(
+                        "I can't hear anyone right now: {e}"
+                    )));
                 }
                 // Words held for more go ahead as they are.
                 if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.take()) {
@@ -511,7 +510,8 @@ impl Room {
         let who = Answerer {
             id: user.to_string(),
             name: self.parts.side.name_of(user),
-            local: false,
+            // The owner on their own surface (the page) answers as local.
+            local: matches!(self.parts.side.origin(user), Origin::Owner),
             via: "the voice call".into(),
         };
         if self.parts.engine.card_for(&card, &who, &[]).is_err() {
@@ -544,27 +544,27 @@ impl Room {
 
     /// The spoken turn `user` asks with `words`.
     fn turn_request(&self, user: u64, words: String) -> TurnRequest {
-        let name = self.parts.side.name_of(user);
         TurnRequest {
             session: self.parts.session.clone(),
             text: words,
-            author: crate::surfaces::discord::remind::author_label(&name, user),
+            author: self.parts.side.author(user),
             register: Register::Voice,
             channel: Channel::Voice,
             el_call_bound: Some(false),
             replace_running: true,
             hidden: false,
             media: Vec::new(),
-            origin: Origin::Discord {
-                user,
-                owner: self.parts.side.is_owner(user),
-            },
+            origin: self.parts.side.origin(user),
         }
     }
 
     fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
         let name = self.parts.side.name_of(user);
-        self.post(clip(&format!("🎙️ **{name}:** {words}"), CAPTION_MAX));
+        self.post(Caption::Heard {
+            user,
+            name,
+            words: words.clone(),
+        });
         self.parts.side.before_turn(user);
         self.turn_no += 1;
         let no = self.turn_no;
@@ -656,7 +656,7 @@ impl Room {
                 }
                 self.turn = None;
                 if !text.trim().is_empty() {
-                    self.post(clip(&format!("🔊 {text}"), CAPTION_MAX));
+                    self.post(Caption::Said(text.clone()));
                 }
             }
             _ => {}
@@ -809,14 +809,14 @@ impl Room {
                 if !self.tts_failing {
                     self.tts_failing = true;
                     tracing::warn!("voice: {e}");
-                    self.post(format!("I can't speak right now: {e}"));
+                    self.post(Caption::Notice(format!("I can't speak right now: {e}")));
                 }
             }
         }
     }
 
-    fn post(&self, text: String) {
+    fn post(&self, caption: Caption) {
         let side = self.parts.side.clone();
-        tokio::spawn(async move { side.post(text).await });
+        tokio::spawn(async move { side.post(caption).await });
     }
 }

@@ -1,5 +1,5 @@
-//! What a voice room is built from and tells its surroundings: the chat side it posts
-//! to ([`RoomSide`]), its parts, the surface's control messages, why it ended, its
+//! What a voice room is built from and tells its surroundings: the surface around it
+//! ([`RoomSide`]: who people are, where captions go, what a turn's origin is), its parts, the surface's control messages, why it ended, its
 //! handle, and the per-reply timings the benchmark reads ([`Trace`]).
 
 use std::sync::Arc;
@@ -11,22 +11,63 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::engine::Engine;
+use crate::protocol::{clip, Origin};
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::Recognizer;
 use crate::speech::tts::Synthesizer;
-use crate::surfaces::discord::voice::boundary::{AudioOut, Heard};
+use crate::voice::boundary::{AudioOut, Heard};
 
-/// What the room needs from the chat surface around it.
+/// The longest caption line.
+pub const CAPTION_MAX: usize = 1900;
+
+/// A line the room shows beside her voice: in a Discord voice channel's text chat, on
+/// the page under the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caption {
+    /// What she heard a person say (the words of the turn it starts).
+    Heard {
+        /// Their user id on the surface.
+        user: u64,
+        /// Their name.
+        name: String,
+        /// The words.
+        words: String,
+    },
+    /// Her finished answer, as spoken.
+    Said(String),
+    /// One sentence about the room itself (a provider failing, a give-up).
+    Notice(String),
+}
+
+impl Caption {
+    /// The caption as one chat line (Markdown): `🎙️ **name:** words`, `🔊 answer`, or
+    /// the notice itself, at most [`CAPTION_MAX`] characters.
+    pub fn line(&self) -> String {
+        let line = match self {
+            Caption::Heard { name, words, .. } => format!("🎙️ **{name}:** {words}"),
+            Caption::Said(text) => format!("🔊 {text}"),
+            Caption::Notice(text) => text.clone(),
+        };
+        clip(&line, CAPTION_MAX)
+    }
+}
+
+/// What the room needs from the surface around it (Discord, the page).
 #[async_trait]
 pub trait RoomSide: Send + Sync + 'static {
-    /// Post a line in the voice channel's text chat (captions, notices).
-    async fn post(&self, text: String);
+    /// Show a caption beside her voice.
+    async fn post(&self, caption: Caption);
     /// A person's name, to caption and to tell her.
     fn name_of(&self, user: u64) -> String;
     /// Whether the person is an owner (their turns get every tool).
     fn is_owner(&self, user: u64) -> bool;
-    /// A spoken turn for `user` is about to start (the surface follows the session's
-    /// frames so cards appear in the text chat).
+    /// Who a turn of this person's comes from, for the gate (an owner on their own
+    /// surface, a Discord member).
+    fn origin(&self, user: u64) -> Origin;
+    /// How a turn names its author (`TurnRequest::author`).
+    fn author(&self, user: u64) -> String;
+    /// A turn for `user` is about to start (the surface follows the session's frames
+    /// so cards appear where it draws them).
     fn before_turn(&self, user: u64);
 }
 
@@ -34,7 +75,8 @@ pub trait RoomSide: Send + Sync + 'static {
 pub struct RoomParts {
     /// The engine turns run in.
     pub engine: Arc<Engine>,
-    /// The voice channel's text-chat session.
+    /// The engine session the room's turns run in (a Discord voice channel's
+    /// text-chat session, the page's session).
     pub session: String,
     /// Her names: display name, username, aliases.
     pub names: Vec<String>,

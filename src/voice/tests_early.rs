@@ -289,7 +289,7 @@ async fn a_tool_call_proposed_by_a_speculative_turn_runs_only_after_the_commit()
         let _ = s
             .room
             .heard
-            .send(crate::surfaces::discord::voice::boundary::Heard {
+            .send(crate::voice::boundary::Heard {
                 frames: vec![(ALICE, frame)],
             })
             .await;

@@ -13,10 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
-use super::room::{self, Control, RoomEnd, RoomHandle, RoomParts, RoomSide};
+use super::room::{self, Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide};
 use crate::engine::tests::{call, fake, rig_with, say, Fake, Rig};
 use crate::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
-use crate::protocol::{CardSettlement, Frame, Outcome, Phase, Risk};
+use crate::protocol::{CardSettlement, Frame, Origin, Outcome, Phase, Risk};
 use crate::speech::audio::{FRAME, HEAR_FRAME};
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::Recognizer;
@@ -176,14 +176,20 @@ pub(super) struct Side {
 
 #[async_trait]
 impl RoomSide for Side {
-    async fn post(&self, text: String) {
-        self.posts.lock().unwrap().push(text);
+    async fn post(&self, caption: Caption) {
+        self.posts.lock().unwrap().push(caption.line());
     }
     fn name_of(&self, user: u64) -> String {
         if user == ALICE { "Alice" } else { "Bob" }.into()
     }
     fn is_owner(&self, _user: u64) -> bool {
         true
+    }
+    fn origin(&self, user: u64) -> Origin {
+        Origin::Discord { user, owner: true }
+    }
+    fn author(&self, user: u64) -> String {
+        format!("{} ({user})", self.name_of(user))
     }
     fn before_turn(&self, _user: u64) {}
 }
