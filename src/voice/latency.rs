@@ -93,6 +93,21 @@ pub fn record(home: &Path, b: Breakdown) {
     }
 }
 
+/// Where a room's reply timings go: each becomes a [`Breakdown`] kept in the data
+/// folder `home` (`/status`, `kotoba doctor`).
+pub fn keeper(home: PathBuf) -> tokio::sync::mpsc::UnboundedSender<Trace> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Trace>();
+    tokio::spawn(async move {
+        while let Some(t) = rx.recv().await {
+            if let Some(b) = Breakdown::of(&t) {
+                let home = home.clone();
+                let _ = tokio::task::spawn_blocking(move || record(&home, b)).await;
+            }
+        }
+    });
+    tx
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::time::Instant;

@@ -8,6 +8,7 @@
 
 pub mod boundary;
 pub mod latency;
+pub mod providers;
 pub mod room;
 mod speaker;
 #[cfg(test)]

@@ -12,10 +12,9 @@ use tokio::time::Instant;
 
 use super::boundary::Heard;
 use super::speaker::{Speaker, SpeakerNote};
-use crate::engine::{Answerer, StopScope, TurnOptions};
-use crate::protocol::{Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest};
+use crate::engine::StopScope;
+use crate::protocol::Event;
 use crate::speech::audio::FRAME;
-use crate::speech::consent::{consent, Consent};
 use crate::speech::endpoint::{ends_unsure, Endpointer, Heard as Ear};
 use crate::speech::filter::Sentences;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
@@ -24,6 +23,7 @@ use crate::speech::SpeechError;
 mod early;
 mod parts;
 mod pause;
+mod turns;
 
 pub use parts::{Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide, Trace, CAPTION_MAX};
 use pause::{Pause, Verdict};
@@ -192,6 +192,7 @@ impl Room {
                     },
                     Some(Control::Release) => break RoomEnd::Moved,
                     Some(Control::Arriving(user)) => self.on_arriving(user),
+                    Some(Control::Speak { user, turn }) => self.speak_typed(user, *turn),
                     None => break RoomEnd::Dropped,
                 },
                 h = heard.recv() => match h {
@@ -489,201 +490,6 @@ impl Room {
                 self.window_until = None;
                 self.start_turn(user, words, trace);
             }
-        }
-    }
-
-    /// A short yes or no while her turn waits on a card: from someone who may answer
-    /// it, it answers the card once (approve once or deny, never "always") and she says
-    /// what was decided; an unclear one makes her ask again, once; anyone else's changes
-    /// nothing. True when the utterance was taken as such an answer.
-    fn spoken_answer(&mut self, user: u64, text: &str) -> bool {
-        let Some(card) = self
-            .turn
-            .as_ref()
-            .and_then(|l| l.cards.iter().next().cloned())
-        else {
-            return false;
-        };
-        let Some(said) = consent(text) else {
-            return false;
-        };
-        let who = Answerer {
-            id: user.to_string(),
-            name: self.parts.side.name_of(user),
-            // The owner on their own surface (the page) answers as local.
-            local: matches!(self.parts.side.origin(user), Origin::Owner),
-            via: "the voice call".into(),
-        };
-        if self.parts.engine.card_for(&card, &who, &[]).is_err() {
-            return true;
-        }
-        let decision = match said {
-            Consent::Yes => Decision::Approve,
-            Consent::No => Decision::Deny,
-            Consent::Unclear => {
-                let first = self
-                    .turn
-                    .as_mut()
-                    .is_some_and(|l| l.asked_again.insert(card));
-                if first {
-                    self.say("Should I go ahead? Please say yes or no.");
-                }
-                return true;
-            }
-        };
-        if self.parts.engine.answer_card(&card, decision, &who).is_ok() {
-            self.say(match decision {
-                Decision::Deny => "Okay, I won't.",
-                _ => "Okay, going ahead.",
-            });
-        }
-        true
-    }
-
-    // ---- turns ---------------------------------------------------------------
-
-    /// The spoken turn `user` asks with `words`.
-    fn turn_request(&self, user: u64, words: String) -> TurnRequest {
-        TurnRequest {
-            session: self.parts.session.clone(),
-            text: words,
-            author: self.parts.side.author(user),
-            register: Register::Voice,
-            channel: Channel::Voice,
-            el_call_bound: Some(false),
-            replace_running: true,
-            hidden: false,
-            media: Vec::new(),
-            origin: self.parts.side.origin(user),
-        }
-    }
-
-    fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
-        let name = self.parts.side.name_of(user);
-        self.post(Caption::Heard {
-            user,
-            name,
-            words: words.clone(),
-        });
-        self.parts.side.before_turn(user);
-        self.turn_no += 1;
-        let no = self.turn_no;
-        self.served = Some(user);
-        let now = Instant::now();
-        self.turn = Some(Live {
-            no,
-            started: now,
-            last_voice: now,
-            rows: HashSet::new(),
-            cards: HashSet::new(),
-            asked_again: HashSet::new(),
-            peeking: false,
-            sentences: Sentences::new(),
-        });
-        self.trace = trace.map(|t| Trace {
-            turn_started: now,
-            ..t
-        });
-        let prepared = self.take_speculation(user, &words);
-        let req = self.turn_request(user, words);
-        let (tap, mut frames) = mpsc::unbounded_channel();
-        let engine = self.parts.engine.clone();
-        tokio::spawn(async move {
-            let options = TurnOptions {
-                tap: Some(tap),
-                prepared,
-            };
-            engine.run_turn(req, options).await;
-        });
-        let tx = self.events_tx.clone();
-        tokio::spawn(async move {
-            while let Some(event) = frames.recv().await {
-                if tx.send(RoomEvent::Frame { turn: no, event }).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-
-    fn on_frame(&mut self, no: u64, event: &Event) {
-        if event.run_id.is_some() {
-            return;
-        }
-        let Some(live) = self.turn.as_mut().filter(|l| l.no == no) else {
-            return;
-        };
-        let now = Instant::now();
-        let mut lines = Vec::new();
-        match &event.frame {
-            Frame::TextDelta { text } => {
-                live.last_voice = now;
-                lines = live.sentences.push(text);
-            }
-            Frame::Say { text, .. } => {
-                live.last_voice = now;
-                // Her own words before a tool are said before its narration.
-                lines.extend(live.sentences.finish());
-                lines.push(text.clone());
-            }
-            Frame::Step(row) => match row.phase {
-                Phase::Start => {
-                    lines.extend(live.sentences.finish());
-                    live.rows.insert(row.id.clone());
-                }
-                Phase::Done => {
-                    live.rows.remove(&row.id);
-                    live.last_voice = now;
-                }
-            },
-            Frame::Peek { tool } => {
-                if tool.is_some() {
-                    lines.extend(live.sentences.finish());
-                }
-                live.peeking = tool.is_some();
-                live.last_voice = now;
-            }
-            Frame::Card(card) => {
-                lines.extend(live.sentences.finish());
-                live.cards.insert(card.request_id.clone());
-            }
-            Frame::CardSettled { request_id, .. } => {
-                live.cards.remove(request_id);
-                live.last_voice = now;
-            }
-            Frame::TurnDone { text, .. } => {
-                if let Some(rest) = live.sentences.finish() {
-                    lines.push(rest);
-                }
-                self.turn = None;
-                if !text.trim().is_empty() {
-                    self.post(Caption::Said(text.clone()));
-                }
-            }
-            _ => {}
-        }
-        for line in lines {
-            self.say(&line);
-        }
-    }
-
-    fn say(&mut self, line: &str) {
-        if self.speaker.say(line) {
-            if let Some(t) = self.trace.as_mut() {
-                t.first_sentence.get_or_insert_with(Instant::now);
-            }
-        }
-    }
-
-    /// Stop talking at once and cut the turn in flight (its rows close interrupted,
-    /// an open card closes dismissed — the engine does both when the turn is cut).
-    fn barge_in(&mut self) {
-        self.pausing = None;
-        self.speaker.hush();
-        self.parts.out.stop();
-        self.handed_ahead = 0;
-        self.trace = None;
-        if self.turn.take().is_some() {
-            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
         }
     }
 

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::engine::Engine;
-use crate::protocol::{clip, Origin};
+use crate::protocol::{clip, Origin, TurnRequest};
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::Recognizer;
 use crate::speech::tts::Synthesizer;
@@ -113,6 +113,14 @@ pub enum Control {
     /// buffer and tick: if she is talking over someone she serves, she pauses now
     /// (the ticks that follow say whether it was speech).
     Arriving(u64),
+    /// A turn typed where she is heard (the page): run it as the room's turn, so she
+    /// says her answer aloud and speaking over her cuts it.
+    Speak {
+        /// Who typed it.
+        user: u64,
+        /// The typed turn, as the surface builds it (register voice, channel text).
+        turn: Box<TurnRequest>,
+    },
 }
 
 /// Why a room ended.

@@ -19,9 +19,6 @@ use super::members;
 use super::receive::Members;
 use crate::protocol::Origin;
 use crate::speech::endpoint::EndpointSettings;
-use crate::speech::stt::{self, Recognizer};
-use crate::speech::tts;
-use crate::speech::SpeechError;
 use crate::surfaces::discord::{send, session_of, view, Bot};
 use crate::voice::room::{self, Caption, Control, RoomEnd, RoomParts, RoomSide};
 
@@ -53,18 +50,6 @@ impl Rooms {
 }
 
 /// A provider that could not be built: every use says why (the room says it once).
-struct Broken(SpeechError);
-
-#[async_trait]
-impl Recognizer for Broken {
-    fn name(&self) -> &'static str {
-        "unavailable"
-    }
-    async fn transcribe(&self, _pcm: &[i16]) -> Result<String, SpeechError> {
-        Err(self.0.clone())
-    }
-}
-
 /// The chat around a room: its voice channel's text chat.
 struct Side {
     bot: Arc<Bot>,
@@ -195,16 +180,7 @@ async fn start_room(
         let _ = old.control.try_send(Control::Release);
     }
     let config = &bot.engine.config();
-    let recognizer: Arc<dyn Recognizer> =
-        stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
-    if recognizer.name() == "local" {
-        // Load the local model now, not on the first thing someone says.
-        let warm = recognizer.clone();
-        tokio::spawn(async move {
-            let _ = warm.transcribe(&[0; 1600]).await;
-        });
-    }
-    let (synthesizer, stood_in) = tts::synthesizer_or_floor(config);
+    let providers = crate::voice::providers::providers(config);
     let voice = config.settings().voice;
     let members = Arc::new(RwLock::new(people(bot, guild, channel)));
     let humans = members.read().map(|m| m.humans.len()).unwrap_or(0);
@@ -213,8 +189,8 @@ async fn start_room(
         engine: bot.engine.clone(),
         session: session.clone(),
         names: names(bot, guild),
-        recognizer,
-        synthesizer,
+        recognizer: providers.recognizer,
+        synthesizer: providers.synthesizer,
         out: Arc::new(super::playback::SongbirdOut::new(call.clone())),
         side: Arc::new(Side {
             bot: bot.clone(),
@@ -224,12 +200,10 @@ async fn start_room(
         endpoint: EndpointSettings::from_voice(&voice),
         speculate: voice.speculate,
         idle_leave: std::time::Duration::from_secs(voice.idle_leave),
-        trace: Some(latency_keeper(config.paths.home.clone())),
+        trace: Some(crate::voice::latency::keeper(config.paths.home.clone())),
     };
     let handle = room::spawn(parts, humans);
-    if let Some(why) = stood_in {
-        tracing::warn!("voice: {why}; speaking with espeak-ng instead");
-        let text = format!("{why} I'll speak with espeak-ng until that is fixed.");
+    if let Some(text) = providers.stood_in {
         if let Some(http) = bot.http() {
             send::post(http, ChannelId::new(channel.max(1)), None, &text).await;
         }
@@ -426,21 +400,4 @@ pub(crate) fn channel_of_user(bot: &Bot, guild: u64, user: u64) -> Option<u64> {
     let cache = bot.cache.get()?;
     members::voice_channel_of(cache, GuildId::new(guild.max(1)), UserId::new(user.max(1)))
         .map(|c| c.get())
-}
-
-/// Where a room's reply timings go: each becomes a latency breakdown kept in the data
-/// folder (`/status`, `kotoba doctor`).
-fn latency_keeper(home: std::path::PathBuf) -> tokio::sync::mpsc::UnboundedSender<room::Trace> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<room::Trace>();
-    tokio::spawn(async move {
-        while let Some(t) = rx.recv().await {
-            if let Some(b) = crate::voice::latency::Breakdown::of(&t) {
-                let home = home.clone();
-                let _ =
-                    tokio::task::spawn_blocking(move || crate::voice::latency::record(&home, b))
-                        .await;
-            }
-        }
-    });
-    tx
 }

@@ -1,0 +1,60 @@
+//! A room's speech providers, set up the same way for every surface: the recognizer
+//! `stt.provider` names (one that cannot be set up answers every utterance with why,
+//! so the room says it once), the local model warmed at once, and the synthesizer with
+//! espeak-ng standing in when the configured one cannot be set up.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::config::Config;
+use crate::speech::stt::{self, Recognizer};
+use crate::speech::tts::{self, Synthesizer};
+use crate::speech::SpeechError;
+
+/// What a room hears and speaks with.
+pub struct Providers {
+    /// Speech recognition.
+    pub recognizer: Arc<dyn Recognizer>,
+    /// Speech synthesis.
+    pub synthesizer: Arc<dyn Synthesizer>,
+    /// When espeak-ng stands in for the configured voice: one sentence saying why, to
+    /// show where the room is.
+    pub stood_in: Option<String>,
+}
+
+/// The providers the live settings name.
+pub fn providers(config: &Config) -> Providers {
+    let recognizer: Arc<dyn Recognizer> =
+        stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
+    if recognizer.name() == "local" {
+        // Load the local model now, not on the first thing someone says.
+        let warm = recognizer.clone();
+        tokio::spawn(async move {
+            let _ = warm.transcribe(&[0; 1600]).await;
+        });
+    }
+    let (synthesizer, why) = tts::synthesizer_or_floor(config);
+    let stood_in = why.map(|why| {
+        tracing::warn!("voice: {why}; speaking with espeak-ng instead");
+        format!("{why} I'll speak with espeak-ng until that is fixed.")
+    });
+    Providers {
+        recognizer,
+        synthesizer,
+        stood_in,
+    }
+}
+
+/// A recognizer that could not be set up: every utterance says why.
+struct Broken(SpeechError);
+
+#[async_trait]
+impl Recognizer for Broken {
+    fn name(&self) -> &'static str {
+        "unavailable"
+    }
+    async fn transcribe(&self, _pcm: &[i16]) -> Result<String, SpeechError> {
+        Err(self.0.clone())
+    }
+}
