@@ -34,3 +34,4 @@ mod web;
 mod web_answers;
 mod web_settings;
 mod web_tools;
+mod web_voice;

@@ -1,7 +1,9 @@
 //! `POST /api/message` (a typed message) and `POST /api/stop` (cut the running turn).
 //! A typed message is register voice (she still speaks) and channel text (the roomy
-//! 180 s card window), as the seeds' web rule says; text-only mode makes it register
-//! text. The answer streams over the event stream; this returns at once (202).
+//! 180 s card window), as the seeds' web rule says; text-only (the page's mute) makes
+//! it register text. With the page's voice socket open and not muted, the turn runs in
+//! that voice room and she says it aloud. The answer streams over the event stream;
+//! this returns at once (202).
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
@@ -79,10 +81,18 @@ pub(super) async fn message(
         );
     }
     let req = typed_turn(&engine_session(&id), text, m.text_only);
-    let engine = st.engine.clone();
-    tokio::spawn(async move {
-        engine.run_turn(req, TurnOptions::default()).await;
-    });
+    // With the page's voice socket open she says it aloud; otherwise she writes.
+    let written = if m.text_only {
+        Some(req)
+    } else {
+        super::voice::speak_typed(&st, req)
+    };
+    if let Some(req) = written {
+        let engine = st.engine.clone();
+        tokio::spawn(async move {
+            engine.run_turn(req, TurnOptions::default()).await;
+        });
+    }
     (StatusCode::ACCEPTED, Json(json!({ "session": id }))).into_response()
 }
 

@@ -22,6 +22,7 @@ mod message;
 mod relay;
 mod settings;
 mod status;
+pub mod voice;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,6 +102,8 @@ pub(crate) struct WebState {
     pub(crate) cookie_token: String,
     pub(crate) relay: Arc<WorkDoneRelay>,
     pub(crate) shutdown: CancellationToken,
+    /// The page's voice rooms open now.
+    pub(crate) voices: voice::PageRooms,
 }
 
 /// Shared handle of [`WebState`].
@@ -119,6 +122,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         ),
         options: options.clone(),
         shutdown: shutdown.clone(),
+        voices: voice::PageRooms::default(),
     });
     let api = Router::new()
         .route("/api/status", get(status::status))
@@ -126,6 +130,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/api/history", get(history::history))
         .route("/api/message", post(message::message))
         .route("/api/stop", post(message::stop))
+        .route("/api/voice", get(voice::voice))
         .route("/api/cards", get(cards_waiting::list))
         .route("/api/cards/{request_id}", post(cards::answer))
         .route("/api/grants", get(grants::list))

@@ -1,0 +1,333 @@
+//! The page's voice socket (`GET /api/voice`) over a real WebSocket: the page's
+//! adapter drives the same voice room as a Discord call. What the page hears (espeak-ng
+//! speech as 16 kHz PCM) is recognised by the loopback OpenAI-compatible speech server
+//! and becomes a voice turn; her answer comes back as 24 kHz PCM frames; talking over
+//! her stops her audio and cuts the turn; a typed message with the socket open is said
+//! aloud, and muted it is written; the socket needs the page's login.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_websockets::{ClientBuilder, Message};
+
+use crate::support::model_server::Reply;
+use crate::support::speech_server::{espeak_16k, SpeechServer};
+use crate::support::web::{options, start_with, FakeShell, WebRig};
+
+type Sink = futures::stream::SplitSink<
+    tokio_websockets::WebSocketStream<tokio_websockets::MaybeTlsStream<tokio::net::TcpStream>>,
+    Message,
+>;
+
+/// What the page received on its socket.
+#[derive(Default)]
+struct Heard {
+    texts: Vec<Value>,
+    samples: usize,
+    peak: i32,
+}
+
+struct PageVoice {
+    sink: Sink,
+    heard: Arc<Mutex<Heard>>,
+}
+
+impl PageVoice {
+    fn texts(&self) -> Vec<Value> {
+        self.heard.lock().unwrap().texts.clone()
+    }
+
+    fn samples(&self) -> usize {
+        self.heard.lock().unwrap().samples
+    }
+
+    fn peak(&self) -> i32 {
+        self.heard.lock().unwrap().peak
+    }
+
+    /// `pcm` then `silence` seconds of silence, as little-endian bytes in chunks that
+    /// do not line up with 20 ms frames, as fast as the socket takes them.
+    async fn speak(&mut self, pcm: &[i16], silence: f64) {
+        let mut all = pcm.to_vec();
+        all.extend(std::iter::repeat_n(0i16, (silence * 16_000.0) as usize));
+        let bytes: Vec<u8> = all.iter().flat_map(|s| s.to_le_bytes()).collect();
+        for chunk in bytes.chunks(3001) {
+            self.sink
+                .send(Message::binary(chunk.to_vec()))
+                .await
+                .unwrap();
+        }
+    }
+
+    async fn send_json(&mut self, v: Value) {
+        self.sink.send(Message::text(v.to_string())).await.unwrap();
+    }
+
+    /// Wait (at most `secs`) until `done` holds of what the page received.
+    async fn wait(&self, secs: u64, what: &str, done: impl Fn(&Heard) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            if done(&self.heard.lock().unwrap()) {
+                return;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let h = self.heard.lock().unwrap();
+                panic!(
+                    "waited {secs} s for {what}; texts {:?}, {} samples",
+                    h.texts, h.samples
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn has_text(h: &Heard, kind: &str, field: &str, needle: &str) -> bool {
+    h.texts.iter().any(|t| {
+        (t["type"] == kind || t["kind"] == kind)
+            && t[field].as_str().is_some_and(|s| s.contains(needle))
+    })
+}
+
+/// A page server whose speech providers are the loopback OpenAI-compatible ones.
+async fn rig(extra: Vec<Arc<dyn kotoba::tools::Tool>>) -> (WebRig, SpeechServer) {
+    let speech = SpeechServer::start().await;
+    let r = start_with(options(), extra).await;
+    let base = speech.openai_base();
+    std::fs::write(
+        r.home.path().join("settings.yaml"),
+        format!(
+            "stt:\n  provider: openai\n  base_url: {base}\ntts:\n  provider: openai\n  base_url: {base}\n"
+        ),
+    )
+    .unwrap();
+    (r, speech)
+}
+
+/// Open the page's voice socket on `session` and wait for its `ready`.
+async fn open(r: &WebRig, session: &str) -> PageVoice {
+    let uri = format!(
+        "{}/api/voice?session={session}",
+        r.base.replace("http://", "ws://")
+    );
+    let (ws, _) = ClientBuilder::new()
+        .uri(&uri)
+        .unwrap()
+        .connect()
+        .await
+        .expect("the voice socket opens");
+    let (sink, mut stream) = ws.split();
+    let heard = Arc::new(Mutex::new(Heard::default()));
+    let h = heard.clone();
+    tokio::spawn(async move {
+        while let Some(Ok(m)) = stream.next().await {
+            let mut h = h.lock().unwrap();
+            if let Some(t) = m.as_text() {
+                h.texts.push(serde_json::from_str(t).unwrap_or(Value::Null));
+            } else if m.is_binary() {
+                let bytes: &[u8] = m.as_payload();
+                for p in bytes.chunks_exact(2) {
+                    let s = i16::from_le_bytes([p[0], p[1]]) as i32;
+                    h.peak = h.peak.max(s.abs());
+                }
+                h.samples += bytes.len() / 2;
+            }
+        }
+    });
+    let page = PageVoice { sink, heard };
+    page.wait(10, "ready", |h| {
+        h.texts.iter().any(|t| t["type"] == "ready")
+    })
+    .await;
+    page
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_page_a_spoken_question_is_a_voice_turn_and_her_answer_comes_back_as_audio() {
+    let (r, speech) = rig(Vec::new()).await;
+    speech.set_default_transcript("what time is it");
+    r.model.push(Reply::text("It is noon. Anything else?"));
+    let mut page = open(&r, "talk").await;
+    let phrase = espeak_16k("what time is it").await;
+    page.speak(&phrase, 2.2).await;
+    page.wait(20, "the caption of what she heard", |h| {
+        has_text(h, "heard", "text", "what time is it")
+    })
+    .await;
+    // Her answer comes back as 24 kHz audio, and it is not silence.
+    page.wait(20, "half a second of her voice", |h| h.samples >= 12_000)
+        .await;
+    assert!(
+        page.peak() > 1000,
+        "her voice is audible: peak {}",
+        page.peak()
+    );
+    let said = r.model.requests();
+    assert_eq!(said.len(), 1, "one turn");
+    let body = said[0].to_string();
+    assert!(body.contains("what time is it"), "{body}");
+    assert!(
+        body.contains("heard, not read"),
+        "a spoken page turn is the spoken register: {body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spoken_page_turns_card_has_60_seconds_and_talking_over_her_stops_her_audio_and_cuts_the_turn(
+) {
+    let shell = Arc::new(FakeShell::new("cleaned"));
+    let runs = shell.runs.clone();
+    let (r, speech) = rig(vec![shell]).await;
+    let words = "Sure, I will clean out the build folder for you now; it takes one \
+                 command and only a moment, so please bear with me while I ask you \
+                 whether that is really all right with you first.";
+    r.model.push(Reply::text_then_call(
+        words,
+        "shell",
+        json!({"command": "rm -rf build"}),
+    ));
+    r.model.set_fallback(Reply::text("Okay, I left it alone."));
+    speech.push_transcript("Clean the build folder.");
+    speech.set_default_transcript("No, wait.");
+    let mut events = r.events("talk").await;
+    let mut page = open(&r, "talk").await;
+    page.speak(&espeak_16k("Clean the build folder.").await, 1.5)
+        .await;
+    // A spoken turn on the page is channel voice: its card has the 60 s window.
+    let frames = events.until(|f| f["type"] == "card").await;
+    let card = frames.last().unwrap();
+    assert_eq!(card["window_secs"], 60, "{card}");
+    page.wait(20, "her voice while the card waits", |h| {
+        h.samples >= 24_000
+    })
+    .await;
+    let before = page.samples();
+
+    page.speak(&espeak_16k("No, wait.").await, 2.0).await;
+    page.wait(10, "a stop", |h| {
+        h.texts.iter().any(|t| t["type"] == "stop")
+    })
+    .await;
+    let frames = events
+        .until(|f| f["type"] == "step" && f["outcome"] == "interrupted")
+        .await;
+    assert!(
+        frames
+            .iter()
+            .any(|f| f["type"] == "card_settled"
+                && f["settlement"].to_string().contains("dismissed")),
+        "the card went away: {frames:?}"
+    );
+    assert_eq!(FakeShell::run_count(&runs), 0, "nothing ran");
+    assert!(before > 0);
+    // What they said over her is the next turn, heard as theirs.
+    page.wait(20, "the next turn's caption", |h| {
+        has_text(h, "heard", "text", "No, wait.")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_message_with_the_pages_voice_open_is_said_aloud_and_muted_it_is_written() {
+    let (r, _speech) = rig(Vec::new()).await;
+    r.model.push(Reply::text("Hello! Nice to hear from you."));
+    r.model.push(Reply::text("Here it is, in writing."));
+    let mut events = r.events("typed").await;
+    let mut page = open(&r, "typed").await;
+    let resp = r
+        .post(
+            "/api/message",
+            json!({"session": "typed", "text": "hi there"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 202);
+    page.wait(20, "her typed answer said aloud", |h| h.samples >= 12_000)
+        .await;
+    events.until(|f| f["type"] == "turn_done").await;
+
+    page.send_json(json!({"type": "mute", "muted": true})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = page.samples();
+    let resp = r
+        .post(
+            "/api/message",
+            json!({"session": "typed", "text": "write it down", "text_only": true}),
+        )
+        .await;
+    assert_eq!(resp.status(), 202);
+    events.until(|f| f["type"] == "turn_done").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(page.samples(), before, "muted, nothing is played");
+    let said = r.model.requests();
+    assert_eq!(said.len(), 2);
+    assert!(
+        said[0].to_string().contains("heard, not read"),
+        "{}",
+        said[0]
+    );
+    assert!(
+        said[1].to_string().contains("read as text in a chat"),
+        "muted, the typed turn is the written register: {}",
+        said[1]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_voice_socket_needs_the_pages_login_and_a_plain_request_is_told_why() {
+    let opts = kotoba::surfaces::web::WebOptions {
+        password: Some("pw".into()),
+        ..options()
+    };
+    let r = start_with(opts, Vec::new()).await;
+    let uri = format!("{}/api/voice?session=x", r.base.replace("http://", "ws://"));
+    let refused = ClientBuilder::new().uri(&uri).unwrap().connect().await;
+    assert!(refused.is_err(), "no login, no socket");
+    let plain = r
+        .http
+        .get(r.url("/api/voice?session=x"))
+        .bearer_auth("pw")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.status(), 400);
+    let body: Value = plain.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("WebSocket"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_recognizer_is_one_sentence_on_the_page_and_typing_still_works() {
+    let (r, speech) = rig(Vec::new()).await;
+    speech.fail(500, "the ears are out");
+    r.model.push(Reply::text("Still here, in writing."));
+    let mut events = r.events("deaf").await;
+    let mut page = open(&r, "deaf").await;
+    let phrase = espeak_16k("can you hear me").await;
+    page.speak(&phrase, 2.2).await;
+    page.speak(&phrase, 2.2).await;
+    page.wait(20, "the notice", |h| {
+        has_text(h, "notice", "text", "can't hear anyone")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let notices = page
+        .texts()
+        .into_iter()
+        .filter(|t| t["kind"] == "notice")
+        .count();
+    assert_eq!(notices, 1, "said once: {:?}", page.texts());
+    assert!(r.model.requests().is_empty(), "nothing reached her");
+    let resp = r
+        .post(
+            "/api/message",
+            json!({"session": "deaf", "text": "typing then", "text_only": true}),
+        )
+        .await;
+    assert_eq!(resp.status(), 202);
+    let frames = events.until(|f| f["type"] == "turn_done").await;
+    assert_eq!(frames.last().unwrap()["status"], "completed");
+}
