@@ -1,6 +1,6 @@
 //! A room's speech providers, set up the same way for every surface: the recognizer
 //! `stt.provider` names (one that cannot be set up answers every utterance with why,
-//! so the room says it once), the local model warmed at once, and the synthesizer with
+//! so the room says it once), the local model warmed before it is needed, and the synthesizer with
 //! espeak-ng standing in when the configured one cannot be set up.
 
 use std::sync::Arc;
@@ -27,13 +27,6 @@ pub struct Providers {
 pub fn providers(config: &Config) -> Providers {
     let recognizer: Arc<dyn Recognizer> =
         stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
-    if recognizer.name() == "local" {
-        // Load the local model now, not on the first thing someone says.
-        let warm = recognizer.clone();
-        tokio::spawn(async move {
-            let _ = warm.transcribe(&[0; 1600]).await;
-        });
-    }
     let (synthesizer, why) = tts::synthesizer_or_floor(config);
     let stood_in = why.map(|why| {
         tracing::warn!("voice: {why}; speaking with espeak-ng instead");
@@ -43,6 +36,19 @@ pub fn providers(config: &Config) -> Providers {
         recognizer,
         synthesizer,
         stood_in,
+    }
+}
+
+impl Providers {
+    /// Load the local recognizer's model now, not on the first thing someone says
+    /// (a Discord join; the page's first heard audio). Other providers need nothing.
+    pub fn warm(&self) {
+        if self.recognizer.name() == "local" {
+            let warm = self.recognizer.clone();
+            tokio::spawn(async move {
+                let _ = warm.transcribe(&[0; 1600]).await;
+            });
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 // Drives Kotoba's page in a real headless Chromium (Debian's /usr/bin/chromium) with
 // playwright-core: load the page, send a message, see the streamed answer, send one
 // that runs a command, see its step row and card, press Approve, see the row close ok;
-// the page, which cannot speak yet, says she writes and sends the written register;
+// muted, the page says she writes and sends the written register;
 // a second card offers an edit and a time box and is denied with a reason.
 // Saves screenshots. Started by tests/suite/browser.rs, which runs the server and
 // scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
@@ -46,14 +46,18 @@ async function faceBecomes(page, face) {
     step("load the page");
     await page.goto(base + "/?session=browser");
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+    // The page speaks unless muted; this run mutes it, so her typed answers are the
+    // written register (tests/browser/voice.cjs is the spoken run).
+    seen.mute_offered = await page.evaluate(() => {
+      const box = document.querySelector("#text-only");
+      return !box.checked && !box.disabled;
+    });
+    await page.check("#text-only");
     seen.register_note = await page.evaluate(() => {
       const note = document.querySelector("#register-note");
       return note && !note.hidden ? note.textContent : null;
     });
-    seen.text_only_locked = await page.evaluate(() => {
-      const box = document.querySelector("#text-only");
-      return box.checked && box.disabled;
-    });
+    await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
 
     step("send a message and see the streamed answer");
     await page.fill("#text", "hello there");

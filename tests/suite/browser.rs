@@ -1,7 +1,8 @@
 //! The page in a real headless Chromium (Debian's, driven by playwright-core from npm,
 //! both installed by scripts/test): load it, send a message, see the streamed answer
-//! and a step row, press Approve on a card, see the row close ok; a page that cannot
-//! speak says she writes and sends the written register. Screenshots are saved
+//! and a step row, press Approve on a card, see the row close ok; muted, the page says
+//! she writes and sends the written register. The page's voice: a fake microphone
+//! speaks to her and she answers aloud (tests/browser/voice.cjs). Screenshots are saved
 //! under target/browser/ for review. Without Chromium or playwright-core the test fails
 //! in CI and skips loudly elsewhere.
 
@@ -11,7 +12,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::model_server::Reply;
-use crate::support::web::start;
+use crate::support::speech_server::{espeak_16k, SpeechServer};
+use crate::support::web::{options, start, start_with, FakeShell};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -33,6 +35,130 @@ fn missing() -> Option<String> {
         return Some("node is not installed".into());
     }
     None
+}
+
+/// Run the playwright script `name` (tests/browser/) against `base` with `env`; its
+/// one stdout line is what it saw.
+async fn run_script(name: &str, base: &str, env: &[(&str, String)]) -> Value {
+    let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/browser")
+        .join(name);
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(&script)
+        .env("KOTOBA_BASE", base)
+        .env("KOTOBA_NODE_MODULES", node_modules())
+        .env("KOTOBA_SHOTS", &shots)
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(150), cmd.output())
+        .await
+        .expect("the browser run finishes within 150 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the browser run failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+/// Skip loudly outside CI when Chromium or playwright is missing; true to go on.
+fn can_run() -> bool {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the browser test cannot run in CI: {why}"
+        );
+        eprintln!("\n\n!!!!! SKIPPED the headless-Chromium page test: {why} !!!!!\n");
+        return false;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stops_her() {
+    if !can_run() {
+        return;
+    }
+    let shell = std::sync::Arc::new(FakeShell::new("cleaned"));
+    let runs = shell.runs.clone();
+    let r = start_with(options(), vec![shell]).await;
+    let speech = SpeechServer::start().await;
+    let speech_base = speech.openai_base();
+    std::fs::write(
+        r.home.path().join("settings.yaml"),
+        format!(
+            "stt:\n  provider: openai\n  base_url: {speech_base}\ntts:\n  provider: openai\n  base_url: {speech_base}\n"
+        ),
+    )
+    .unwrap();
+    speech.set_default_transcript("what time is it");
+    // Long enough that she is still talking when the microphone speaks again.
+    let words = "It is a quarter past noon, and before you ask, I will also tidy the \
+                 build folder for you, which takes one command and a moment, so please \
+                 bear with me while I ask whether that is really all right with you.";
+    r.model.push(Reply::text_then_call(
+        words,
+        "shell",
+        json!({"command": "rm -rf build"}),
+    ));
+    r.model.push(Reply::text("Okay, I left it alone."));
+    r.model.push(Reply::text("Written down."));
+    // The fake microphone: a second of quiet, the question, a pause, words over her.
+    let wav = r.home.path().join("mic.wav");
+    let mut pcm = vec![0i16; 16_000];
+    pcm.extend(espeak_16k("what time is it").await);
+    pcm.extend(vec![0i16; 16_000 * 4]);
+    pcm.extend(espeak_16k("no, wait, stop").await);
+    pcm.extend(vec![0i16; 16_000 * 40]);
+    std::fs::write(&wav, kotoba::speech::wav::encode(&pcm, 16_000)).unwrap();
+    let seen = run_script(
+        "voice.cjs",
+        &r.base,
+        &[("KOTOBA_MIC_WAV", wav.display().to_string())],
+    )
+    .await;
+    assert_eq!(seen["errors"], json!([]), "no script errors on the page");
+    let heard = seen["heard"].to_string();
+    assert!(heard.contains("what time is it"), "{seen}");
+    assert!(seen["played"].as_u64().unwrap() > 4800, "{seen}");
+    assert!(
+        seen["peak"].as_u64().unwrap() > 1000,
+        "her voice is not silence: {seen}"
+    );
+    assert!(
+        seen["stops"].as_u64().unwrap() >= 1,
+        "talking over her stopped her: {seen}"
+    );
+    assert_eq!(
+        seen["queued_after_stop"], 0,
+        "the stop dropped what was queued: {seen}"
+    );
+    assert!(
+        seen["sent"].as_u64().unwrap() > 16_000,
+        "the microphone was sent: {seen}"
+    );
+    assert_eq!(
+        seen["said_lines"], 0,
+        "her narration is heard, not printed: {seen}"
+    );
+    assert_eq!(FakeShell::run_count(&runs), 0, "the cut turn ran nothing");
+    let asked = r.model.requests();
+    let first = asked.first().cloned().unwrap_or_default().to_string();
+    assert!(
+        first.contains("what time is it") && first.contains("heard, not read"),
+        "{first}"
+    );
+    let last = asked.last().cloned().unwrap_or_default().to_string();
+    assert!(
+        last.contains("write it down please") && last.contains("read as text in a chat"),
+        "muted, the typed turn is written: {last}"
+    );
 }
 
 #[tokio::test]
@@ -105,13 +231,13 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
     // happy; an answer with no cue after a tool's working faces is calm again.
     assert_eq!(seen["face_first"], "happy", "{seen}");
     assert_eq!(seen["face_last"], "calm", "{seen}");
-    // The page cannot speak yet: it says she writes, and her typed turn is written
-    // register, so her answers keep code, links and digits.
-    assert_eq!(seen["text_only_locked"], true, "{seen}");
+    // The page speaks unless muted; muted, it says she writes, and her typed turn is
+    // the written register, so her answers keep code, links and digits.
+    assert_eq!(seen["mute_offered"], true, "{seen}");
     assert!(
         seen["register_note"]
             .as_str()
-            .is_some_and(|n| n.contains("does not speak yet")),
+            .is_some_and(|n| n.contains("Muted")),
         "{seen}"
     );
     let first = r.model.requests().first().cloned().unwrap_or_default();

@@ -1,4 +1,5 @@
-//! The page itself: one HTML file, one script and one stylesheet, shipped inside the
+//! The page itself: one HTML file, its scripts (the page, its voice, the microphone's
+//! worklet) and one stylesheet, shipped inside the
 //! binary with `include_str!` (no front-end build step). Security headers keep it from
 //! being framed (a framed Approve button could be clicked by trickery) or sniffed.
 
@@ -7,6 +8,8 @@ use axum::response::{IntoResponse, Response};
 
 const PAGE: &str = include_str!("assets/page.html");
 const SCRIPT: &str = include_str!("assets/page.js");
+const VOICE: &str = include_str!("assets/voice.js");
+const MIC: &str = include_str!("assets/mic-worklet.js");
 const STYLE: &str = include_str!("assets/page.css");
 const ICON: &str = include_str!("assets/icon.svg");
 
@@ -47,6 +50,16 @@ pub(super) async fn page() -> Response {
 /// `GET /assets/page.js`.
 pub(super) async fn script() -> Response {
     asset(SCRIPT, "text/javascript; charset=utf-8")
+}
+
+/// `GET /assets/voice.js`: the page's voice socket, player and microphone.
+pub(super) async fn voice_script() -> Response {
+    asset(VOICE, "text/javascript; charset=utf-8")
+}
+
+/// `GET /assets/mic-worklet.js`: the microphone's AudioWorklet (16 kHz PCM frames).
+pub(super) async fn mic_worklet() -> Response {
+    asset(MIC, "text/javascript; charset=utf-8")
 }
 
 /// `GET /assets/page.css`.

@@ -147,6 +147,8 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/health", get(health::health))
         .route("/login", post(auth::login))
         .route("/assets/page.js", get(assets::script))
+        .route("/assets/voice.js", get(assets::voice_script))
+        .route("/assets/mic-worklet.js", get(assets::mic_worklet))
         .route("/assets/page.css", get(assets::style))
         .route("/assets/icon.svg", get(assets::icon))
         .route("/favicon.ico", get(assets::icon));

@@ -8,8 +8,10 @@
 //! - out, binary: her voice as 20 ms frames of 24 kHz mono 16-bit little-endian PCM,
 //!   at the room's pace, played as they arrive;
 //! - out, text: `{"type":"ready","stt":…,"tts":…}` once, `{"type":"stop"}` when she
-//!   must go quiet at once (drop what is queued), and captions
-//!   `{"type":"caption","kind":"heard"|"said"|"notice","text":…}`.
+//!   must go quiet at once (drop what is queued), captions
+//!   `{"type":"caption","kind":"heard"|"said"|"notice","text":…}`, and
+//!   `{"type":"replaced"}` before the socket closes because another page of the same
+//!   session opened her voice (one room per session: the newest page has it).
 //!
 //! While a page's socket is open (and not muted), a message typed on that page is run
 //! as the room's turn ([`speak_typed`]), so she says her answer aloud and talking over
@@ -30,6 +32,7 @@ use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::{engine_session, json_error, parse_session_id, Shared};
 use crate::protocol::{Origin, TurnRequest};
@@ -48,8 +51,18 @@ pub const PAGE_PLAY_RATE: u32 = 24_000;
 /// each (a second socket for the same session replaces the first).
 #[derive(Default)]
 pub(crate) struct PageRooms {
-    map: dashmap::DashMap<String, (u64, mpsc::Sender<Control>, Arc<AtomicBool>)>,
+    map: dashmap::DashMap<String, PageRoom>,
     next: AtomicU64,
+}
+
+/// One open page room.
+struct PageRoom {
+    /// Which socket owns it.
+    owner: u64,
+    control: mpsc::Sender<Control>,
+    muted: Arc<AtomicBool>,
+    /// Cancelled when another page of the same session takes the voice over.
+    replaced: CancellationToken,
 }
 
 /// Which session the socket is for.
@@ -92,12 +105,12 @@ pub(crate) fn speak_typed(st: &Shared, req: TurnRequest) -> Option<TurnRequest> 
     let Some(entry) = st.voices.map.get(&req.session) else {
         return Some(req);
     };
-    let (_, control, muted) = entry.value();
-    if muted.load(Ordering::SeqCst) {
+    let room = entry.value();
+    if room.muted.load(Ordering::SeqCst) {
         return Some(req);
     }
     let turn = Box::new(req);
-    match control.try_send(Control::Speak {
+    match room.control.try_send(Control::Speak {
         user: PAGE_USER,
         turn,
     }) {
@@ -131,7 +144,7 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         "stt": providers.recognizer.name(),
         "tts": providers.synthesizer.name(),
     })));
-    if let Some(line) = providers.stood_in {
+    if let Some(line) = providers.stood_in.clone() {
         let _ = tx.send(caption_message(&Caption::Notice(line)));
     }
     let mut names = vec!["Kotoba".to_string()];
@@ -140,8 +153,8 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         engine: st.engine.clone(),
         session: session.clone(),
         names,
-        recognizer: providers.recognizer,
-        synthesizer: providers.synthesizer,
+        recognizer: providers.recognizer.clone(),
+        synthesizer: providers.synthesizer.clone(),
         out: Arc::new(PageOut {
             tx: tx.clone(),
             muted: muted.clone(),
@@ -153,25 +166,43 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         idle_leave: Duration::from_secs(u64::from(u32::MAX)),
         trace: Some(crate::voice::latency::keeper(config.paths.home.clone())),
     };
+    let warm = providers;
     let handle = room::spawn(parts, 1);
     let me = st.voices.next.fetch_add(1, Ordering::SeqCst);
-    if let Some((_, (_, old, _))) = st.voices.map.remove(&session) {
-        // Another page of the same session had it: that room ends, its turn written.
-        let _ = old.try_send(Control::Release);
+    let replaced = CancellationToken::new();
+    let before = st.voices.map.insert(
+        session.clone(),
+        PageRoom {
+            owner: me,
+            control: handle.control.clone(),
+            muted: muted.clone(),
+            replaced: replaced.clone(),
+        },
+    );
+    if let Some(old) = before {
+        // Another page of the same session had her voice: it moves here, and that
+        // page is told so (it does not reconnect and take it back).
+        old.replaced.cancel();
     }
-    st.voices
-        .map
-        .insert(session.clone(), (me, handle.control.clone(), muted.clone()));
+    let mut warmed = false;
     let mut heard = Vec::<i16>::new();
     let mut odd: Option<u8> = None;
     loop {
         let m = tokio::select! {
             m = stream.next() => m,
             () = st.shutdown.cancelled() => break,
+            () = replaced.cancelled() => {
+                let _ = tx.send(text(json!({"type": "replaced"})));
+                break;
+            }
         };
         let Some(Ok(m)) = m else { break };
         match m {
             Message::Binary(bytes) => {
+                if !warmed {
+                    warmed = true;
+                    warm.warm();
+                }
                 push_pcm(&mut heard, &mut odd, &bytes);
                 let mut gone = false;
                 for frame in take_frames(&mut heard) {
@@ -194,7 +225,7 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
     }
     st.voices
         .map
-        .remove_if(&session, |_, (owner, _, _)| *owner == me);
+        .remove_if(&session, |_, room| room.owner == me);
     // The room ends without cutting its turn: what she was saying finishes in writing.
     let _ = handle.control.send(Control::Release).await;
     let _ = handle.task.await;

@@ -181,6 +181,7 @@ async fn start_room(
     }
     let config = &bot.engine.config();
     let providers = crate::voice::providers::providers(config);
+    providers.warm();
     let voice = config.settings().voice;
     let members = Arc::new(RwLock::new(people(bot, guild, channel)));
     let humans = members.read().map(|m| m.humans.len()).unwrap_or(0);

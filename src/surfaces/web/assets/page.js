@@ -66,8 +66,8 @@
 
   // ---- conversation ----------------------------------------------------------------
 
-  function userLine(text) {
-    const b = el("div", "msg user");
+  function userLine(text, cls) {
+    const b = el("div", "msg user" + (cls ? " " + cls : ""));
     b.appendChild(el("div", "text", text));
     $("log").appendChild(b);
     scroll();
@@ -362,7 +362,9 @@
       case "working": $("chip").hidden = !ev.on; break;
       case "face": setFace(ev.expression); break;
       case "say":
-        ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
+        // Her narration (announce, heartbeat or hum, after and fail lines) is heard
+        // where the page speaks; written only when it does not.
+        if (!(voice && voice.live())) ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
         break;
       case "card": drawCard(ev); break;
       case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;
@@ -555,6 +557,7 @@
     if (!text) return;
     $("text").value = "";
     userLine(text);
+    if (voice) voice.wake();
     const resp = await api("/api/message", { method: "POST", body: { session, text, text_only: $("text-only").checked } });
     if (!resp.ok) {
       const body = await resp.json().catch(() => ({}));
@@ -562,24 +565,64 @@
     }
   }
 
+  // ---- voice -----------------------------------------------------------------------
+
+  let voice = null;
+  function startVoice() {
+    if (!window.KotobaVoice) return;
+    voice = window.KotobaVoice(session, {
+      heard: (text) => userLine(text, "heard"),
+      notice: (text) => { $("log").appendChild(el("div", "note voice-note", text)); scroll(); },
+      speaking: (on) => { $("voice").dataset.speaking = on ? "true" : "false"; },
+      changed: (st) => {
+        const v = $("voice");
+        v.dataset.socket = st.socket;
+        v.dataset.mic = st.mic;
+        v.textContent = st.mic === "on" ? "listening" : st.socket === "open" ? "she speaks here" : "";
+        $("mic").setAttribute("aria-pressed", st.mic === "on" ? "true" : "false");
+      },
+    });
+    voice.setMuted($("text-only").checked);
+    if (!$("text-only").checked) voice.open();
+    // Click: hands-free on or off. Hold (over 400 ms): talk while held.
+    let pressedAt = 0;
+    let wasOn = false;
+    $("mic").addEventListener("pointerdown", () => {
+      pressedAt = Date.now();
+      wasOn = voice.micIsOn();
+      if (!wasOn) voice.micOn();
+    });
+    $("mic").addEventListener("pointerup", () => {
+      const held = Date.now() - pressedAt > 400;
+      if (wasOn || held) voice.micOff();
+    });
+    $("mic").addEventListener("keydown", (e) => {
+      if (e.key !== "Enter" && e.key !== " ") return;
+      e.preventDefault();
+      if (voice.micIsOn()) voice.micOff(); else voice.micOn();
+    });
+    document.addEventListener("pointerdown", () => voice.wake(), { once: true });
+  }
+
   function start() {
-    // A typed message is spoken register only where she is heard. This page has no
-    // audio yet, so it always asks for the written register and says so
-    // (docs/surfaces.md): no typed answer loses its code, links or digits.
-    const pageSpeaks = false;
-    if (pageSpeaks) {
-      $("text-only").checked = localStorage.getItem("kotoba.textOnly") === "1";
-    } else {
-      $("text-only").checked = true;
-      $("text-only").disabled = true;
-      $("register-note").hidden = false;
-    }
+    // Typed here, she speaks her answer through the page's voice socket unless muted;
+    // muted, the turn is the written register (docs/surfaces.md): code, links and
+    // digits stay exact.
+    $("text-only").checked = localStorage.getItem("kotoba.textOnly") === "1";
+    $("register-note").hidden = !$("text-only").checked;
     let stream = null;
     $("text-only").addEventListener("change", () => {
-      localStorage.setItem("kotoba.textOnly", $("text-only").checked ? "1" : "0");
+      const muted = $("text-only").checked;
+      localStorage.setItem("kotoba.textOnly", muted ? "1" : "0");
+      $("register-note").hidden = !muted;
+      if (voice) {
+        voice.setMuted(muted);
+        if (!muted) voice.open();
+      }
       if (stream) stream.close();
       stream = connect();
     });
+    startVoice();
     $("composer").addEventListener("submit", send);
     $("text").addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("composer").requestSubmit(); }
