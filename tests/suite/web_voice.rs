@@ -331,3 +331,25 @@ async fn a_failing_recognizer_is_one_sentence_on_the_page_and_typing_still_works
     let frames = events.until(|f| f["type"] == "turn_done").await;
     assert_eq!(frames.last().unwrap()["status"], "completed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_page_of_the_same_session_takes_her_voice_and_the_first_is_told() {
+    let (r, _speech) = rig(Vec::new()).await;
+    r.model.push(Reply::text("Hello from the newer page."));
+    let first = open(&r, "twice").await;
+    let second = open(&r, "twice").await;
+    first
+        .wait(10, "the first page told", |h| {
+            h.texts.iter().any(|t| t["type"] == "replaced")
+        })
+        .await;
+    // A typed message is said aloud on the page that has her voice now.
+    let resp = r
+        .post("/api/message", json!({"session": "twice", "text": "hi"}))
+        .await;
+    assert_eq!(resp.status(), 202);
+    second
+        .wait(20, "her voice on the newer page", |h| h.samples >= 12_000)
+        .await;
+    assert_eq!(first.samples(), 0, "the older page hears nothing");
+}
