@@ -102,6 +102,12 @@ async function faceBecomes(page, face) {
     await page.waitForSelector('.row[data-outcome="refused"]', { timeout: 15000 });
     await herTextIncludes(page, "Left it alone.");
     seen.denied = await page.evaluate(() => [...document.querySelectorAll(".card .settled")].map((e) => e.textContent).pop());
+
+    step("no microphone allowed: one sentence, and typing still works");
+    await page.click("#mic");
+    await page.waitForSelector(".note.voice-note", { timeout: 15000 });
+    seen.mic_note = await page.textContent(".note.voice-note");
+    seen.mic_state = await page.evaluate(() => document.querySelector("#voice").dataset.mic);
     seen.errors = errors;
     process.stdout.write(JSON.stringify(seen) + "\n");
   } finally {

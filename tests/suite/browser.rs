@@ -269,4 +269,12 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         "the typed reason reaches her: {told}"
     );
     assert!(!r.workspace().join("browser-denied.txt").exists());
+    // A page whose microphone is not allowed says so in one sentence and stays in text.
+    assert!(
+        seen["mic_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("microphone") && n.contains("typing still works")),
+        "{seen}"
+    );
+    assert_eq!(seen["mic_state"], "off", "{seen}");
 }

@@ -353,3 +353,38 @@ async fn a_second_page_of_the_same_session_takes_her_voice_and_the_first_is_told
         .await;
     assert_eq!(first.samples(), 0, "the older page hears nothing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_page_the_owners_spoken_yes_answers_her_card_once() {
+    let shell = Arc::new(FakeShell::new("cleaned"));
+    let runs = shell.runs.clone();
+    let (r, speech) = rig(vec![shell]).await;
+    r.model.push(Reply::text_then_call(
+        "Okay.",
+        "shell",
+        json!({"command": "rm -rf build"}),
+    ));
+    r.model.set_fallback(Reply::text("Done."));
+    speech.push_transcript("Clean the build folder.");
+    speech.set_default_transcript("Yes.");
+    let mut events = r.events("yes").await;
+    let mut page = open(&r, "yes").await;
+    page.speak(&espeak_16k("Clean the build folder.").await, 1.5)
+        .await;
+    events.until(|f| f["type"] == "card").await;
+    // Let her finish saying "Okay." so the yes is an answer, not talking over her.
+    let mut last = usize::MAX;
+    while page.samples() != last {
+        last = page.samples();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    page.speak(&espeak_16k("yes, go ahead").await, 1.5).await;
+    let frames = events.until(|f| f["type"] == "card_settled").await;
+    let settled = frames.last().unwrap().to_string();
+    assert!(settled.contains("approve"), "{settled}");
+    assert!(settled.contains("the voice call"), "said where: {settled}");
+    events
+        .until(|f| f["type"] == "step" && f["outcome"] == "ok")
+        .await;
+    assert_eq!(FakeShell::run_count(&runs), 1, "it ran once");
+}
