@@ -7,18 +7,10 @@
 // scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
 "use strict";
 const path = require("path");
-const { chromium } = require(path.join(process.env.KOTOBA_NODE_MODULES, "playwright-core"));
+const { launch, step } = require("./common.cjs");
 
 const base = process.env.KOTOBA_BASE;
 const shots = process.env.KOTOBA_SHOTS;
-const FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-];
-
-function step(name) {
-  process.stderr.write("browser: " + name + "\n");
-}
 
 async function herTextIncludes(page, text) {
   await page.waitForFunction(
@@ -35,7 +27,7 @@ async function faceBecomes(page, face) {
 }
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
+  const browser = await launch();
   const errors = [];
   const seen = {};
   try {

@@ -7,26 +7,20 @@
 // Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS, KOTOBA_MIC_WAV.
 "use strict";
 const path = require("path");
-const { chromium } = require(path.join(process.env.KOTOBA_NODE_MODULES, "playwright-core"));
+const { launch, step } = require("./common.cjs");
 
 const base = process.env.KOTOBA_BASE;
 const shots = process.env.KOTOBA_SHOTS;
-const FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+const MIC = [
   "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
   "--use-file-for-fake-audio-capture=" + process.env.KOTOBA_MIC_WAV,
   "--autoplay-policy=no-user-gesture-required",
 ];
 
-function step(name) {
-  process.stderr.write("browser: " + name + "\n");
-}
-
 const voice = (page) => page.evaluate(() => Object.assign({}, window.kotobaVoice || {}));
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
+  const browser = await launch(MIC);
   const errors = [];
   const seen = {};
   try {

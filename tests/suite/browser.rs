@@ -163,12 +163,7 @@ async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stop
 
 #[tokio::test]
 async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
-    if let Some(why) = missing() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the browser test cannot run in CI: {why}"
-        );
-        eprintln!("\n\n!!!!! SKIPPED the headless-Chromium page test: {why} !!!!!\n");
+    if !can_run() {
         return;
     }
     let r = start().await;
@@ -185,26 +180,7 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
     ));
     r.model.push(Reply::text("Left it alone."));
     let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser");
-    std::fs::create_dir_all(&shots).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/page.cjs");
-    let run = tokio::process::Command::new("node")
-        .arg(&script)
-        .env("KOTOBA_BASE", &r.base)
-        .env("KOTOBA_NODE_MODULES", node_modules())
-        .env("KOTOBA_SHOTS", &shots)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the browser run finishes within 2 minutes")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the browser run failed:\n{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let seen = run_script("page.cjs", &r.base, &[]).await;
     assert_eq!(
         seen["row_action"],
         "$ touch browser-made.txt && echo made browser-made.txt"
