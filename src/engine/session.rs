@@ -40,6 +40,9 @@ pub struct Session {
     tap: Mutex<Option<mpsc::UnboundedSender<Arc<Event>>>>,
     /// Where its latest turn came from (`None` until someone speaks in it).
     origin: Mutex<Option<Origin>>,
+    /// How many times its turn was stopped ([`Session::stops`]): a voice room goes
+    /// quiet with a stop even after the turn's words were all written.
+    stops: tokio::sync::watch::Sender<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -61,7 +64,19 @@ impl Session {
             job_running: AtomicBool::new(false),
             tap: Mutex::new(None),
             origin: Mutex::new(None),
+            stops: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Changes each time a stop names this session's turn (`Engine::stop` with
+    /// `StopScope::Turn`), whether or not a turn was running. Not a listener.
+    pub fn stops(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.stops.subscribe()
+    }
+
+    /// Count a stop of this session's turn.
+    pub(crate) fn note_stop(&self) {
+        self.stops.send_modify(|n| *n += 1);
     }
 
     /// Listen to this session's frames.

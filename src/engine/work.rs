@@ -257,10 +257,10 @@ impl Engine {
     /// runs, so a card approved later never runs.
     pub fn stop(&self, session: &str, scope: StopScope) -> Stopped {
         if scope == StopScope::Turn {
-            let turn = self
-                .sessions
-                .get(session)
-                .is_some_and(|s| s.cancel_running());
+            let turn = self.sessions.get(session).is_some_and(|s| {
+                s.note_stop();
+                s.cancel_running()
+            });
             return Stopped {
                 turn,
                 job: None,

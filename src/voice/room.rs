@@ -142,12 +142,16 @@ struct Room {
     acks: usize,
     /// The model asked at a short pause, for the turn its words would start.
     speculation: Option<early::Ahead>,
+    /// Stops of the session's turn (the page's Stop, /stop, "stop" in the chat): she
+    /// goes quiet with each one that is not the room's own.
+    stops: tokio::sync::watch::Receiver<u64>,
 }
 
 impl Room {
     fn new(parts: RoomParts, humans: usize) -> Room {
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
+        let stops = parts.engine.session(&parts.session).stops();
         Room {
             names: Names::new(&parts.names),
             speaker: Speaker::new(parts.synthesizer.clone(), notes_tx),
@@ -171,6 +175,7 @@ impl Room {
             trace: None,
             acks: 0,
             speculation: None,
+            stops,
         }
     }
 
@@ -201,6 +206,7 @@ impl Room {
                 },
                 Some(ev) = self.events.recv() => self.on_event(ev),
                 Some(note) = self.notes.recv() => self.on_note(note),
+                Ok(()) = self.stops.changed() => self.hush(),
                 _ = clock.tick() => {
                     if let Some(end) = self.on_clock(heard.is_empty()) {
                         break end;
@@ -214,7 +220,7 @@ impl Room {
             self.parts.out.stop();
         }
         if end != RoomEnd::Moved && self.turn.take().is_some() {
-            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
+            self.stop_turn();
         }
         if let Some((replies, _)) = self.leaving.take() {
             for reply in replies {
@@ -493,6 +499,24 @@ impl Room {
         }
     }
 
+    /// Cut the room's turn in the engine (barge-in, the watchdog, the room ending);
+    /// the stop is the room's own, so it does not hush what she says next.
+    fn stop_turn(&mut self) {
+        self.parts.engine.stop(&self.parts.session, StopScope::Turn);
+        self.stops.borrow_and_update();
+    }
+
+    /// A stop from outside the room named this session: she goes quiet at once and
+    /// nothing of that turn plays on.
+    fn hush(&mut self) {
+        self.turn = None;
+        self.trace = None;
+        self.pausing = None;
+        self.speaker.hush();
+        self.parts.out.stop();
+        self.handed_ahead = 0;
+    }
+
     // ---- the clock -------------------------------------------------------------
 
     fn on_clock(&mut self, no_ticks_queued: bool) -> Option<RoomEnd> {
@@ -550,7 +574,7 @@ impl Room {
             );
             self.turn = None;
             self.trace = None;
-            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
+            self.stop_turn();
             self.speaker.hush();
             self.speaker.say(GIVE_UP_LINE);
         }

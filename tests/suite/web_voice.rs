@@ -388,3 +388,31 @@ async fn on_the_page_the_owners_spoken_yes_answers_her_card_once() {
         .await;
     assert_eq!(FakeShell::run_count(&runs), 1, "it ran once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_stop_silences_her_voice_at_once_even_after_her_words_were_written() {
+    let (r, _speech) = rig(Vec::new()).await;
+    r.model.push(Reply::text(
+        &"This is a long answer that she will be reading out for quite a while. ".repeat(4),
+    ));
+    let mut events = r.events("hush").await;
+    let page = open(&r, "hush").await;
+    let resp = r
+        .post(
+            "/api/message",
+            json!({"session": "hush", "text": "talk a lot"}),
+        )
+        .await;
+    assert_eq!(resp.status(), 202);
+    // The turn is done in writing while she is still reading it out.
+    events.until(|f| f["type"] == "turn_done").await;
+    page.wait(20, "her voice", |h| h.samples >= 12_000).await;
+    let resp = r.post("/api/stop", json!({"session": "hush"})).await;
+    assert_eq!(resp.status(), 200);
+    page.wait(5, "a stop", |h| h.texts.iter().any(|t| t["type"] == "stop"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = page.samples();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(page.samples(), after, "nothing plays on after the stop");
+}

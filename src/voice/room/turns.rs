@@ -9,8 +9,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{Caption, Live, Room, RoomEvent, Trace};
-use crate::engine::{Answerer, StopScope, TurnOptions};
-use crate::protocol::{Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest};
+use crate::engine::{Answerer, TurnOptions};
+use crate::protocol::{
+    Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
+};
 use crate::speech::consent::{consent, Consent};
 use crate::speech::filter::Sentences;
 
@@ -192,6 +194,12 @@ impl Room {
                 live.cards.remove(request_id);
                 live.last_voice = now;
             }
+            Frame::TurnDone { status, .. } if *status == TurnStatus::Interrupted => {
+                // Cut from outside the room (Stop on the page, /stop, "stop" in the
+                // chat): what she was saying goes with it, at once.
+                self.hush();
+                return;
+            }
             Frame::TurnDone { text, .. } => {
                 if let Some(rest) = live.sentences.finish() {
                     lines.push(rest);
@@ -225,7 +233,7 @@ impl Room {
         self.handed_ahead = 0;
         self.trace = None;
         if self.turn.take().is_some() {
-            self.parts.engine.stop(&self.parts.session, StopScope::Turn);
+            self.stop_turn();
         }
     }
 }
