@@ -93,13 +93,21 @@ fn has_text(h: &Heard, kind: &str, field: &str, needle: &str) -> bool {
 
 /// A page server whose speech providers are the loopback OpenAI-compatible ones.
 async fn rig(extra: Vec<Arc<dyn kotoba::tools::Tool>>) -> (WebRig, SpeechServer) {
+    rig_speaking(extra, "openai").await
+}
+
+/// The same, speaking with `tts` (`openai` on the loopback, or `espeak`).
+async fn rig_speaking(
+    extra: Vec<Arc<dyn kotoba::tools::Tool>>,
+    tts: &str,
+) -> (WebRig, SpeechServer) {
     let speech = SpeechServer::start().await;
     let r = start_with(options(), extra).await;
     let base = speech.openai_base();
     std::fs::write(
         r.home.path().join("settings.yaml"),
         format!(
-            "stt:\n  provider: openai\n  base_url: {base}\ntts:\n  provider: openai\n  base_url: {base}\n"
+            "stt:\n  provider: openai\n  base_url: {base}\ntts:\n  provider: {tts}\n  base_url: {base}\n"
         ),
     )
     .unwrap();
@@ -415,4 +423,29 @@ async fn the_pages_stop_silences_her_voice_at_once_even_after_her_words_were_wri
     let after = page.samples();
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(page.samples(), after, "nothing plays on after the stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_espeak_ng_the_page_hears_her_answer_in_an_offline_voice() {
+    let (r, speech) = rig_speaking(Vec::new(), "espeak").await;
+    speech.set_default_transcript("what time is it");
+    r.model.push(Reply::text("It is noon."));
+    let mut page = open(&r, "offline").await;
+    assert!(
+        page.texts()
+            .iter()
+            .any(|t| t["type"] == "ready" && t["tts"] == "espeak"),
+        "{:?}",
+        page.texts()
+    );
+    page.speak(&espeak_16k("what time is it").await, 2.2).await;
+    page.wait(30, "her espeak-ng voice", |h| h.samples >= 12_000)
+        .await;
+    assert!(page.peak() > 1000, "audible: peak {}", page.peak());
+    let synth = speech
+        .requests()
+        .into_iter()
+        .filter(|q| q.path.contains("audio/speech"))
+        .count();
+    assert_eq!(synth, 0, "nothing was asked of a speech service");
 }
