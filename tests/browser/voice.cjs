@@ -77,6 +77,15 @@ const voice = (page) => page.evaluate(() => Object.assign({}, window.kotobaVoice
       null,
       { timeout: 20000 },
     );
+    step("hold to talk: the microphone is on while the button is held");
+    const box = await page.locator("#mic").boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.waitForSelector('#voice[data-mic="on"]', { timeout: 10000 });
+    await page.waitForTimeout(600);
+    await page.mouse.up();
+    await page.waitForSelector('#voice[data-mic="off"]', { state: "attached", timeout: 10000 });
+    seen.held = true;
     seen.errors = errors;
     process.stdout.write(JSON.stringify(seen) + "\n");
   } finally {

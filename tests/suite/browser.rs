@@ -148,6 +148,10 @@ async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stop
         "her narration is heard, not printed: {seen}"
     );
     assert_eq!(FakeShell::run_count(&runs), 0, "the cut turn ran nothing");
+    assert_eq!(
+        seen["held"], true,
+        "hold to talk turns the microphone on and off"
+    );
     let asked = r.model.requests();
     let first = asked.first().cloned().unwrap_or_default().to_string();
     assert!(

@@ -587,7 +587,9 @@
     // Click: hands-free on or off. Hold (over 400 ms): talk while held.
     let pressedAt = 0;
     let wasOn = false;
-    $("mic").addEventListener("pointerdown", () => {
+    $("mic").addEventListener("pointerdown", (e) => {
+      // The release comes back here even if the controls move under the pointer.
+      try { $("mic").setPointerCapture(e.pointerId); } catch (_) { /* not a real pointer */ }
       pressedAt = Date.now();
       wasOn = voice.micIsOn();
       if (!wasOn) voice.micOn();
