@@ -49,6 +49,7 @@ const voice = (page) => page.evaluate(() => Object.assign({}, window.kotobaVoice
     await page.waitForFunction(() => window.kotobaVoice.played > 4800 && window.kotobaVoice.peak > 1000, null, { timeout: 20000 });
     seen.played = (await voice(page)).played;
     seen.peak = (await voice(page)).peak;
+    seen.data_played = Number(await page.getAttribute("#voice", "data-played"));
     await page.screenshot({ path: path.join(shots, "voice.png"), fullPage: true });
 
     step("speak over her: she stops and her turn's row closes interrupted");

@@ -574,6 +574,7 @@
       heard: (text) => userLine(text, "heard"),
       notice: (text) => { $("log").appendChild(el("div", "note voice-note", text)); scroll(); },
       speaking: (on) => { $("voice").dataset.speaking = on ? "true" : "false"; },
+      counted: (st) => { $("voice").dataset.played = String(st.played); },
       changed: (st) => {
         const v = $("voice");
         v.dataset.socket = st.socket;

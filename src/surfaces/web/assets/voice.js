@@ -101,6 +101,7 @@ window.KotobaVoice = function KotobaVoice(session, ui) {
     playing.push(src);
     src.onended = () => {
       state.played += pcm.length;
+      ui.counted(state);
       playing = playing.filter((s) => s !== src);
       if (!playing.length) ui.speaking(false);
     };
