@@ -449,3 +449,33 @@ async fn with_espeak_ng_the_page_hears_her_answer_in_an_offline_voice() {
         .count();
     assert_eq!(synth, 0, "nothing was asked of a speech service");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_sites_page_cannot_open_her_voice_socket() {
+    // With no password the page is loopback-only, but any site the owner visits could
+    // still open ws://127.0.0.1 from their browser: its Origin gives it away.
+    let (r, _speech) = rig(Vec::new()).await;
+    let uri = format!("{}/api/voice?session=x", r.base.replace("http://", "ws://"));
+    let evil = ClientBuilder::new()
+        .uri(&uri)
+        .unwrap()
+        .add_header(
+            axum::http::header::ORIGIN,
+            axum::http::HeaderValue::from_static("http://evil.example"),
+        )
+        .unwrap()
+        .connect()
+        .await;
+    assert!(evil.is_err(), "a cross-site voice socket is refused");
+    let own = ClientBuilder::new()
+        .uri(&uri)
+        .unwrap()
+        .add_header(
+            axum::http::header::ORIGIN,
+            axum::http::HeaderValue::from_str(&r.base).unwrap(),
+        )
+        .unwrap()
+        .connect()
+        .await;
+    assert!(own.is_ok(), "the page's own origin opens it");
+}

@@ -6,7 +6,9 @@
 //!   only loopback host names, so a tunnel, a reverse proxy under another name or a
 //!   DNS-rebinding page gets 403 instead of an unauthenticated owner's page.
 //! - Any state-changing request whose `Origin` names another host is refused (CSRF),
-//!   and POST bodies are JSON, which a cross-site form cannot send without a preflight.
+//!   and so is a WebSocket upgrade (the voice socket: browsers open those across
+//!   sites without CORS); POST bodies are JSON, which a cross-site form cannot send
+//!   without a preflight.
 
 use axum::extract::{Form, Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -134,7 +136,10 @@ pub(super) async fn require(State(st): State<Shared>, req: Request, next: Next) 
             }
         }
     }
-    if req.method() != Method::GET && !same_origin(&req, host.as_deref()) {
+    // A WebSocket is a GET that browsers open across sites without CORS: the voice
+    // socket is held to the same origin as a POST.
+    let upgrade = req.headers().contains_key(header::UPGRADE);
+    if (req.method() != Method::GET || upgrade) && !same_origin(&req, host.as_deref()) {
         return json_error(
             StatusCode::FORBIDDEN,
             "cross_origin",
