@@ -23,4 +23,9 @@ pub trait AudioOut: Send + Sync + 'static {
     fn queued(&self) -> Option<usize> {
         None
     }
+    /// Whether whoever listens muted her (the page's mute): then nothing is
+    /// synthesised and her turns are the written register.
+    fn muted(&self) -> bool {
+        false
+    }
 }

@@ -479,3 +479,30 @@ async fn another_sites_page_cannot_open_her_voice_socket() {
         .await;
     assert!(own.is_ok(), "the page's own origin opens it");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn muted_she_writes_even_what_is_said_to_her_and_nothing_is_synthesised() {
+    let (r, speech) = rig(Vec::new()).await;
+    speech.set_default_transcript("what time is it");
+    r.model.push(Reply::text("It is noon, written down."));
+    let mut events = r.events("quiet").await;
+    let mut page = open(&r, "quiet").await;
+    page.send_json(json!({"type": "mute", "muted": true})).await;
+    page.speak(&espeak_16k("what time is it").await, 2.2).await;
+    events.until(|f| f["type"] == "turn_done").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let said = r.model.requests();
+    assert_eq!(said.len(), 1);
+    assert!(
+        said[0].to_string().contains("read as text in a chat"),
+        "muted, a spoken turn is the written register: {}",
+        said[0]
+    );
+    let synth = speech
+        .requests()
+        .into_iter()
+        .filter(|q| q.path.contains("audio/speech"))
+        .count();
+    assert_eq!(synth, 0, "nothing was synthesised");
+    assert_eq!(page.samples(), 0);
+}

@@ -340,6 +340,10 @@ impl AudioOut for PageOut {
     fn stop(&self) {
         let _ = self.tx.send(text(json!({"type": "stop"})));
     }
+
+    fn muted(&self) -> bool {
+        self.muted.load(Ordering::SeqCst)
+    }
 }
 
 /// The page around the room: its owner, its captions.

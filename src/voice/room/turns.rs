@@ -71,7 +71,12 @@ impl Room {
             session: self.parts.session.clone(),
             text: words,
             author: self.parts.side.author(user),
-            register: Register::Voice,
+            // Muted where she is heard (the page), she writes even what is said to her.
+            register: if self.parts.out.muted() {
+                Register::Text
+            } else {
+                Register::Voice
+            },
             channel: Channel::Voice,
             el_call_bound: Some(false),
             replace_running: true,
@@ -217,6 +222,10 @@ impl Room {
     }
 
     pub(super) fn say(&mut self, line: &str) {
+        if self.parts.out.muted() {
+            // Nobody would hear it: nothing is synthesised.
+            return;
+        }
         if self.speaker.say(line) {
             if let Some(t) = self.trace.as_mut() {
                 t.first_sentence.get_or_insert_with(Instant::now);
