@@ -476,39 +476,6 @@ async fn barge_in_stops_playback_within_100_ms_and_cuts_the_turn() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_stop_from_outside_the_room_silences_her_at_once_and_nothing_of_that_turn_plays_on() {
-    // The page's Stop button, Discord's /stop or "stop" said in the text chat cut the
-    // turn in the engine: her voice goes quiet with it.
-    let long = "This is a very long answer that goes on and on. ".repeat(3);
-    let s = stage(
-        vec![Ok(say(&long))],
-        vec![],
-        &[],
-        &["tell me a long story"],
-        Mouth::new(Duration::from_secs(8)),
-        1,
-    );
-    s.speak(ALICE, &phrase("tell me a long story")).await;
-    s.wait(3.0).await;
-    assert!(s.out.count() > 10, "she is talking");
-    let at = Instant::now();
-    s.rig.engine.stop(SESSION, crate::engine::StopScope::Turn);
-    s.wait(0.1).await;
-    let stop = s
-        .out
-        .stops
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|t| **t >= at)
-        .copied()
-        .expect("playback stopped");
-    assert!(stop.duration_since(at) <= Duration::from_millis(100));
-    s.wait(10.0).await;
-    assert_eq!(s.out.after(stop), 0, "nothing of the stopped turn plays on");
-}
-
-#[tokio::test(start_paused = true)]
 async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
     // A non-reasoning model announces the shell tool aloud, then the card waits for a
     // person; she is still saying the announce line when Alice talks over her.
