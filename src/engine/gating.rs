@@ -1,6 +1,9 @@
 //! The gate inside the loop: classify an exec action, route it (allowlist → grants →
 //! auto-safe → ask), ask inline or defer when the turn cannot block, save "always"
-//! answers, and write the audit trail (one row per decision, one per run).
+//! answers, and write the audit trail (one row per decision, one per run). A deferred
+//! card's wait and run are [`deferred_run`].
+
+mod deferred_run;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +26,7 @@ use super::transport::{approval_window, el_agent_turn, tool_budget, DEFERRED_WIN
 use super::turn::Loop;
 use super::Engine;
 use crate::gate::{classify, Action, Decision as Classified};
+use deferred_run::DeferredRun;
 
 /// How many times one call's card may come back because its edit was dangerous.
 const MAX_EDIT_ROUNDS: usize = 4;
@@ -570,7 +574,8 @@ impl Loop<'_> {
         let session = self.session.id.clone();
         let line = gate_action(tool.as_ref(), args).0;
         let line = line.as_str();
-        let card = self.card(&name, shown, tool.spec().risk, classified, DEFERRED_WINDOW);
+        let mut card = self.card(&name, shown, tool.spec().risk, classified, DEFERRED_WINDOW);
+        card.can_edit = with_line(tool.as_ref(), args, line).is_some();
         let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
             audit(
                 self.engine,
@@ -635,139 +640,5 @@ impl Loop<'_> {
         tokio::spawn(run.run());
         self.deferred_this_turn = true;
         GateEnd::Stop(ToolOutput::pending(deferred_sentence(&name)))
-    }
-}
-
-/// Everything a detached deferred runner needs; it owns its parts.
-struct DeferredRun {
-    engine: Arc<Engine>,
-    tool: Arc<dyn Tool>,
-    args: Value,
-    ctx: ToolContext,
-    row: StepRow,
-    line: String,
-    key: Option<String>,
-    classified: Classified,
-    wait: Option<CardWait>,
-    /// The card's mark as waiting in the store, dropped once its decision is audited.
-    underway: Option<Underway>,
-    released: Option<oneshot::Receiver<()>>,
-    /// Fired by cancel_work: a runner still waiting on its card gives up.
-    cancel: tokio_util::sync::CancellationToken,
-    /// Counts this runner as waiting until its card is settled.
-    waiting: Option<super::deferred::WaitingRunner>,
-}
-
-impl DeferredRun {
-    fn settle(&self, sentence: String) {
-        if let Some(k) = &self.key {
-            self.engine
-                .deferred
-                .set(&self.ctx.session, k, KeyState::Settled(sentence));
-        }
-    }
-
-    fn finish_row(&self, out: &ToolOutput, outcome: Outcome) -> String {
-        let mut row = self.row.clone();
-        let (full, clipped) = row_full_output(self.tool.spec().behaviour.output_cap, out);
-        let result = row_result(row.step_kind, out, outcome);
-        row.outcome = Some(outcome);
-        row.ending = out.refusal();
-        row.result = Some(result.clone());
-        row.full_output = Some(full);
-        row.clipped = clipped;
-        self.session_emit(None, Frame::Step(row));
-        result
-    }
-
-    fn session_emit(&self, run_id: Option<&str>, frame: Frame) {
-        self.engine.session(&self.ctx.session).emit(run_id, frame);
-    }
-
-    async fn run(mut self) {
-        if let Some(released) = self.released.take() {
-            let _ = released.await; // the loop has closed the row as pending
-        }
-        let Some(wait) = self.wait.take() else { return };
-        let cancel = self.cancel.clone();
-        let (end, cancelled) = tokio::select! {
-            end = wait.wait() => (end, false),
-            // Dropping the wait settles the card as dismissed.
-            _ = cancel.cancelled() => (AskEnd::Dismissed, true),
-        };
-        self.waiting = None; // the card is settled: no longer waiting
-        let spec = self.tool.spec();
-        let (name, risk) = (spec.name.clone(), spec.risk);
-        let (approved, approver, detail) = approver_of(&end);
-        audit(
-            &self.engine,
-            &self.ctx.session,
-            &name,
-            &self.line,
-            risk,
-            approved,
-            approver,
-            &detail,
-        );
-        drop(self.underway.take());
-        if let Some(ending) = end.ending() {
-            let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
-            self.settle(sentence.clone());
-            let out = ToolOutput::refused_with(ending, sentence.clone());
-            self.finish_row(&out, Outcome::Refused);
-            if cancelled {
-                return; // a requested stop announces nothing
-            }
-            let summary = format!("'{name}' did not run ({ending:?}). {sentence}");
-            self.announce(true, summary);
-            return;
-        }
-        save_grant(&self.engine, &end, &self.line, &self.classified);
-        if let AskEnd::Decided { by, .. } = &end {
-            self.ctx.approved_by = Some(by.clone());
-        }
-        // Settled before the runner starts, so a re-emission mid-run cannot run it twice.
-        self.settle(format!(
-            "This exact '{name}' request was approved and is running or has run; its result is \
-             announced separately. Do NOT run it again."
-        ));
-        let budget = tool_budget(spec, &self.args, self.ctx.channel, Some(false));
-        let running = start_run(&self.engine, &self.ctx.session, &name, &self.line, risk);
-        let out =
-            match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
-                Ok(out) => out,
-                Err(_) => ToolOutput::exited(
-                    124,
-                    format!(
-                        "'{name}' ran past its budget of {} s and was stopped.",
-                        budget.as_secs()
-                    ),
-                ),
-            };
-        finish_run(running, &out);
-        let outcome = outcome_of(&out);
-        let result = self.finish_row(&out, outcome);
-        let summary = if out.nothing_ran() {
-            format!("'{name}' was approved but could not start, so nothing ran: {result}")
-        } else {
-            format!(
-                "'{name}' ran after approval ({}): {result}",
-                if outcome == Outcome::Ok {
-                    "ok"
-                } else {
-                    "failed"
-                }
-            )
-        };
-        self.settle(format!(
-            "This exact '{name}' request ALREADY ran after approval ({summary}). Do NOT run it again."
-        ));
-        self.announce(outcome == Outcome::Ok, summary);
-    }
-
-    /// Announce the end through a work_done frame with this runner's own run_id.
-    fn announce(&self, ok: bool, summary: String) {
-        let run_id = format!("{:08x}", rand::random::<u32>());
-        self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
     }
 }

@@ -331,3 +331,74 @@ async fn an_answer_that_does_not_fit_the_card_is_refused_and_the_card_still_wait
     assert_eq!(seen.lock().unwrap().len(), 1);
     assert_eq!(results_fed(&r).len(), 1);
 }
+
+fn marked_turn(text: &str) -> TurnRequest {
+    TurnRequest {
+        register: Register::Voice,
+        channel: Channel::Voice,
+        el_call_bound: Some(true),
+        ..TurnRequest::text(Origin::Owner, "terminal:me", "me", text)
+    }
+}
+
+/// The `work_done` summary a deferred runner announces.
+async fn work_done(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>) -> String {
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(600), rx.recv())
+            .await
+            .expect("a work_done")
+            .unwrap();
+        if let Frame::WorkDone { summary, .. } = &ev.frame {
+            return summary.clone();
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deferred_card_may_be_edited_and_the_edited_line_runs_instead() {
+    let (r, seen) = shell_rig(&["cargo test --all"]);
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine
+        .run_turn(marked_turn("run the tests"), TurnOptions::default())
+        .await;
+    let card = next_card(&mut rx).await;
+    assert_eq!(card.window_secs, 180, "deferred");
+    assert!(card.can_edit, "a deferred shell card may be edited too");
+    let edit = CardAnswer {
+        edited: Some("cargo test -p kotoba".into()),
+        ..CardAnswer::of(Decision::Approve)
+    };
+    r.engine
+        .answer(&card.request_id, edit, &at_the_terminal())
+        .unwrap();
+    let summary = work_done(&mut rx).await;
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        [json!({"command": "cargo test -p kotoba"})],
+        "the edited line ran, once"
+    );
+    assert!(
+        summary.contains("EDITED") && summary.contains("cargo test -p kotoba"),
+        "she is told what ran: {summary}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deferred_card_edited_into_a_dangerous_line_never_runs() {
+    let (r, seen) = shell_rig(&["cargo test --all"]);
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    r.engine
+        .run_turn(marked_turn("run the tests"), TurnOptions::default())
+        .await;
+    let card = next_card(&mut rx).await;
+    let edit = CardAnswer {
+        edited: Some("rm -rf /".into()),
+        ..CardAnswer::of(Decision::Approve)
+    };
+    r.engine
+        .answer(&card.request_id, edit, &at_the_terminal())
+        .unwrap();
+    let summary = work_done(&mut rx).await;
+    assert!(seen.lock().unwrap().is_empty(), "nothing ran");
+    assert!(summary.contains("NOTHING ran"), "{summary}");
+}
