@@ -6,7 +6,9 @@
 use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
-use super::settings::{ApiStyle, Secret, Settings, SttProvider, TtsProvider, VoiceMode};
+use super::settings::{
+    ApiStyle, Secret, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
+};
 
 /// Which part of the listing a key is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -183,6 +185,9 @@ word_enum!(VoiceMode, "'local' or 'agent'",
 word_enum!(SttProvider, "'openai', 'elevenlabs' or 'local'",
     "openai" => SttProvider::OpenAi, "elevenlabs" => SttProvider::ElevenLabs,
     "local" => SttProvider::Local);
+word_enum!(SttStreaming, "'auto', 'on' or 'off'",
+    "auto" => SttStreaming::Auto, "on" | "true" | "yes" => SttStreaming::On,
+    "off" | "false" | "no" => SttStreaming::Off);
 word_enum!(TtsProvider, "'openai', 'elevenlabs' or 'espeak'",
     "openai" => TtsProvider::OpenAi, "elevenlabs" => TtsProvider::ElevenLabs,
     "espeak" | "espeak-ng" | "local" => TtsProvider::Espeak);
@@ -470,6 +475,8 @@ pub static KEYS: &[Key] = &[
     "a two-letter language hint" },
     key! { "stt.python", voice.stt_python, python, General, Value, None,
     "the Python that runs the local recognizer" },
+    key! { "stt.streaming", voice.stt_streaming, word, General, Value, None,
+    "stream the audio to recognition as it is heard: auto (the provider's own service, where it offers it), on or off" },
     key! { "tts.provider", voice.tts_provider, word, General, Value, None,
     "her voice: openai, elevenlabs or espeak" },
     key! { "tts.base_url", voice.tts_base_url, |v| url(v, true), General, Value,

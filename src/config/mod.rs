@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
 pub use settings::{
-    ApiStyle, Secret, SettingError, Settings, SttProvider, TtsProvider, VoiceMode, VoiceSettings,
-    WORK_TIMEOUT,
+    ApiStyle, Secret, SettingError, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
+    VoiceSettings, WORK_TIMEOUT,
 };
 
 /// Where things live.

@@ -93,6 +93,18 @@ pub enum SttProvider {
     Local,
 }
 
+/// Whether recognition streams the audio as it is heard (`stt.streaming`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SttStreaming {
+    /// Where the provider's own cloud service offers it (OpenAI's realtime
+    /// transcription at api.openai.com); the batch upload elsewhere.
+    Auto,
+    /// Always, at `stt.base_url` too (a server speaking OpenAI's realtime protocol).
+    On,
+    /// Never: the batch upload only.
+    Off,
+}
+
 /// Which speech synthesis provider the voice room uses (`tts.provider`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TtsProvider {
@@ -121,6 +133,8 @@ pub struct VoiceSettings {
     pub stt_language: String,
     /// The Python that runs the local engine.
     pub stt_python: String,
+    /// Whether recognition streams the audio as it is heard.
+    pub stt_streaming: SttStreaming,
     /// The speech synthesis provider.
     pub tts_provider: TtsProvider,
     /// The synthesis provider's API base ("": the provider's own).
@@ -161,6 +175,7 @@ impl Default for VoiceSettings {
             stt_api_key_env: String::new(),
             stt_language: String::new(),
             stt_python: "python3".into(),
+            stt_streaming: SttStreaming::Auto,
             tts_provider: TtsProvider::OpenAi,
             tts_base_url: String::new(),
             tts_model: String::new(),

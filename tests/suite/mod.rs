@@ -26,6 +26,7 @@ mod layout;
 mod llm;
 mod serve;
 mod speech;
+mod speech_stream;
 mod tools;
 mod v1;
 mod v1_python;

@@ -4,9 +4,14 @@
 //! (multipart uploads, JSON bodies, streamed s16le PCM or WAV, error bodies). It
 //! answers scripted transcripts, streams a tone whose length grows with the text in
 //! chunks split at odd bytes, can wait fixed latencies, fail with a status, or demand
-//! a key, and records every request. Self-contained (tokio, axum, serde_json,
-//! futures, kotoba) so benches can `#[path]`-include it.
+//! a key, and records every request. OpenAI's realtime transcription WebSocket is in
+//! [`realtime`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
+//! benches can `#[path]`-include it.
 #![allow(dead_code)]
+
+#[path = "speech_realtime.rs"]
+mod realtime;
+pub use realtime::{StreamFault, StreamSession};
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -18,7 +23,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use axum::Router;
 use serde_json::{json, Value};
@@ -88,6 +93,11 @@ struct Shared {
     seen: Mutex<Vec<SpeechRequest>>,
     record: std::sync::atomic::AtomicBool,
     count: AtomicU64,
+    /// Realtime sessions: from a commit to its transcript, what goes wrong, and each
+    /// session seen.
+    stream_delay: Mutex<Duration>,
+    stream_fault: Mutex<Option<StreamFault>>,
+    streams: Mutex<Vec<StreamSession>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -123,11 +133,15 @@ impl SpeechServer {
             seen: Mutex::new(Vec::new()),
             record: std::sync::atomic::AtomicBool::new(true),
             count: AtomicU64::new(0),
+            stream_delay: Mutex::new(Duration::ZERO),
+            stream_fault: Mutex::new(None),
+            streams: Mutex::new(Vec::new()),
         });
         let app = Router::new()
             .route("/v1/audio/transcriptions", post(openai_transcribe))
             .route("/v1/audio/speech", post(openai_speech))
             .route("/v1/speech-to-text", post(elevenlabs_transcribe))
+            .route("/v1/realtime", get(realtime::realtime))
             .route("/v1/text-to-speech/{voice}/stream", post(elevenlabs_speech))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -314,6 +328,14 @@ impl Shared {
             .unwrap_or_else(|| lock(&self.default_transcript).clone());
         *last = Some((digest, now, text.clone()));
         text
+    }
+
+    /// The next scripted transcript for a realtime segment (each segment is new
+    /// audio).
+    fn next_stream_transcript(&self) -> String {
+        lock(&self.transcripts)
+            .pop_front()
+            .unwrap_or_else(|| lock(&self.default_transcript).clone())
     }
 }
 

@@ -1,11 +1,14 @@
 //! Speech recognition providers (`stt.provider`): an OpenAI-compatible transcription
-//! endpoint, ElevenLabs, and faster-whisper in a local Python worker. Also the HTTP
+//! endpoint (and OpenAI's realtime transcription, streamed, `stt.streaming`),
+//! ElevenLabs, and faster-whisper in a local Python worker. Also the HTTP
 //! pieces both directions share: the key lookup, the client, and the one-sentence
 //! failure that names the provider and never the key.
 
 mod elevenlabs;
 mod local;
 mod openai;
+mod realtime;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +16,8 @@ use std::time::Duration;
 pub use elevenlabs::ElevenLabsRecognizer;
 pub use local::LocalRecognizer;
 pub use openai::OpenAiRecognizer;
+pub use realtime::{REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT};
+pub use stream::RecognitionStream;
 
 use super::SpeechError;
 use crate::config::{Config, Secret, SttProvider};
@@ -25,6 +30,12 @@ pub trait Recognizer: Send + Sync {
 
     /// The words in `pcm` (16 kHz mono i16), trimmed; empty when nothing was said.
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError>;
+
+    /// A stream for one utterance, heard as it is spoken, where the provider offers
+    /// streaming (and `stt.streaming` allows it); `None`: only [`Recognizer::transcribe`].
+    fn stream(&self) -> Option<RecognitionStream> {
+        None
+    }
 }
 
 /// The recognizer `stt.provider` names, set up from the live settings. A missing key

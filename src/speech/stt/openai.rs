@@ -1,10 +1,16 @@
 //! OpenAI-compatible recognition: `POST {base}/audio/transcriptions` with the audio as
-//! a WAV upload (OpenAI, Groq, faster-whisper-server, whisper.cpp server, LocalAI).
+//! a WAV upload (OpenAI, Groq, faster-whisper-server, whisper.cpp server, LocalAI);
+//! with `stt.streaming`, each utterance is also streamed to `{base}/realtime`
+//! ([`super::realtime`]) as it is heard.
 
 use reqwest::multipart::Form;
 
-use super::{api_key, on_host, or_default, transcription, wav_part, Recognizer, OPENAI_BASE};
-use crate::config::{Config, Secret, VoiceSettings};
+use super::realtime::Realtime;
+use super::{
+    api_key, on_host, or_default, transcription, wav_part, RecognitionStream, Recognizer,
+    OPENAI_BASE,
+};
+use crate::config::{Config, Secret, SttStreaming, VoiceSettings};
 use crate::speech::SpeechError;
 
 /// The model used when `stt.model` is empty.
@@ -22,6 +28,8 @@ pub struct OpenAiRecognizer {
     model: String,
     language: String,
     key: Option<Secret>,
+    /// Where utterances are streamed, when they are.
+    realtime: Option<Realtime>,
 }
 
 impl OpenAiRecognizer {
@@ -37,12 +45,23 @@ impl OpenAiRecognizer {
                 "Speech recognition (openai) needs an API key: set {key_env} (stt.api_key_env names the variable), or point stt.base_url at a local server."
             )));
         }
+        let model = or_default(&s.stt_model, DEFAULT_MODEL);
+        let language = s.stt_language.trim().to_string();
+        let streams = match s.stt_streaming {
+            SttStreaming::On => true,
+            SttStreaming::Off => false,
+            SttStreaming::Auto => on_host(base, "api.openai.com"),
+        };
+        let realtime = streams
+            .then(|| Realtime::new(base, &model, &language, key.clone()))
+            .flatten();
         Ok(OpenAiRecognizer {
             http: super::http_client(),
             url: format!("{base}/audio/transcriptions"),
-            model: or_default(&s.stt_model, DEFAULT_MODEL),
-            language: s.stt_language.trim().to_string(),
+            model,
+            language,
             key,
+            realtime,
         })
     }
 }
@@ -68,6 +87,10 @@ impl Recognizer for OpenAiRecognizer {
             request = request.bearer_auth(&k.0);
         }
         transcription(request, NAME, &self.url, key).await
+    }
+
+    fn stream(&self) -> Option<RecognitionStream> {
+        self.realtime.as_ref().map(Realtime::open)
     }
 }
 
