@@ -16,6 +16,11 @@
 //! RTP; the person's last voiced packet → her first audible packet, and the person's
 //! first voiced packet → her last audible packet when talking over her, both reported
 //! beside the boundary figures as ratios.
+//! Streamed recognition, in the same run: the same utterances with `stt.streaming: on`
+//! against the loopback server's realtime WebSocket, whose transcript comes the same
+//! 300 ms after a segment's last audio chunk (a streaming recognizer hears the audio
+//! as it comes) instead of 300 ms after an upload; both at the boundary and over the
+//! protocol, reported beside the upload's figures as ratios.
 //! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count,
 //! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30).
 
@@ -252,55 +257,34 @@ async fn utter_marking(
     sent
 }
 
-#[tokio::main]
-async fn main() {
-    let n: usize = std::env::var("KOTOBA_BENCH_UTTERANCES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
-    let (model, model_thread) = ServerThread::start();
-    model.set_delay(MODEL);
-    model.set_fallback(Reply::text(ANSWER));
-    model.set_recording(false);
-    let (speech, speech_thread) = SpeechServerThread::start();
-    speech.set_recognition_delay(STT);
-    speech.set_synthesis_delay(TTS);
-    speech.set_default_transcript("What time is it?");
-    speech.set_recording(false);
+/// One room's figures at the boundary.
+struct Boundary {
+    /// End of speech → her first frame, per utterance.
+    from_speech_end: Vec<Duration>,
+    /// Commit → her first frame.
+    totals: Vec<Duration>,
+    /// The bot's share per stage: recognition, the model, synthesis.
+    s_stt: Vec<Duration>,
+    s_model: Vec<Duration>,
+    s_tts: Vec<Duration>,
+    /// First voiced frame → playback stopped, per utterance talking over her.
+    barge: Vec<Duration>,
+    /// Turns started before the second part of a phrase paused mid-sentence, of `mid`.
+    early_answers: usize,
+    mid: usize,
+    /// Model calls made, speculative ones included.
+    model_calls: usize,
+}
 
-    let home = tempfile::tempdir().unwrap();
-    let speech_base = speech.openai_base();
-    std::fs::write(
-        home.path().join("settings.yaml"),
-        format!("stt:\n  provider: openai\n  base_url: {speech_base}\ntts:\n  provider: openai\n  base_url: {speech_base}\n"),
-    )
-    .unwrap();
-    let model_base = model.base_url();
-    let config = Config::for_home(
-        home.path(),
-        &[
-            ("KOTOBA_LLM_BASE_URL", model_base.as_str()),
-            ("OPENAI_API_KEY", "bench-key"),
-            ("KOTOBA_REASONING_EFFORT", "off"),
-            ("KOTOBA_MODEL", "scripted"),
-        ],
-    );
-
-    // The phrase, spoken by espeak-ng through our own provider, at 16 kHz.
-    let phrase = speech_server::espeak_16k("what time is it").await;
-    let wav = kotoba::speech::wav::encode(&phrase, 16_000);
-
-    let http = reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .build()
-        .unwrap();
-    let mut base = Vec::new();
-    for _ in 0..20 {
-        base.push(baseline(&http, &speech_base, &model_base, &wav).await);
-    }
-    base.sort();
-    let floor = pct(&base, 0.5);
-
+/// `n` utterances of `phrase` and the phrases paused mid-sentence, into a room built
+/// from `config`, at real pace.
+async fn at_the_boundary(
+    config: &Arc<Config>,
+    n: usize,
+    phrase: &[i16],
+    speech: &speech_server::SpeechServer,
+    model: &model_server::ScriptedModel,
+) -> Boundary {
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
     let client = Arc::new(OpenAiClient::new(config.clone()));
     let engine = Engine::new(
@@ -317,8 +301,8 @@ async fn main() {
             engine,
             session: "discord:1".into(),
             names: vec!["Kotoba".into()],
-            recognizer: stt::recognizer(&config).unwrap(),
-            synthesizer: tts::synthesizer(&config).unwrap(),
+            recognizer: stt::recognizer(config).unwrap(),
+            synthesizer: tts::synthesizer(config).unwrap(),
             out: out.clone(),
             side: Arc::new(Quiet),
             endpoint: EndpointSettings::default(),
@@ -329,7 +313,7 @@ async fn main() {
         1,
     );
 
-    let frames = hear_frames(&phrase, 110);
+    let frames = hear_frames(phrase, 110);
     let mut totals = Vec::new();
     let mut from_speech_end = Vec::new();
     let (mut s_stt, mut s_model, mut s_tts) = (Vec::new(), Vec::new(), Vec::new());
@@ -401,11 +385,96 @@ async fn main() {
     }
     let model_calls = model.request_count() - calls_before;
     drop(room);
+    Boundary {
+        from_speech_end,
+        totals,
+        s_stt,
+        s_model,
+        s_tts,
+        barge,
+        early_answers,
+        mid,
+        model_calls,
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::var("KOTOBA_BENCH_UTTERANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let (model, model_thread) = ServerThread::start();
+    model.set_delay(MODEL);
+    model.set_fallback(Reply::text(ANSWER));
+    model.set_recording(false);
+    let (speech, speech_thread) = SpeechServerThread::start();
+    speech.set_recognition_delay(STT);
+    speech.set_stream_delay(STT);
+    speech.set_synthesis_delay(TTS);
+    speech.set_default_transcript("What time is it?");
+    speech.set_recording(false);
+
+    let home = tempfile::tempdir().unwrap();
+    let speech_base = speech.openai_base();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        format!("stt:\n  provider: openai\n  base_url: {speech_base}\ntts:\n  provider: openai\n  base_url: {speech_base}\n"),
+    )
+    .unwrap();
+    let model_base = model.base_url();
+    let env = [
+        ("KOTOBA_LLM_BASE_URL", model_base.as_str()),
+        ("OPENAI_API_KEY", "bench-key"),
+        ("KOTOBA_REASONING_EFFORT", "off"),
+        ("KOTOBA_MODEL", "scripted"),
+    ];
+    let config = Config::for_home(home.path(), &env);
+
+    // The phrase, spoken by espeak-ng through our own provider, at 16 kHz.
+    let phrase = speech_server::espeak_16k("what time is it").await;
+    let wav = kotoba::speech::wav::encode(&phrase, 16_000);
+
+    let http = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
+    let mut base = Vec::new();
+    for _ in 0..20 {
+        base.push(baseline(&http, &speech_base, &model_base, &wav).await);
+    }
+    base.sort();
+    let floor = pct(&base, 0.5);
+
+    let batch = at_the_boundary(&config, n, &phrase, &speech, &model).await;
+    let streamed = {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("settings.yaml"),
+            format!("stt:\n  provider: openai\n  base_url: {speech_base}\n  streaming: on\ntts:\n  provider: openai\n  base_url: {speech_base}\n"),
+        )
+        .unwrap();
+        let config = Config::for_home(home.path(), &env);
+        at_the_boundary(&config, n, &phrase, &speech, &model).await
+    };
+    let Boundary {
+        mut from_speech_end,
+        mut totals,
+        s_stt,
+        s_model,
+        s_tts,
+        mut barge,
+        early_answers,
+        mid,
+        model_calls,
+    } = batch;
     let protocol_n: usize = std::env::var("KOTOBA_BENCH_PROTOCOL_UTTERANCES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let over = voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base).await;
+    let over = voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base, false).await;
+    let over_streamed =
+        voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base, true).await;
     totals.sort();
     barge.sort();
     let p50 = pct(&totals, 0.5);
@@ -447,8 +516,26 @@ async fn main() {
         "barge-in: first voiced frame → playback stopped",
         barge.clone(),
     );
+    let mut st_speech_end = streamed.from_speech_end.clone();
+    st_speech_end.sort();
+    let mut st_totals = streamed.totals.clone();
+    st_totals.sort();
+    row(
+        "streamed recognition: end of speech → first frame handed to songbird",
+        st_speech_end.clone(),
+    );
+    row(
+        "streamed recognition: commit → first frame handed to songbird",
+        st_totals.clone(),
+    );
+    row(
+        "streamed recognition, bot share: commit → transcript (minus 300 ms; 0 when in hand)",
+        streamed.s_stt.clone(),
+    );
     let mut answer = over.answer.clone();
     answer.sort();
+    let mut st_answer = over_streamed.answer.clone();
+    st_answer.sort();
     let mut over_barge = over.barge.clone();
     over_barge.sort();
     row(
@@ -458,6 +545,28 @@ async fn main() {
     row(
         "over the protocol: barge-in first voiced packet → her last audible packet",
         over_barge.clone(),
+    );
+    row(
+        "over the protocol, streamed recognition: last voiced packet → her first audible packet",
+        st_answer.clone(),
+    );
+    let ratio = |a: &[Duration], b: &[Duration]| {
+        pct(a, 0.5).as_secs_f64() / pct(b, 0.5).as_secs_f64().max(1e-9)
+    };
+    let mut sorted_end = from_speech_end.clone();
+    sorted_end.sort();
+    println!();
+    println!(
+        "streamed recognition ({} answers at the boundary, {} over the protocol): ratios (p50) to the upload in this run: end of speech → first audio {:.3}× at the boundary, {:.3}× over the protocol; commit → first audio {:.3}×; to the baseline: {:.3}× (end of speech), {:.3}× (commit); early answers {} of {}",
+        st_speech_end.len(),
+        st_answer.len(),
+        ratio(&st_speech_end, &sorted_end),
+        ratio(&st_answer, &answer),
+        ratio(&st_totals, &totals),
+        ratio(&st_speech_end, &base),
+        ratio(&st_totals, &base),
+        streamed.early_answers,
+        streamed.mid,
     );
     println!();
     println!(
@@ -512,6 +621,28 @@ async fn main() {
             "early_answers": early_answers,
             "speculative_calls_per_utterance":
                 ((model_calls as f64 / utterances as f64) * 1000.0).round() / 1000.0,
+            "protocol_speech_end_to_first_audio_ms": {
+                "p50": ms_of(pct(&answer, 0.5)),
+                "p99": ms_of(pct(&answer, 0.99)),
+            },
+            "streamed": {
+                "speech_end_to_first_audio_ms": {
+                    "p50": ms_of(pct(&st_speech_end, 0.5)),
+                    "p99": ms_of(pct(&st_speech_end, 0.99)),
+                },
+                "commit_to_first_audio_ms": {
+                    "p50": ms_of(pct(&st_totals, 0.5)),
+                    "p99": ms_of(pct(&st_totals, 0.99)),
+                },
+                "protocol_speech_end_to_first_audio_ms": {
+                    "p50": ms_of(pct(&st_answer, 0.5)),
+                    "p99": ms_of(pct(&st_answer, 0.99)),
+                },
+                "early_answers": streamed.early_answers,
+                "speculative_calls_per_utterance":
+                    ((streamed.model_calls as f64 / (n + streamed.mid).max(1) as f64) * 1000.0)
+                        .round() / 1000.0,
+            },
         })
     );
     model_thread.stop();

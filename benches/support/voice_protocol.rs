@@ -22,8 +22,15 @@ pub struct Figures {
 }
 
 /// Run `n` utterances of `phrase` (16 kHz mono) against a child with the model and
-/// speech servers at `model_base` and `speech_base`.
-pub async fn run(n: usize, phrase: &[i16], model_base: &str, speech_base: &str) -> Figures {
+/// speech servers at `model_base` and `speech_base`; `streaming`: recognition streams
+/// (`stt.streaming: on`) instead of uploading.
+pub async fn run(
+    n: usize,
+    phrase: &[i16],
+    model_base: &str,
+    speech_base: &str,
+    streaming: bool,
+) -> Figures {
     let discord = FakeDiscord::start().await;
     let voice = FakeVoice::start_with_dave(
         Expect {
@@ -36,6 +43,12 @@ pub async fn run(n: usize, phrase: &[i16], model_base: &str, speech_base: &str) 
     .await;
     discord.use_voice_server(voice.endpoint());
     let home = tempfile::tempdir().unwrap();
+    let streams = if streaming { "on" } else { "off" };
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        format!("stt.streaming: {streams}\n"),
+    )
+    .unwrap();
     let mut env = discord.env();
     env.extend(
         [

@@ -327,6 +327,21 @@ impl Endpointer {
         heard
     }
 
+    /// The open utterance's audio so far as a commit now would give it: from its
+    /// pre-roll to at most [`TAIL_FRAMES`] after its last voiced frame, so a pause adds
+    /// nothing more (empty when none is open).
+    pub fn heard(&self) -> &[i16] {
+        let Some(o) = self.open.as_ref() else {
+            return &[];
+        };
+        let keep_to = (o.last_voiced + TAIL_FRAMES).min(self.now.saturating_sub(1));
+        let frames = usize::try_from((keep_to + 1).saturating_sub(o.first_frame)).unwrap_or(0);
+        match frames.checked_sub(1).and_then(|i| o.ends.get(i)) {
+            Some(&end) => &o.pcm[..end.min(o.pcm.len())],
+            None => &o.pcm,
+        }
+    }
+
     /// Whether an utterance has started and not yet ended.
     pub fn in_speech(&self) -> bool {
         self.open.is_some()

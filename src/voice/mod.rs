@@ -18,4 +18,6 @@ mod tests_consent;
 #[cfg(test)]
 mod tests_early;
 #[cfg(test)]
+mod tests_stream;
+#[cfg(test)]
 mod tests_turns;

@@ -23,6 +23,7 @@ use crate::speech::SpeechError;
 mod early;
 mod parts;
 mod pause;
+mod streams;
 mod turns;
 
 pub use parts::{Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide, Trace, CAPTION_MAX};
@@ -88,6 +89,8 @@ struct EarState {
     held: Option<Hold>,
     /// What they said up to the current pause, found a complete request.
     early: Option<early::Early>,
+    /// The open utterance's recognition stream, when the recognizer streams.
+    stream: Option<streams::Streamed>,
 }
 
 struct Live {
@@ -238,6 +241,7 @@ impl Room {
             endpointer: Endpointer::new(settings, crate::speech::vad::detector()),
             held: None,
             early: None,
+            stream: None,
         })
     }
 
@@ -264,6 +268,7 @@ impl Room {
                 }
             }
         }
+        self.feed_streams();
         for (user, h) in happened {
             self.on_ear(user, h);
         }
@@ -279,6 +284,7 @@ impl Room {
                 }
                 // They went on: what was asked at their pause is cancelled, silently.
                 self.drop_speculation(user);
+                self.open_stream(user);
                 let serving = self.humans <= 1 || self.served == Some(user);
                 match self.pausing.as_mut() {
                     Some(p) if p.user == user => p.speech_started(),
@@ -308,18 +314,22 @@ impl Room {
                 };
                 // Recognised at the pause and nothing said since: no second ask.
                 if let Some(e) = self.take_early(user, &utterance) {
+                    self.close_stream(user);
                     self.on_transcript(user, Ok(e.text), commit, e.stt);
                     return;
                 }
-                self.recognise(utterance.pcm, move |text, stt| RoomEvent::Transcript {
-                    user,
-                    text,
-                    commit,
-                    stt,
+                self.recognise(user, true, utterance.pcm, move |text, stt| {
+                    RoomEvent::Transcript {
+                        user,
+                        text,
+                        commit,
+                        stt,
+                    }
                 });
             }
             Ear::Paused(so_far) => self.on_paused(user, so_far),
             Ear::Dropped => {
+                self.close_stream(user);
                 // A cough: she goes on where she paused.
                 if self.pausing.is_some_and(|p| p.user == user) {
                     self.pausing = None;
@@ -330,22 +340,6 @@ impl Room {
                 }
             }
         }
-    }
-
-    /// Recognise `pcm` off the room's task; `done(words, provider time)` is the event
-    /// it sends back.
-    fn recognise(
-        &self,
-        pcm: Vec<i16>,
-        done: impl FnOnce(Result<String, SpeechError>, Duration) -> RoomEvent + Send + 'static,
-    ) {
-        let recognizer = self.parts.recognizer.clone();
-        let tx = self.events_tx.clone();
-        tokio::spawn(async move {
-            let t0 = Instant::now();
-            let text = recognizer.transcribe(&pcm).await;
-            let _ = tx.send(done(text, t0.elapsed()));
-        });
     }
 
     /// Go quiet at once for `pause` (the frames handed ahead are dropped).

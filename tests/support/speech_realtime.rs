@@ -1,9 +1,10 @@
 //! The loopback speech server's realtime transcription: OpenAI's WebSocket at
 //! `/v1/realtime?intent=transcription`, speaking its events (`session.update` →
 //! `session.updated`; `input_audio_buffer.append` of base64 pcm16 at 24 kHz;
-//! `input_audio_buffer.commit` → `input_audio_buffer.committed`, then after the
-//! stream delay a `…input_audio_transcription.delta` and `…completed` with the next
-//! scripted transcript; `error` events for a bad session, a commit under 100 ms, or a
+//! `input_audio_buffer.commit` → `input_audio_buffer.committed`, then a
+//! `…input_audio_transcription.delta` and `…completed` with the next scripted
+//! transcript, the stream delay after the segment's last audio chunk (a streaming
+//! recognizer has heard the audio as it came; the commit only closes the segment); `error` events for a bad session, a commit under 100 ms, or a
 //! scripted fault). Every session is recorded.
 
 use std::sync::Arc;
@@ -106,6 +107,7 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
     send(json!({ "type": "session.created", "event_id": "event_0",
         "session": { "type": "transcription" } }));
     let mut buffer = 0usize;
+    let mut last_chunk = tokio::time::Instant::now();
     let mut items = 0usize;
     let mut events = 0usize;
     let mut event_id = move || {
@@ -146,6 +148,7 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
                     .decode(audio)
                     .unwrap_or_default();
                 buffer += bytes.len() / 2;
+                last_chunk = tokio::time::Instant::now();
                 lock(&shared.streams)[at].samples += bytes.len() / 2;
             }
             "input_audio_buffer.commit" => {
@@ -178,14 +181,12 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
                     json!({ "type": "input_audio_buffer.committed", "event_id": event_id(),
                     "previous_item_id": previous, "item_id": item }),
                 );
-                let delay = *lock(&shared.stream_delay);
+                let ready = last_chunk + *lock(&shared.stream_delay);
                 let text = shared.next_stream_transcript();
                 let (delta, done) = (event_id(), event_id());
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    if !delay.is_zero() {
-                        tokio::time::sleep(delay).await;
-                    }
+                    tokio::time::sleep_until(ready).await;
                     let _ = tx.send(Some(json!({
                         "type": "conversation.item.input_audio_transcription.delta",
                         "event_id": delta, "item_id": item, "content_index": 0, "delta": text,
@@ -223,7 +224,8 @@ fn error_event(event_id: &str, kind: &str, message: &str) -> Value {
 }
 
 impl super::SpeechServer {
-    /// Wait this long after a realtime commit before its transcript.
+    /// A realtime segment's transcript comes this long after its last audio chunk
+    /// (at the commit, if that is later).
     pub fn set_stream_delay(&self, d: Duration) {
         *lock(&self.shared.stream_delay) = d;
     }

@@ -545,3 +545,29 @@ fn no_early_pause_setting_never_says_paused() {
     let events = feed(&mut Endpointer::new(settings, detector()), &pcm);
     assert!(!events.iter().any(|(_, h)| matches!(h, Heard::Paused(_))));
 }
+
+#[test]
+fn the_audio_heard_so_far_is_what_the_commit_gives_and_a_pause_adds_nothing_to_it() {
+    let mut ep = endpointer();
+    let spoken = [silence(0.5), espeak("what time is it"), silence(2.5)].concat();
+    let mut at_pause = None;
+    let mut whole = None;
+    for f in frames(&spoken) {
+        match ep.push(&f) {
+            Some(Heard::Paused(u)) => at_pause = Some((u.pcm, ep.heard().to_vec())),
+            Some(Heard::Committed(u)) => whole = Some(u.pcm),
+            _ => {}
+        }
+        if ep.quiet_for() > Duration::from_millis(800) {
+            assert_eq!(
+                ep.heard().len(),
+                at_pause.as_ref().unwrap().1.len(),
+                "silence past the tail adds nothing"
+            );
+        }
+    }
+    let (so_far, heard) = at_pause.expect("it paused");
+    assert_eq!(heard, so_far, "at the pause: the audio so far");
+    assert_eq!(whole.expect("it committed"), so_far, "nothing said since");
+    assert!(ep.heard().is_empty(), "nothing open after the commit");
+}

@@ -18,6 +18,8 @@ pub use local::LocalRecognizer;
 pub use openai::OpenAiRecognizer;
 pub use realtime::{REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT};
 pub use stream::RecognitionStream;
+#[cfg(test)]
+pub(crate) use stream::{refuse, Command};
 
 use super::SpeechError;
 use crate::config::{Config, Secret, SttProvider};

@@ -26,6 +26,9 @@ pub const REALTIME_RATE: u32 = 24_000;
 /// The shortest segment the API commits (100 ms at 24 kHz); shorter ones are padded
 /// with silence.
 const MIN_COMMIT: usize = REALTIME_RATE as usize / 10;
+/// Audio this long without more closes the resampler's tail (sent at once, so the
+/// server has the whole segment before the commit asks for it).
+const TAIL_AFTER: Duration = Duration::from_millis(60);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an answer may take once asked; then the stream has failed (and the
@@ -138,10 +141,18 @@ impl Realtime {
     async fn session(&self, commands: &mut Commands, s: &mut Segments) -> Result<(), SpeechError> {
         let mut ws = self.connect().await?;
         let mut open = true;
+        // When the resampler's tail is due, while audio waits in it.
+        let mut tail_at: Option<Instant> = None;
         self.send(&mut ws, &self.session_update()).await?;
         loop {
             let deadline = s.deadline();
             tokio::select! {
+                _ = sleep_until(tail_at) => {
+                    tail_at = None;
+                    if let Some(msg) = s.append(&[], true) {
+                        self.send(&mut ws, &msg).await?;
+                    }
+                }
                 c = commands.recv(), if open => match c {
                     // Dropped: done, once the finish asked just before is answered.
                     None if s.waiting.is_empty() => {
@@ -150,6 +161,7 @@ impl Realtime {
                     }
                     None => open = false,
                     Some(Command::Audio(pcm)) => {
+                        tail_at = Some(Instant::now() + TAIL_AFTER);
                         if let Some(msg) = s.append(&pcm, false) {
                             self.send(&mut ws, &msg).await?;
                         }

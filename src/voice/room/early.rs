@@ -40,7 +40,7 @@ impl Room {
     /// `user`'s utterance paused: recognise it so far.
     pub(super) fn on_paused(&mut self, user: u64, so_far: Utterance) {
         let last_voiced = so_far.last_voiced();
-        self.recognise(so_far.pcm, move |text, stt| RoomEvent::Early {
+        self.recognise(user, false, so_far.pcm, move |text, stt| RoomEvent::Early {
             user,
             text,
             last_voiced,
