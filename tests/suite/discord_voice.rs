@@ -210,3 +210,56 @@ async fn slash_join_without_a_channel_joins_the_voice_channel_the_person_is_in()
         "{first}"
     );
 }
+
+#[tokio::test]
+async fn status_voice_shows_how_she_hears_and_each_of_the_last_replies_latency_broken_down() {
+    let r = rig().await;
+    let voice_status = |r: &super::discord::Rig| {
+        r.discord.slash(
+            GENERAL,
+            OWNER,
+            "status",
+            json!([{"type": 5, "name": "voice", "value": true}]),
+            0,
+        )
+    };
+    let none = r.discord.wait_callback(voice_status(&r)).await;
+    assert!(none.ephemeral(), "{:?}", none.body);
+    let text = none.content();
+    assert!(text.contains("**Voice room:** none"), "{text}");
+    assert!(text.contains("**Last replies:** none yet"), "{text}");
+    assert!(!text.contains("**Model:**"), "only the voice room: {text}");
+
+    let home = r.app.engine.config().paths.home.clone();
+    for (total, recognition) in [(1210, 300), (1100, 0), (1500, 300)] {
+        kotoba::voice::latency::record(
+            &home,
+            kotoba::voice::latency::Breakdown {
+                total_ms: total,
+                commit_ms: 600,
+                recognition_ms: recognition,
+                model_ms: 400,
+                synthesis_ms: 200,
+                bot_ms: 10,
+            },
+        );
+    }
+    let text = r.discord.wait_callback(voice_status(&r)).await.content();
+    assert!(
+        text.contains("**Recognition:** openai, streamed as it is heard"),
+        "stt.streaming auto, OpenAI's own service: {text}"
+    );
+    assert!(text.contains("**Last 3 replies**"), "{text}");
+    let newest = "1. **1500 ms**: end of speech → commit 600 ms · recognition 300 ms · model first sentence 400 ms · synthesis first byte 200 ms · bot 10 ms";
+    assert!(text.contains(newest), "newest first: {text}");
+    assert!(text.contains("3. **1210 ms**"), "{text}");
+    assert!(text.contains("**Median:** **1210 ms**"), "{text}");
+
+    // Plain /status keeps its overview, with the latency lines under the room.
+    let all = r.discord.slash(GENERAL, OWNER, "status", json!([]), 0);
+    let text = r.discord.wait_callback(all).await.content();
+    assert!(
+        text.contains("**Model:**") && text.contains("Voice latency"),
+        "{text}"
+    );
+}

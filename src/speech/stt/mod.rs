@@ -22,7 +22,7 @@ pub use stream::RecognitionStream;
 pub(crate) use stream::{refuse, Command};
 
 use super::SpeechError;
-use crate::config::{Config, Secret, SttProvider};
+use crate::config::{Config, Secret, SttProvider, SttStreaming, VoiceSettings};
 
 /// Turns speech into text.
 #[async_trait::async_trait]
@@ -38,6 +38,27 @@ pub trait Recognizer: Send + Sync {
     fn stream(&self) -> Option<RecognitionStream> {
         None
     }
+}
+
+/// `stt.provider`'s name as the settings spell it.
+pub fn provider_name(p: SttProvider) -> &'static str {
+    match p {
+        SttProvider::OpenAi => "openai",
+        SttProvider::ElevenLabs => "elevenlabs",
+        SttProvider::Local => "local",
+    }
+}
+
+/// Whether these settings stream recognition (`stt.streaming`): only `openai` has a
+/// stream; `auto` uses it on OpenAI's own host, `on` at any base.
+pub fn streams(s: &VoiceSettings) -> bool {
+    let base = or_default(&s.stt_base_url, OPENAI_BASE);
+    s.stt_provider == SttProvider::OpenAi
+        && match s.stt_streaming {
+            SttStreaming::On => true,
+            SttStreaming::Off => false,
+            SttStreaming::Auto => on_host(base.trim_end_matches('/'), "api.openai.com"),
+        }
 }
 
 /// The recognizer `stt.provider` names, set up from the live settings. A missing key

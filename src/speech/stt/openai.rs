@@ -10,7 +10,7 @@ use super::{
     api_key, on_host, or_default, transcription, wav_part, RecognitionStream, Recognizer,
     OPENAI_BASE,
 };
-use crate::config::{Config, Secret, SttStreaming, VoiceSettings};
+use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::SpeechError;
 
 /// The model used when `stt.model` is empty.
@@ -47,12 +47,7 @@ impl OpenAiRecognizer {
         }
         let model = or_default(&s.stt_model, DEFAULT_MODEL);
         let language = s.stt_language.trim().to_string();
-        let streams = match s.stt_streaming {
-            SttStreaming::On => true,
-            SttStreaming::Off => false,
-            SttStreaming::Auto => on_host(base, "api.openai.com"),
-        };
-        let realtime = streams
+        let realtime = super::streams(s)
             .then(|| Realtime::new(base, &model, &language, key.clone()))
             .flatten();
         Ok(OpenAiRecognizer {

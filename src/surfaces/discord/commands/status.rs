@@ -1,14 +1,21 @@
 //! `/status`: job state, open cards, the voice room (with its last replies' latency,
-//! broken down), the model and uptime.
+//! broken down), the model and uptime. `/status voice:True`: only the voice room — how
+//! recognition hears (streamed or uploaded) and each of the last replies' latency,
+//! broken down (end of speech → commit, recognition, model first sentence, synthesis
+//! first byte, bot share), with their median.
 
-use serenity::all::CommandInteraction;
+use serenity::all::{CommandDataOptionValue, CommandInteraction};
 
-use super::Answer;
+use super::{option, Answer};
 use crate::surfaces::discord::steps::elapsed_words;
 use crate::surfaces::discord::{session_of, Bot};
+use crate::voice::latency::Breakdown;
 
 /// Handle /status.
 pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
+    if let Some(CommandDataOptionValue::Boolean(true)) = option(&c.data.options, "voice") {
+        return Answer::text(voice(bot, c));
+    }
     let session = session_of(c.channel_id.get());
     let job = if bot.engine.session(&session).job_running() {
         "a background job is running here"
@@ -18,11 +25,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     let cards = bot.engine.open_cards(&session).len();
     let model = bot.engine.config().settings().model;
     let up = elapsed_words(bot.started.elapsed().as_secs());
-    let room = c
-        .guild_id
-        .and_then(|g| bot.rooms.channel_in(g.get()))
-        .map(|ch| format!("in <#{ch}>"))
-        .unwrap_or_else(|| "none (/join to start one)".into());
+    let room = room(bot, c);
     let mut voice = String::new();
     for b in crate::voice::latency::read(&bot.engine.config().paths.home) {
         voice.push_str(&format!("\n- {}", b.line()));
@@ -33,4 +36,72 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     Answer::text(format!(
         "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}{voice}\n**Model:** {model}\n**Up:** {up}"
     ))
+}
+
+/// Where her voice room is in this guild.
+fn room(bot: &Bot, c: &CommandInteraction) -> String {
+    c.guild_id
+        .and_then(|g| bot.rooms.channel_in(g.get()))
+        .map(|ch| format!("in <#{ch}>"))
+        .unwrap_or_else(|| "none (/join to start one)".into())
+}
+
+/// `/status voice:True`: the room, recognition, and the last replies' latency.
+fn voice(bot: &Bot, c: &CommandInteraction) -> String {
+    let config = bot.engine.config();
+    let settings = config.settings().voice;
+    let provider = crate::speech::stt::provider_name(settings.stt_provider);
+    let hearing = if crate::speech::stt::streams(&settings) {
+        "streamed as it is heard"
+    } else {
+        "uploaded at each pause and commit"
+    };
+    let replies = crate::voice::latency::read(&config.paths.home);
+    let mut out = format!(
+        "**Voice room:** {}\n**Recognition:** {provider}, {hearing}\n",
+        room(bot, c)
+    );
+    if replies.is_empty() {
+        out.push_str("**Last replies:** none yet — talk to her in a voice room.");
+        return out;
+    }
+    out.push_str(&format!(
+        "**Last {} replies** (end of speech → her first audio):",
+        replies.len()
+    ));
+    for (i, b) in replies.iter().enumerate().rev() {
+        out.push_str(&format!("\n{}. {}", replies.len() - i, parts(b)));
+    }
+    if let Some(m) = median(&replies) {
+        out.push_str(&format!("\n**Median:** {}", parts(&m)));
+    }
+    out
+}
+
+/// One reply as `1210 ms: commit 600 · recognition 300 · …` (newest first above).
+fn parts(b: &Breakdown) -> String {
+    format!(
+        "**{} ms**: end of speech → commit {} ms · recognition {} ms · model first sentence {} ms · synthesis first byte {} ms · bot {} ms",
+        b.total_ms, b.commit_ms, b.recognition_ms, b.model_ms, b.synthesis_ms, b.bot_ms
+    )
+}
+
+/// Each figure's median over `all` (the upper middle of an even count).
+fn median(all: &[Breakdown]) -> Option<Breakdown> {
+    if all.len() < 2 {
+        return None;
+    }
+    let mid = |f: fn(&Breakdown) -> u64| {
+        let mut v: Vec<u64> = all.iter().map(f).collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    Some(Breakdown {
+        total_ms: mid(|b| b.total_ms),
+        commit_ms: mid(|b| b.commit_ms),
+        recognition_ms: mid(|b| b.recognition_ms),
+        model_ms: mid(|b| b.model_ms),
+        synthesis_ms: mid(|b| b.synthesis_ms),
+        bot_ms: mid(|b| b.bot_ms),
+    })
 }
