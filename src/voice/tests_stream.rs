@@ -285,6 +285,13 @@ async fn a_failing_stream_falls_back_to_the_upload_for_that_utterance_without_a_
         "the upload's time: {t:?}"
     );
     assert_eq!(s.uploads(), 1, "uploaded once, at the pause");
+    // The pause (0.3 s) + the stream's failure (0.1 s) + the upload (0.3 s): the
+    // early commit as soon as the words are in, before the full 1.0 s.
+    let commit = t.committed.duration_since(t.speech_end);
+    assert!(
+        commit <= Duration::from_millis(760) && t.recognised == t.committed,
+        "the upload at the pause still commits early, words in hand: {commit:?}"
+    );
     assert!(s.turns()[0].contains("What time is it in Tokyo?"));
     let posts = s.stage.side.posts.lock().unwrap().clone();
     assert!(
