@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kotoba::config::Config;
 use kotoba::speech::stt::{recognizer, Recognizer};
@@ -186,4 +187,22 @@ async fn streaming_is_chosen_by_stt_streaming_auto_only_on_openais_own_host() {
         stt(home.path(), &eleven, &[]).stream().is_none(),
         "the batch path for providers without a stream"
     );
+}
+
+#[tokio::test]
+async fn after_a_failed_stream_utterances_are_uploaded_for_a_minute_before_streaming_again() {
+    let server = SpeechServer::start().await;
+    server.set_stream_fault(Some(StreamFault::Refuse));
+    let home = tempfile::tempdir().unwrap();
+    let r = streaming(&server, home.path());
+    let stream = r.stream().unwrap();
+    stream.push(&frames(200).concat());
+    assert!(stream.finish().await.is_err());
+    server.set_stream_fault(None);
+    assert!(r.stream().is_none(), "resting: the upload only");
+    tokio::time::pause();
+    tokio::time::advance(kotoba::speech::stt::STREAM_REST - Duration::from_secs(1)).await;
+    assert!(r.stream().is_none(), "still resting");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    assert!(r.stream().is_some(), "a minute later it streams again");
 }

@@ -16,7 +16,9 @@ use std::time::Duration;
 pub use elevenlabs::ElevenLabsRecognizer;
 pub use local::LocalRecognizer;
 pub use openai::OpenAiRecognizer;
-pub use realtime::{REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT};
+pub use realtime::{
+    REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT, REST_AFTER_FAILURE as STREAM_REST,
+};
 pub use stream::RecognitionStream;
 #[cfg(test)]
 pub(crate) use stream::{refuse, Command};

@@ -85,7 +85,7 @@ impl Recognizer for OpenAiRecognizer {
     }
 
     fn stream(&self) -> Option<RecognitionStream> {
-        self.realtime.as_ref().map(Realtime::open)
+        self.realtime.as_ref().and_then(Realtime::open)
     }
 }
 

@@ -7,6 +7,7 @@
 //! audio after the last pause is still to be recognised.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -35,6 +36,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// caller falls back to the batch upload).
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// After a failed session, utterances are uploaded this long before streaming is
+/// tried again (a server without the endpoint costs one failure a minute, not one
+/// per utterance).
+pub const REST_AFTER_FAILURE: Duration = Duration::from_secs(60);
+
 const NAME: &str = "openai";
 
 type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
@@ -46,6 +52,8 @@ pub(crate) struct Realtime {
     model: String,
     language: String,
     key: Option<Secret>,
+    /// After a session failed: no new sessions (the upload only) until then.
+    resting: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Realtime {
@@ -67,6 +75,7 @@ impl Realtime {
             model: model.to_string(),
             language: language.to_string(),
             key,
+            resting: Arc::new(Mutex::new(None)),
         })
     }
 
@@ -78,14 +87,24 @@ impl Realtime {
 
     /// Open a session for one utterance (connecting happens in its task, while the
     /// first audio queues).
-    pub(crate) fn open(&self) -> RecognitionStream {
+    /// `None` while resting after a failure ([`REST_AFTER_FAILURE`]).
+    pub(crate) fn open(&self) -> Option<RecognitionStream> {
+        let resting = self.resting.lock().ok().and_then(|r| *r);
+        if resting.is_some_and(|until| Instant::now() < until) {
+            return None;
+        }
         let this = self.clone();
-        RecognitionStream::spawn(NAME, move |commands| this.run(commands))
+        Some(RecognitionStream::spawn(NAME, move |commands| {
+            this.run(commands)
+        }))
     }
 
     async fn run(self, mut commands: Commands) {
         let mut s = Segments::new();
         if let Err(e) = self.session(&mut commands, &mut s).await {
+            if let Ok(mut r) = self.resting.lock() {
+                *r = Some(Instant::now() + REST_AFTER_FAILURE);
+            }
             for w in s.waiting.drain(..) {
                 let _ = w.reply.send(Err(e.clone()));
             }
