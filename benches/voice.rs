@@ -494,7 +494,7 @@ async fn main() {
     row("commit → first frame handed to songbird", totals.clone());
     let ends = EndpointSettings::default();
     row(
-        "bot share, total: end of speech → first frame minus the 0.3 s pause and the providers' 900 ms",
+        "bot share, total: end of speech → first frame minus the short pause and the providers' 900 ms",
         from_speech_end
             .iter()
             .map(|t| t.saturating_sub(sum + ends.early_pause))

@@ -184,7 +184,7 @@ impl Default for VoiceSettings {
             silence_commit: 1.0,
             unsure_commit: 2.0,
             min_speech: 0.35,
-            early_pause: 0.3,
+            early_pause: 0.2,
             early_commit: 0.6,
             speculate: true,
             aliases: Vec::new(),

@@ -106,7 +106,7 @@ impl Default for EndpointSettings {
             unsure: Duration::from_millis(2000),
             min_speech: Duration::from_millis(350),
             short_speech: Duration::from_millis(1200),
-            early_pause: Duration::from_millis(300),
+            early_pause: Duration::from_millis(200),
             early_commit: Duration::from_millis(600),
         }
     }

@@ -40,7 +40,8 @@ async fn the_owners_spoken_yes_approves_the_card_once_and_a_guests_yes_or_a_mayb
         Mouth::new(Duration::from_millis(500)),
         2,
     );
-    s.speak(ALICE, &phrase("Kotoba, clean the build folder"))
+    // Spoken without the comma's pause: the fake ears answer each ask in order.
+    s.speak(ALICE, &phrase("Kotoba clean the build folder"))
         .await;
     s.wait(4.0).await;
     assert_eq!(s.rig.engine.all_open_cards().len(), 1, "the card waits");

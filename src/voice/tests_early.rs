@@ -51,7 +51,8 @@ async fn a_complete_question_commits_at_the_short_wait_with_its_words_recognised
     let start = s.speak(ALICE, &spoken).await;
     let end = sound_ends(start, &spoken);
     let took = first_line_after(&s.mouth, end).expect("she answered");
-    // The pause (300 ms) + recognition (300 ms) is the commit; the model is instant.
+    // The early commit (600 ms): the pause (200 ms) + recognition (300 ms) had the
+    // words in hand by then; the model is instant.
     assert!(
         took >= Duration::from_millis(450) && took <= Duration::from_millis(800),
         "end of speech → her first line: {took:?} (the full wait is 1.0 s + 0.3 s)"
@@ -160,7 +161,7 @@ async fn a_pause_then_more_words_is_one_utterance_recognised_as_one() {
 }
 
 /// A stage whose complete requests commit at 1.2 s of silence (short phrases otherwise
-/// wait 2.0 s), so the model asked at the pause (0.3 s + 0.3 s of recognition) answers
+/// wait 2.0 s), so the model asked at the pause (0.2 s + 0.3 s of recognition) answers
 /// well before the commit.
 fn late_commit_stage(
     replies: Vec<Result<crate::llm::ModelReply, crate::llm::LlmError>>,

@@ -285,7 +285,7 @@ async fn a_failing_stream_falls_back_to_the_upload_for_that_utterance_without_a_
         "the upload's time: {t:?}"
     );
     assert_eq!(s.uploads(), 1, "uploaded once, at the pause");
-    // The pause (0.3 s) + the stream's failure (0.1 s) + the upload (0.3 s): the
+    // The pause (0.2 s) + the stream's failure (0.1 s) + the upload (0.3 s): the
     // early commit as soon as the words are in, before the full 1.0 s.
     let commit = t.committed.duration_since(t.speech_end);
     assert!(

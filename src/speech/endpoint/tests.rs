@@ -469,7 +469,7 @@ fn a_short_pause_says_paused_once_with_the_audio_so_far_and_the_utterance_stays_
         .collect();
     assert_eq!(paused.len(), 1, "{events:?}");
     let (at, so_far) = &paused[0];
-    near(*at, last + 15, 2, "paused at 300 ms");
+    near(*at, last + 10, 2, "paused at 200 ms");
     let done = committed(&events);
     assert_eq!(done.len(), 1);
     // The audio at the pause is what the commit has: nothing was said after it.
