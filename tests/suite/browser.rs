@@ -89,14 +89,7 @@ async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stop
     let runs = shell.runs.clone();
     let r = start_with(options(), vec![shell]).await;
     let speech = SpeechServer::start().await;
-    let speech_base = speech.openai_base();
-    std::fs::write(
-        r.home.path().join("settings.yaml"),
-        format!(
-            "stt:\n  provider: openai\n  base_url: {speech_base}\ntts:\n  provider: openai\n  base_url: {speech_base}\n"
-        ),
-    )
-    .unwrap();
+    r.speak_with(&speech.openai_base(), "openai");
     speech.set_default_transcript("what time is it");
     // Long enough that she is still talking when the microphone speaks again.
     let words = "It is a quarter past noon, and before you ask, I will also tidy the \

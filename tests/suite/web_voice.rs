@@ -103,14 +103,7 @@ async fn rig_speaking(
 ) -> (WebRig, SpeechServer) {
     let speech = SpeechServer::start().await;
     let r = start_with(options(), extra).await;
-    let base = speech.openai_base();
-    std::fs::write(
-        r.home.path().join("settings.yaml"),
-        format!(
-            "stt:\n  provider: openai\n  base_url: {base}\ntts:\n  provider: {tts}\n  base_url: {base}\n"
-        ),
-    )
-    .unwrap();
+    r.speak_with(&speech.openai_base(), tts);
     (r, speech)
 }
 

@@ -96,6 +96,18 @@ impl WebRig {
         format!("{}{path}", self.base)
     }
 
+    /// Recognise with the OpenAI-compatible speech server at `base` and speak with
+    /// `tts` (`openai` there, or `espeak`), through the live settings.yaml.
+    pub fn speak_with(&self, base: &str, tts: &str) {
+        std::fs::write(
+            self.home.path().join("settings.yaml"),
+            format!(
+                "stt:\n  provider: openai\n  base_url: {base}\ntts:\n  provider: {tts}\n  base_url: {base}\n"
+            ),
+        )
+        .unwrap();
+    }
+
     pub fn workspace(&self) -> PathBuf {
         self.home.path().join("workspace")
     }
