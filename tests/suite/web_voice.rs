@@ -246,7 +246,19 @@ async fn a_typed_message_with_the_pages_voice_open_is_said_aloud_and_muted_it_is
     assert_eq!(resp.status(), 202);
     page.wait(20, "her typed answer said aloud", |h| h.samples >= 12_000)
         .await;
-    events.until(|f| f["type"] == "turn_done").await;
+    let frames = events.until(|f| f["type"] == "turn_done").await;
+    let started = frames
+        .iter()
+        .find(|f| f["type"] == "turn_started")
+        .expect("the turn started")["turn_id"]
+        .clone();
+    assert!(
+        page.texts()
+            .iter()
+            .any(|t| t["type"] == "speaking" && t["turn_id"] == started),
+        "the page is told which turn she says aloud: {:?}",
+        page.texts()
+    );
 
     page.send_json(json!({"type": "mute", "muted": true})).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -261,6 +273,12 @@ async fn a_typed_message_with_the_pages_voice_open_is_said_aloud_and_muted_it_is
     events.until(|f| f["type"] == "turn_done").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(page.samples(), before, "muted, nothing is played");
+    let speaking = page
+        .texts()
+        .iter()
+        .filter(|t| t["type"] == "speaking")
+        .count();
+    assert_eq!(speaking, 1, "the written turn is not said aloud here");
     let said = r.model.requests();
     assert_eq!(said.len(), 2);
     assert!(

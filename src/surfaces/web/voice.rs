@@ -9,7 +9,9 @@
 //!   at the room's pace, played as they arrive;
 //! - out, text: `{"type":"ready","stt":…,"tts":…}` once, `{"type":"stop"}` when she
 //!   must go quiet at once (drop what is queued), captions
-//!   `{"type":"caption","kind":"heard"|"said"|"notice","text":…}`, and
+//!   `{"type":"caption","kind":"heard"|"said"|"notice","text":…}`,
+//!   `{"type":"speaking","turn_id":…}` (this turn is said aloud here, its narration
+//!   heard, so the page does not print it), and
 //!   `{"type":"replaced"}` before the socket closes because another page of the same
 //!   session opened her voice (one room per session: the newest page has it).
 //!
@@ -375,6 +377,12 @@ impl RoomSide for PageSide {
     }
 
     fn before_turn(&self, _user: u64) {}
+
+    fn speaking(&self, turn_id: &str) {
+        let _ = self
+            .tx
+            .send(text(json!({"type": "speaking", "turn_id": turn_id})));
+    }
 }
 
 #[cfg(test)]

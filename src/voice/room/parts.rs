@@ -69,6 +69,9 @@ pub trait RoomSide: Send + Sync + 'static {
     /// A turn for `user` is about to start (the surface follows the session's frames
     /// so cards appear where it draws them).
     fn before_turn(&self, user: u64);
+    /// The turn `turn_id` is the room's: she says it aloud, its narration included (a
+    /// surface that also draws the session's frames leaves that narration unwritten).
+    fn speaking(&self, _turn_id: &str) {}
 }
 
 /// Everything a room is built from.

@@ -363,8 +363,10 @@
       case "face": setFace(ev.expression); break;
       case "say":
         // Her narration (announce, heartbeat or hum, after and fail lines) is heard
-        // where the page speaks; written only when it does not.
-        if (!(voice && voice.live())) ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
+        // in a turn the page says aloud; written in any other (a /v1 turn, muted).
+        if (!(voice && current && voice.speaks(current.dataset.turnId))) {
+          ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
+        }
         break;
       case "card": drawCard(ev); break;
       case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;

@@ -23,6 +23,7 @@ window.KotobaVoice = function KotobaVoice(session, ui) {
   let mic = null; // { ctx, stream, node }
   let wanted = false; // the socket should be open
   let retry = null;
+  const spoken = new Set(); // the turns said aloud here
 
   function changed() {
     ui.changed(state);
@@ -62,6 +63,7 @@ window.KotobaVoice = function KotobaVoice(session, ui) {
   function onText(v) {
     switch (v.type) {
       case "ready": state.stt = v.stt; state.tts = v.tts; changed(); break;
+      case "speaking": spoken.add(v.turn_id); break;
       case "stop":
         state.stops += 1;
         hush();
@@ -187,6 +189,8 @@ window.KotobaVoice = function KotobaVoice(session, ui) {
     },
     // She is heard here: the socket is open and not muted.
     live: () => !muted && !!ws && ws.readyState === 1,
+    // This turn is said aloud here (its narration is heard, not printed).
+    speaks: (turnId) => !muted && spoken.has(turnId),
     wake: () => { if (!muted) player(); },
   };
 };
