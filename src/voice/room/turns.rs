@@ -164,10 +164,8 @@ impl Room {
         let now = Instant::now();
         let mut lines = Vec::new();
         match &event.frame {
-            Frame::TurnStarted { turn_id } => {
-                if !self.parts.out.muted() {
-                    self.parts.side.speaking(turn_id);
-                }
+            Frame::TurnStarted { turn_id } if !self.parts.out.muted() => {
+                self.parts.side.speaking(turn_id);
             }
             Frame::TextDelta { text } => {
                 live.last_voice = now;
