@@ -104,6 +104,32 @@ fn with_line(tool: &dyn Tool, args: &Value, line: &str) -> Option<Value> {
     Some(args)
 }
 
+/// The line the person edited on the card, when it is not blank and not `asked`.
+fn edit_of(end: &AskEnd, asked: &str) -> Option<String> {
+    match end {
+        AskEnd::Decided { edited, .. } => edited
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !e.is_empty() && *e != asked.trim())
+            .map(str::to_string),
+        _ => None,
+    }
+}
+
+/// An edited `line` put through the gate again: the call's arguments with it in place
+/// and how the gate reads it; `None` when the tool has no line to edit.
+fn regated(
+    tool: &dyn Tool,
+    args: &Value,
+    line: &str,
+    workspace: &std::path::Path,
+) -> Option<(Value, Classified)> {
+    let args = with_line(tool, args, line)?;
+    let (_, action) = gate_action(tool, &args);
+    let class = classify(&action, workspace, true);
+    Some((args, class))
+}
+
 /// The sentence the model is told when the person declined with a reason.
 fn declined_with_reason(tool: &str, reason: &str) -> String {
     format!(
@@ -453,18 +479,11 @@ impl Loop<'_> {
                 };
                 return GateEnd::Stop(ToolOutput::refused_with(ending, sentence));
             }
-            let (by, edit) = match &end {
-                AskEnd::Decided { by, edited, .. } => (
-                    by.clone(),
-                    edited
-                        .as_deref()
-                        .map(str::trim)
-                        .filter(|e| !e.is_empty() && *e != asked.trim())
-                        .map(str::to_string),
-                ),
-                _ => (String::new(), None),
+            let by = match &end {
+                AskEnd::Decided { by, .. } => by.clone(),
+                _ => String::new(),
             };
-            let Some(new) = edit else {
+            let Some(new) = edit_of(&end, &asked) else {
                 save_grant(self.engine, &end, &asked, &asked_class);
                 if asked == line {
                     return GateEnd::Proceed {
@@ -478,13 +497,12 @@ impl Loop<'_> {
                     edited_by.as_deref().unwrap_or(&by),
                 );
             };
-            let Some(new_args) = with_line(tool.as_ref(), args, &new) else {
+            let Some((_, new_class)) = regated(tool.as_ref(), args, &new, &self.paths.workspace)
+            else {
                 return GateEnd::Proceed {
                     approved_by: Some(by),
                 };
             };
-            let (_, new_action) = gate_action(tool.as_ref(), &new_args);
-            let new_class = classify(&new_action, &self.paths.workspace, true);
             if new_class.dangerous_label().is_none() {
                 return self.edited(tool.as_ref(), args, &new, &by);
             }

@@ -500,8 +500,8 @@ impl Room {
         self.stops.borrow_and_update();
     }
 
-    /// A stop from outside the room named this session: she goes quiet at once and
-    /// nothing of that turn plays on.
+    /// She goes quiet at once and nothing of the room's turn plays on (a stop from
+    /// outside the room, a barge-in, a typed turn taking over).
     fn hush(&mut self) {
         self.turn = None;
         self.trace = None;

@@ -89,27 +89,21 @@ impl DeferredRun {
             self.announce(true, summary);
             return;
         }
-        let edited = match &end {
-            AskEnd::Decided { edited, by, .. } => edited
-                .as_deref()
-                .map(str::trim)
-                .filter(|e| !e.is_empty() && *e != self.line.trim())
-                .map(|e| (e.to_string(), by.clone())),
-            _ => None,
-        };
         let mut edit_note = String::new();
-        match edited {
+        match edit_of(&end, &self.line) {
             // Edited on the card: a line the gate does not call dangerous runs instead of
             // hers (an "always" is not saved for it); a dangerous one never runs on that
             // answer, and with nobody waiting to be asked again it is refused.
-            Some((new, by)) => {
-                if let Some(new_args) = with_line(self.tool.as_ref(), &self.args, &new) {
-                    let (_, action) = gate_action(self.tool.as_ref(), &new_args);
-                    let workspace = self.ctx.paths.workspace.clone();
-                    if classify(&action, &workspace, true)
-                        .dangerous_label()
-                        .is_some()
-                    {
+            Some(new) => {
+                let by = match &end {
+                    AskEnd::Decided { by, .. } => by.clone(),
+                    _ => String::new(),
+                };
+                let workspace = self.ctx.paths.workspace.clone();
+                if let Some((new_args, class)) =
+                    regated(self.tool.as_ref(), &self.args, &new, &workspace)
+                {
+                    if class.dangerous_label().is_some() {
                         let sentence = format!(
                             "'{name}' was edited on its card by {by} into a line the gate calls \
                              dangerous, so NOTHING ran. Ask the person what they want run."

@@ -101,10 +101,7 @@ impl Room {
     /// A turn typed where she is heard (the page's composer): she answers it aloud as
     /// it streams, as any turn of the room's; its card window is the request's own.
     pub(super) fn speak_typed(&mut self, user: u64, req: TurnRequest) {
-        self.pausing = None;
-        self.speaker.hush();
-        self.parts.out.stop();
-        self.handed_ahead = 0;
+        self.hush();
         self.run_turn(user, req, None, None);
     }
 
@@ -239,12 +236,9 @@ impl Room {
     /// Stop talking at once and cut the turn in flight (its rows close interrupted,
     /// an open card closes dismissed — the engine does both when the turn is cut).
     pub(super) fn barge_in(&mut self) {
-        self.pausing = None;
-        self.speaker.hush();
-        self.parts.out.stop();
-        self.handed_ahead = 0;
-        self.trace = None;
-        if self.turn.take().is_some() {
+        let cut = self.turn.is_some();
+        self.hush();
+        if cut {
             self.stop_turn();
         }
     }
