@@ -182,9 +182,6 @@ impl RoomSide for Side {
     fn name_of(&self, user: u64) -> String {
         if user == ALICE { "Alice" } else { "Bob" }.into()
     }
-    fn is_owner(&self, _user: u64) -> bool {
-        true
-    }
     fn origin(&self, user: u64) -> Origin {
         Origin::Discord { user, owner: true }
     }

@@ -50,9 +50,6 @@ impl RoomSide for Chat {
     fn name_of(&self, _user: u64) -> String {
         "Alice".into()
     }
-    fn is_owner(&self, _user: u64) -> bool {
-        true
-    }
     fn origin(&self, user: u64) -> Origin {
         Origin::Discord { user, owner: true }
     }

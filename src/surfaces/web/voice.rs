@@ -363,10 +363,6 @@ impl RoomSide for PageSide {
         "you".into()
     }
 
-    fn is_owner(&self, _user: u64) -> bool {
-        true
-    }
-
     fn origin(&self, _user: u64) -> Origin {
         // Behind the page's login (or loopback-only with none set): the owner.
         Origin::Owner

@@ -59,10 +59,9 @@ pub trait RoomSide: Send + Sync + 'static {
     async fn post(&self, caption: Caption);
     /// A person's name, to caption and to tell her.
     fn name_of(&self, user: u64) -> String;
-    /// Whether the person is an owner (their turns get every tool).
-    fn is_owner(&self, user: u64) -> bool;
     /// Who a turn of this person's comes from, for the gate (an owner on their own
-    /// surface, a Discord member).
+    /// surface, a Discord member and whether they are an owner: owners' turns get
+    /// every tool).
     fn origin(&self, user: u64) -> Origin;
     /// How a turn names its author (`TurnRequest::author`).
     fn author(&self, user: u64) -> String;

@@ -82,10 +82,6 @@ impl RoomSide for Side {
             .unwrap_or_else(|| format!("user {user}"))
     }
 
-    fn is_owner(&self, user: u64) -> bool {
-        self.bot.is_owner(user)
-    }
-
     fn origin(&self, user: u64) -> Origin {
         Origin::Discord {
             user,
