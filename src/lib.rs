@@ -44,6 +44,9 @@ pub mod store;
 pub mod surfaces;
 /// The Tool trait, the registry, the engine port, and one file per tool family.
 pub mod tools;
+/// A turn's context: whom it speaks for and its axes, set once and shared by its tools,
+/// cards, port calls and jobs (`turn.rs`); a job's meter (`turn/meter.rs`).
+pub mod turn;
 /// The voice room, surface-neutral: heard audio per speaker in, her voice out; Discord
 /// and the page each drive it through its boundary.
 pub mod voice;

@@ -234,6 +234,57 @@ pub enum Origin {
     },
 }
 
+impl Origin {
+    /// Whether the turn is a guest's (a Discord member who is not an owner): only the
+    /// guest allow-list is offered to it.
+    pub fn is_guest(&self) -> bool {
+        matches!(self, Origin::Discord { owner: false, .. })
+    }
+
+    /// The Discord user id, when the turn came from Discord.
+    pub fn discord_user(&self) -> Option<u64> {
+        match self {
+            Origin::Discord { user, .. } => Some(*user),
+            Origin::Owner => None,
+        }
+    }
+}
+
+/// Whom a turn speaks for (docs/engine.md §1, "Whom a turn speaks for"): fixed when
+/// the turn is created, from what the surface that received the words says, and
+/// carried by the turn to everything it reaches (tools, port calls, cards, deferred
+/// runs, reminders, jobs). Nothing reads it back off a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Where they spoke from and, on Discord, who they are and whether they own her.
+    pub origin: Origin,
+    /// How the surface names them (stored with their line; a reminder's asker; on
+    /// Discord `name (user id)`).
+    pub author: String,
+}
+
+impl Person {
+    /// The person at the owner's own surface (the terminal, the page, /v1).
+    pub fn owner(author: impl Into<String>) -> Person {
+        Person {
+            origin: Origin::Owner,
+            author: author.into(),
+        }
+    }
+
+    /// Nobody in particular: a guest with no Discord id (a hidden turn whose starter is
+    /// no longer known, after a restart). It is offered only the guest allow-list.
+    pub fn nobody() -> Person {
+        Person {
+            origin: Origin::Discord {
+                user: 0,
+                owner: false,
+            },
+            author: "system".into(),
+        }
+    }
+}
+
 /// What a card asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -314,6 +365,14 @@ impl CardAnswer {
             reason: None,
             edited: None,
             for_s: None,
+        }
+    }
+
+    /// The typed answer of an input card (ask_user, clarify, a secret).
+    pub fn text(text: impl Into<String>) -> CardAnswer {
+        CardAnswer {
+            text: Some(text.into()),
+            ..CardAnswer::of(Decision::Approve)
         }
     }
 
@@ -656,7 +715,8 @@ pub struct TurnRequest {
     pub hidden: bool,
     /// Images and PDFs the person attached; they reach the model, not the transcript.
     pub media: Vec<Media>,
-    /// Where it came from, set by the surface (a hidden turn keeps its session's).
+    /// Where it came from, set by the surface (a hidden announce turn: its job's
+    /// starter's).
     pub origin: Origin,
 }
 
@@ -679,6 +739,14 @@ impl TurnRequest {
             hidden: false,
             media: Vec::new(),
             origin,
+        }
+    }
+
+    /// Whom this turn speaks for: its origin and author, as the surface set them.
+    pub fn person(&self) -> Person {
+        Person {
+            origin: self.origin.clone(),
+            author: self.author.clone(),
         }
     }
 }

@@ -216,25 +216,15 @@ impl Loop<'_> {
         let budget = tool_budget(spec, &args, self.ctx.channel, self.ctx.el_call_bound);
         let plan = self.narrator.heartbeat(spec);
         let mut tool_ctx = ToolContext {
-            session: self.session.id.clone(),
+            turn: self.ctx.clone(),
             call_id: call_id.to_string(),
-            register: self.ctx.register,
-            channel: self.ctx.channel,
-            el_call_bound: self.ctx.el_call_bound,
-            mode: self.ctx.mode,
-            run_id: self.ctx.run_id.clone(),
-            user_request: self.ctx.user_request.clone(),
-            asker: self.ctx.asker.clone(),
             paths: self.paths.clone(),
             engine: self.engine.port(),
-            depth: self.ctx.depth,
             secret_env: self.engine.secret_env(&self.session.id),
-            announce: self.ctx.announce,
             settings: self.settings.clone(),
             frames: Some(self.frame_sink()),
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),
-            origin: self.session.origin(),
             approved_by: None,
         };
         let mut args = args;
@@ -335,7 +325,7 @@ impl Loop<'_> {
     /// Who may answer a host card in this session: the configured owners; a local
     /// session (the terminal) is its owner's by construction.
     pub(super) fn answerers(&self) -> Answerers {
-        self.engine.answerers_for(&self.session.id)
+        self.engine.answerers_for(&self.ctx.person)
     }
 
     /// Drive `work` under its budget, polling every 3 s for heartbeats.

@@ -16,6 +16,7 @@ use crate::protocol::{
 };
 use crate::store::{Approver, GrantScope};
 use crate::tools::{Ended, Gating, MayAnswer, Prepared, Tool, ToolContext, ToolOutput};
+use crate::turn::TurnContext;
 
 use super::approval::policy::{route, Route};
 use super::approval::{refusal_sentence, AskEnd, CardWait};
@@ -627,8 +628,13 @@ impl Loop<'_> {
         );
         let (release, released) = oneshot::channel();
         self.releases.push(release);
+        // The runner acts for the person whose turn drew the card, and never inherits
+        // the /v1 mark (it is detached).
         let mut ctx = tool_ctx.clone();
-        ctx.el_call_bound = Some(false); // a detached runner never inherits the mark
+        ctx.turn = Arc::new(TurnContext {
+            el_call_bound: Some(false),
+            ..(*tool_ctx.turn).clone()
+        });
         let run = DeferredRun {
             engine,
             tool: tool.clone(),

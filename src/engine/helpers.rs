@@ -9,8 +9,10 @@ use crate::protocol::{Channel, Frame, Mode, Register, TurnStatus};
 use crate::tools::port::HelperResult;
 use crate::tools::ToolContext;
 
-use super::turn::{run_loop, TurnContext};
+use super::turn::run_loop;
 use super::Engine;
+use crate::turn::TurnContext;
+use std::sync::Arc;
 
 /// Helpers running at once inside one delegate call.
 pub const HELPERS_AT_ONCE: usize = 2;
@@ -39,31 +41,35 @@ pub(super) async fn run_helpers(
     ctx: &ToolContext,
     goals: Vec<String>,
 ) -> Vec<HelperResult> {
-    if ctx.depth >= 1 {
+    let parent = &ctx.turn;
+    if parent.depth >= 1 {
         return Vec::new();
     }
     let goals = dedupe_goals(goals);
-    let meter = engine.jobs_meter(&ctx.session);
+    // The helpers charge their waits to the job they serve (none in a conversation).
+    let meter = parent.meter.clone();
     stream::iter(goals.into_iter().enumerate())
         .map(|(n, goal)| {
             let meter = meter.clone();
             async move {
-                let session = engine.session(&ctx.session);
-                let id = format!("{}-h{}", ctx.run_id.as_deref().unwrap_or("turn"), n + 1);
-                session.emit(ctx.run_id.as_deref(), Frame::SubagentSpawned { id: id.clone(), goal: goal.clone() });
-                let tctx = TurnContext {
+                let session = engine.session(&parent.session);
+                let id = format!("{}-h{}", parent.run_id.as_deref().unwrap_or("turn"), n + 1);
+                session.emit(parent.run_id.as_deref(), Frame::SubagentSpawned { id: id.clone(), goal: goal.clone() });
+                // A helper speaks for the person its parent speaks for.
+                let tctx = Arc::new(TurnContext {
+                    session: parent.session.clone(),
+                    person: parent.person.clone(),
                     register: Register::Text,
                     channel: Channel::Text,
                     el_call_bound: Some(false),
                     mode: Mode::Work,
-                    run_id: ctx.run_id.clone(),
+                    run_id: parent.run_id.clone(),
                     user_request: Some(goal.clone()),
-                    asker: None,
                     meter,
                     depth: 1,
                     step_zero: None,
                     announce: false,
-                };
+                });
                 let brief = format!(
                     "You are a helper inside a background job. Do exactly this one task, then report what you \
                      found or did in a few sentences (say plainly if it failed):\n{goal}"
@@ -71,7 +77,7 @@ pub(super) async fn run_helpers(
                 let end = Box::pin(run_loop(engine, session.clone(), tctx, vec![Item::User { text: brief }])).await;
                 let ok = end.status == TurnStatus::Completed && !end.text.trim().is_empty();
                 let summary = if end.text.trim().is_empty() { "(the helper said nothing)".to_string() } else { end.text };
-                session.emit(ctx.run_id.as_deref(), Frame::SubagentDone { id, ok, summary: summary.clone() });
+                session.emit(parent.run_id.as_deref(), Frame::SubagentDone { id, ok, summary: summary.clone() });
                 HelperResult { goal, ok, summary }
             }
         })

@@ -8,7 +8,6 @@ mod dispatch;
 mod gating;
 mod helpers;
 mod inflight;
-pub mod meter;
 pub mod narration;
 pub mod output;
 pub mod rows;
@@ -18,6 +17,8 @@ pub mod transport;
 pub mod turn;
 pub mod work;
 
+pub use crate::turn::meter;
+
 use std::sync::{Arc, Weak};
 
 use tokio::sync::broadcast;
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::{Item, ModelClient};
-use crate::protocol::{Decision, Frame, Origin, Reminder, TurnRequest, TurnResult, TurnStatus};
+use crate::protocol::{Frame, Origin, Person, Reminder, TurnRequest, TurnResult, TurnStatus};
 use crate::soul::Soul;
 use crate::store::Store;
 use crate::tools::cron::Reminders;
@@ -33,13 +34,14 @@ use crate::tools::Registry;
 
 pub use speculate::Speculation;
 
+pub use crate::turn::{Access, TurnContext};
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
 pub use dispatch::{
     companion_only_sentence, not_active_sentence, switched_off_sentence, unknown_sentence,
     withheld_sentence, work_only_sentence,
 };
 pub use session::{Session, Sessions};
-pub use turn::{guest_may_use, Access, LoopEnd, TurnContext};
+pub use turn::{guest_may_use, LoopEnd};
 pub use work::{JobInfo, StopScope, Stopped};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.
@@ -233,27 +235,17 @@ impl Engine {
         self.cards.open_cards(session)
     }
 
-    /// Answer an input card (ask_user, clarify, a secret) with typed text on behalf of
-    /// `who`.
-    pub fn answer_text(
-        &self,
-        request_id: &str,
-        text: &str,
-        who: &Answerer,
-    ) -> Result<(), AnswerError> {
-        self.cards.answer_text(request_id, text, who)
-    }
-
-    /// Answer a card on behalf of `who` with everything a person may say (a reason, an
-    /// edit, an "always" time box, a question's text): the one way every surface
-    /// answers (docs/gate.md, "Answers").
+    /// Answer a card on behalf of `who` with everything a person may say (a decision, a
+    /// reason, an edit, an "always" time box, a question's text): the one way every
+    /// surface answers (docs/gate.md, "Answers"). Refused, changing nothing, for someone
+    /// who may not answer it, a settled or unknown card, or an answer that does not fit.
     pub fn answer(
         &self,
         request_id: &str,
         answer: crate::protocol::CardAnswer,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.cards.answer_with(request_id, answer, who)
+        self.cards.answer(request_id, answer, who)
     }
 
     /// The open card `request_id` when `who` may answer it (checked before a surface
@@ -262,54 +254,14 @@ impl Engine {
         &self,
         request_id: &str,
         who: &Answerer,
-        holds: &[String],
     ) -> Result<crate::protocol::Card, AnswerError> {
-        self.cards.card_for(request_id, who, holds)
+        self.cards.card_for(request_id, who)
     }
 
     /// Every card still waiting, in every session: the owner may answer any of them
     /// from the page or the terminal.
     pub fn all_open_cards(&self) -> Vec<crate::protocol::Card> {
         self.cards.all_open()
-    }
-
-    /// Answer a card on behalf of `who`.
-    pub fn answer_card(
-        &self,
-        request_id: &str,
-        decision: Decision,
-        who: &Answerer,
-    ) -> Result<(), AnswerError> {
-        self.cards.answer(request_id, decision, who)
-    }
-
-    /// Answer a card on behalf of `who`, who holds `holds` where the card is (their
-    /// permissions, as the surface read them at the press).
-    pub fn answer_card_holding(
-        &self,
-        request_id: &str,
-        decision: Decision,
-        who: &Answerer,
-        holds: &[String],
-    ) -> Result<(), AnswerError> {
-        self.answer_holding(
-            request_id,
-            crate::protocol::CardAnswer::of(decision),
-            who,
-            holds,
-        )
-    }
-
-    /// Answer a card with everything a person may say, `who` holding `holds` where the
-    /// card is (their permissions, as the surface read them at the press).
-    pub fn answer_holding(
-        &self,
-        request_id: &str,
-        answer: crate::protocol::CardAnswer,
-        who: &Answerer,
-        holds: &[String],
-    ) -> Result<(), AnswerError> {
-        self.cards.answer_holding(request_id, answer, who, holds)
     }
 
     /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).
@@ -357,12 +309,12 @@ impl Engine {
         )
     }
 
-    /// Who may answer a host card in a session: the person at the owner's own surface
-    /// when its latest turn came from one (the terminal, the page, /v1); otherwise the
-    /// configured owners (the `owners` setting and `KOTOBA_DISCORD_OWNER_IDS`).
-    pub fn answerers_for(&self, session: &str) -> crate::protocol::Answerers {
-        let origin = self.sessions.get(session).and_then(|s| s.origin());
-        if origin == Some(crate::protocol::Origin::Owner) {
+    /// Who may answer a host card drawn by a turn spoken for `person`: the person at
+    /// the owner's own surface when the turn came from one (the terminal, the page,
+    /// /v1); otherwise the configured owners (the `owners` setting and
+    /// `KOTOBA_DISCORD_OWNER_IDS`).
+    pub fn answerers_for(&self, person: &Person) -> crate::protocol::Answerers {
+        if person.origin == Origin::Owner {
             crate::protocol::Answerers::Local
         } else {
             crate::protocol::Answerers::Owners {
@@ -462,7 +414,8 @@ impl Engine {
 
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
-    /// Whom it speaks for comes from the request's origin: a Discord guest's turn is
+    /// Whom it speaks for is fixed from the request's origin and author when the turn is
+    /// created, and travels with the turn (docs/engine.md §1): a Discord guest's turn is
     /// offered only the guest allow-list (host tools are refused at the door as withheld).
     pub async fn run_turn(&self, req: TurnRequest, options: TurnOptions) -> TurnResult {
         let session = self.session(&req.session);
@@ -470,19 +423,11 @@ impl Engine {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
-        // A hidden announce turn speaks for whoever last spoke in the session.
-        let origin = match req.hidden {
-            true => session.origin().unwrap_or_else(|| req.origin.clone()),
-            false => req.origin.clone(),
-        };
-        session.set_origin(origin.clone());
-        let access = match origin {
-            Origin::Discord { owner: false, .. } => Access::Guest,
-            Origin::Owner | Origin::Discord { owner: true, .. } => Access::Owner,
-        };
-        let _tap = TapGuard::set(&session, options.tap);
+        // Whom it speaks for is fixed here, from the request, and travels with the turn
+        // (a hidden announce turn's request already names its job's starter).
+        let person = req.person();
         let cancel = self.shutdown.child_token();
-        session.set_current(Some(cancel.clone()));
+        let _running = session.begin(cancel.clone(), options.tap, person.clone());
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
         self.record_request(&session, &req);
@@ -512,16 +457,19 @@ impl Engine {
         } else {
             Some(req.text.clone())
         };
-        let ctx = TurnContext {
+        let ctx = Arc::new(TurnContext {
             announce: req.hidden,
-            asker: Some(req.author.clone()),
-            ..TurnContext::companion(req.register, req.channel, req.el_call_bound, user_request)
-        };
+            ..TurnContext::companion(
+                &req.session,
+                person,
+                (req.register, req.channel, req.el_call_bound),
+                user_request,
+            )
+        });
         let end = tokio::select! {
-            end = turn::run_loop_prepared(self, session.clone(), ctx, items, access, options.prepared) => end,
+            end = turn::run_loop_prepared(self, session.clone(), ctx, items, options.prepared) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
-        session.set_current(None);
         self.record_turn(&session, &req, &end.text);
         drop(underway);
         // The finished turn's face comes from what she wrote, by the one map every
@@ -561,30 +509,6 @@ pub struct TurnOptions {
     /// The model asked ahead of this turn ([`Engine::speculate`]): its reply is the
     /// turn's first model answer when the turn's first request is the same.
     pub prepared: Option<Speculation>,
-}
-
-/// Clears a session's tap when the turn that set it ends (or its future is dropped).
-struct TapGuard<'a>(&'a session::Session, bool);
-
-impl<'a> TapGuard<'a> {
-    fn set(
-        session: &'a session::Session,
-        tap: Option<tokio::sync::mpsc::UnboundedSender<Arc<crate::protocol::Event>>>,
-    ) -> TapGuard<'a> {
-        let on = tap.is_some();
-        if on {
-            session.set_tap(tap);
-        }
-        TapGuard(session, on)
-    }
-}
-
-impl Drop for TapGuard<'_> {
-    fn drop(&mut self) {
-        if self.1 {
-            self.0.set_tap(None);
-        }
-    }
 }
 
 #[cfg(test)]

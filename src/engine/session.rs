@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
-use crate::protocol::{Event, Frame, Origin};
+use crate::protocol::{Event, Frame, Person};
 use crate::store::Store;
 
 /// Sessions named with this prefix are the terminal's (a name only: where a turn came
@@ -28,21 +28,45 @@ pub const HISTORY_LINES: usize = 40;
 
 /// One conversation.
 pub struct Session {
-    /// Its id.
+    /// Its id (a Discord channel, a page session, the terminal's): where frames go.
     pub id: String,
+    /// Every frame of its turns, jobs and cards; its receivers are the surfaces
+    /// watching it ([`Session::has_listener`]).
     bus: broadcast::Sender<Arc<Event>>,
+    /// One turn at a time: a new turn waits here for the running one to end.
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
-    current: Mutex<Option<CancellationToken>>,
+    /// The turn running now, set and cleared in one step by its [`TurnGuard`].
+    running: Mutex<Option<Running>>,
+    /// The lines the model sees next (the last [`HISTORY_LINES`]).
     history: Mutex<Vec<Item>>,
+    /// Whether a background job runs in it (the chip stays on after a turn).
     job_running: AtomicBool,
-    /// The running turn's private copy of the frames (a /v1 reply streams from it);
-    /// not a listener, so it never makes `has_listener` true.
-    tap: Mutex<Option<mpsc::UnboundedSender<Arc<Event>>>>,
-    /// Where its latest turn came from (`None` until someone speaks in it).
-    origin: Mutex<Option<Origin>>,
     /// How many times its turn was stopped ([`Session::stops`]): a voice room goes
     /// quiet with a stop even after the turn's words were all written.
     stops: tokio::sync::watch::Sender<u64>,
+}
+
+/// What a running turn leaves on its session while it runs; the three change together.
+struct Running {
+    /// Cancels the turn (a replacing turn, a barge-in, a stop).
+    cancel: CancellationToken,
+    /// The turn's private copy of the frames (a /v1 reply and a voice room stream from
+    /// it); not a listener, so it never makes `has_listener` true.
+    tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
+    /// Whom the turn speaks for: shown (who she is answering), never read to decide
+    /// what anyone may do — that comes from the turn itself.
+    person: Person,
+}
+
+/// The running turn's mark on its session: set by [`Session::begin`] (cancel token,
+/// tap and person together) and cleared together when the turn ends or its future is
+/// dropped.
+pub(crate) struct TurnGuard<'a>(&'a Session);
+
+impl Drop for TurnGuard<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.running) = None;
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -59,11 +83,9 @@ impl Session {
             id: id.to_string(),
             bus,
             turn_lock: tokio::sync::Mutex::new(()),
-            current: Mutex::new(None),
+            running: Mutex::new(None),
             history: Mutex::new(history),
             job_running: AtomicBool::new(false),
-            tap: Mutex::new(None),
-            origin: Mutex::new(None),
             stops: tokio::sync::watch::channel(0).0,
         }
     }
@@ -95,15 +117,32 @@ impl Session {
             run_id: run_id.map(str::to_string),
             frame,
         });
-        if let Some(tap) = lock(&self.tap).as_ref() {
+        if let Some(tap) = lock(&self.running).as_ref().and_then(|r| r.tap.as_ref()) {
             let _ = tap.send(event.clone());
         }
         let _ = self.bus.send(event);
     }
 
-    /// Copy every frame to `tap` while it is set (the running turn's own stream).
-    pub(crate) fn set_tap(&self, tap: Option<mpsc::UnboundedSender<Arc<Event>>>) {
-        *lock(&self.tap) = tap;
+    /// Mark a turn as running for `person`, cancelled by `cancel`, its frames copied to
+    /// `tap`: all three at once, cleared at once when the guard drops.
+    pub(crate) fn begin(
+        &self,
+        cancel: CancellationToken,
+        tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
+        person: Person,
+    ) -> TurnGuard<'_> {
+        *lock(&self.running) = Some(Running {
+            cancel,
+            tap,
+            person,
+        });
+        TurnGuard(self)
+    }
+
+    /// Whom the running turn speaks for, if one runs: for showing only (`/status`, who
+    /// she is answering). Nothing decides access from it.
+    pub fn answering(&self) -> Option<Person> {
+        lock(&self.running).as_ref().map(|r| r.person.clone())
     }
 
     /// The person's last words in this conversation (what a hidden announce turn is
@@ -120,17 +159,6 @@ impl Session {
         self.job_running.load(Ordering::SeqCst)
     }
 
-    /// Where its latest turn came from; `None` until someone speaks in it (a session
-    /// restored after a restart): then its cards go to the configured owners.
-    pub fn origin(&self) -> Option<Origin> {
-        lock(&self.origin).clone()
-    }
-
-    /// Remember where the turn now starting came from.
-    pub(crate) fn set_origin(&self, origin: Origin) {
-        *lock(&self.origin) = Some(origin);
-    }
-
     /// Mark a background job as running or not.
     pub fn set_job_running(&self, on: bool) {
         self.job_running.store(on, Ordering::SeqCst);
@@ -138,17 +166,13 @@ impl Session {
 
     /// Cancel the turn running now, if any (supersede, barge-in); true when one was.
     pub fn cancel_running(&self) -> bool {
-        match lock(&self.current).as_ref() {
-            Some(t) => {
-                t.cancel();
+        match lock(&self.running).as_ref() {
+            Some(r) => {
+                r.cancel.cancel();
                 true
             }
             None => false,
         }
-    }
-
-    pub(crate) fn set_current(&self, token: Option<CancellationToken>) {
-        *lock(&self.current) = token;
     }
 
     /// The conversation so far as model items (user and assistant lines).

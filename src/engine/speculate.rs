@@ -7,10 +7,11 @@
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::turn::{first_request, Access, TurnContext};
+use super::turn::first_request;
 use super::Engine;
 use crate::llm::{Item, LlmError, ModelReply, ModelRequest};
-use crate::protocol::{Origin, TurnRequest};
+use crate::protocol::TurnRequest;
+use crate::turn::TurnContext;
 
 /// A model call made ahead of its turn (drop it to cancel the call).
 pub struct Speculation {
@@ -61,21 +62,17 @@ impl Engine {
     /// stored or run; hand the result to that turn in `TurnOptions::prepared`.
     pub fn speculate(&self, req: &TurnRequest) -> Speculation {
         let session = self.session(&req.session);
-        let access = match req.origin {
-            Origin::Discord { owner: false, .. } => Access::Guest,
-            Origin::Owner | Origin::Discord { owner: true, .. } => Access::Owner,
-        };
         let ctx = TurnContext::companion(
-            req.register,
-            req.channel,
-            req.el_call_bound,
+            &req.session,
+            req.person(),
+            (req.register, req.channel, req.el_call_bound),
             Some(req.text.clone()),
         );
         let mut items = session.history();
         items.push(Item::User {
             text: req.text.clone(),
         });
-        let request = first_request(self, (&req.session, &req.origin), &ctx, &items, access);
+        let request = first_request(self, &ctx, &items);
         let (tx, deltas) = mpsc::unbounded_channel();
         let (reply_tx, reply) = oneshot::channel();
         let model = self.model.clone();

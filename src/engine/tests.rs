@@ -254,6 +254,21 @@ pub(crate) fn tool_results(req: &ModelRequest) -> Vec<String> {
         .collect()
 }
 
+/// The owner's turn in `session` with `words`, `el_call_bound` as given: what starts a
+/// job in these tests.
+pub(crate) fn starter(
+    session: &str,
+    words: Option<&str>,
+    el_call_bound: Option<bool>,
+) -> crate::turn::TurnContext {
+    crate::turn::TurnContext::companion(
+        session,
+        crate::protocol::Person::owner("you"),
+        (Register::Text, Channel::Text, el_call_bound),
+        words.map(str::to_string),
+    )
+}
+
 pub(crate) fn text_turn(text: &str) -> TurnRequest {
     TurnRequest::text(crate::protocol::Origin::Owner, "s1", "ann", text)
 }
@@ -576,11 +591,11 @@ async fn start_work_inside_a_job_is_refused_at_the_door() {
         vec![fake("start_work", Risk::Write).scope(Scope::CompanionOnly)],
     );
     let session = r.engine.session("s1");
-    let ctx = TurnContext {
+    let ctx = Arc::new(TurnContext {
         mode: Mode::Work,
         run_id: Some("0badcafe".into()),
-        ..TurnContext::companion(Register::Text, Channel::Text, Some(false), None)
-    };
+        ..starter("s1", None, Some(false))
+    });
     let script = Script::new(vec![
         call("start_work", json!({"goal": "x"})),
         Ok(say("fine")),

@@ -16,6 +16,7 @@ fn at_the_terminal() -> Answerer {
         name: "me".into(),
         local: true,
         via: "the terminal".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -25,6 +26,7 @@ fn on_discord(id: &str, name: &str) -> Answerer {
         name: name.into(),
         local: false,
         via: "Discord".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -178,7 +180,11 @@ async fn a_dangerous_edit_never_runs_on_that_answer_and_a_new_card_says_it_was_e
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(seen.lock().unwrap().is_empty(), "nothing ran on the edit");
     r.engine
-        .answer_card(&second.request_id, Decision::Deny, &at_the_terminal())
+        .answer(
+            &second.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &at_the_terminal(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert!(seen.lock().unwrap().is_empty(), "nothing ran at all");
@@ -228,7 +234,11 @@ async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_
     let again = next_card(&mut rx).await;
     assert_eq!(again.action, "make lint");
     r.engine
-        .answer_card(&again.request_id, Decision::Deny, &at_the_terminal())
+        .answer(
+            &again.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &at_the_terminal(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 2);
@@ -253,13 +263,20 @@ async fn a_discord_card_is_answered_from_the_owners_own_surface_and_says_where_b
         "the owner's list holds every session's cards"
     );
     assert_eq!(
-        r.engine
-            .answer_card(&card.request_id, Decision::Approve, &on_discord("2", "gus")),
+        r.engine.answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &on_discord("2", "gus")
+        ),
         Err(AnswerError::NotYours),
         "a guest's answer is refused"
     );
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &at_the_terminal())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &at_the_terminal(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -325,7 +342,11 @@ async fn an_answer_that_does_not_fit_the_card_is_refused_and_the_card_still_wait
     }
     assert_eq!(r.engine.all_open_cards().len(), 1, "still waiting");
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);

@@ -136,6 +136,7 @@ fn local_owner() -> Answerer {
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -213,7 +214,11 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
     assert_eq!(card.window_secs, 180);
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     turn.await.unwrap();
     let frames: Vec<Frame> = drain(&mut rx);
@@ -235,7 +240,11 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
         }
     )));
     assert_eq!(
-        r.engine.answer_card(&card.request_id, Decision::Deny, &me),
+        r.engine.answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &me
+        ),
         Err(AnswerError::AlreadySettled),
         "a settled card changes nothing"
     );
@@ -257,7 +266,11 @@ async fn a_denied_card_is_refused_as_declined_and_nothing_runs() {
     let card = first_card(&mut rx).await;
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Deny, &me)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &me,
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -348,10 +361,14 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         name: "eve".into(),
         local: false,
         via: "test".into(),
+        holds: Vec::new(),
     };
     assert_eq!(
-        r.engine
-            .answer_card(&card.request_id, Decision::Approve, &stranger),
+        r.engine.answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &stranger
+        ),
         Err(AnswerError::NotYours)
     );
     let owner = Answerer {
@@ -359,9 +376,14 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         name: "ann".into(),
         local: false,
         via: "test".into(),
+        holds: Vec::new(),
     };
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner,
+        )
         .unwrap();
     turn.await.unwrap();
 }
@@ -477,7 +499,11 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
     tokio::time::sleep(Duration::from_secs(40)).await;
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     let mut beats = Vec::new();
     while let Ok(ev) = rx.recv().await {
@@ -541,7 +567,11 @@ async fn an_answered_card_and_a_finished_turn_leave_nothing_for_a_restart_to_clo
     let turn = spawn_terminal_turn(&r, "clean up");
     let card = first_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &local_owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &local_owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert!(r.engine.store.recover(|_| false).unwrap().is_empty());

@@ -25,6 +25,7 @@ fn owner() -> Answerer {
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -110,7 +111,11 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
     let card = next_card(&mut rx).await;
     assert!(card.can_always, "npm may be granted as a family");
     r.engine
-        .answer_card(&card.request_id, Decision::AlwaysFamily, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::AlwaysFamily),
+            &owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     let grants = r.engine.grants().unwrap();
@@ -152,7 +157,11 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
     });
     let card = next_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::AlwaysFamily, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::AlwaysFamily),
+            &owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
@@ -170,7 +179,11 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
         "a dangerous snippet is never grantable"
     );
     r.engine
-        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(
@@ -198,7 +211,11 @@ async fn sudo_can_never_be_saved_at_any_width() {
     assert!(!card.can_always && !card.can_always_exact);
     assert!(card.no_always_reason.is_some());
     r.engine
-        .answer_card(&card.request_id, Decision::AlwaysExact, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::AlwaysExact),
+            &owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert!(
@@ -251,7 +268,11 @@ async fn an_approved_action_that_cannot_start_files_no_executed_row() {
     });
     let card = next_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner(),
+        )
         .unwrap();
     turn.await.unwrap();
     assert_eq!(approvers(&r), ["user"]);
@@ -315,7 +336,11 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
     );
     assert!(approvers(&r).is_empty(), "a deferral writes no row yet");
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner(),
+        )
         .unwrap();
     let (seen, run_id, ok, summary) = until_work_done(&mut rx).await;
     assert!(ok && run_id.is_some_and(|id| id.len() == 8), "{summary}");
@@ -344,7 +369,11 @@ async fn a_deferred_no_is_one_decision_row_and_announced_ok_with_its_ending() {
         .await;
     let card = next_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &owner(),
+        )
         .unwrap();
     let (_, ok, summary) = next_work_done(&mut rx).await;
     assert!(ok && summary.contains("Declined"), "{summary}");
@@ -379,7 +408,11 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
             );
         let card = next_card(&mut rx).await;
         r.engine
-            .answer_card(&card.request_id, Decision::Approve, &owner())
+            .answer(
+                &card.request_id,
+                crate::protocol::CardAnswer::of(Decision::Approve),
+                &owner(),
+            )
             .unwrap();
         assert_eq!(turn.await.unwrap().text, "ran inline");
         assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -429,7 +462,11 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
     assert_eq!(again.text, "still waiting");
     assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY on screen"))));
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner(),
+        )
         .unwrap();
     next_work_done(&mut rx).await;
     r.engine
@@ -463,7 +500,11 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
         .await;
     let card = next_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::Deny, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &owner(),
+        )
         .unwrap();
     next_work_done(&mut rx).await;
     r.engine
@@ -515,8 +556,11 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
         "a requested stop announces nothing"
     );
     assert_eq!(
-        r.engine
-            .answer_card(&card.request_id, Decision::Approve, &owner()),
+        r.engine.answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner()
+        ),
         Err(AnswerError::AlreadySettled)
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -564,7 +608,11 @@ async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert!(approvers(&r).is_empty(), "no decision was made yet");
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner(),
+        )
         .unwrap();
     next_work_done(&mut rx).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
@@ -591,8 +639,11 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     assert!(said.contains("cancelled the one approval card"), "{said}");
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(
-        r.engine
-            .answer_card(&card.request_id, Decision::Approve, &owner()),
+        r.engine.answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner()
+        ),
         Err(AnswerError::AlreadySettled),
         "approving it later changes nothing"
     );
@@ -632,7 +683,11 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         .await;
     let card = next_card(&mut rx).await;
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner(),
+        )
         .unwrap();
     next_work_done(&mut rx).await;
     // The announce turn: hidden, not marked, so a re-emission would ask inline.

@@ -99,7 +99,7 @@ async fn a_configured_servers_tools_are_offered_only_after_activate_tools_and_re
     );
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "say hi", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "say hi")
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     let reqs = job_requests(&r);
@@ -133,7 +133,9 @@ async fn the_browser_server_is_always_active_in_a_job_and_never_in_a_conversatio
         .await;
     job_script(&r, vec![Ok(say("looked"))]);
     let mut rx = r.engine.session("s1").subscribe();
-    r.engine.start_job("s1", "look", None, Some(false)).unwrap();
+    r.engine
+        .start_job(&super::tests::starter("s1", None, Some(false)), "look")
+        .unwrap();
     until_work_done(&mut rx).await;
     let companion = &r.script.sent()[0];
     assert!(!offered(companion)
@@ -199,7 +201,7 @@ async fn a_dead_server_is_one_sentence_and_the_job_goes_on() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "use dead", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "use dead")
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     let fed = results(&job_requests(&r)[1]);
@@ -231,10 +233,12 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
     );
     let session = "terminal:s1";
     let mut rx = r.engine.session(session).subscribe();
-    // As the terminal's start_work call would: the owner spoke here.
-    r.engine.session(session).set_origin(Origin::Owner);
+    // As the terminal's start_work call would: the owner's turn starts it.
     r.engine
-        .start_job(session, "install demo", None, Some(false))
+        .start_job(
+            &super::tests::starter(session, None, Some(false)),
+            "install demo",
+        )
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -256,9 +260,14 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     };
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     assert_eq!(

@@ -24,6 +24,7 @@ fn me() -> Answerer {
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -57,7 +58,11 @@ async fn asks(r: &Rig, rx: &mut broadcast::Receiver<Arc<Event>>, command: &str) 
             Frame::Card(card) => {
                 asked = true;
                 r.engine
-                    .answer_card(&card.request_id, Decision::Deny, &me())
+                    .answer(
+                        &card.request_id,
+                        crate::protocol::CardAnswer::of(Decision::Deny),
+                        &me(),
+                    )
                     .unwrap();
             }
             Frame::TurnDone { .. } => break,
@@ -199,7 +204,11 @@ async fn a_job_born_in_a_v1_turn_asks_inline_and_never_defers() {
         "the job blocks on its card"
     );
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me())
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &me(),
+        )
         .unwrap();
     let events = frames_until(&mut rx, is_work_done).await;
     let rows: Vec<StepRow> = events
@@ -338,7 +347,11 @@ async fn a_carded_tool_always_asks_even_when_its_line_is_allowlisted() {
             Frame::Card(card) => {
                 asked = Some(card.clone());
                 r.engine
-                    .answer_card(&card.request_id, Decision::Approve, &me())
+                    .answer(
+                        &card.request_id,
+                        crate::protocol::CardAnswer::of(Decision::Approve),
+                        &me(),
+                    )
                     .unwrap();
             }
             Frame::TurnDone { .. } => break,

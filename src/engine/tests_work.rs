@@ -152,16 +152,22 @@ async fn a_second_job_in_the_same_session_is_refused_with_a_sentence() {
     );
     job_script(&r, vec![call("compile", json!({})), Ok(say("built"))]);
     r.engine
-        .start_job("s1", "build it", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
         .unwrap();
     let err = r
         .engine
-        .start_job("s1", "build again", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "build again",
+        )
         .unwrap_err();
-    assert!(err.contains("already running"), "{err}");
+    assert!(err.to_string().contains("already running"), "{err}");
     assert!(
         r.engine
-            .start_job("s2", "other session", None, Some(false))
+            .start_job(
+                &super::tests::starter("s2", None, Some(false)),
+                "other session"
+            )
             .is_ok(),
         "one job per session, not per process"
     );
@@ -185,7 +191,7 @@ async fn the_budget_is_captured_at_creation_and_counts_only_compute_time() {
     let mut rx = r.engine.session("s1").subscribe();
     let t0 = tokio::time::Instant::now();
     r.engine
-        .start_job("s1", "build it", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
         .unwrap();
     std::fs::write(
         r.engine.config.paths.settings.clone(),
@@ -222,7 +228,7 @@ async fn the_budget_is_captured_at_creation_and_counts_only_compute_time() {
     let mut rx = r.engine.session("s1").subscribe();
     let t0 = tokio::time::Instant::now();
     r.engine
-        .start_job("s1", "build it", None, Some(true))
+        .start_job(&super::tests::starter("s1", None, Some(true)), "build it")
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(t0.elapsed().as_secs(), 1500);
@@ -240,7 +246,7 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "build it", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -253,9 +259,14 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
         name: "ann".into(),
         local: false,
         via: "test".into(),
+        holds: Vec::new(),
     };
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &owner)
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Approve),
+            &owner,
+        )
         .expect("the configured owner answers the card");
     let events = frames_until(&mut rx, is_work_done).await;
     assert!(
@@ -288,7 +299,7 @@ async fn the_per_tool_cap_is_the_environments_in_work_mode_too() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "build", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build")
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(
@@ -322,7 +333,7 @@ async fn work_caps_are_read_from_settings_for_each_new_job() {
     );
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "build", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build")
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let job_requests: Vec<_> = r
@@ -342,7 +353,10 @@ async fn work_caps_are_read_from_settings_for_each_new_job() {
     .unwrap();
     job_script(&r, vec![call("compile", json!({"n": 2})), Ok(say("again"))]);
     r.engine
-        .start_job("s1", "build again", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "build again",
+        )
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let last = r.script.sent().pop().unwrap();
@@ -362,7 +376,7 @@ async fn a_requested_stop_announces_nothing_but_closes_the_bracket() {
     let mut rx = r.engine.session("s1").subscribe();
     let run_id = r
         .engine
-        .start_job("s1", "build", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build")
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     let info = r
@@ -394,7 +408,7 @@ async fn an_unrequested_cancellation_is_recorded_as_a_failure() {
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
     let mut rx = r.engine.session("s1").subscribe();
     r.engine
-        .start_job("s1", "build", None, Some(false))
+        .start_job(&super::tests::starter("s1", None, Some(false)), "build")
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     r.engine.shutdown();
@@ -409,7 +423,10 @@ async fn the_announce_turn_runs_once_and_its_sentinel_never_reaches_the_transcri
     let r = rig(vec![Ok(say("Your notes are tidy now."))], vec![]);
     job_script(&r, vec![Ok(say("Tidied."))]);
     let mut rx = r.engine.session("s1").subscribe();
-    let run_id = r.engine.start_job("s1", "tidy", None, Some(false)).unwrap();
+    let run_id = r
+        .engine
+        .start_job(&super::tests::starter("s1", None, Some(false)), "tidy")
+        .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let said = r
         .engine
@@ -454,7 +471,10 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
     let mut rx = reg_engine.session("quiet").subscribe();
     drop(rx);
     reg_engine
-        .start_job("quiet", "sort files", None, Some(false))
+        .start_job(
+            &super::tests::starter("quiet", None, Some(false)),
+            "sort files",
+        )
         .unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let fed = r
@@ -477,7 +497,10 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
     );
     rx = reg_engine.session("seen").subscribe();
     reg_engine
-        .start_job("seen", "sort files", None, Some(false))
+        .start_job(
+            &super::tests::starter("seen", None, Some(false)),
+            "sort files",
+        )
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -490,8 +513,13 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
         name: "ann".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     };
-    let _ = reg_engine.cards.answer_text(&card.request_id, "docs", &me);
+    let _ = reg_engine.cards.answer(
+        &card.request_id,
+        crate::protocol::CardAnswer::text("docs"),
+        &me,
+    );
     let events = frames_until(&mut rx, is_work_done).await;
     assert!(matches!(
         &events.last().unwrap().frame,
@@ -519,7 +547,10 @@ async fn helpers_run_under_subagent_frames_and_a_failed_helper_is_not_a_success(
     ]);
     let mut rx = engine.session("s1").subscribe();
     engine
-        .start_job("s1", "fix the parser", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "fix the parser",
+        )
         .unwrap();
     let events = frames_until(&mut rx, is_work_done).await;
     let spawned = events
@@ -572,7 +603,10 @@ async fn step_zero_requires_skill_view_on_the_one_matching_skill_first() {
     );
     let mut rx = engine.session("s1").subscribe();
     engine
-        .start_job("s1", "write the release notes", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "write the release notes",
+        )
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let sent = r.script.sent();
@@ -612,18 +646,19 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
         ],
     );
     let mut rx = engine.session("terminal:me").subscribe();
-    // As the terminal's start_work call would: the owner spoke here.
+    // As the terminal's start_work call would: the owner's turn starts it.
     engine
-        .session("terminal:me")
-        .set_origin(crate::protocol::Origin::Owner);
-    engine
-        .start_job("terminal:me", "call the api", None, Some(false))
+        .start_job(
+            &super::tests::starter("terminal:me", None, Some(false)),
+            "call the api",
+        )
         .unwrap();
     let me = Answerer {
         id: "local".into(),
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     };
     let mut all = Vec::new();
     loop {
@@ -632,10 +667,18 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
         match &ev.frame {
             Frame::Card(c) if c.tool == "ask_secret" => engine
                 .cards
-                .answer_text(&c.request_id, "ghp_SECRETVALUE1", &me)
+                .answer(
+                    &c.request_id,
+                    crate::protocol::CardAnswer::text("ghp_SECRETVALUE1"),
+                    &me,
+                )
                 .unwrap(),
             Frame::Card(c) => engine
-                .answer_card(&c.request_id, Decision::Approve, &me)
+                .answer(
+                    &c.request_id,
+                    crate::protocol::CardAnswer::of(Decision::Approve),
+                    &me,
+                )
                 .unwrap(),
             Frame::WorkDone { .. } => break,
             _ => {}
@@ -667,7 +710,10 @@ async fn a_running_job_is_marked_in_the_store_so_a_crash_announces_it_and_an_end
     let mut rx = r.engine.session("s1").subscribe();
     let run_id = r
         .engine
-        .start_job("s1", "build the site", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "build the site",
+        )
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     // As if this process had died: its running job is announced, once.
@@ -706,7 +752,10 @@ async fn clarify_in_a_job_waits_180_seconds_then_expires_unanswered() {
     );
     let mut rx = engine.session("s1").subscribe();
     engine
-        .start_job("s1", "sort files", None, Some(false))
+        .start_job(
+            &super::tests::starter("s1", None, Some(false)),
+            "sort files",
+        )
         .unwrap();
     let (card, drawn) = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {

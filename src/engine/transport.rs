@@ -29,7 +29,7 @@ pub const DEFAULT_EXEC_TIMEOUT_SECS: u64 = 60;
 /// Is an agent holding this turn's clock open? `Some(true)` only inside /v1's
 /// producer; `None` means nobody said (a bare test double) and falls to the tight side.
 pub fn el_agent_turn(ctx: &ToolContext) -> Option<bool> {
-    ctx.el_call_bound
+    ctx.turn.el_call_bound
 }
 
 /// The approval window: text → 180 s; voice known not to be an agent's → 60 s;

@@ -7,67 +7,16 @@ use tokio::sync::mpsc;
 
 use crate::config::Settings;
 use crate::llm::{FunctionSpec, Item, LlmError, ModelReply, ModelRequest};
-use crate::protocol::{Channel, Frame, Mode, Origin, Register, TurnStatus};
+use crate::protocol::{Frame, Mode, TurnStatus};
 use crate::soul::build_system_prompt;
 use crate::tools::{Availability, Scope, Tool, ToolPaths};
+use crate::turn::{Access, TurnContext};
 
 use super::budget::{Caps, Spent};
 use super::narration::Narrator;
 use super::rows::RowTracker;
 use super::session::Session;
 use super::Engine;
-
-/// Who asked for a loop and under which axes (engine.md §1). Built once per turn;
-/// child contexts copy it; a detached job gets `el_call_bound: Some(false)`.
-#[derive(Debug, Clone)]
-pub struct TurnContext {
-    /// What she writes.
-    pub register: Register,
-    /// The approval clock.
-    pub channel: Channel,
-    /// `Some(true)` only inside /v1's producer.
-    pub el_call_bound: Option<bool>,
-    /// Companion or work.
-    pub mode: Mode,
-    /// The job's id in work mode.
-    pub run_id: Option<String>,
-    /// The person's own words.
-    pub user_request: Option<String>,
-    /// Who asked, as the surface named them (`TurnRequest::author`); `None` in a job.
-    pub asker: Option<String>,
-    /// A job's meter (person-wait time, step count); `None` for a conversation turn.
-    pub meter: Option<Arc<super::meter::JobMeter>>,
-    /// 0 for a turn or job, 1 inside a delegate helper (helpers cannot delegate).
-    pub depth: u8,
-    /// Step zero: a skill whose `skill_view` must be the job's first call.
-    pub step_zero: Option<String>,
-    /// The hidden `__work_done__` announce turn.
-    pub announce: bool,
-}
-
-impl TurnContext {
-    /// A conversation turn's context (no job, depth 0).
-    pub fn companion(
-        register: Register,
-        channel: Channel,
-        el_call_bound: Option<bool>,
-        user_request: Option<String>,
-    ) -> Self {
-        TurnContext {
-            register,
-            channel,
-            el_call_bound,
-            mode: Mode::Companion,
-            run_id: None,
-            user_request,
-            asker: None,
-            meter: None,
-            depth: 0,
-            step_zero: None,
-            announce: false,
-        }
-    }
-}
 
 /// How a loop ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +31,8 @@ pub struct LoopEnd {
 pub(super) struct Loop<'a> {
     pub(super) engine: &'a Engine,
     pub(super) session: Arc<Session>,
-    pub(super) ctx: TurnContext,
+    /// The turn: whom it speaks for and its axes, shared with every tool call.
+    pub(super) ctx: Arc<TurnContext>,
     /// The live settings, read once when the turn starts and shared by every call.
     pub(super) settings: Arc<Settings>,
     pub(super) caps: Caps,
@@ -91,7 +41,7 @@ pub(super) struct Loop<'a> {
     pub(super) narrator: Narrator<'a>,
     pub(super) offered: Vec<Arc<dyn Tool>>,
     pub(super) words_only: bool,
-    pub(super) blocked: Arc<super::meter::PersonWait>,
+    pub(super) blocked: Arc<crate::turn::meter::PersonWait>,
     pub(super) paths: Arc<ToolPaths>,
     /// Deferred runners waiting for their pending row to be drawn.
     pub(super) releases: Vec<tokio::sync::oneshot::Sender<()>>,
@@ -101,29 +51,17 @@ pub(super) struct Loop<'a> {
     pub(super) prepared: Option<super::Speculation>,
 }
 
-/// Run one loop over `items` (history + the new user line). Never panics, never hangs
-/// on a model failure: every end is a [`LoopEnd`]. (Kept for the engine's tests and
-/// the work runner; surfaces go through [`run_loop_as`].)
-#[allow(dead_code)]
+/// Run one loop over `items` (history + the new user line) for the person `ctx` speaks
+/// for: a guest's turn is offered only the guest allow-list, so a host tool it calls is
+/// refused at the door as withheld. Never panics, never hangs on a model failure:
+/// every end is a [`LoopEnd`].
 pub(super) async fn run_loop(
     engine: &Engine,
     session: Arc<Session>,
-    ctx: TurnContext,
+    ctx: Arc<TurnContext>,
     items: Vec<Item>,
 ) -> LoopEnd {
-    run_loop_as(engine, session, ctx, items, Access::Owner).await
-}
-
-/// [`run_loop`] for a turn spoken for `access`: a guest's turn is offered only the
-/// guest allow-list, so a host tool it calls is refused at the door as withheld.
-pub(super) async fn run_loop_as(
-    engine: &Engine,
-    session: Arc<Session>,
-    ctx: TurnContext,
-    items: Vec<Item>,
-    access: Access,
-) -> LoopEnd {
-    run_loop_prepared(engine, session, ctx, items, access, None).await
+    run_loop_prepared(engine, session, ctx, items, None).await
 }
 
 /// The person's latest lines in `items`, newest first (at most 3).
@@ -141,29 +79,18 @@ fn recent_lines(items: &[Item]) -> Vec<String> {
 
 /// The first model request a companion turn over `items` makes (what
 /// [`super::Engine::speculate`] asks ahead of the turn).
-pub(super) fn first_request(
-    engine: &Engine,
-    (session, origin): (&str, &Origin),
-    ctx: &TurnContext,
-    items: &[Item],
-    access: Access,
-) -> ModelRequest {
+pub(super) fn first_request(engine: &Engine, ctx: &TurnContext, items: &[Item]) -> ModelRequest {
     let settings = engine.config.settings();
     let recent = recent_lines(items);
-    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, Some(origin));
+    let mut offered = offered_tools(engine, &settings, ctx, &recent);
     if ctx.depth >= 1 {
         offered.retain(|t| t.spec().behaviour.for_helpers);
     }
-    if access == Access::Guest {
+    if ctx.access() == Access::Guest {
         offered.retain(|t| guest_may_use(t.spec()));
     }
     let specs: Vec<&crate::tools::ToolSpec> = offered.iter().map(|t| t.spec()).collect();
-    let notes = engine.tools.notes(
-        session,
-        Some(origin),
-        ctx.user_request.as_deref().unwrap_or(""),
-        &engine.store,
-    );
+    let notes = engine.tools.notes(ctx, &engine.store);
     request_for(engine, ctx, &specs, items, &notes)
 }
 
@@ -195,14 +122,13 @@ fn request_for(
     }
 }
 
-/// [`run_loop_as`] with a model reply asked ahead of the turn, used as its first
-/// answer when it answers the turn's first request.
+/// [`run_loop`] with a model reply asked ahead of the turn, used as its first answer
+/// when it answers the turn's first request.
 pub(super) async fn run_loop_prepared(
     engine: &Engine,
     session: Arc<Session>,
-    ctx: TurnContext,
+    ctx: Arc<TurnContext>,
     mut items: Vec<Item>,
-    access: Access,
     prepared: Option<super::Speculation>,
 ) -> LoopEnd {
     let settings = engine.config.settings();
@@ -219,8 +145,7 @@ pub(super) async fn run_loop_prepared(
     });
     let rows = RowTracker::new(session.clone(), ctx.run_id.clone());
     let recent = recent_lines(&items);
-    let origin = session.origin();
-    let mut offered = offered_tools(engine, &settings, ctx.mode, &recent, origin.as_ref());
+    let mut offered = offered_tools(engine, &settings, &ctx, &recent);
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
         // The browser server is always active: connected before the first request.
         if let Some(why) = mcp.ensure_always_active().await {
@@ -235,7 +160,7 @@ pub(super) async fn run_loop_prepared(
         .as_ref()
         .map(|m| m.wait.clone())
         .unwrap_or_default();
-    if access == Access::Guest {
+    if ctx.access() == Access::Guest {
         offered.retain(|t| guest_may_use(t.spec()));
     }
     let mut lp = Loop {
@@ -260,15 +185,6 @@ pub(super) async fn run_loop_prepared(
     end
 }
 
-/// Whom a turn speaks for (discord.md, Permissions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// An owner (configured ids) or a local person: every tool.
-    Owner,
-    /// Anyone else: the guest allow-list only; host tools are withheld at the door.
-    Guest,
-}
-
 /// The guest allow-list: the tools that declare a guest may be offered them (web,
 /// skills, Discord reads, clarify). Host tools (shell, code, files, credentials, the
 /// owner's memory, MCP) never declare it.
@@ -281,15 +197,15 @@ pub fn guest_may_use(spec: &crate::tools::ToolSpec) -> bool {
 fn offered_tools(
     engine: &Engine,
     settings: &Settings,
-    mode: Mode,
+    ctx: &TurnContext,
     recent: &[String],
-    origin: Option<&crate::protocol::Origin>,
 ) -> Vec<Arc<dyn Tool>> {
+    let mode = ctx.mode;
     let avail = Availability {
         mode,
         recent_user_messages: recent,
         settings,
-        origin,
+        origin: ctx.origin(),
     };
     engine
         .tools
@@ -313,12 +229,7 @@ impl Loop<'_> {
     async fn iterate(&mut self, items: &mut Vec<Item>) -> LoopEnd {
         let mut texts: Vec<String> = Vec::new();
         // What the tool families note for this turn (the people in it), read once.
-        let notes = self.engine.tools.notes(
-            &self.session.id,
-            self.session.origin().as_ref(),
-            self.ctx.user_request.as_deref().unwrap_or(""),
-            &self.engine.store,
-        );
+        let notes = self.engine.tools.notes(&self.ctx, &self.engine.store);
         for iteration in 1..=self.caps.max_iter {
             self.offer_active_mcp_tools();
             let spent = self.spent.tools_spent(&self.caps);

@@ -14,16 +14,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
 use crate::protocol::{
-    Card, CardKind, Channel, Frame, Mode, Origin, Register, Risk, TurnRequest, TurnStatus,
+    Card, CardKind, Channel, Frame, Mode, Person, Register, Risk, TurnRequest, TurnStatus,
 };
-use crate::tools::port::{Asked, EnginePort, HelperResult};
+use crate::tools::port::{Asked, EngineError, EnginePort, HelperResult};
 use crate::tools::ToolContext;
 
 use super::approval::AskEnd;
 use super::meter::JobMeter;
 use super::transport::WORK_TIMEOUT_EL_BOUND;
-use super::turn::{run_loop, TurnContext};
+use super::turn::run_loop;
 use super::{Engine, WORK_DONE_SENTINEL};
+use crate::turn::TurnContext;
 
 /// How much of the person's own words travel into the brief.
 pub const USER_WORDS_CAP: usize = 2000;
@@ -100,12 +101,21 @@ impl Stopped {
 
 /// One running job.
 struct Job {
+    /// Its id (8 hex): its frames, its announce, its MCP servers.
     run_id: String,
+    /// What it is for, as start_work named it.
     goal: String,
+    /// When it started (elapsed time on the job card and /stop).
     started: Instant,
+    /// Its steps and the time it spent blocked on a person (the compute budget).
     meter: Arc<JobMeter>,
+    /// Cuts its loop (a stop, shutdown).
     cancel: CancellationToken,
+    /// Set by a requested stop: it ends as stopped, announcing nothing.
     requested_stop: AtomicBool,
+    /// The turn that started it: whom the job speaks for, for its whole life, and the
+    /// person's words it carries.
+    starter: Arc<TurnContext>,
 }
 
 /// How a job ended.
@@ -147,28 +157,57 @@ impl JobEnd {
     }
 }
 
-/// The jobs of the process, one per session at most, and the run_ids announced.
+/// The jobs of the process, one per session at most, and the runs to announce.
 #[derive(Default)]
 pub struct Jobs {
+    /// The job running in each session (by session id).
     running: DashMap<String, Arc<Job>>,
-    announced: Mutex<std::collections::VecDeque<String>>,
+    /// Whom each run's announce speaks for, and which runs were announced: they change
+    /// together when an announce turn claims its run.
+    announces: Mutex<Announces>,
+}
+
+/// The runs (jobs and deferred runs) whose end is announced by a hidden turn.
+#[derive(Default)]
+struct Announces {
+    /// The person whose turn started each run, by run_id (the last 4096): its hidden
+    /// announce turn speaks for them, whoever spoke last.
+    starters: std::collections::VecDeque<(String, Person)>,
+    /// The run_ids announced already (the last 4096): a second announce runs nothing.
+    announced: std::collections::VecDeque<String>,
 }
 
 impl Jobs {
-    /// True the first time `run_id` is announced (the last 4096 are remembered).
-    fn first_announce(&self, run_id: &str) -> bool {
-        let mut g = match self.announced.lock() {
+    fn announces(&self) -> std::sync::MutexGuard<'_, Announces> {
+        match self.announces.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
-        };
-        if g.iter().any(|r| r == run_id) {
-            return false;
         }
-        g.push_back(run_id.to_string());
-        while g.len() > ANNOUNCED_MEMORY {
-            g.pop_front();
+    }
+
+    /// Remember that `run_id` was started by `person`'s turn.
+    pub(super) fn started_by(&self, run_id: &str, person: &Person) {
+        let mut a = self.announces();
+        a.starters.push_back((run_id.to_string(), person.clone()));
+        while a.starters.len() > ANNOUNCED_MEMORY {
+            a.starters.pop_front();
         }
-        true
+    }
+
+    /// The first time `run_id` is announced: whom its announce speaks for (its
+    /// starter; nobody in particular when it is no longer known). `None` afterwards.
+    fn first_announce(&self, run_id: &str) -> Option<Person> {
+        let mut a = self.announces();
+        if a.announced.iter().any(|r| r == run_id) {
+            return None;
+        }
+        a.announced.push_back(run_id.to_string());
+        while a.announced.len() > ANNOUNCED_MEMORY {
+            a.announced.pop_front();
+        }
+        let at = a.starters.iter().position(|(r, _)| r == run_id);
+        let person = at.and_then(|i| a.starters.remove(i)).map(|(_, p)| p);
+        Some(person.unwrap_or_else(Person::nobody))
     }
 
     /// The job running in a session, if any.
@@ -199,37 +238,27 @@ pub fn brief(goal: &str, user_words: Option<&str>) -> String {
 }
 
 impl Engine {
-    /// The meter of the job running in a session (helpers charge their waits to it).
-    pub(super) fn jobs_meter(&self, session: &str) -> Option<Arc<JobMeter>> {
-        self.jobs.running.get(session).map(|j| j.meter.clone())
-    }
-
     /// The port tools reach the engine through.
     pub(crate) fn port(&self) -> Option<Arc<dyn EnginePort>> {
         self.me.upgrade().map(|e| e as Arc<dyn EnginePort>)
     }
 
-    /// Start a job in `session`. The budget is captured now: 1500 s for a job born in
-    /// a /v1 turn, else the live `work_timeout`.
-    pub fn start_job(
-        &self,
-        session: &str,
-        goal: &str,
-        user_words: Option<&str>,
-        el_call_bound: Option<bool>,
-    ) -> Result<String, String> {
+    /// Start a job in the session of `starter`, the turn that asks for it: the job
+    /// speaks for that turn's person for its whole life and carries their words. The
+    /// budget is captured now: 1500 s for a job born in a /v1 turn, else the live
+    /// `work_timeout`.
+    pub fn start_job(&self, starter: &TurnContext, goal: &str) -> Result<String, EngineError> {
         let Some(engine) = self.me.upgrade() else {
-            return Err("The engine is shutting down, so no job was started.".into());
+            return Err(EngineError::ShuttingDown);
         };
+        let session = starter.session.as_str();
         if let Some(running) = self.jobs.info(session) {
-            return Err(format!(
-                "A background job is already running here ('{}', {} s in). Only one job runs per \
-                 conversation: tell them it is busy, or stop it first. Nothing new was started.",
-                running.goal,
-                running.elapsed.as_secs()
-            ));
+            return Err(EngineError::JobRunning {
+                goal: running.goal,
+                secs: running.elapsed.as_secs(),
+            });
         }
-        let budget = if el_call_bound == Some(true) {
+        let budget = if starter.el_call_bound == Some(true) {
             WORK_TIMEOUT_EL_BOUND
         } else {
             Duration::from_secs(self.config.settings().work_timeout)
@@ -242,12 +271,13 @@ impl Engine {
             meter: Arc::new(JobMeter::default()),
             cancel: self.shutdown.child_token(),
             requested_stop: AtomicBool::new(false),
+            starter: Arc::new(starter.clone()),
         });
         self.jobs.running.insert(session.to_string(), job.clone());
+        self.jobs.started_by(&run_id, &starter.person);
         let session = session.to_string();
-        let brief = brief(goal, user_words);
-        let words = user_words.map(str::to_string);
-        tokio::spawn(async move { engine.run_job(session, job, brief, words, budget).await });
+        let brief = brief(goal, starter.user_request.as_deref());
+        tokio::spawn(async move { engine.run_job(session, job, brief, budget).await });
         Ok(run_id)
     }
 
@@ -285,7 +315,6 @@ impl Engine {
         session_id: String,
         job: Arc<Job>,
         brief: String,
-        words: Option<String>,
         budget: Duration,
     ) {
         let session = self.session(&session_id);
@@ -301,6 +330,7 @@ impl Engine {
             },
         );
         session.emit(Some(&run_id), Frame::Working { on: true });
+        let words = job.starter.user_request.clone();
         let step_zero = crate::tools::skills::matching_skill(
             &self.config.paths.home,
             &job.goal,
@@ -310,19 +340,21 @@ impl Engine {
             Some(skill) => format!("{brief}\n\nStep zero: the skill '{skill}' matches this job. Your first call must be skill_view with name '{skill}'; everything after it acts."),
             None => brief,
         };
-        let ctx = TurnContext {
+        // The job speaks for its starter whatever is said in the session meanwhile.
+        let ctx = Arc::new(TurnContext {
+            session: session_id.clone(),
+            person: job.starter.person.clone(),
             register: Register::Text,
             channel: Channel::Text,
             el_call_bound: Some(false), // a detached job never inherits the mark
             mode: Mode::Work,
             run_id: Some(run_id.clone()),
             user_request: words,
-            asker: None,
             meter: Some(job.meter.clone()),
             depth: 0,
             step_zero,
             announce: false,
-        };
+        });
         let work = run_loop(
             &self,
             session.clone(),
@@ -364,23 +396,18 @@ impl Engine {
         summary: &str,
         register: Register,
     ) -> Option<crate::protocol::TurnResult> {
-        if !self.jobs.first_announce(run_id) {
-            return None;
-        }
+        let starter = self.jobs.first_announce(run_id)?;
         let text = format!(
             "{WORK_DONE_SENTINEL}\n(A background job ended. Tell the person its result in your own words, \
              briefly and honestly; do not start it again.)\n{summary}"
         );
-        // A hidden turn speaks for whoever last spoke in the session; in one nobody has
-        // spoken in since the start, for nobody in particular (a guest's tools).
-        let nobody = Origin::Discord {
-            user: 0,
-            owner: false,
-        };
+        // The hidden turn speaks for the person whose turn started the run, whoever
+        // spoke last; for a run no longer known (after a restart), for nobody in
+        // particular (a guest's tools).
         let req = TurnRequest {
             register,
             hidden: true,
-            ..TurnRequest::text(nobody, session, "system", text)
+            ..TurnRequest::text(starter.origin, session, starter.author, text)
         };
         Some(self.run_turn(req, super::TurnOptions::default()).await)
     }
@@ -400,13 +427,8 @@ async fn over_budget(meter: &JobMeter, budget: Duration) -> Duration {
 
 #[async_trait]
 impl EnginePort for Engine {
-    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, String> {
-        let run_id = self.start_job(
-            &ctx.session,
-            goal,
-            ctx.user_request.as_deref(),
-            ctx.el_call_bound,
-        )?;
+    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError> {
+        let run_id = self.start_job(&ctx.turn, goal)?;
         Ok(format!(
             "The job has been LAUNCHED in the background (run {run_id}) — that is all that has happened so \
              far: nothing has been opened, read, built or run yet. Tell them you've started on it; the result \
@@ -414,28 +436,28 @@ impl EnginePort for Engine {
         ))
     }
 
-    fn cancel_work(&self, ctx: &ToolContext) -> Result<String, String> {
-        self.stop(&ctx.session, StopScope::Work).sentence()
+    fn cancel_work(&self, ctx: &ToolContext) -> Result<String, EngineError> {
+        self.stop(ctx.session(), StopScope::Work)
+            .sentence()
+            .map_err(EngineError::NothingToStop)
     }
 
-    fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
-        Engine::save_secret(self, name, value)
+    fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError> {
+        Engine::save_secret(self, name, value).map_err(EngineError::Keystore)
     }
 
-    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, String> {
-        let key = self.master_key()?;
+    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError> {
+        let key = self.master_key().map_err(EngineError::Keystore)?;
         match self.store.get_secret(key, name) {
             Ok(Some(value)) => {
                 let var = crate::tools::secrets::env_name(name);
-                let mut unlocked = self.unlocked.entry(ctx.session.clone()).or_default();
+                let mut unlocked = self.unlocked.entry(ctx.session().to_string()).or_default();
                 unlocked.retain(|(v, _)| v != &var);
                 unlocked.push((var.clone(), value));
                 Ok(var)
             }
-            Ok(None) => Err(format!(
-                "There is no saved secret called '{name}'. Nothing was unlocked; ask for it with ask_secret or request_credential."
-            )),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(EngineError::NoSuchSecret(name.to_string())),
+            Err(e) => Err(EngineError::Keystore(e.to_string())),
         }
     }
 
@@ -451,10 +473,10 @@ impl EnginePort for Engine {
         window: Duration,
         secret: bool,
     ) -> Asked {
-        let session = self.session(&ctx.session);
+        let session = self.session(ctx.session());
         let card = Card {
             request_id: format!("ask-{:016x}", rand::random::<u64>()),
-            session: ctx.session.clone(),
+            session: ctx.session().to_string(),
             kind: CardKind::Input,
             tool: tool.to_string(),
             action: question.to_string(),
@@ -465,19 +487,15 @@ impl EnginePort for Engine {
             no_always_reason: None,
             expires_at_ms: 0,
             window_secs: window.as_secs(),
-            answerers: self.answerers_for(&ctx.session),
+            answerers: self.answerers_for(&ctx.turn.person),
             secret,
             can_edit: false,
         };
         let Some(wait) = self.cards.post(&session, card, window) else {
             return Asked::Unreachable;
         };
-        let meter_wait = self
-            .jobs
-            .running
-            .get(&ctx.session)
-            .map(|j| j.meter.wait.clone());
-        let _blocked = meter_wait.as_ref().map(|w| w.block());
+        // A job's question is time blocked on a person, not compute.
+        let _blocked = ctx.turn.meter.as_ref().map(|m| m.wait.block());
         match wait.wait_reply().await {
             (AskEnd::Decided { .. }, Some(text)) => Asked::Answered(text),
             (AskEnd::Decided { decision, .. }, None) if !decision.approves() => Asked::Skipped,

@@ -258,7 +258,7 @@ impl Tool for ActivateTools {
         if let Err(why) = self.manager.resolve(server) {
             return ToolOutput::refused(format!("activate_tools: {why} Nothing was loaded."));
         }
-        let job = job_key(&ctx.session, ctx.run_id.as_deref());
+        let job = job_key(ctx.session(), ctx.turn.run_id.as_deref());
         match self.manager.activate(&job, server).await {
             Ok((name, tools)) if tools.is_empty() => ToolOutput::ok(format!(
                 "The MCP server '{name}' is active in this job, but it offers no tools."

@@ -34,10 +34,9 @@ fn manager(settings: &str) -> (Arc<McpManager>, tempfile::TempDir) {
 }
 
 fn ctx(home: &std::path::Path) -> ToolContext {
-    ToolContext {
-        run_id: Some("0000beef".into()),
-        ..ToolContext::bare("s1", Mode::Work, home, &home.join("workspace"))
-    }
+    let mut ctx = ToolContext::bare("s1", Mode::Work, home, &home.join("workspace"));
+    std::sync::Arc::make_mut(&mut ctx.turn).run_id = Some("0000beef".into());
+    ctx
 }
 
 fn yaml(text: &str) -> Value {

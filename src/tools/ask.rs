@@ -89,7 +89,7 @@ impl Tool for Ask {
             }
             Err(refusal) => return refusal,
         };
-        if ctx.mode == Mode::Companion {
+        if ctx.turn.mode == Mode::Companion {
             return ToolOutput::ok(format!(
                 "Ask it in your reply, in your own words: \"{question}\". Their answer will arrive as their next message."
             ));

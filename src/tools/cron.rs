@@ -285,7 +285,7 @@ impl Tool for CronJob {
         let now = hub.now_ms();
         let result = match action {
             "create" => create(&args, ctx, &hub, now),
-            "list" => hub.store().reminders_of(&ctx.session).map(|list| {
+            "list" => hub.store().reminders_of(ctx.session()).map(|list| {
                 if list.is_empty() {
                     ToolOutput::ok("No reminders are set in this conversation.")
                 } else {
@@ -352,7 +352,13 @@ fn create(
             }
         },
     };
-    if every_secs.is_some() && !ctx.user_request.as_deref().is_some_and(asks_for_repeat) {
+    if every_secs.is_some()
+        && !ctx
+            .turn
+            .user_request
+            .as_deref()
+            .is_some_and(asks_for_repeat)
+    {
         return Ok(ToolOutput::refused(
             "cronjob: they did not ask for a repeat in their own words, so a repeating reminder \
              was NOT set. Set a one-off reminder (no 'every_minutes'), or ask them whether it \
@@ -361,13 +367,13 @@ fn create(
     }
     let mut reminder = Reminder {
         id: 0,
-        session: ctx.session.clone(),
+        session: ctx.session().to_string(),
         text,
         due_ms: now + (minutes * 60_000.0).round() as i64,
-        register: ctx.register,
-        channel: ctx.channel,
+        register: ctx.turn.register,
+        channel: ctx.turn.channel,
         every_secs,
-        asker: ctx.asker.clone().unwrap_or_default(),
+        asker: ctx.turn.person.author.clone(),
     };
     reminder.id = hub.store().add_reminder(&reminder)?;
     hub.changed();
@@ -381,7 +387,7 @@ fn change(
     hub: &Reminders,
     now: i64,
 ) -> Result<ToolOutput, crate::store::StoreError> {
-    let Some(r) = hub.store().reminder(&ctx.session, id)? else {
+    let Some(r) = hub.store().reminder(ctx.session(), id)? else {
         return Ok(ToolOutput::refused(format!(
             "cronjob: there is no reminder #{id} in this conversation (see action 'list'). \
              Nothing changed."
@@ -408,7 +414,7 @@ fn change(
     Ok(match action {
         "remove" => ToolOutput::ok(format!("Removed reminder #{id} \"{}\".", r.text)),
         _ => {
-            let after = hub.store().reminder(&ctx.session, id)?;
+            let after = hub.store().reminder(ctx.session(), id)?;
             let when = after.map_or_else(String::new, |a| format!(" {}", describe(&a, now)));
             ToolOutput::ok(format!("Skipped the next time of reminder:{when}"))
         }

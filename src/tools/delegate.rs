@@ -85,7 +85,7 @@ impl Tool for Delegate {
                 )
             }
         };
-        if ctx.depth >= 1 {
+        if ctx.turn.depth >= 1 {
             return ToolOutput::refused(
                 "delegate: a helper cannot start helpers of its own. NOTHING ran.",
             );

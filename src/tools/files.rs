@@ -463,7 +463,7 @@ impl Tool for SearchFiles {
         if !start.exists() {
             return ToolOutput::failed(format!("search_files: '{path}' does not exist."));
         }
-        let budget = search_budget(ctx.mode);
+        let budget = search_budget(ctx.turn.mode);
         let root = ws.canonicalize().unwrap_or_else(|_| ws.clone());
         let job = tokio::task::spawn_blocking(move || {
             let mut walk = Walk {

@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::config::Settings;
-use crate::protocol::{Channel, Frame, Mode, Origin, Register, StepKind};
+use crate::protocol::{Channel, Frame, Mode, Origin, Person, Register, StepKind};
 use crate::store::Store;
+use crate::turn::TurnContext;
 
 pub mod args;
 pub mod ask;
@@ -73,38 +74,23 @@ impl fmt::Debug for FrameSink {
     }
 }
 
-/// What a tool knows about the call it serves. Built once per call from the turn's
-/// context; the transport mark travels here explicitly (never ambient state).
+/// What a tool knows about the call it serves: the turn it belongs to (whom it speaks
+/// for, its axes, its job), shared as an `Arc` and never copied field by field, and
+/// what this one call needs besides. Who is asking is `turn.person`, never a map.
 #[derive(Clone)]
 pub struct ToolContext {
-    /// The session.
-    pub session: String,
+    /// The turn this call serves (docs/engine.md §1): set once when the turn was
+    /// created; a deferred run or a job keeps the turn that drew it.
+    pub turn: Arc<TurnContext>,
     /// This call's id (the row id).
     pub call_id: String,
-    /// The turn's register.
-    pub register: Register,
-    /// The turn's channel.
-    pub channel: Channel,
-    /// `Some(true)` only inside a /v1 turn.
-    pub el_call_bound: Option<bool>,
-    /// Companion or work.
-    pub mode: Mode,
-    /// The background job's id, when in one.
-    pub run_id: Option<String>,
-    /// The person's own words for this turn.
-    pub user_request: Option<String>,
-    /// Who asked, as the surface named them (`TurnRequest::author`); `None` in a job.
-    pub asker: Option<String>,
     /// Data folder and workspace.
     pub paths: Arc<ToolPaths>,
     /// The engine, for tools that start jobs, run helpers or ask the person.
     pub engine: Option<Arc<dyn port::EnginePort>>,
-    /// Helper depth: 0 for a turn or job, 1 inside a delegate helper.
-    pub depth: u8,
-    /// Unlocked secrets as environment variables for shell and code runs (name, value).
+    /// Unlocked secrets as environment variables for shell and code runs (name, value),
+    /// read at the call: a secret unlocked by an earlier call of the turn is here.
     pub secret_env: Arc<Vec<(String, String)>>,
-    /// True in the hidden `__work_done__` announce turn.
-    pub announce: bool,
     /// The turn's live settings.
     pub settings: Arc<Settings>,
     /// Where the tool's own frames go (`None` outside a turn: they are dropped).
@@ -113,8 +99,6 @@ pub struct ToolContext {
     pub store: Option<Arc<Store>>,
     /// The reminder clock and scheduler's wake-up (cronjob), when the engine runs one.
     pub reminders: Option<Arc<cron::Reminders>>,
-    /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
-    pub origin: Option<Origin>,
     /// Who approved this call on its card, when a card was answered for it.
     pub approved_by: Option<String>,
 }
@@ -128,31 +112,50 @@ impl ToolContext {
         home: &std::path::Path,
         workspace: &std::path::Path,
     ) -> ToolContext {
-        ToolContext {
-            session: session.to_string(),
-            call_id: "c1".into(),
-            register: crate::protocol::Register::Text,
-            channel: crate::protocol::Channel::Text,
-            el_call_bound: Some(false),
+        let turn = TurnContext {
             mode,
-            run_id: None,
-            user_request: None,
-            asker: None,
+            ..TurnContext::companion(
+                session,
+                Person::owner("local"),
+                (Register::Text, Channel::Text, Some(false)),
+                None,
+            )
+        };
+        ToolContext::of(Arc::new(turn), home, workspace)
+    }
+
+    /// A context for `turn` outside the engine (tests, tools driven directly): no
+    /// engine, no sink, no store, default settings, no secrets.
+    pub fn of(
+        turn: Arc<TurnContext>,
+        home: &std::path::Path,
+        workspace: &std::path::Path,
+    ) -> ToolContext {
+        ToolContext {
+            turn,
+            call_id: "c1".into(),
             paths: Arc::new(ToolPaths {
                 home: home.to_path_buf(),
                 workspace: workspace.to_path_buf(),
             }),
             engine: None,
-            depth: 0,
             secret_env: Arc::default(),
-            announce: false,
             settings: Arc::default(),
             frames: None,
             store: None,
             reminders: None,
-            origin: Some(Origin::Owner),
             approved_by: None,
         }
+    }
+
+    /// The session the call's turn runs in.
+    pub fn session(&self) -> &str {
+        &self.turn.session
+    }
+
+    /// Where the person the turn speaks for spoke from.
+    pub fn origin(&self) -> &Origin {
+        &self.turn.person.origin
     }
 
     /// Emit a frame on the turn's bus; dropped when the context has no sink.
@@ -164,7 +167,7 @@ impl ToolContext {
 
     /// The hidden announce turn (`__work_done__`): a conversation turn, never a job.
     pub fn is_announce_turn(&self) -> bool {
-        self.announce && self.mode == Mode::Companion
+        self.turn.is_announce_turn()
     }
 }
 
@@ -177,8 +180,8 @@ pub struct Availability<'a> {
     pub recent_user_messages: &'a [String],
     /// The live settings of this turn.
     pub settings: &'a Settings,
-    /// Where the session's latest turn came from (`None`: nobody has spoken in it yet).
-    pub origin: Option<&'a Origin>,
+    /// Where the person the turn speaks for spoke from.
+    pub origin: &'a Origin,
 }
 
 /// One tool. Implementations live one family per file in this folder.
@@ -264,13 +267,7 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
 /// people in the conversation): information for her, never instructions.
 pub trait TurnNotes: Send + Sync {
     /// The notes for a turn in `session` from `origin` saying `text`, if any.
-    fn notes(
-        &self,
-        session: &str,
-        origin: Option<&Origin>,
-        text: &str,
-        store: &Store,
-    ) -> Option<String>;
+    fn notes(&self, turn: &TurnContext, store: &Store) -> Option<String>;
 }
 
 /// The tools the engine can offer, in a stable order, and the source (MCP) whose
@@ -321,16 +318,10 @@ impl Registry {
     }
 
     /// Every note the sources have for this turn.
-    pub fn notes(
-        &self,
-        session: &str,
-        origin: Option<&Origin>,
-        text: &str,
-        store: &Store,
-    ) -> Vec<String> {
+    pub fn notes(&self, turn: &TurnContext, store: &Store) -> Vec<String> {
         self.notes
             .iter()
-            .filter_map(|n| n.notes(session, origin, text, store))
+            .filter_map(|n| n.notes(turn, store))
             .collect()
     }
 

@@ -94,8 +94,8 @@ impl Todo {
     fn key(ctx: &ToolContext) -> String {
         format!(
             "{}\u{0}{}",
-            ctx.session,
-            ctx.run_id.as_deref().unwrap_or("")
+            ctx.session(),
+            ctx.turn.run_id.as_deref().unwrap_or("")
         )
     }
 

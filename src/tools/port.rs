@@ -34,14 +34,48 @@ pub struct HelperResult {
     pub summary: String,
 }
 
-/// What tools may ask of the engine.
+/// Why the engine did not do what a tool asked. Each variant's text is the sentence
+/// the model is handed (never a secret's value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The process is shutting down: nothing new starts.
+    #[error("The engine is shutting down, so no job was started.")]
+    ShuttingDown,
+    /// A job already runs in this conversation (one per conversation).
+    #[error(
+        "A background job is already running here ('{goal}', {secs} s in). Only one job runs per \
+         conversation: tell them it is busy, or stop it first. Nothing new was started."
+    )]
+    JobRunning {
+        /// The running job's goal.
+        goal: String,
+        /// How long it has run, in seconds.
+        secs: u64,
+    },
+    /// Nothing ran or waited here, so a stop stopped nothing.
+    #[error("{0}")]
+    NothingToStop(String),
+    /// No secret is saved under that name.
+    #[error(
+        "There is no saved secret called '{0}'. Nothing was unlocked; ask for it with ask_secret or \
+         request_credential."
+    )]
+    NoSuchSecret(String),
+    /// The keystore failed (its master key, or the store): the sentence, never a value.
+    #[error("{0}")]
+    Keystore(String),
+}
+
+/// What tools may ask of the engine. Every call acts for the person the caller's turn
+/// speaks for (`ctx.turn.person`): a job it starts, a helper, a question card.
 #[async_trait]
 pub trait EnginePort: Send + Sync {
-    /// Start a background job in the caller's session; `Err` is the sentence to relay.
-    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, String>;
+    /// Start a background job in the caller's session, acting for the caller's person
+    /// for its whole life.
+    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError>;
 
     /// Stop the caller's session's job (a requested stop); `Err` when none runs.
-    fn cancel_work(&self, ctx: &ToolContext) -> Result<String, String>;
+    fn cancel_work(&self, ctx: &ToolContext) -> Result<String, EngineError>;
 
     /// Run helpers (depth 1) for these goals, at most two at once, and wait for all.
     async fn delegate(&self, ctx: &ToolContext, goals: Vec<String>) -> Vec<HelperResult>;
@@ -58,9 +92,9 @@ pub trait EnginePort: Send + Sync {
     ) -> Asked;
 
     /// Save a secret in the encrypted keystore; `Err` is a sentence.
-    fn save_secret(&self, name: &str, value: &str) -> Result<(), String>;
+    fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError>;
 
     /// Unlock a saved secret for this session's shell and code runs; returns the
     /// environment variable it is exposed as (the value itself is never returned).
-    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, String>;
+    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError>;
 }

@@ -108,8 +108,8 @@ impl Tool for SessionSearch {
         let Some(store) = ctx.store.clone() else {
             return ToolOutput::failed("session_search: no conversation store is open.");
         };
-        let session = ctx.session.clone();
-        let own = ctx.user_request.clone();
+        let session = ctx.session().to_string();
+        let own = ctx.turn.user_request.clone();
         let q = query.clone();
         // One extra, in case the person's own question (stored already) is among them.
         let found =

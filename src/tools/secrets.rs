@@ -138,7 +138,7 @@ impl Tool for SecretPrompt {
         }
         // Asked only where the owner is on their own surface (the page, the terminal):
         // in a Discord channel everyone would see it, and nobody asked in an unknown one.
-        if ctx.origin != Some(crate::protocol::Origin::Owner) {
+        if *ctx.origin() != crate::protocol::Origin::Owner {
             return ToolOutput::refused_with(Ending::Policy, not_in_a_channel(tool, name));
         }
         let Some(engine) = &ctx.engine else {
@@ -215,7 +215,7 @@ impl Tool for GetCredential {
                 "'{name}' is available to shell and execute_code in this job as ${var} (use the variable; \
                  never print it). Its value is redacted from every output."
             )),
-            Err(sentence) => ToolOutput::refused(sentence),
+            Err(sentence) => ToolOutput::refused(sentence.to_string()),
         }
     }
 }

@@ -89,7 +89,7 @@ impl Tool for StartWork {
         };
         match engine.start_work(ctx, goal) {
             Ok(sentence) => ToolOutput::ok(sentence),
-            Err(sentence) => ToolOutput::refused(sentence),
+            Err(sentence) => ToolOutput::refused(sentence.to_string()),
         }
     }
 }
@@ -124,7 +124,7 @@ impl Tool for CancelWork {
         };
         match engine.cancel_work(ctx) {
             Ok(sentence) => ToolOutput::ok(sentence),
-            Err(sentence) => ToolOutput::refused(sentence),
+            Err(sentence) => ToolOutput::refused(sentence.to_string()),
         }
     }
 }

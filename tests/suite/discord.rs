@@ -91,6 +91,23 @@ pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
     }
 }
 
+/// The owner's turn in `session` (olive, on Discord): what starts a job in these tests.
+pub(crate) fn owner_turn(session: &str) -> kotoba::turn::TurnContext {
+    use kotoba::protocol::{Channel, Origin, Person, Register};
+    kotoba::turn::TurnContext::companion(
+        session,
+        Person {
+            origin: Origin::Discord {
+                user: OWNER,
+                owner: true,
+            },
+            author: format!("olive ({OWNER})"),
+        },
+        (Register::Text, Channel::Text, Some(false)),
+        None,
+    )
+}
+
 pub(crate) async fn rig() -> Rig {
     rig_with(&[]).await
 }

@@ -26,10 +26,8 @@ async fn asked(r: &Rig, question: &str) -> Call {
     r.app
         .engine
         .start_job(
-            &discord::session_of(GENERAL),
+            &super::discord::owner_turn(&discord::session_of(GENERAL)),
             "push the branch",
-            None,
-            Some(false),
         )
         .unwrap();
     r.discord

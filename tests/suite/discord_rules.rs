@@ -85,7 +85,7 @@ async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_r
         .push(Reply::call("shell", json!({"command": "make long-build"})));
     r.app
         .engine
-        .start_job(&session, "long build", None, Some(false))
+        .start_job(&super::discord::owner_turn(&session), "long build")
         .unwrap();
     card_for(&r, "make long-build").await;
     let job_card = r
@@ -156,7 +156,7 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
         r.model.set_fallback(Reply::text("Told them."));
         r.app
             .engine
-            .start_job(&session, "push the branch", None, Some(false))
+            .start_job(&super::discord::owner_turn(&session), "push the branch")
             .unwrap();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let answer = loop {
@@ -218,7 +218,7 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
         .push(Reply::call("shell", json!({"command": "make long-build"})));
     r.app
         .engine
-        .start_job(&session, "long build", None, Some(false))
+        .start_job(&super::discord::owner_turn(&session), "long build")
         .unwrap();
     let (job_card, _) = card_for(&r, "make long-build").await;
     let slash = r.discord.slash(GENERAL, OWNER, "stop", json!([]), 0);

@@ -99,6 +99,7 @@ fn local_owner() -> Answerer {
         name: "me".into(),
         local: true,
         via: "test".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -173,7 +174,11 @@ async fn an_approved_shell_call_runs_for_real_and_its_output_is_cut_at_sixteen_t
     let card = next_card(&mut rx).await;
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            kotoba::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     let res = turn.await.unwrap();
     assert_eq!(res.text, "That printed a lot of y.");
@@ -220,7 +225,11 @@ async fn a_failing_command_closes_its_row_failed_from_the_exit_code() {
     let card = next_card(&mut rx).await;
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Approve, &me)
+        .answer(
+            &card.request_id,
+            kotoba::protocol::CardAnswer::of(Decision::Approve),
+            &me,
+        )
         .unwrap();
     turn.await.unwrap();
     let done = rows(&drain(&mut rx))
@@ -261,7 +270,11 @@ async fn a_denied_card_feeds_back_the_declined_sentence() {
     assert_eq!(card.action, "print(1)");
     let me = local_owner();
     r.engine
-        .answer_card(&card.request_id, Decision::Deny, &me)
+        .answer(
+            &card.request_id,
+            kotoba::protocol::CardAnswer::of(Decision::Deny),
+            &me,
+        )
         .unwrap();
     turn.await.unwrap();
     let done = rows(&drain(&mut rx))

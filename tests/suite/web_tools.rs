@@ -16,11 +16,12 @@ use crate::support::model_server::{Reply, ScriptedModel};
 use crate::support::page_server::{PageServer, ARTICLE_MARK, CHROME_MARKS};
 
 fn ctx(home: &Path, settings: Settings) -> ToolContext {
-    ToolContext {
-        user_request: Some("read this".into()),
+    let mut ctx = ToolContext {
         settings: Arc::new(settings),
         ..ToolContext::bare("s", Mode::Companion, home, &home.join("workspace"))
-    }
+    };
+    Arc::make_mut(&mut ctx.turn).user_request = Some("read this".into());
+    ctx
 }
 
 async fn extract(url: &str) -> ToolOutput {

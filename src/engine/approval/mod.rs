@@ -29,6 +29,9 @@ pub struct Answerer {
     /// Where they answer from, as every copy of the settled card names it ("Discord",
     /// "the web page", "the terminal", "voice").
     pub via: String,
+    /// What they hold where the card is (their permission names, as their surface read
+    /// them at the press): an [`Answerers::Holders`] card checks them. Empty elsewhere.
+    pub holds: Vec<String>,
 }
 
 /// Why an answer changed nothing.
@@ -224,90 +227,24 @@ impl CardBoard {
         );
     }
 
-    /// Answer a card. Refused (and nothing changes) for someone who may not answer it,
-    /// for a card already settled, or for an unknown id.
+    /// Answer a card with everything a person may say: a decision, a reason for a no,
+    /// an edited line, how long an "always" lasts, or a question's text. Refused (and
+    /// nothing changes) for someone who may not answer it, for a card already settled,
+    /// for an unknown id, or for an answer that does not fit the card.
     pub fn answer(
         &self,
         request_id: &str,
-        decision: Decision,
-        who: &Answerer,
-    ) -> Result<(), AnswerError> {
-        self.answer_with(request_id, CardAnswer::of(decision), who)
-    }
-
-    /// Answer a card with everything a person may say: a reason for a no, an edited line,
-    /// how long an "always" lasts, or a question's text.
-    pub fn answer_with(
-        &self,
-        request_id: &str,
         answer: CardAnswer,
         who: &Answerer,
-    ) -> Result<(), AnswerError> {
-        self.answer_holding(request_id, answer, who, &[])
-    }
-
-    /// Like [`CardBoard::answer_with`], `who` holding `holds` where the card is, as
-    /// their surface read it at the press (an [`Answerers::Holders`] card checks them).
-    pub fn answer_holding(
-        &self,
-        request_id: &str,
-        answer: CardAnswer,
-        who: &Answerer,
-        holds: &[String],
-    ) -> Result<(), AnswerError> {
-        self.reply(
-            request_id,
-            (answer, who.name.clone(), who.via.clone()),
-            who,
-            holds,
-        )
-    }
-
-    /// Answer an input card with typed text (ask_user, clarify).
-    pub fn answer_text(
-        &self,
-        request_id: &str,
-        text: &str,
-        who: &Answerer,
-    ) -> Result<(), AnswerError> {
-        let answer = CardAnswer {
-            text: Some(text.to_string()),
-            ..CardAnswer::of(Decision::Approve)
-        };
-        self.answer_with(request_id, answer, who)
-    }
-
-    /// The open card `request_id` when `who` may answer it (a surface checks before it
-    /// opens a form for the answer); the same refusal an answer would get otherwise.
-    pub fn card_for(
-        &self,
-        request_id: &str,
-        who: &Answerer,
-        holds: &[String],
-    ) -> Result<Card, AnswerError> {
-        match self.open.get(request_id) {
-            None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
-            None => Err(AnswerError::Unknown),
-            Some(p) if may_answer(&p.card.answerers, who, holds) => Ok(p.card.clone()),
-            Some(_) => Err(AnswerError::NotYours),
-        }
-    }
-
-    fn reply(
-        &self,
-        request_id: &str,
-        reply: Reply,
-        who: &Answerer,
-        holds: &[String],
     ) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
             None => return Err(AnswerError::Unknown),
             Some(p) => {
-                if let Some(problem) = reply.0.problem(&p.card) {
+                if let Some(problem) = answer.problem(&p.card) {
                     return Err(AnswerError::Invalid(problem));
                 }
-                may_answer(&p.card.answerers, who, holds)
+                may_answer(&p.card.answerers, who)
             }
         };
         if !allowed {
@@ -319,16 +256,27 @@ impl CardBoard {
         self.remember_settled(request_id);
         pending
             .tx
-            .send(reply)
+            .send((answer, who.name.clone(), who.via.clone()))
             .map_err(|_| AnswerError::AlreadySettled)
+    }
+
+    /// The open card `request_id` when `who` may answer it (a surface checks before it
+    /// opens a form for the answer); the same refusal an answer would get otherwise.
+    pub fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
+        match self.open.get(request_id) {
+            None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
+            None => Err(AnswerError::Unknown),
+            Some(p) if may_answer(&p.card.answerers, who) => Ok(p.card.clone()),
+            Some(_) => Err(AnswerError::NotYours),
+        }
     }
 }
 
-/// Whether `who`, holding `holds`, may answer a card for `answerers`: the owner at
-/// their own surface (terminal, page) answers any card; on Discord, the card's owners,
-/// and for a carded tool's card also whoever holds what it declared.
-fn may_answer(answerers: &Answerers, who: &Answerer, holds: &[String]) -> bool {
-    let held = |name: &String| holds.iter().any(|h| h == name);
+/// Whether `who` may answer a card for `answerers`: the owner at their own surface
+/// (terminal, page) answers any card; on Discord, the card's owners, and for a carded
+/// tool's card also whoever holds what it declared (`who.holds`).
+fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
+    let held = |name: &String| who.holds.iter().any(|h| h == name);
     who.local
         || match answerers {
             Answerers::Local => false,

@@ -30,7 +30,7 @@ impl DeferredRun {
         if let Some(k) = &self.key {
             self.engine
                 .deferred
-                .set(&self.ctx.session, k, KeyState::Settled(sentence));
+                .set(self.ctx.session(), k, KeyState::Settled(sentence));
         }
     }
 
@@ -48,7 +48,7 @@ impl DeferredRun {
     }
 
     fn session_emit(&self, run_id: Option<&str>, frame: Frame) {
-        self.engine.session(&self.ctx.session).emit(run_id, frame);
+        self.engine.session(self.ctx.session()).emit(run_id, frame);
     }
 
     pub(super) async fn run(mut self) {
@@ -68,7 +68,7 @@ impl DeferredRun {
         let (approved, approver, detail) = approver_of(&end);
         audit(
             &self.engine,
-            &self.ctx.session,
+            self.ctx.session(),
             &name,
             &self.line,
             risk,
@@ -129,8 +129,8 @@ impl DeferredRun {
             "This exact '{name}' request was approved and is running or has run; its result is \
              announced separately. Do NOT run it again."
         ));
-        let budget = tool_budget(spec, &self.args, self.ctx.channel, Some(false));
-        let running = start_run(&self.engine, &self.ctx.session, &name, &self.line, risk);
+        let budget = tool_budget(spec, &self.args, self.ctx.turn.channel, Some(false));
+        let running = start_run(&self.engine, self.ctx.session(), &name, &self.line, risk);
         let out =
             match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
                 Ok(out) => out,
@@ -166,6 +166,8 @@ impl DeferredRun {
     /// Announce the end through a work_done frame with this runner's own run_id.
     fn announce(&self, ok: bool, summary: String) {
         let run_id = format!("{:08x}", rand::random::<u32>());
+        // Its announce speaks for the person whose turn drew the card.
+        self.engine.jobs.started_by(&run_id, &self.ctx.turn.person);
         self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
     }
 }

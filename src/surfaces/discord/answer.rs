@@ -9,6 +9,7 @@ use serenity::all::{
 
 use super::send::private;
 use super::{cards, Bot};
+use crate::protocol::CardAnswer;
 
 /// The modal an Answer button opens for question `request_id`.
 pub(crate) fn modal(request_id: &str, question: Option<&str>) -> CreateInteractionResponse {
@@ -54,11 +55,10 @@ pub(crate) async fn on_answer_button(
 /// A form was submitted: a question's answer (the typed text, verbatim), or an
 /// approval's Deny… (with its reason) or Edit… (the edited line, approved once).
 pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
-    let who = super::approve::answerer(&m.user, m.member.as_ref().and_then(|mm| mm.nick.clone()));
-    let holds = super::approve::holds(m.member.as_ref());
+    let who = super::approve::answerer(&m.user, m.member.as_ref());
     let channel = m.channel_id.get();
     let r = if let Some((request_id, answer)) = super::approve::answer_of(&m) {
-        match bot.engine.answer_holding(&request_id, answer, &who, &holds) {
+        match bot.engine.answer(&request_id, answer, &who) {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
             Err(e) => private(super::approve::refusal(bot, channel, &request_id, &e)),
@@ -67,7 +67,7 @@ pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
         let typed = super::approve::field(&m, cards::ANSWER_FIELD);
         match typed.filter(|t| !t.trim().is_empty()) {
             None => private("The answer was empty, so nothing was sent. Press Answer again."),
-            Some(text) => match bot.engine.answer_text(&request_id, &text, &who) {
+            Some(text) => match bot.engine.answer(&request_id, CardAnswer::text(text), &who) {
                 Ok(()) => CreateInteractionResponse::Acknowledge,
                 Err(e) => private(cards::refusal_words(&e)),
             },

@@ -20,25 +20,26 @@ use super::Bot;
 /// Discord's limit on a text field's value.
 const FIELD_MAX: usize = 4000;
 
-/// The person behind an interaction, as an answerer on Discord.
-pub(crate) fn answerer(user: &serenity::all::User, nick: Option<String>) -> Answerer {
+/// The person behind an interaction, as an answerer on Discord: who they are and what
+/// they hold where they pressed, as Discord computed it into the interaction's member
+/// for this very press (a carded tool's card checks it at every press).
+pub(crate) fn answerer(
+    user: &serenity::all::User,
+    member: Option<&serenity::all::Member>,
+) -> Answerer {
     Answerer {
         id: user.id.get().to_string(),
-        name: nick
+        name: member
+            .and_then(|m| m.nick.clone())
             .or_else(|| user.global_name.clone())
             .unwrap_or_else(|| user.name.clone()),
         local: false,
         via: "Discord".into(),
+        holds: member
+            .and_then(|m| m.permissions)
+            .map(|p| crate::tools::discord::guild::permission_names(p.bits()))
+            .unwrap_or_default(),
     }
-}
-
-/// What the person holds where they pressed, as Discord computed it into the
-/// interaction's member (permission names).
-pub(crate) fn holds(member: Option<&serenity::all::Member>) -> Vec<String> {
-    member
-        .and_then(|m| m.permissions)
-        .map(|p| crate::tools::discord::guild::permission_names(p.bits()))
-        .unwrap_or_default()
 }
 
 /// The private sentence for a refused answer: a carded tool's shared card says who may
@@ -55,9 +56,6 @@ pub(crate) fn refusal(bot: &Bot, channel: u64, request_id: &str, e: &AnswerError
     }
 }
 
-/// Who answers, and what they hold where the card is.
-pub(crate) type Who<'a> = (&'a Answerer, &'a [String]);
-
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
     if let Err(e) = c.create_response(&ctx.http, r).await {
         tracing::warn!("Discord: answering an approval press: {e}");
@@ -70,10 +68,10 @@ pub(crate) async fn on_deny(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    (who, holds): Who<'_>,
+    who: &Answerer,
 ) {
     let channel = c.channel_id.get();
-    let r = match bot.engine.card_for(id, who, holds) {
+    let r = match bot.engine.card_for(id, who) {
         Ok(_) => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -97,10 +95,10 @@ pub(crate) async fn on_edit(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    (who, holds): Who<'_>,
+    who: &Answerer,
 ) {
     let channel = c.channel_id.get();
-    let r = match bot.engine.card_for(id, who, holds) {
+    let r = match bot.engine.card_for(id, who) {
         Ok(card) if card.action.chars().count() <= FIELD_MAX => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -126,7 +124,7 @@ pub(crate) async fn on_always(
     ctx: &Context,
     c: &ComponentInteraction,
     id: &str,
-    (who, holds): Who<'_>,
+    who: &Answerer,
 ) {
     let channel = c.channel_id.get();
     let chosen = match &c.data.kind {
@@ -142,7 +140,7 @@ pub(crate) async fn on_always(
                 for_s,
                 ..CardAnswer::of(decision)
             };
-            match bot.engine.answer_holding(id, answer, who, holds) {
+            match bot.engine.answer(id, answer, who) {
                 // The card message is edited by the session's view when it settles.
                 Ok(()) => CreateInteractionResponse::Acknowledge,
                 Err(e) => private(refusal(bot, channel, id, &e)),

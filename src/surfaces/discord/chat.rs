@@ -121,7 +121,6 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         media,
         ..TurnRequest::text(origin, &session, label, text)
     };
-    bot.askers.insert(session.clone(), author);
     let result = bot.engine.run_turn(req, TurnOptions::default()).await;
     typing.stop();
     if result.status == TurnStatus::Interrupted && result.text.trim().is_empty() {

@@ -163,20 +163,34 @@ pub fn channel_of(session: &str) -> Option<u64> {
 /// How many message ids are remembered to answer each message once.
 const SEEN_CAP: usize = 4096;
 
-/// The surface's shared state.
+/// The surface's shared state. Nothing here says who a turn speaks for: that is fixed
+/// in each turn's request when the message arrives, and travels with the turn.
 pub(crate) struct Bot {
+    /// The engine every message becomes a turn of.
     pub engine: Arc<Engine>,
+    /// The token, owners, home channel and API base it runs with.
     pub settings: DiscordSettings,
+    /// Where the port the discord_* tools call is registered while connected.
     pub port_slot: PortSlot,
+    /// The REST client, set on READY.
     pub http: OnceLock<Arc<Http>>,
+    /// serenity's cache (guilds, channels, members, roles), set on READY: permissions
+    /// and voice states are read from it.
     pub cache: OnceLock<Arc<serenity::cache::Cache>>,
+    /// Her own user id, set on READY.
     pub me: OnceLock<u64>,
+    /// Per channel, the person she just answered and when: their next line within the
+    /// follow-up window is for her without a mention (`rules.rs`).
     pub follow: DashMap<u64, rules::FollowUp>,
+    /// Message ids seen (bounded, in order): a resumed gateway's replay is answered once.
     seen: Mutex<(VecDeque<u64>, HashSet<u64>)>,
+    /// Sessions with a frame follower (`view.rs`) running: one per session.
     pub views: DashMap<String, ()>,
+    /// Whole outputs kept for the "Full output" button, with who may see them.
     pub outputs: view::Outputs,
-    pub askers: DashMap<String, u64>,
+    /// When the surface started (`/status` uptime).
     pub started: tokio::time::Instant,
+    /// Ends the surface (process shutdown).
     pub shutdown: CancellationToken,
     /// The voice rooms, one per guild.
     pub rooms: voice::rooms::Rooms,
@@ -275,7 +289,6 @@ pub async fn run(
         seen: Mutex::new((VecDeque::new(), HashSet::new())),
         views: DashMap::new(),
         outputs: view::Outputs::default(),
-        askers: DashMap::new(),
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),

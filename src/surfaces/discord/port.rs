@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
-use crate::tools::discord::{ApiError, Change, DiscordPort, Guild, VoiceAction};
+use crate::tools::discord::{ApiError, Change, DiscordPort, Guild, PortError, VoiceAction};
+use crate::turn::TurnContext;
 
 use super::rest::Rest;
 
@@ -22,6 +23,17 @@ fn channel_id(raw: &str) -> Option<u64> {
         .ok()
 }
 
+/// The channel of a Discord session.
+fn here(session: &str) -> Result<u64, PortError> {
+    channel_of(session)
+        .ok_or_else(|| PortError::NotHere("This conversation is not a Discord channel.".into()))
+}
+
+/// The HTTP client, while connected.
+fn http(bot: &Bot) -> Result<&Arc<serenity::http::Http>, PortError> {
+    bot.http().ok_or(PortError::NotConnected)
+}
+
 /// The port, over the surface's state, with its REST client for server management.
 pub(crate) struct Port(pub Arc<Bot>, Rest);
 
@@ -33,11 +45,13 @@ impl Port {
     }
 
     /// The guild of this session's channel, and the channel.
-    fn guild_here(&self, session: &str) -> Result<(GuildId, u64), String> {
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
-        let guild = self
-            .guild_of(here)
-            .ok_or("This conversation is not in a server, so there is no server to manage.")?;
+    fn guild_here(&self, session: &str) -> Result<(GuildId, u64), PortError> {
+        let here = here(session)?;
+        let guild = self.guild_of(here).ok_or_else(|| {
+            PortError::NotHere(
+                "This conversation is not in a server, so there is no server to manage.".into(),
+            )
+        })?;
         Ok((guild, here))
     }
 
@@ -90,30 +104,34 @@ impl Port {
 impl DiscordPort for Port {
     async fn read_history(
         &self,
-        session: &str,
+        turn: &TurnContext,
         channel: Option<&str>,
         limit: usize,
-    ) -> Result<String, String> {
+    ) -> Result<String, PortError> {
         let bot = &self.0;
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let here = here(&turn.session)?;
         let target = match channel {
-            Some(c) => {
-                channel_id(c).ok_or(format!("'{c}' is not a channel id. Nothing was read."))?
-            }
+            Some(c) => channel_id(c).ok_or_else(|| {
+                PortError::BadArgument(format!("'{c}' is not a channel id. Nothing was read."))
+            })?,
             None => here,
         };
         if target != here {
             let (Some(gh), Some(gt)) = (self.guild_of(here), self.guild_of(target)) else {
-                return Err("That channel is not in this server, so nothing was read.".into());
+                return Err(PortError::BadArgument(
+                    "That channel is not in this server, so nothing was read.".into(),
+                ));
             };
-            let asker = bot.askers.get(session).map(|a| *a).unwrap_or(0);
+            // The person this turn speaks for, fixed when it was created; not a Discord
+            // person (nobody in particular) may read no other channel.
+            let asker = turn.origin().discord_user().unwrap_or(0);
             if gh != gt || !self.may_read(asker, target, gt) {
-                return Err(
+                return Err(PortError::Forbidden(
                     "The person asking cannot read that channel, so nothing was read.".into(),
-                );
+                ));
             }
         }
-        let http = bot.http().ok_or("Discord is not connected.")?;
+        let http = http(bot)?;
         let mut out = Vec::new();
         let mut before = None;
         while out.len() < limit {
@@ -126,7 +144,9 @@ impl DiscordPort for Port {
                 )
                 .await
                 .map_err(|e| {
-                    format!("Discord would not give the history ({e}). Nothing was read.")
+                    PortError::Discord(format!(
+                        "Discord would not give the history ({e}). Nothing was read."
+                    ))
                 })?;
             let got = page.len();
             before = page.last().map(|m| m.id);
@@ -157,17 +177,20 @@ impl DiscordPort for Port {
         })
     }
 
-    async fn people(&self, session: &str, query: Option<&str>) -> Result<String, String> {
+    async fn people(&self, turn: &TurnContext, query: Option<&str>) -> Result<String, PortError> {
         let bot = &self.0;
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
-        let guild = self
-            .guild_of(here)
-            .ok_or("This conversation is not in a server, so there are no members to list.")?;
-        let http = bot.http().ok_or("Discord is not connected.")?;
-        let members = http
+        let here = here(&turn.session)?;
+        let guild = self.guild_of(here).ok_or_else(|| {
+            PortError::NotHere(
+                "This conversation is not in a server, so there are no members to list.".into(),
+            )
+        })?;
+        let members = http(bot)?
             .get_guild_members(guild, Some(1000), None)
             .await
-            .map_err(|e| format!("Discord would not list the members ({e})."))?;
+            .map_err(|e| {
+                PortError::Discord(format!("Discord would not list the members ({e})."))
+            })?;
         let q = query.map(str::to_lowercase);
         let lines: Vec<String> = members
             .iter()
@@ -201,48 +224,65 @@ impl DiscordPort for Port {
 
     async fn voice(
         &self,
-        session: &str,
+        turn: &TurnContext,
         action: VoiceAction,
         channel: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, PortError> {
         let bot = &self.0;
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
+        let here = here(&turn.session)?;
         let guild = self
             .guild_of(here)
-            .ok_or("Voice works in a server, not in direct messages.")?
+            .ok_or_else(|| {
+                PortError::NotHere("Voice works in a server, not in direct messages.".into())
+            })?
             .get();
         match action {
             VoiceAction::Status => Ok(match bot.rooms.channel_in(guild) {
                 Some(c) => format!("I'm in the voice channel <#{c}>."),
                 None => "I'm not in a voice channel in this server.".into(),
             }),
-            VoiceAction::Leave => super::voice::rooms::leave_after_turn(bot, guild).await,
+            VoiceAction::Leave => super::voice::rooms::leave_after_turn(bot, guild)
+                .await
+                .map_err(PortError::Discord),
             VoiceAction::Join => {
                 let target = match channel {
-                    Some(c) => channel_id(c)
-                        .ok_or(format!("'{c}' is not a channel id. Nothing was done."))?,
+                    Some(c) => channel_id(c).ok_or_else(|| {
+                        PortError::BadArgument(format!(
+                            "'{c}' is not a channel id. Nothing was done."
+                        ))
+                    })?,
                     None => {
-                        let asker = bot.askers.get(session).map(|a| *a).unwrap_or(0);
-                        super::voice::rooms::channel_of_user(bot, guild, asker).ok_or(
-                            "The person asking is not in a voice channel here; name one to join.",
+                        // The voice channel of the person this turn speaks for.
+                        let asker = turn.origin().discord_user().unwrap_or(0);
+                        super::voice::rooms::channel_of_user(bot, guild, asker).ok_or_else(
+                            || {
+                                PortError::BadArgument(
+                                    "The person asking is not in a voice channel here; name one to join."
+                                        .into(),
+                                )
+                            },
                         )?
                     }
                 };
                 if self.guild_of(target).map(|g| g.get()) != Some(guild) {
-                    return Err("That voice channel is not in this server.".into());
-                }
-                if !self.is_voice_channel(target) {
-                    return Err(format!(
-                        "<#{target}> is not a voice channel. Nothing was done."
+                    return Err(PortError::BadArgument(
+                        "That voice channel is not in this server.".into(),
                     ));
                 }
-                super::voice::rooms::join(bot, guild, target).await
+                if !self.is_voice_channel(target) {
+                    return Err(PortError::BadArgument(format!(
+                        "<#{target}> is not a voice channel. Nothing was done."
+                    )));
+                }
+                super::voice::rooms::join(bot, guild, target)
+                    .await
+                    .map_err(PortError::Discord)
             }
         }
     }
 
-    async fn guild(&self, session: &str) -> Result<Guild, String> {
-        let (guild, here) = self.guild_here(session)?;
+    async fn guild(&self, turn: &TurnContext) -> Result<Guild, PortError> {
+        let (guild, here) = self.guild_here(&turn.session)?;
         let bot = &self.0;
         let me = bot.me.get().copied().unwrap_or(0);
         let (name, owner) = bot
@@ -250,25 +290,27 @@ impl DiscordPort for Port {
             .get()
             .and_then(|c| c.guild(guild).map(|g| (g.name.clone(), g.owner_id.get())))
             .unwrap_or_default();
-        super::manage::read(&self.1, guild.get(), (name, owner, me, here)).await
+        super::manage::read(&self.1, guild.get(), (name, owner, me, here))
+            .await
+            .map_err(PortError::Discord)
     }
 
-    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
-        let (guild, _) = self.guild_here(session).map_err(|why| ApiError {
+    async fn apply(&self, turn: &TurnContext, change: &Change) -> Result<Option<u64>, ApiError> {
+        let (guild, _) = self.guild_here(&turn.session).map_err(|why| ApiError {
             status: 0,
             code: 0,
-            message: why,
+            message: why.to_string(),
         })?;
         super::manage::apply(&self.1, guild.get(), change).await
     }
 
-    fn guild_id(&self, session: &str) -> Option<u64> {
-        self.guild_here(session).ok().map(|(g, _)| g.get())
+    fn guild_id(&self, turn: &TurnContext) -> Option<u64> {
+        self.guild_here(&turn.session).ok().map(|(g, _)| g.get())
     }
 
-    fn file_limit(&self, session: &str) -> u64 {
+    fn file_limit(&self, turn: &TurnContext) -> u64 {
         use serenity::all::PremiumTier;
-        let tier = self.guild_here(session).ok().and_then(|(g, _)| {
+        let tier = self.guild_here(&turn.session).ok().and_then(|(g, _)| {
             let cache = self.0.cache.get()?;
             cache.guild(g).map(|g| g.premium_tier)
         });
@@ -281,13 +323,13 @@ impl DiscordPort for Port {
 
     async fn send_file(
         &self,
-        session: &str,
+        turn: &TurnContext,
         name: &str,
         bytes: Vec<u8>,
         text: Option<&str>,
-    ) -> Result<String, String> {
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
-        let http = self.0.http().ok_or("Discord is not connected.")?;
+    ) -> Result<String, PortError> {
+        let here = here(&turn.session)?;
+        let http = http(&self.0)?;
         let size = bytes.len();
         let mut msg = serenity::all::CreateMessage::new()
             .add_file(serenity::all::CreateAttachment::bytes(bytes, name))
@@ -298,13 +340,22 @@ impl DiscordPort for Port {
         ChannelId::new(here.max(1))
             .send_message(http, msg)
             .await
-            .map_err(|e| format!("Discord would not take the file ({e}). Nothing was sent."))?;
+            .map_err(|e| {
+                PortError::Discord(format!(
+                    "Discord would not take the file ({e}). Nothing was sent."
+                ))
+            })?;
         Ok(format!("Sent {name} ({size} bytes) to this channel."))
     }
 
-    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
-        let here = channel_of(session).ok_or("This conversation is not a Discord channel.")?;
-        let http = self.0.http().ok_or("Discord is not connected.")?;
+    async fn post_embed(
+        &self,
+        turn: &TurnContext,
+        title: &str,
+        body: &str,
+    ) -> Result<(), PortError> {
+        let here = here(&turn.session)?;
+        let http = http(&self.0)?;
         let embed = serenity::all::CreateEmbed::new()
             .title(crate::tools::clip_chars(title, 250))
             .description(crate::tools::clip_chars(body, 4000));
@@ -315,6 +366,6 @@ impl DiscordPort for Port {
             .send_message(http, msg)
             .await
             .map(|_| ())
-            .map_err(|e| format!("the plan could not be shown ({e})"))
+            .map_err(|e| PortError::Discord(format!("the plan could not be shown ({e})")))
     }
 }

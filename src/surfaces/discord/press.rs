@@ -12,6 +12,7 @@ use serenity::all::{
 use super::commands::stop::job_words;
 use super::send::private;
 use super::{approve, cards, session_of, Bot};
+use crate::protocol::CardAnswer;
 
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
     if let Err(e) = c.create_response(&ctx.http, r).await {
@@ -23,26 +24,23 @@ async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionRe
 pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) {
     let id = c.data.custom_id.clone();
     let user = c.user.id.get();
-    let who = approve::answerer(&c.user, c.member.as_ref().and_then(|m| m.nick.clone()));
-    // What the presser holds in this channel, as Discord computed it for this very press:
-    // a carded tool's card checks it (re-checked at every press).
-    let holds = approve::holds(c.member.as_ref());
+    let who = approve::answerer(&c.user, c.member.as_ref());
     if let Some(request_id) = cards::parse_answer(&id) {
         return super::answer::on_answer_button(bot, ctx, &c, &request_id).await;
     }
     if let Some(request_id) = cards::parse_with(cards::EDIT, &id) {
-        return approve::on_edit(bot, ctx, &c, &request_id, (&who, &holds)).await;
+        return approve::on_edit(bot, ctx, &c, &request_id, &who).await;
     }
     if let Some(request_id) = cards::parse_with(cards::ALWAYS, &id) {
-        return approve::on_always(bot, ctx, &c, &request_id, (&who, &holds)).await;
+        return approve::on_always(bot, ctx, &c, &request_id, &who).await;
     }
     if let Some(request_id) = cards::parse_with(cards::DENY_BUTTON, &id) {
-        return approve::on_deny(bot, ctx, &c, &request_id, (&who, &holds)).await;
+        return approve::on_deny(bot, ctx, &c, &request_id, &who).await;
     }
     if let Some((decision, request_id)) = cards::parse_button(&id) {
         let r = match bot
             .engine
-            .answer_card_holding(&request_id, decision, &who, &holds)
+            .answer(&request_id, CardAnswer::of(decision), &who)
         {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,

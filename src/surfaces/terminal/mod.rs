@@ -52,6 +52,7 @@ fn me() -> Answerer {
         name: "you".into(),
         local: true,
         via: "the terminal".into(),
+        holds: Vec::new(),
     }
 }
 
@@ -181,8 +182,12 @@ pub async fn run(
             }
             let answered = match (waiting.input, line.is_empty()) {
                 // A question takes the typed line verbatim; an empty line skips it.
-                (true, false) => engine.answer_text(&waiting.request_id, &line, &me),
-                (true, true) => engine.answer_card(&waiting.request_id, Decision::Deny, &me),
+                (true, false) => {
+                    engine.answer(&waiting.request_id, CardAnswer::text(line.clone()), &me)
+                }
+                (true, true) => {
+                    engine.answer(&waiting.request_id, CardAnswer::of(Decision::Deny), &me)
+                }
                 // The edited command, approved; the gate judges it again.
                 (false, false) if waiting.editing => {
                     let edit = CardAnswer {

@@ -31,6 +31,7 @@ pub(crate) fn web_owner() -> Answerer {
         name: "the owner".into(),
         local: true,
         via: "the web page".into(),
+        holds: Vec::new(),
     }
 }
 

@@ -22,8 +22,9 @@ fn fx(words: &str) -> Fx {
     let store = Arc::new(Store::in_memory().unwrap());
     let hub = Reminders::new(store);
     let mut ctx = ctx_in(dir.path(), &dir.path().join("ws"));
-    ctx.session = "discord:chan".into();
-    ctx.user_request = Some(words.into());
+    let turn = Arc::make_mut(&mut ctx.turn);
+    turn.session = "discord:chan".into();
+    turn.user_request = Some(words.into());
     ctx.reminders = Some(hub.clone());
     let (tx, fired) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
@@ -142,7 +143,7 @@ async fn remove_deletes_only_this_conversations_reminder_and_it_never_fires() {
     .await;
     let id = f.hub.store().reminders_of("discord:chan").unwrap()[0].id;
     let mut other = f.ctx.clone();
-    other.session = "web:someone".into();
+    Arc::make_mut(&mut other.turn).session = "web:someone".into();
     let out = CronJob::new()
         .run(json!({"action": "remove", "id": id}), &other)
         .await;

@@ -81,7 +81,7 @@ pub async fn read(
     ctx: &ToolContext,
     tool: &str,
 ) -> Result<(Arc<dyn DiscordPort>, Guild), String> {
-    if !matches!(ctx.origin, Some(Origin::Discord { .. })) {
+    if !matches!(ctx.origin(), Origin::Discord { .. }) {
         return Err(format!(
             "{tool} works only in a conversation on Discord, so nothing changed."
         ));
@@ -89,7 +89,7 @@ pub async fn read(
     let port = slot
         .get()
         .ok_or("Discord is not connected, so nothing changed.")?;
-    let g = port.guild(&ctx.session).await?;
+    let g = port.guild(&ctx.turn).await.map_err(|e| e.to_string())?;
     Ok((port, g))
 }
 
@@ -116,8 +116,8 @@ pub fn deletions(ok: &[Checked]) -> usize {
 /// changes need, or an Administrator.
 pub fn may_answer(ctx: &ToolContext, ok: &[Checked]) -> Option<MayAnswer> {
     let needs = ok.iter().fold(0, |acc, (_, _, r)| acc | r.needs);
-    match &ctx.origin {
-        Some(Origin::Discord { user, .. }) => Some(MayAnswer {
+    match ctx.origin() {
+        Origin::Discord { user, .. } => Some(MayAnswer {
             asker: user.to_string(),
             asker_needs: permission_names(needs),
             anyone_with: vec!["administrator".into()],
@@ -135,7 +135,7 @@ pub async fn apply_one(
     a: &Action,
 ) -> Result<String, (String, String)> {
     let r = resolve(g, a, g.here).map_err(|why| (a.op.clone(), format!("not done: {why}.")))?;
-    match port.apply(&ctx.session, &r.change).await {
+    match port.apply(&ctx.turn, &r.change).await {
         Ok(id) => {
             remember(g, &r.change, id);
             Ok(r.line)
@@ -148,9 +148,9 @@ pub async fn apply_one(
 /// change, the result.
 pub fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) {
     let Some(store) = &ctx.store else { return };
-    let asker = match &ctx.origin {
-        Some(Origin::Discord { user, .. }) => format!("<@{user}>"),
-        _ => ctx.asker.clone().unwrap_or_else(|| "someone".into()),
+    let asker = match ctx.origin() {
+        Origin::Discord { user, .. } => format!("<@{user}>"),
+        Origin::Owner => ctx.turn.person.author.clone(),
     };
     let by = ctx.approved_by.as_deref().unwrap_or("nobody (no card)");
     let detail = format!("asked by {asker}; approved by {by}; {result}");
@@ -159,7 +159,7 @@ pub fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) 
     } else {
         Approver::ExecutedFailed
     };
-    if let Err(e) = store.audit(&ctx.session, tool, line, "write", ok, approver, &detail) {
+    if let Err(e) = store.audit(ctx.session(), tool, line, "write", ok, approver, &detail) {
         tracing::error!("writing the audit trail: {e}");
     }
 }
@@ -191,13 +191,13 @@ impl Stash {
     /// Keep what the card of this call shows.
     pub fn keep(&self, ctx: &ToolContext, kept: Kept) {
         self.0
-            .insert((ctx.session.clone(), ctx.call_id.clone()), kept);
+            .insert((ctx.session().to_string(), ctx.call_id.clone()), kept);
     }
 
     /// Take what this call's card showed.
     pub fn take(&self, ctx: &ToolContext) -> Option<Kept> {
         self.0
-            .remove(&(ctx.session.clone(), ctx.call_id.clone()))
+            .remove(&(ctx.session().to_string(), ctx.call_id.clone()))
             .map(|(_, k)| k)
     }
 }

@@ -157,9 +157,9 @@ impl Tool for GuildRead {
         let Some(port) = self.port.get() else {
             return ToolOutput::refused("Discord is not connected, so nothing was read.");
         };
-        match port.guild(&ctx.session).await {
+        match port.guild(&ctx.turn).await {
             Ok(g) => ToolOutput::ok(describe(&g)),
-            Err(why) => ToolOutput::refused(why),
+            Err(why) => ToolOutput::refused(why.to_string()),
         }
     }
 }

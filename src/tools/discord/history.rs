@@ -62,9 +62,9 @@ impl Tool for ReadHistory {
         let Some(port) = self.port.get() else {
             return ToolOutput::refused("Discord is not connected, so nothing was read.");
         };
-        match port.read_history(&ctx.session, channel, limit).await {
+        match port.read_history(&ctx.turn, channel, limit).await {
             Ok(text) => ToolOutput::ok(text),
-            Err(why) => ToolOutput::refused(why),
+            Err(why) => ToolOutput::refused(why.to_string()),
         }
     }
 }

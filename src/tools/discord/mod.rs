@@ -40,6 +40,7 @@ use serde_json::Value;
 
 use crate::protocol::{Risk, StepKind};
 use crate::tools::{Behaviour, Gating, Scope, ToolLines, ToolSpec};
+use crate::turn::TurnContext;
 
 /// How many messages discord_read_history reads when not told.
 pub const HISTORY_DEFAULT: usize = 100;
@@ -49,76 +50,109 @@ pub const HISTORY_MAX: usize = 400;
 /// Discord's file size limit for a bot in a server without boosts (10 MiB).
 pub const FILE_LIMIT: u64 = 10 * 1024 * 1024;
 
-/// What the Discord surface does for the read tools. Each answer is text for the
-/// model, or one sentence saying why not (the asker may not read that channel, …).
+/// Why the Discord surface did not do what a tool asked. Each variant's text is the one
+/// sentence the model is handed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PortError {
+    /// The conversation is not where this works (not a Discord channel, not in a
+    /// server, not available on this surface): the sentence says which.
+    #[error("{0}")]
+    NotHere(String),
+    /// Discord is not connected.
+    #[error("Discord is not connected.")]
+    NotConnected,
+    /// An argument is not what it must be (a channel id, a voice channel): the sentence.
+    #[error("{0}")]
+    BadArgument(String),
+    /// The person the turn speaks for may not do this (read a channel they cannot
+    /// see): the sentence. Nothing was done.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Discord refused or failed: the sentence, with Discord's words.
+    #[error("{0}")]
+    Discord(String),
+}
+
+/// What the Discord surface does for the Discord tools. Every call takes the turn it
+/// serves: the conversation is `turn.session` and the person asking is `turn.person`,
+/// fixed when the turn was created — never whoever spoke last.
 #[async_trait]
 pub trait DiscordPort: Send + Sync {
     /// The last `limit` messages of `channel` (a channel id; `None`: this session's
-    /// channel), oldest first, as the person asking this turn may read them.
+    /// channel), oldest first, as the person the turn speaks for may read them.
     async fn read_history(
         &self,
-        session: &str,
+        turn: &TurnContext,
         channel: Option<&str>,
         limit: usize,
-    ) -> Result<String, String>;
+    ) -> Result<String, PortError>;
 
     /// Members of this session's guild (only), filtered by `query` when given.
-    async fn people(&self, session: &str, query: Option<&str>) -> Result<String, String>;
+    async fn people(&self, turn: &TurnContext, query: Option<&str>) -> Result<String, PortError>;
 
     /// Join, leave or describe the voice room of this session's guild (the
     /// discord_voice tool). Join goes to `channel` (a voice channel id) or else to the
-    /// voice channel of the person asking. The answer is one sentence either way.
+    /// voice channel of the person the turn speaks for. The answer is one sentence.
     async fn voice(
         &self,
-        session: &str,
+        turn: &TurnContext,
         action: VoiceAction,
         channel: Option<&str>,
-    ) -> Result<String, String> {
-        let _ = (session, action, channel);
-        Err("Voice is not available here.".into())
+    ) -> Result<String, PortError> {
+        let _ = (turn, action, channel);
+        Err(PortError::NotHere("Voice is not available here.".into()))
     }
 
     /// This session's server, read fresh from Discord: channels, roles, members, its
     /// owner, her own id and the conversation's channel.
-    async fn guild(&self, session: &str) -> Result<Guild, String> {
-        let _ = session;
-        Err("Server management is not available here.".into())
+    async fn guild(&self, turn: &TurnContext) -> Result<Guild, PortError> {
+        let _ = turn;
+        Err(PortError::NotHere(
+            "Server management is not available here.".into(),
+        ))
     }
 
     /// The id of this session's server, from what the surface already knows (no call).
-    fn guild_id(&self, session: &str) -> Option<u64> {
-        let _ = session;
+    fn guild_id(&self, turn: &TurnContext) -> Option<u64> {
+        let _ = turn;
         None
     }
 
     /// The most bytes one file may have in this session's channel.
-    fn file_limit(&self, session: &str) -> u64 {
-        let _ = session;
+    fn file_limit(&self, turn: &TurnContext) -> u64 {
+        let _ = turn;
         FILE_LIMIT
     }
 
     /// Send file `name` (`bytes`) with `text` to this session's channel; one sentence.
     async fn send_file(
         &self,
-        session: &str,
+        turn: &TurnContext,
         name: &str,
         bytes: Vec<u8>,
         text: Option<&str>,
-    ) -> Result<String, String> {
-        let _ = (session, name, bytes, text);
-        Err("Sending files is not available here.".into())
+    ) -> Result<String, PortError> {
+        let _ = (turn, name, bytes, text);
+        Err(PortError::NotHere(
+            "Sending files is not available here.".into(),
+        ))
     }
 
     /// Post an embed (`title`, `body`) in this session's channel (a plan shown).
-    async fn post_embed(&self, session: &str, title: &str, body: &str) -> Result<(), String> {
-        let _ = (session, title, body);
-        Err("Posting is not available here.".into())
+    async fn post_embed(
+        &self,
+        turn: &TurnContext,
+        title: &str,
+        body: &str,
+    ) -> Result<(), PortError> {
+        let _ = (turn, title, body);
+        Err(PortError::NotHere("Posting is not available here.".into()))
     }
 
     /// Apply one change to this session's server; a created channel's or role's id.
     /// Rate limits are waited out, never answered as errors.
-    async fn apply(&self, session: &str, change: &Change) -> Result<Option<u64>, ApiError> {
-        let _ = (session, change);
+    async fn apply(&self, turn: &TurnContext, change: &Change) -> Result<Option<u64>, ApiError> {
+        let _ = (turn, change);
         Err(ApiError {
             status: 0,
             code: 0,
@@ -163,7 +197,7 @@ impl PortSlot {
 /// Whether a server tool may be offered: Discord is connected and the conversation is
 /// on Discord.
 pub(super) fn offered_here(port: &PortSlot, ctx: &crate::tools::Availability<'_>) -> bool {
-    port.get().is_some() && matches!(ctx.origin, Some(crate::protocol::Origin::Discord { .. }))
+    port.get().is_some() && matches!(ctx.origin, crate::protocol::Origin::Discord { .. })
 }
 
 /// The spec every Discord read tool shares: family discord, read risk, guests may be

@@ -54,9 +54,9 @@ impl Tool for People {
         let Some(port) = self.port.get() else {
             return ToolOutput::refused("Discord is not connected, so nobody was listed.");
         };
-        match port.people(&ctx.session, query).await {
-            Ok(text) => ToolOutput::ok(with_facts(text, port.guild_id(&ctx.session), ctx)),
-            Err(why) => ToolOutput::refused(why),
+        match port.people(&ctx.turn, query).await {
+            Ok(text) => ToolOutput::ok(with_facts(text, port.guild_id(&ctx.turn), ctx)),
+            Err(why) => ToolOutput::refused(why.to_string()),
         }
     }
 }

@@ -106,7 +106,7 @@ impl Tool for DiscordPlan {
             }
         };
         let id = format!("plan-{:08x}", rand::random::<u32>());
-        if let Err(e) = store.save_plan(&id, &ctx.session, g.id, &changes) {
+        if let Err(e) = store.save_plan(&id, ctx.session(), g.id, &changes) {
             return ToolOutput::failed(format!("The plan could not be kept ({e})."));
         }
         let deletes = batch::deletions(&ok);
@@ -143,7 +143,7 @@ impl Tool for DiscordPlan {
         // Shown in the channel as an embed; the model reads the same text.
         let title = format!("Plan {id} (nothing has changed yet)");
         let shown = match port
-            .post_embed(&ctx.session, &title, &out[1..].join("\n"))
+            .post_embed(&ctx.turn, &title, &out[1..].join("\n"))
             .await
         {
             Ok(()) => "It is shown in the channel as an embed.".to_string(),

@@ -11,6 +11,7 @@ use crate::protocol::{Origin, Risk};
 use crate::store::{PersonFact, Store};
 use crate::tools::args::{opt_str, req_str};
 use crate::tools::{Availability, Tool, ToolContext, ToolOutput, ToolSpec, TurnNotes};
+use crate::turn::TurnContext;
 
 /// The longest fact kept.
 pub const FACT_MAX: usize = 300;
@@ -90,15 +91,15 @@ impl Tool for RememberPerson {
                 "The fact must be one short sentence of 1 to {FACT_MAX} characters. Nothing was noted."
             ));
         }
-        let Some(Origin::Discord { user: asker, .. }) = ctx.origin else {
+        let Origin::Discord { user: asker, .. } = *ctx.origin() else {
             return ToolOutput::refused("People are remembered per Discord server, and this conversation is not on Discord. Nothing was noted.");
         };
         let (Some(port), Some(store)) = (self.port.get(), ctx.store.as_ref()) else {
             return ToolOutput::refused("Discord is not connected, so nothing was noted.");
         };
-        let g = match port.guild(&ctx.session).await {
+        let g = match port.guild(&ctx.turn).await {
             Ok(g) => g,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let Some(m) = g.member(person) else {
             return ToolOutput::refused(format!(
@@ -140,19 +141,13 @@ fn mentioned(text: &str) -> Vec<u64> {
 }
 
 impl TurnNotes for PeopleNotes {
-    fn notes(
-        &self,
-        session: &str,
-        origin: Option<&Origin>,
-        text: &str,
-        store: &Store,
-    ) -> Option<String> {
-        let Some(Origin::Discord { user, .. }) = origin else {
+    fn notes(&self, turn: &TurnContext, store: &Store) -> Option<String> {
+        let Origin::Discord { user, .. } = turn.origin() else {
             return None;
         };
-        let guild = self.port.get()?.guild_id(session)?;
+        let guild = self.port.get()?.guild_id(turn)?;
         let mut people = vec![*user];
-        people.extend(mentioned(text));
+        people.extend(mentioned(turn.user_request.as_deref().unwrap_or("")));
         let facts = store.person_facts(guild, Some(&people)).ok()?;
         if facts.is_empty() {
             return None;

@@ -70,7 +70,7 @@ impl Tool for SendFile {
             (Ok(p), Ok(m)) => (p, m),
             (Err(r), _) | (_, Err(r)) => return r,
         };
-        if !matches!(ctx.origin, Some(Origin::Discord { .. })) {
+        if !matches!(ctx.origin(), Origin::Discord { .. }) {
             return ToolOutput::refused("discord_send_file sends to a Discord channel, and this conversation is not on Discord. Nothing was sent.");
         }
         let Some(port) = self.port.get() else {
@@ -91,7 +91,7 @@ impl Tool for SendFile {
                 ))
             }
         };
-        let limit = port.file_limit(&ctx.session);
+        let limit = port.file_limit(&ctx.turn);
         if meta.len() > limit {
             return ToolOutput::refused(format!(
                 "'{path}' is {} bytes, past Discord's limit of {limit} bytes for a file here, so nothing was sent.",
@@ -110,12 +110,9 @@ impl Tool for SendFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "file".into());
-        match port
-            .send_file(&ctx.session, &file_name, bytes, message)
-            .await
-        {
+        match port.send_file(&ctx.turn, &file_name, bytes, message).await {
             Ok(said) => ToolOutput::ok(said),
-            Err(why) => ToolOutput::failed(why),
+            Err(why) => ToolOutput::failed(why.to_string()),
         }
     }
 }

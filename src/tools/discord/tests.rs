@@ -183,17 +183,26 @@ fn the_server_tools_are_offered_only_in_a_conversation_on_discord() {
     struct Nothing;
     #[async_trait::async_trait]
     impl super::DiscordPort for Nothing {
-        async fn read_history(&self, _: &str, _: Option<&str>, _: usize) -> Result<String, String> {
-            Err(String::new())
+        async fn read_history(
+            &self,
+            _: &crate::turn::TurnContext,
+            _: Option<&str>,
+            _: usize,
+        ) -> Result<String, super::PortError> {
+            Err(super::PortError::NotConnected)
         }
-        async fn people(&self, _: &str, _: Option<&str>) -> Result<String, String> {
-            Err(String::new())
+        async fn people(
+            &self,
+            _: &crate::turn::TurnContext,
+            _: Option<&str>,
+        ) -> Result<String, super::PortError> {
+            Err(super::PortError::NotConnected)
         }
     }
     slot.set(Some(std::sync::Arc::new(Nothing)));
     let tool = super::DiscordAct::new(slot);
     let settings = crate::config::Settings::default();
-    let on = |origin: Option<&Origin>| {
+    let on = |origin: &Origin| {
         tool.available(&Availability {
             mode: Mode::Companion,
             recent_user_messages: &[],
@@ -201,12 +210,11 @@ fn the_server_tools_are_offered_only_in_a_conversation_on_discord() {
             origin,
         })
     };
-    assert!(on(Some(&Origin::Discord {
+    assert!(on(&Origin::Discord {
         user: 3,
         owner: false
-    })));
-    assert!(!on(Some(&Origin::Owner)));
-    assert!(!on(None));
+    }));
+    assert!(!on(&Origin::Owner));
 }
 
 #[test]

@@ -93,14 +93,14 @@ impl Tool for DiscordVoice {
         };
         let action = match parse_action(action) {
             Ok(a) => a,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let Some(port) = self.port.get() else {
             return ToolOutput::refused("Discord is not connected, so nothing was done.");
         };
-        match port.voice(&ctx.session, action, channel).await {
+        match port.voice(&ctx.turn, action, channel).await {
             Ok(text) => ToolOutput::ok(text),
-            Err(why) => ToolOutput::failed(why),
+            Err(why) => ToolOutput::failed(why.to_string()),
         }
     }
 }

@@ -8,9 +8,10 @@ use crate::tools::test_support::record_frames;
 
 fn ctx(dir: &tempfile::TempDir, words: Option<&str>) -> ToolContext {
     let mut ctx = ctx_in(dir.path(), &dir.path().join("ws"));
-    ctx.user_request = words.map(str::to_string);
+    let turn = std::sync::Arc::make_mut(&mut ctx.turn);
+    turn.user_request = words.map(str::to_string);
     // A context with no words of the person stands for the hidden announce turn.
-    ctx.announce = words.is_none();
+    turn.announce = words.is_none();
     ctx
 }
 
@@ -79,8 +80,9 @@ async fn the_announce_turn_cannot_open_a_new_plan_but_may_finish_an_open_one() {
 async fn a_background_job_is_never_an_announce_turn() {
     let dir = tempfile::tempdir().unwrap();
     let mut job = ctx(&dir, None);
-    job.mode = Mode::Work;
-    job.run_id = Some("0a1b2c3d".into());
+    let turn = std::sync::Arc::make_mut(&mut job.turn);
+    turn.mode = Mode::Work;
+    turn.run_id = Some("0a1b2c3d".into());
     assert!(!job.is_announce_turn());
     assert!(Todo::new()
         .run(plan(&[("a", "pending")]), &job)

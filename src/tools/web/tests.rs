@@ -24,7 +24,7 @@ fn web_extract_is_offered_after_a_link_and_always_in_a_job() {
             mode,
             recent_user_messages: msgs,
             settings: &settings,
-            origin: None,
+            origin: &crate::protocol::Origin::Owner,
         })
     };
     assert!(avail(Mode::Companion, &with));
@@ -41,7 +41,7 @@ fn web_search_is_hidden_until_an_endpoint_is_configured() {
             mode: Mode::Companion,
             recent_user_messages: &[],
             settings: s,
-            origin: None,
+            origin: &crate::protocol::Origin::Owner,
         })
     };
     assert!(!avail(&settings));

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::{Caption, Live, Room, RoomEvent, Trace};
 use crate::engine::{Answerer, TurnOptions};
 use crate::protocol::{
-    Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
+    CardAnswer, Channel, Decision, Event, Frame, Origin, Phase, Register, TurnRequest, TurnStatus,
 };
 use crate::speech::consent::{consent, Consent};
 use crate::speech::filter::Sentences;
@@ -38,8 +38,9 @@ impl Room {
             // The owner on their own surface (the page) answers as local.
             local: matches!(self.parts.side.origin(user), Origin::Owner),
             via: "the voice call".into(),
+            holds: Vec::new(),
         };
-        if self.parts.engine.card_for(&card, &who, &[]).is_err() {
+        if self.parts.engine.card_for(&card, &who).is_err() {
             return true;
         }
         let decision = match said {
@@ -56,7 +57,12 @@ impl Room {
                 return true;
             }
         };
-        if self.parts.engine.answer_card(&card, decision, &who).is_ok() {
+        if self
+            .parts
+            .engine
+            .answer(&card, CardAnswer::of(decision), &who)
+            .is_ok()
+        {
             self.say(match decision {
                 Decision::Deny => "Okay, I won't.",
                 _ => "Okay, going ahead.",

@@ -93,10 +93,9 @@ impl RoomSide for Side {
         crate::surfaces::discord::remind::author_label(&self.name_of(user), user)
     }
 
-    fn before_turn(&self, user: u64) {
+    fn before_turn(&self, _user: u64) {
         let session = session_of(self.channel);
         view::ensure(&self.bot, &session, self.channel, false);
-        self.bot.askers.insert(session, user);
     }
 }
 
