@@ -254,19 +254,34 @@ pub(crate) fn tool_results(req: &ModelRequest) -> Vec<String> {
         .collect()
 }
 
-/// The owner's turn in `session` with `words`, `el_call_bound` as given: what starts a
-/// job in these tests.
+/// An owner's turn on Discord in `session` with `words`, `el_call_bound` as given: what
+/// starts a job in these tests (its cards go to the configured owners).
 pub(crate) fn starter(
     session: &str,
     words: Option<&str>,
     el_call_bound: Option<bool>,
 ) -> crate::turn::TurnContext {
+    let owner = crate::protocol::Person {
+        origin: crate::protocol::Origin::Discord {
+            user: 1,
+            owner: true,
+        },
+        author: "ann (1)".into(),
+    };
     crate::turn::TurnContext::companion(
         session,
-        crate::protocol::Person::owner("you"),
+        owner,
         (Register::Text, Channel::Text, el_call_bound),
         words.map(str::to_string),
     )
+}
+
+/// The owner's turn at their own surface (the terminal) in `session`.
+pub(crate) fn local_starter(session: &str) -> crate::turn::TurnContext {
+    crate::turn::TurnContext {
+        person: crate::protocol::Person::owner("you"),
+        ..starter(session, None, Some(false))
+    }
 }
 
 pub(crate) fn text_turn(text: &str) -> TurnRequest {

@@ -235,10 +235,7 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
     let mut rx = r.engine.session(session).subscribe();
     // As the terminal's start_work call would: the owner's turn starts it.
     r.engine
-        .start_job(
-            &super::tests::starter(session, None, Some(false)),
-            "install demo",
-        )
+        .start_job(&super::tests::local_starter(session), "install demo")
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {

@@ -648,10 +648,7 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
     let mut rx = engine.session("terminal:me").subscribe();
     // As the terminal's start_work call would: the owner's turn starts it.
     engine
-        .start_job(
-            &super::tests::starter("terminal:me", None, Some(false)),
-            "call the api",
-        )
+        .start_job(&super::tests::local_starter("terminal:me"), "call the api")
         .unwrap();
     let me = Answerer {
         id: "local".into(),
