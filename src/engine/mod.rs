@@ -520,6 +520,8 @@ mod tests_cards;
 #[cfg(test)]
 mod tests_gate;
 #[cfg(test)]
+mod tests_identity;
+#[cfg(test)]
 mod tests_mcp;
 #[cfg(test)]
 mod tests_rules;

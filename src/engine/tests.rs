@@ -102,6 +102,8 @@ pub(crate) struct Fake {
     pub(crate) runs: Arc<AtomicUsize>,
     /// The arguments of every run, in order.
     pub(crate) seen: Arc<std::sync::Mutex<Vec<Value>>>,
+    /// Whom each run acted for (its turn's person), in order.
+    pub(crate) people: Arc<std::sync::Mutex<Vec<crate::protocol::Person>>>,
 }
 
 pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
@@ -133,6 +135,7 @@ pub(crate) fn fake(name: &str, risk: Risk) -> Fake {
         available: true,
         runs: Arc::new(AtomicUsize::new(0)),
         seen: Arc::default(),
+        people: Arc::default(),
     }
 }
 
@@ -171,9 +174,10 @@ impl Tool for Fake {
     fn available(&self, _ctx: &Availability<'_>) -> bool {
         self.available
     }
-    async fn run(&self, args: Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
         self.runs.fetch_add(1, Ordering::SeqCst);
         self.seen.lock().unwrap().push(args);
+        self.people.lock().unwrap().push(ctx.turn.person.clone());
         tokio::time::sleep(self.delay).await;
         self.output.clone()
     }

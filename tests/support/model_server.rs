@@ -169,7 +169,14 @@ struct Shared {
     /// How long every reply waits before its first byte (the voice benchmark's fixed
     /// model latency).
     delay_ms: AtomicU64,
+    /// Answers a request from what it holds (before the FIFO script), with how long
+    /// that reply waits: many turns at once each get their own answer.
+    responder: Mutex<Option<Responder>>,
 }
+
+/// A reply chosen from the request body, and how long it waits before its first byte.
+pub type Responder =
+    Arc<dyn Fn(&Value) -> Option<(Reply, std::time::Duration)> + Send + Sync + 'static>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -201,6 +208,7 @@ impl ScriptedModel {
             record: AtomicBool::new(true),
             count: AtomicU64::new(0),
             delay_ms: AtomicU64::new(0),
+            responder: Mutex::new(None),
         });
         let app = Router::new()
             .route("/v1/responses", post(responses_route))
@@ -224,6 +232,12 @@ impl ScriptedModel {
     /// Queue a reply; replies are served in order, to either endpoint.
     pub fn push(&self, reply: Reply) {
         lock(&self.shared.script).push_back(reply);
+    }
+
+    /// Answer every request with `responder` when it has an answer for it (the script
+    /// and the fallback serve the rest).
+    pub fn set_responder(&self, responder: Responder) {
+        *lock(&self.shared.responder) = Some(responder);
     }
 
     /// What is served once the script is empty.
@@ -296,7 +310,12 @@ impl ScriptedModel {
 }
 
 impl Shared {
-    fn take(&self, path: &str, headers: &HeaderMap, body: &Bytes) -> (Reply, Value) {
+    fn take(
+        &self,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> (Reply, Value, std::time::Duration) {
         let body: Value = serde_json::from_slice(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
         let authorization = headers
@@ -311,9 +330,14 @@ impl Shared {
                 authorization,
             });
         }
+        let fixed = std::time::Duration::from_millis(self.delay_ms.load(Ordering::Relaxed));
+        let responder = lock(&self.responder).clone();
+        if let Some((reply, wait)) = responder.and_then(|r| r(&body)) {
+            return (reply, body, wait.max(fixed));
+        }
         let next = lock(&self.script).pop_front();
         let reply = next.unwrap_or_else(|| lock(&self.fallback).clone());
-        (reply, body)
+        (reply, body, fixed)
     }
 
     /// Call ids count on their own: call_1, call_2 … across both endpoints.
@@ -331,10 +355,9 @@ async fn responses_route(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (reply, req) = shared.take("/v1/responses", &headers, &body);
-    let delay = shared.delay_ms.load(Ordering::Relaxed);
-    if delay > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    let (reply, req, delay) = shared.take("/v1/responses", &headers, &body);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
     }
     match reply.kind {
         Kind::Stream {
@@ -362,10 +385,9 @@ async fn chat_route(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (reply, req) = shared.take("/v1/chat/completions", &headers, &body);
-    let delay = shared.delay_ms.load(Ordering::Relaxed);
-    if delay > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    let (reply, req, delay) = shared.take("/v1/chat/completions", &headers, &body);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
     }
     match reply.kind {
         Kind::Stream {

@@ -274,9 +274,10 @@ impl DiscordPort for Port {
                         "<#{target}> is not a voice channel. Nothing was done."
                     )));
                 }
+                // A failure names the channel it was for: the one the person asked.
                 super::voice::rooms::join(bot, guild, target)
                     .await
-                    .map_err(PortError::Discord)
+                    .map_err(|why| PortError::Discord(format!("<#{target}>: {why}")))
             }
         }
     }

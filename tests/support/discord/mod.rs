@@ -50,6 +50,32 @@ pub const GUEST: u64 = 2;
 pub const CAROL: u64 = 3;
 /// A role the bot wears.
 pub const BOT_ROLE: u64 = 700;
+/// A private text channel of the crowd guild ([`FakeDiscord::start_crowd`]): only
+/// [`OWNER`] (by an overwrite) and administrators may see it.
+pub const VAULT: u64 = 203;
+/// A second configured owner in the crowd guild (not let into [`VAULT`]).
+pub const OWNER2: u64 = 4;
+/// An administrator of the crowd guild who is not an owner.
+pub const ADMIN: u64 = 5;
+/// More guests of the crowd guild.
+pub const GUESTS: [u64; 3] = [6, 7, 8];
+/// The administrators' role in the crowd guild.
+pub const ADMIN_ROLE: u64 = 701;
+
+/// The name each test user goes by.
+pub fn name_of(id: u64) -> &'static str {
+    match id {
+        OWNER => "olive",
+        GUEST => "gus",
+        CAROL => "carol",
+        OWNER2 => "omar",
+        ADMIN => "ada",
+        6 => "gil",
+        7 => "gia",
+        8 => "guy",
+        _ => "someone",
+    }
+}
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     match m.lock() {
@@ -254,21 +280,56 @@ impl FakeDiscord {
             payloads::member(OWNER, "olive", &[], None),
             payloads::member(GUEST, "gus", &[], None),
             payloads::member(CAROL, "carol", &[], None),
-            payloads::member(BOT, "Kotoba", &[BOT_ROLE], None),
         ];
-        // Her own member object says bot, as Discord's does (voice counts her out).
+        FakeDiscord::start_guild(heartbeat_ms, members, Vec::new(), Vec::new()).await
+    }
+
+    /// The guild of [`FakeDiscord::start`] with more people and a private channel:
+    /// owners [`OWNER`] and [`OWNER2`], administrator [`ADMIN`], guests [`GUEST`],
+    /// [`CAROL`] and [`GUESTS`]; [`VAULT`] hidden from @everyone, shown to [`OWNER`].
+    pub async fn start_crowd() -> FakeDiscord {
+        let mut members: Vec<Value> = [OWNER, GUEST, CAROL, OWNER2]
+            .into_iter()
+            .chain(GUESTS)
+            .map(|id| payloads::member(id, name_of(id), &[], None))
+            .collect();
+        members.push(payloads::member(ADMIN, name_of(ADMIN), &[ADMIN_ROLE], None));
+        // VIEW_CHANNEL (1 << 10) | READ_MESSAGE_HISTORY (1 << 16)
+        let see = (1u64 << 10) | (1 << 16);
+        let mut vault = payloads::text_channel(VAULT, GUILD, "vault");
+        vault["permission_overwrites"] = json!([
+            {"id": GUILD.to_string(), "type": 0, "allow": "0", "deny": see.to_string()},
+            {"id": OWNER.to_string(), "type": 1, "allow": see.to_string(), "deny": "0"}
+        ]);
+        // ADMINISTRATOR (1 << 3)
+        let admins = payloads::role(ADMIN_ROLE, "admins", 1 << 3);
+        FakeDiscord::start_guild(41_250, members, vec![vault], vec![admins]).await
+    }
+
+    /// Start with the test guild's members `members` (the bot is added), its channels
+    /// (general, other, home, lounge, studio) plus `channels`, and roles (hers) plus
+    /// `roles`.
+    async fn start_guild(
+        heartbeat_ms: u64,
+        members: Vec<Value>,
+        extra_channels: Vec<Value>,
+        extra_roles: Vec<Value>,
+    ) -> FakeDiscord {
         let mut members = members;
-        if let Some(me) = members.last_mut() {
-            me["user"]["bot"] = json!(true);
-        }
-        let channels = vec![
+        // Her own member object says bot, as Discord's does (voice counts her out).
+        let mut me = payloads::member(BOT, "Kotoba", &[BOT_ROLE], None);
+        me["user"]["bot"] = json!(true);
+        members.push(me);
+        let mut channels = vec![
             payloads::text_channel(GENERAL, GUILD, "general"),
             payloads::text_channel(OTHER, GUILD, "other"),
             payloads::text_channel(HOME, GUILD, "home"),
             payloads::voice_channel(LOUNGE, GUILD, "lounge"),
             payloads::voice_channel(STUDIO, GUILD, "studio"),
         ];
-        let roles = vec![payloads::role(BOT_ROLE, "kotoba", 0)];
+        channels.extend(extra_channels);
+        let mut roles = vec![payloads::role(BOT_ROLE, "kotoba", 0)];
+        roles.extend(extra_roles);
         let payload = payloads::guild(GUILD, OWNER, &channels, &members, &roles);
         let server = manage::Server {
             channels: channels.clone(),
@@ -459,12 +520,7 @@ impl FakeDiscord {
 
     /// `user` is now in voice channel `channel` (None: left voice), as Discord tells.
     pub fn voice_state(&self, user: u64, channel: Option<u64>) {
-        let name = match user {
-            OWNER => "olive",
-            GUEST => "gus",
-            CAROL => "carol",
-            _ => "someone",
-        };
+        let name = name_of(user);
         self.dispatch(
             "VOICE_STATE_UPDATE",
             json!({
@@ -499,15 +555,6 @@ impl FakeDiscord {
         }
     }
 
-    fn name_of(id: u64) -> &'static str {
-        match id {
-            OWNER => "olive",
-            GUEST => "gus",
-            CAROL => "carol",
-            _ => "someone",
-        }
-    }
-
     /// A user writes `content` in `channel` (guild channels; [`DM`] is a DM). Returns
     /// the message object (so a test can reply to it).
     pub fn say(&self, channel: u64, author: u64, content: &str, opts: Msg) -> Value {
@@ -518,7 +565,7 @@ impl FakeDiscord {
             channel,
             guild,
             author,
-            author_name: Self::name_of(author),
+            author_name: name_of(author),
             author_bot: opts.bot,
             content,
             referenced: opts.reply_to,
@@ -562,7 +609,7 @@ impl FakeDiscord {
             channel,
             guild: (channel != DM).then_some(GUILD),
             author,
-            author_name: Self::name_of(author),
+            author_name: name_of(author),
             author_bot: false,
             content: &text,
             referenced: None,
@@ -590,7 +637,7 @@ impl FakeDiscord {
     }
 
     fn presser(&self, user: u64, permissions: u64) -> Value {
-        payloads::member(user, Self::name_of(user), &[], Some(permissions))
+        payloads::member(user, name_of(user), &[], Some(permissions))
     }
 
     /// A new interaction of Discord's `kind` (2 command, 3 component, 5 modal submit)
