@@ -246,7 +246,7 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
         discord.mention(plan.channel, plan.person, &format!("please do it [t{n}]"));
         tokio::time::sleep(Duration::from_millis(rng.gen_range(0..25))).await;
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(240);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(420);
     let got = loop {
         let got = answers(&discord);
         if got.len() >= plans.len() || tokio::time::Instant::now() > deadline {
