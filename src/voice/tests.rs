@@ -182,8 +182,12 @@ impl RoomSide for Side {
     fn name_of(&self, user: u64) -> String {
         if user == ALICE { "Alice" } else { "Bob" }.into()
     }
+    /// Alice owns her; Bob is a guest.
     fn origin(&self, user: u64) -> Origin {
-        Origin::Discord { user, owner: true }
+        Origin::Discord {
+            user,
+            owner: user == ALICE,
+        }
     }
     fn author(&self, user: u64) -> String {
         format!("{} ({user})", self.name_of(user))

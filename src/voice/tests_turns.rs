@@ -2,7 +2,8 @@
 //! stage are in [`super::tests`]): spoken tool lines on a voice turn, hums on a
 //! reasoning model, nothing on a written turn, the 75 s / 600 s limits, a cough that
 //! only pauses her, a voiced packet's arrival that pauses her before the ticks, a lone
-//! name replacing the turn, and a leave from inside her turn.
+//! name replacing the turn, a leave from inside her turn, and two people in one room
+//! each acting as themselves.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -487,4 +488,47 @@ async fn a_stop_from_outside_the_room_silences_her_at_once_and_nothing_of_that_t
     assert!(stop.duration_since(at) <= Duration::from_millis(100));
     s.wait(10.0).await;
     assert_eq!(s.out.after(stop), 0, "nothing of the stopped turn plays on");
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_one_room_a_guests_spoken_turn_acts_as_the_guest_and_the_owners_as_the_owner() {
+    // A tool a guest may be offered, slow enough that the owner speaks while it runs.
+    let mut search = fake("web_search", Risk::Read).delay(Duration::from_secs(20));
+    search.spec.timeout = Some(Duration::from_secs(60));
+    let people = search.people.clone();
+    let s = stage(
+        vec![
+            call("web_search", json!({"q": "news"})),
+            call("web_search", json!({"q": "time"})),
+            Ok(say("It is noon.")),
+        ],
+        vec![search],
+        &[],
+        &["Kotoba search the news", "Kotoba what time is it"],
+        Mouth::new(Duration::from_millis(300)),
+        2,
+    );
+    s.speak(BOB, &phrase("Kotoba search the news")).await;
+    s.wait(5.0).await;
+    s.speak(ALICE, &phrase("Kotoba what time is it")).await;
+    s.wait(30.0).await;
+    let seen = people.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(
+        seen[0].origin,
+        crate::protocol::Origin::Discord {
+            user: BOB,
+            owner: false
+        },
+        "the guest's spoken turn acts as the guest"
+    );
+    assert_eq!(
+        seen[1].origin,
+        crate::protocol::Origin::Discord {
+            user: ALICE,
+            owner: true
+        },
+        "the owner's spoken turn acts as the owner"
+    );
+    assert_eq!(seen[1].author, format!("Alice ({ALICE})"));
 }
