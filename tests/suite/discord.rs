@@ -71,7 +71,11 @@ pub(crate) fn start_bot(
 }
 
 pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
-    let discord = FakeDiscord::start().await;
+    rig_on(FakeDiscord::start().await, extra).await
+}
+
+/// The bot ready against `discord` (a guild of its own) with a fresh data folder.
+pub(crate) async fn rig_on(discord: FakeDiscord, extra: &[(&str, &str)]) -> Rig {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();

@@ -12,12 +12,12 @@ use kotoba::surfaces::discord;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use super::discord::{start_bot, Started};
+use super::discord::rig_on;
 use crate::support::discord::{
     name_of, FakeDiscord, Msg, ADMIN, CAROL, DM, GENERAL, GUEST, GUESTS, HOME, LOUNGE, OTHER,
     OWNER, OWNER2, STUDIO, VAULT,
 };
-use crate::support::model_server::{Reply, ScriptedModel};
+use crate::support::model_server::Reply;
 
 /// What the private channel holds: seen in a turn's answer only when its person may
 /// read the channel.
@@ -193,22 +193,13 @@ fn check(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_many_people_at_once() {
-    let discord = FakeDiscord::start_crowd().await;
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
     let owners = format!("{OWNER},{OWNER2}");
-    let Started {
-        app,
-        shutdown,
-        task,
-    } = start_bot(
-        &discord,
-        &model,
-        home.path(),
+    let r = rig_on(
+        FakeDiscord::start_crowd().await,
         &[("KOTOBA_DISCORD_OWNER_IDS", owners.as_str())],
-    );
-    discord.wait_ready().await;
+    )
+    .await;
+    let (discord, model) = (&r.discord, &r.model);
     discord.say(VAULT, OWNER, SECRET, Msg::default());
     for person in [OWNER, GUEST, OWNER2] {
         discord.voice_state(person, voice_channel_of(person));
@@ -248,7 +239,7 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
     }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(420);
     let got = loop {
-        let got = answers(&discord);
+        let got = answers(discord);
         if got.len() >= plans.len() || tokio::time::Instant::now() > deadline {
             break got;
         }
@@ -257,7 +248,8 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
     let reminders: Vec<_> = [GENERAL, OTHER, HOME, DM]
         .into_iter()
         .flat_map(|c| {
-            app.engine
+            r.app
+                .engine
                 .store()
                 .reminders_of(&discord::session_of(c))
                 .unwrap()
@@ -274,9 +266,6 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
             None => wrong.push(format!("turn {n} was never answered")),
         }
     }
-    shutdown.cancel();
-    app.engine.shutdown();
-    task.abort();
     assert!(
         wrong.is_empty(),
         "{} wrong of {}:\n{}",
@@ -290,16 +279,8 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
 
 #[tokio::test]
 async fn a_guests_read_of_a_channel_they_cannot_see_is_refused_even_while_the_owner_speaks_there() {
-    let discord = FakeDiscord::start_crowd().await;
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
-    let Started {
-        app,
-        shutdown,
-        task,
-    } = start_bot(&discord, &model, home.path(), &[]);
-    discord.wait_ready().await;
+    let r = rig_on(FakeDiscord::start_crowd().await, &[]).await;
+    let (discord, model) = (&r.discord, &r.model);
     discord.say(VAULT, OWNER, SECRET, Msg::default());
     // The guest's turn waits on the model while the owner writes in the same channel.
     let plans = Arc::new(vec![
@@ -324,7 +305,7 @@ async fn a_guests_read_of_a_channel_they_cannot_see_is_refused_even_while_the_ow
     discord.mention(GENERAL, GUEST, "read the vault for me [t0]");
     tokio::time::sleep(Duration::from_millis(100)).await;
     discord.mention(GENERAL, OWNER, "and for me too [t1]");
-    let d = &discord;
+    let d = discord;
     let both = async {
         loop {
             let got = answers(d);
@@ -358,7 +339,4 @@ async fn a_guests_read_of_a_channel_they_cannot_see_is_refused_even_while_the_ow
             == 1,
         "the vault was read once, for the owner"
     );
-    shutdown.cancel();
-    app.engine.shutdown();
-    task.abort();
 }
