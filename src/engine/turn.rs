@@ -29,19 +29,29 @@ pub struct LoopEnd {
 
 /// The state of one running loop.
 pub(super) struct Loop<'a> {
+    /// The engine: model, tools, store, cards.
     pub(super) engine: &'a Engine,
+    /// Where its frames go (its bus); never asked whom the turn speaks for.
     pub(super) session: Arc<Session>,
     /// The turn: whom it speaks for and its axes, shared with every tool call.
     pub(super) ctx: Arc<TurnContext>,
     /// The live settings, read once when the turn starts and shared by every call.
     pub(super) settings: Arc<Settings>,
+    /// Its caps (companion or work): iterations, tool calls, failures, per tool.
     pub(super) caps: Caps,
+    /// What it spent of them so far, and the exact-repeat memo.
     pub(super) spent: Spent,
+    /// Its step rows, peek and chip; closes what is open if the turn is cut.
     pub(super) rows: RowTracker,
+    /// Announce, heartbeat and after/fail lines for its register.
     pub(super) narrator: Narrator<'a>,
+    /// The tools offered to its person (a guest's: the allow-list only).
     pub(super) offered: Vec<Arc<dyn Tool>>,
+    /// This iteration offers no tools (caps spent, or the last iteration).
     pub(super) words_only: bool,
+    /// Time blocked on a person (heartbeats wait; a job's budget is not charged).
     pub(super) blocked: Arc<crate::turn::meter::PersonWait>,
+    /// Data folder and workspace, shared by every call.
     pub(super) paths: Arc<ToolPaths>,
     /// Deferred runners waiting for their pending row to be drawn.
     pub(super) releases: Vec<tokio::sync::oneshot::Sender<()>>,

@@ -94,15 +94,21 @@ struct EarState {
 }
 
 struct Live {
+    /// Its number ([`Room::turn_no`] when it started).
     no: u64,
+    /// When it started (the 600 s limit).
     started: Instant,
+    /// When it last made a sound or showed work (the 75 s watchdog).
     last_voice: Instant,
+    /// Its action rows still open: a running tool is not silence.
     rows: HashSet<String>,
+    /// Its cards still waiting: a spoken yes or no answers the first.
     cards: HashSet<String>,
     /// The cards she already asked again about after an unclear spoken answer.
     asked_again: HashSet<String>,
     /// A read tool is running (reads show a peek, not a row).
     peeking: bool,
+    /// Her words as they stream, cut into sentences for the speaker.
     sentences: Sentences,
 }
 
@@ -119,29 +125,51 @@ pub fn spawn(parts: RoomParts, humans: usize) -> RoomHandle {
 }
 
 struct Room {
+    /// What the room is built from: the engine and session, the providers, her
+    /// names, the surface's side (who each person is, where captions go).
     parts: RoomParts,
+    /// Her names, matched fuzzily in what is heard (who an utterance is for).
     names: Names,
+    /// Each person's ear: their endpointer and what they are saying now. A turn
+    /// started from an utterance speaks for the person whose ear heard it.
     ears: HashMap<u64, EarState>,
+    /// How many people are in the channel: alone with her, everything is for her.
     humans: usize,
+    /// Her voice: lines in, synthesis one ahead, frames out.
     speaker: Speaker,
+    /// What the speaker reports back (a line begun, the queue drained).
     notes: mpsc::UnboundedReceiver<SpeakerNote>,
+    /// Where the room's own tasks (recognitions, turns) send their results.
     events_tx: mpsc::UnboundedSender<RoomEvent>,
+    /// Those results, read by the actor's loop.
     events: mpsc::UnboundedReceiver<RoomEvent>,
+    /// Frames handed to the audio out ahead of the room's clock (at most 3).
     handed_ahead: usize,
+    /// Until when her name alone holds the room open: what is said meanwhile is hers.
     window_until: Option<Instant>,
+    /// The person whose name alone opened that window (in a busy room, only they).
     served: Option<u64>,
+    /// Her turn in flight.
     turn: Option<Live>,
+    /// How many turns she started: a late event of an older turn is known by it.
     turn_no: u64,
+    /// The recognizer failed and said so once; it is not said again until it works.
     stt_failing: bool,
+    /// The synthesizer failed and said so once; likewise.
     tts_failing: bool,
+    /// Since when no human is in the channel (she leaves after `idle_leave`).
     alone_since: Option<Instant>,
     /// Who asked to leave, and the latest moment to go.
     leaving: Option<(Vec<oneshot::Sender<()>>, Instant)>,
     /// Someone she serves began to speak over her: playback is paused until their
     /// speech reaches `min_speech` (then it is a barge-in) or ends as a cough.
     pausing: Option<Pause>,
+    /// When the last tick was heard: ticks that do not come are counted by the room's
+    /// own clock, so silence is measured in audio time.
     last_heard: Instant,
+    /// The latency record of the utterance being answered.
     trace: Option<Trace>,
+    /// Which acknowledgement of her name comes next (they take turns).
     acks: usize,
     /// The model asked at a short pause, for the turn its words would start.
     speculation: Option<early::Ahead>,
