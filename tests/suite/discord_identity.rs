@@ -2,20 +2,22 @@
 //! many people at once in several channels and a DM, each turn waiting on a slow model
 //! while others speak, and every tool call acts as the person whose line started its
 //! turn — a channel read, the voice join default, a reminder and its target, a host
-//! tool withheld from a guest.
+//! tool withheld from a guest, a server change's card and who may answer it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kotoba::engine::Answerer;
+use kotoba::protocol::{Answerers, CardAnswer, Decision};
 use kotoba::surfaces::discord;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use super::discord::rig_on;
 use crate::support::discord::{
-    name_of, FakeDiscord, Msg, ADMIN, CAROL, DM, GENERAL, GUEST, GUESTS, HOME, LOUNGE, OTHER,
-    OWNER, OWNER2, STUDIO, VAULT,
+    name_of, FakeDiscord, Msg, ADMIN, BOT_ROLE, CAROL, DM, GENERAL, GUEST, GUESTS, HOME, LOUNGE,
+    OTHER, OWNER, OWNER2, STUDIO, VAULT,
 };
 use crate::support::model_server::Reply;
 
@@ -32,6 +34,8 @@ enum Ask {
     JoinMe,
     /// cronjob create: a host tool (owners only), stored with its asker.
     Remind,
+    /// discord_act: a server change whose card names the asker among who may answer.
+    Act,
 }
 
 /// One scripted turn: who, where, what.
@@ -79,6 +83,10 @@ fn responder(plans: Arc<Vec<Plan>>, seed: u64) -> crate::support::model_server::
                 Ask::Remind => Reply::call(
                     "cronjob",
                     json!({"action": "create", "text": format!("water the plants t{n}"), "in_minutes": 600}),
+                ),
+                Ask::Act => Reply::call(
+                    "discord_act",
+                    json!({"actions": [{"op": "create_channel", "target": format!("room-{n}")}]}),
                 ),
             }
         };
@@ -132,6 +140,7 @@ fn check(
     plan: &Plan,
     answer: &str,
     reminders: &[kotoba::protocol::Reminder],
+    cards: &HashMap<usize, Answerers>,
 ) -> Result<(), String> {
     let who = name_of(plan.person);
     let fail = |why: &str| {
@@ -170,6 +179,13 @@ fn check(
             }
         },
         Ask::JoinMe => {}
+        // A server change's card: the asker it names (who may answer it with the
+        // permissions it needs) is the turn's person.
+        Ask::Act if plan.channel == DM => {}
+        Ask::Act => match cards.get(&n) {
+            Some(Answerers::Holders { asker, .. }) if *asker == plan.person.to_string() => {}
+            other => return fail(&format!("its card's answerers are {other:?}")),
+        },
         Ask::Remind => {
             let mine: Vec<_> = reminders
                 .iter()
@@ -194,11 +210,10 @@ fn check(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_many_people_at_once() {
     let owners = format!("{OWNER},{OWNER2}");
-    let r = rig_on(
-        FakeDiscord::start_crowd().await,
-        &[("KOTOBA_DISCORD_OWNER_IDS", owners.as_str())],
-    )
-    .await;
+    let crowd = FakeDiscord::start_crowd().await;
+    // She may view, send and manage channels (a server change is hers to make).
+    crowd.set_role(BOT_ROLE, "kotoba", (1 << 10) | (1 << 11) | (1 << 4), 5);
+    let r = rig_on(crowd, &[("KOTOBA_DISCORD_OWNER_IDS", owners.as_str())]).await;
     let (discord, model) = (&r.discord, &r.model);
     discord.say(VAULT, OWNER, SECRET, Msg::default());
     for person in [OWNER, GUEST, OWNER2] {
@@ -223,7 +238,7 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
                 (_, 1) => OTHER,
                 _ => HOME,
             };
-            let ask = [Ask::ReadVault, Ask::JoinMe, Ask::Remind][rng.gen_range(0..3)];
+            let ask = [Ask::ReadVault, Ask::JoinMe, Ask::Remind, Ask::Act][rng.gen_range(0..4)];
             Plan {
                 person,
                 channel,
@@ -233,6 +248,30 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
         .collect();
     let plans = Arc::new(plans);
     model.set_responder(responder(plans.clone(), seed));
+    // Server-change cards: who each may be answered by is kept, then an owner at her
+    // own surface says no (so the turn goes on and nothing changes).
+    let cards: Arc<Mutex<HashMap<usize, Answerers>>> = Arc::default();
+    let answering = {
+        let (engine, cards) = (r.app.engine.clone(), cards.clone());
+        tokio::spawn(async move {
+            let me = Answerer {
+                id: "local".into(),
+                name: "the owner".into(),
+                local: true,
+                via: "the test".into(),
+                holds: Vec::new(),
+            };
+            loop {
+                for card in engine.all_open_cards() {
+                    if let Some(n) = tag_in(&card.why) {
+                        cards.lock().unwrap().insert(n, card.answerers.clone());
+                    }
+                    let _ = engine.answer(&card.request_id, CardAnswer::of(Decision::Deny), &me);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
     for (n, plan) in plans.iter().enumerate() {
         discord.mention(plan.channel, plan.person, &format!("please do it [t{n}]"));
         tokio::time::sleep(Duration::from_millis(rng.gen_range(0..25))).await;
@@ -255,11 +294,13 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
                 .unwrap()
         })
         .collect();
+    answering.abort();
+    let cards = cards.lock().unwrap().clone();
     let mut wrong = Vec::new();
     for (n, plan) in plans.iter().enumerate() {
         match got.get(&n) {
             Some(answer) => {
-                if let Err(e) = check(n, plan, answer, &reminders) {
+                if let Err(e) = check(n, plan, answer, &reminders, &cards) {
                     wrong.push(e);
                 }
             }
@@ -274,7 +315,9 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
         wrong.join("\n")
     );
     let kinds = |ask| plans.iter().filter(|p| p.ask == ask).count();
-    assert!(kinds(Ask::ReadVault) > 50 && kinds(Ask::JoinMe) > 50 && kinds(Ask::Remind) > 50);
+    for ask in [Ask::ReadVault, Ask::JoinMe, Ask::Remind, Ask::Act] {
+        assert!(kinds(ask) > 50, "{ask:?} is exercised");
+    }
 }
 
 #[tokio::test]
