@@ -427,7 +427,7 @@ impl Engine {
         // (a hidden announce turn's request already names its job's starter).
         let person = req.person();
         let cancel = self.shutdown.child_token();
-        let _running = session.begin(cancel.clone(), options.tap, person.clone());
+        let _running = session.begin(cancel.clone(), options.tap);
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
         self.record_request(&session, &req);

@@ -10,7 +10,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
-use crate::protocol::{Event, Frame, Person};
+use crate::protocol::{Event, Frame};
 use crate::store::Store;
 
 /// Sessions named with this prefix are the terminal's (a name only: where a turn came
@@ -46,21 +46,18 @@ pub struct Session {
     stops: tokio::sync::watch::Sender<u64>,
 }
 
-/// What a running turn leaves on its session while it runs; the three change together.
+/// What a running turn leaves on its session while it runs; they change together. Whom
+/// the turn speaks for is not here: it travels with the turn, never on its session.
 struct Running {
     /// Cancels the turn (a replacing turn, a barge-in, a stop).
     cancel: CancellationToken,
     /// The turn's private copy of the frames (a /v1 reply and a voice room stream from
     /// it); not a listener, so it never makes `has_listener` true.
     tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
-    /// Whom the turn speaks for: shown (who she is answering), never read to decide
-    /// what anyone may do — that comes from the turn itself.
-    person: Person,
 }
 
-/// The running turn's mark on its session: set by [`Session::begin`] (cancel token,
-/// tap and person together) and cleared together when the turn ends or its future is
-/// dropped.
+/// The running turn's mark on its session: set by [`Session::begin`] (cancel token and
+/// tap together) and cleared together when the turn ends or its future is dropped.
 pub(crate) struct TurnGuard<'a>(&'a Session);
 
 impl Drop for TurnGuard<'_> {
@@ -123,26 +120,15 @@ impl Session {
         let _ = self.bus.send(event);
     }
 
-    /// Mark a turn as running for `person`, cancelled by `cancel`, its frames copied to
-    /// `tap`: all three at once, cleared at once when the guard drops.
+    /// Mark a turn as running, cancelled by `cancel`, its frames copied to `tap`: both
+    /// at once, cleared at once when the guard drops.
     pub(crate) fn begin(
         &self,
         cancel: CancellationToken,
         tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
-        person: Person,
     ) -> TurnGuard<'_> {
-        *lock(&self.running) = Some(Running {
-            cancel,
-            tap,
-            person,
-        });
+        *lock(&self.running) = Some(Running { cancel, tap });
         TurnGuard(self)
-    }
-
-    /// Whom the running turn speaks for, if one runs: for showing only (`/status`, who
-    /// she is answering). Nothing decides access from it.
-    pub fn answering(&self) -> Option<Person> {
-        lock(&self.running).as_ref().map(|r| r.person.clone())
     }
 
     /// The person's last words in this conversation (what a hidden announce turn is

@@ -192,7 +192,7 @@ impl RoomSide for Side {
     fn author(&self, user: u64) -> String {
         format!("{} ({user})", self.name_of(user))
     }
-    fn before_turn(&self, _user: u64) {}
+    fn before_turn(&self) {}
 }
 
 impl Side {

@@ -372,7 +372,7 @@ impl RoomSide for PageSide {
         "web".into()
     }
 
-    fn before_turn(&self, _user: u64) {}
+    fn before_turn(&self) {}
 
     fn speaking(&self, turn_id: &str) {
         let _ = self

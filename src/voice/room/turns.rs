@@ -119,7 +119,7 @@ impl Room {
         trace: Option<Trace>,
         prepared: Option<crate::engine::Speculation>,
     ) {
-        self.parts.side.before_turn(user);
+        self.parts.side.before_turn();
         self.turn_no += 1;
         let no = self.turn_no;
         self.served = Some(user);

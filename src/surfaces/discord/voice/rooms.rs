@@ -93,7 +93,7 @@ impl RoomSide for Side {
         crate::surfaces::discord::remind::author_label(&self.name_of(user), user)
     }
 
-    fn before_turn(&self, _user: u64) {
+    fn before_turn(&self) {
         let session = session_of(self.channel);
         view::ensure(&self.bot, &session, self.channel, false);
     }
