@@ -1,6 +1,7 @@
 //! Whom a turn speaks for (docs/engine.md §1): a job acts for the person whose turn
 //! started it for its whole life, its hidden announce turn speaks for that person, and
-//! a guest's turn running beside it keeps its own person.
+//! a guest's turn running beside it keeps its own person, and a deferred card's run acts
+//! for the person whose turn drew it.
 
 use std::time::Duration;
 
@@ -103,4 +104,48 @@ async fn the_hidden_announce_turn_speaks_for_the_jobs_starter_not_whoever_spoke_
         vec![ann()],
         "the hidden turn ran the host tool as the job's starter"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deferred_cards_run_acts_for_the_person_whose_turn_drew_it() {
+    let shell = fake("shell", Risk::Exec);
+    let people = shell.people.clone();
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "cargo test"})),
+            Ok(say("hello gus")),
+            Ok(say("hello again")),
+        ],
+        vec![shell],
+    );
+    // A /v1 turn at the owner's own surface, with the page open: its card is deferred.
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    let drawn = TurnRequest {
+        register: Register::Voice,
+        channel: Channel::Voice,
+        el_call_bound: Some(true),
+        ..TurnRequest::text(Origin::Owner, "terminal:me", "me", "run the tests")
+    };
+    r.engine.run_turn(drawn, TurnOptions::default()).await;
+    let card = loop {
+        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
+            break c.clone();
+        }
+    };
+    // A guest speaks in the session before the card is answered.
+    r.engine
+        .run_turn(guest_turn("terminal:me", "hi"), TurnOptions::default())
+        .await;
+    let me = crate::engine::Answerer {
+        id: "local".into(),
+        name: "me".into(),
+        local: true,
+        via: "test".into(),
+        holds: Vec::new(),
+    };
+    r.engine
+        .answer(&card.request_id, CardAnswer::of(Decision::Approve), &me)
+        .unwrap();
+    frames_until(&mut rx, is_work_done).await;
+    assert_eq!(*people.lock().unwrap(), vec![Person::owner("me")]);
 }
