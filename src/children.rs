@@ -202,6 +202,17 @@ mod tests {
         let other_home = tempfile::tempdir().unwrap();
         let mut elsewhere = spawn("2147483000", other_home.path());
         let mut mine = spawn(&std::process::id().to_string(), home.path());
+        // A child just forked shows its parent's environment until it has exec'd: wait
+        // until each runs `sleep` (under load this takes a moment).
+        for child in [&orphan, &elsewhere, &mine] {
+            let cmdline = format!("/proc/{}/cmdline", child.id());
+            for _ in 0..200 {
+                if std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sleep")) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         let ended = end_leftovers(home.path());
         assert_eq!(
             ended.iter().map(|l| l.pid).collect::<Vec<_>>(),
