@@ -130,7 +130,7 @@ fn the_tool_budget_follows_tool_channel_and_transport() {
     }
 }
 
-fn local_owner() -> Answerer {
+pub(crate) fn local_owner() -> Answerer {
     Answerer {
         id: "local".into(),
         name: "me".into(),

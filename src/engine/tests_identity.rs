@@ -136,13 +136,7 @@ async fn a_deferred_cards_run_acts_for_the_person_whose_turn_drew_it() {
     r.engine
         .run_turn(guest_turn("terminal:me", "hi"), TurnOptions::default())
         .await;
-    let me = crate::engine::Answerer {
-        id: "local".into(),
-        name: "me".into(),
-        local: true,
-        via: "test".into(),
-        holds: Vec::new(),
-    };
+    let me = super::tests_cards::local_owner();
     r.engine
         .answer(&card.request_id, CardAnswer::of(Decision::Approve), &me)
         .unwrap();
