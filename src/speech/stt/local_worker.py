@@ -87,7 +87,10 @@ def main():
                 continue
             audio = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
             audio = audio.astype(np.float32) / 32768.0
-            segments, _info = whisper.transcribe(audio, beam_size=1, language=language)
+            # Beam search (faster-whisper's default of 5): greedy decoding mishears short
+            # commands and falls back to sampling, so the same audio could give different
+            # words; the beam hears them at temperature 0, the same every time.
+            segments, _info = whisper.transcribe(audio, beam_size=5, language=language)
             text = "".join(segment.text for segment in segments).strip()
             reply({"text": text})
         except Exception as exc:  # noqa: BLE001
