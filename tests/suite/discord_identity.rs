@@ -383,3 +383,36 @@ async fn a_guests_read_of_a_channel_they_cannot_see_is_refused_even_while_the_ow
         "the vault was read once, for the owner"
     );
 }
+
+#[tokio::test]
+async fn lines_whose_events_arrive_newest_first_are_each_answered_once() {
+    let r = rig_on(FakeDiscord::start_crowd().await, &[]).await;
+    let (discord, model) = (&r.discord, &r.model);
+    model.set_responder(Arc::new(|body: &Value| {
+        let messages = body["messages"].as_array()?;
+        let user = messages.iter().rev().find(|m| m["role"] == "user")?;
+        let n = tag_in(&user["content"].to_string())?;
+        Some((Reply::text(&format!("[t{n}] heard")), Duration::ZERO))
+    }));
+    for round in 0..3 {
+        let lines: Vec<(u64, String)> = (0..2)
+            .map(|i| (GUESTS[i], format!("hello [t{}]", round * 2 + i)))
+            .collect();
+        let lines: Vec<(u64, &str)> = lines.iter().map(|(a, t)| (*a, t.as_str())).collect();
+        discord.mentions_delivered_newest_first(GENERAL, &lines);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while answers(discord).len() < 6 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let got = answers(discord);
+    let mut heard: Vec<usize> = got.keys().copied().collect();
+    heard.sort_unstable();
+    assert_eq!(heard, vec![0, 1, 2, 3, 4, 5], "every line is answered: {got:?}");
+    let posts = discord
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "POST" && c.path.ends_with("/messages"))
+        .count();
+    assert_eq!(posts, 6, "and none twice");
+}

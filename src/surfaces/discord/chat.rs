@@ -64,7 +64,9 @@ pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
 
 /// Handle one message: live from the gateway, or `caught_up` after a restart. Before
 /// she acts on it, the message is recorded as seen in the store, so a restart never
-/// answers it again (a live message at or before the newest one seen is a replay).
+/// answers it again (a live message at or before the newest one an earlier run saw is
+/// a replay). Two live messages of this run may be handled in either order: each is
+/// answered once, by its id.
 pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up: bool) {
     let Some(&me) = bot.me.get() else { return };
     let author = msg.author.id.get();
@@ -72,10 +74,11 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         return;
     }
     let channel = msg.channel_id.get();
-    match bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
-        Ok(newer) if !newer && !caught_up => return,
-        Ok(_) => {}
-        Err(e) => tracing::warn!("Discord: recording a seen message: {e}"),
+    if !caught_up && bot.seen_before_start(channel, msg.id.get()) {
+        return;
+    }
+    if let Err(e) = bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
+        tracing::warn!("Discord: recording a seen message: {e}");
     }
     let roles = my_roles(&bot, msg.guild_id, me);
     let facts = Facts {

@@ -30,7 +30,7 @@ pub mod steps;
 mod view;
 pub mod voice;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use dashmap::DashMap;
@@ -184,6 +184,11 @@ pub(crate) struct Bot {
     pub follow: DashMap<u64, rules::FollowUp>,
     /// Message ids seen (bounded, in order): a resumed gateway's replay is answered once.
     seen: Mutex<(VecDeque<u64>, HashSet<u64>)>,
+    /// Per channel, the newest message id an earlier run of Kotoba had seen, read once
+    /// before the gateway connects: a live message at or before it is a replay of one
+    /// already answered. Messages of this run are told apart by id (`first_sight`),
+    /// never by order: the gateway's events may be handled out of order.
+    seen_before_start: HashMap<u64, u64>,
     /// Sessions with a frame follower (`view.rs`) running: one per session.
     pub views: DashMap<String, ()>,
     /// Whole outputs kept for the "Full output" button, with who may see them.
@@ -203,6 +208,14 @@ pub(crate) struct Bot {
 }
 
 impl Bot {
+    /// Whether a live message was already seen by an earlier run (at or before the
+    /// newest id that run recorded in its channel).
+    pub fn seen_before_start(&self, channel: u64, id: u64) -> bool {
+        self.seen_before_start
+            .get(&channel)
+            .is_some_and(|last| id <= *last)
+    }
+
     /// First time this message id is seen? (A resumed gateway may replay events.)
     pub fn first_sight(&self, id: u64) -> bool {
         let mut g = match self.seen.lock() {
@@ -278,6 +291,13 @@ pub async fn run(
 ) -> Result<(), DiscordError> {
     let settings = DiscordSettings::resolve(&engine).ok_or(DiscordError::NoToken)?;
     let reminders = Mutex::new(Some(engine.reminders()));
+    let seen_before_start = match engine.store().discord_seen_channels() {
+        Ok(seen) => seen.into_iter().collect(),
+        Err(e) => {
+            tracing::warn!("Discord: reading the messages seen before this start: {e}");
+            HashMap::new()
+        }
+    };
     let bot = Arc::new(Bot {
         engine,
         settings,
@@ -287,6 +307,7 @@ pub async fn run(
         me: OnceLock::new(),
         follow: DashMap::new(),
         seen: Mutex::new((VecDeque::new(), HashSet::new())),
+        seen_before_start,
         views: DashMap::new(),
         outputs: view::Outputs::default(),
         started: tokio::time::Instant::now(),

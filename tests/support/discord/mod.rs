@@ -623,6 +623,36 @@ impl FakeDiscord {
         msg
     }
 
+    /// Users mention her in `channel`, one line each, in this order (their ids
+    /// increase), but the gateway delivers the events newest first, as a busy gateway's
+    /// handlers may see them.
+    pub fn mentions_delivered_newest_first(&self, channel: u64, lines: &[(u64, &str)]) {
+        let msgs: Vec<Value> = lines
+            .iter()
+            .map(|(author, content)| {
+                let text = format!("<@{BOT}> {content}");
+                let spec = MessageSpec {
+                    id: self.shared.next_id(),
+                    channel,
+                    guild: (channel != DM).then_some(GUILD),
+                    author: *author,
+                    author_name: name_of(*author),
+                    author_bot: false,
+                    content: &text,
+                    referenced: None,
+                    mentions: vec![payloads::user(BOT, "Kotoba", true)],
+                    mention_everyone: false,
+                    attachments: Vec::new(),
+                };
+                payloads::message(&spec)
+            })
+            .collect();
+        for msg in msgs.into_iter().rev() {
+            lock(&self.shared.history).push(msg.clone());
+            self.dispatch("MESSAGE_CREATE", msg);
+        }
+    }
+
     /// A user mentions her: `<@BOT> content`.
     pub fn mention(&self, channel: u64, author: u64, content: &str) -> Value {
         self.say(
