@@ -314,6 +314,10 @@ pub struct Card {
     pub risk: Risk,
     /// Whether "always (family)" may be offered.
     pub can_always: bool,
+    /// The family an "always (family)" grant would be saved under (`git status`,
+    /// `npm install`, `execute_code`), so the card can say what it would cover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
     /// Whether "always (this exact line)" may be offered.
     pub can_always_exact: bool,
     /// One sentence saying why the family option is missing, when it is.

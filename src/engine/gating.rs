@@ -355,6 +355,10 @@ impl Loop<'_> {
             why,
             risk,
             can_always: classified.can_always,
+            family: classified
+                .can_always
+                .then(|| classified.family.clone())
+                .flatten(),
             can_always_exact: classified.can_always_exact,
             no_always_reason: classified.no_always_reason.clone(),
             expires_at_ms: 0,

@@ -87,15 +87,17 @@ async fn an_auto_safe_command_runs_without_a_card_and_is_audited_auto_safe_then_
 }
 
 #[tokio::test(start_paused = true)]
-async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_card() {
+async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_subcommand() {
     let shell = fake("shell", Risk::Exec);
     let runs = shell.runs.clone();
     let r = rig(
         vec![
             call("shell", json!({"command": "npm install left-pad"})),
             Ok(say("installed")),
-            call("shell", json!({"command": "npm test"})),
-            Ok(say("tested")),
+            call("shell", json!({"command": "npm install is-odd"})),
+            Ok(say("installed too")),
+            call("shell", json!({"command": "npm publish"})),
+            Ok(say("not published")),
         ],
         vec![shell],
     );
@@ -109,7 +111,7 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
         .await
     });
     let card = next_card(&mut rx).await;
-    assert!(card.can_always, "npm may be granted as a family");
+    assert!(card.can_always, "npm install may be granted as a family");
     r.engine
         .answer(
             &card.request_id,
@@ -121,15 +123,84 @@ async fn always_family_on_npm_saves_npm_and_the_next_npm_line_runs_without_a_car
     let grants = r.engine.grants().unwrap();
     assert_eq!(
         (grants[0].pattern.as_str(), grants[0].scope),
-        ("npm", GrantScope::Family)
+        ("npm install", GrantScope::Family)
     );
     r.engine
-        .run_turn(term("run the tests"), crate::engine::TurnOptions::default())
+        .run_turn(
+            term("install is-odd"),
+            crate::engine::TurnOptions::default(),
+        )
         .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(approvers(&r), ["user", "executed", "saved", "executed"]);
+    // Another subcommand is another family: it asks (nobody answers, so nothing runs).
+    let e = r.engine.clone();
+    let publish = tokio::spawn(async move {
+        e.run_turn(term("publish it"), crate::engine::TurnOptions::default())
+            .await
+    });
+    let card = next_card(&mut rx).await;
+    assert_eq!(card.family.as_deref(), Some("npm publish"));
+    r.engine
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &owner(),
+        )
+        .unwrap();
+    publish.await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "npm publish did not run");
     assert!(r.engine.revoke_grant(grants[0].id).unwrap());
     assert!(r.engine.grants().unwrap().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_that_family() {
+    let shell = fake("shell", Risk::Exec);
+    let runs = shell.runs.clone();
+    let r = rig(
+        vec![
+            call("shell", json!({"command": "git push --force origin main"})),
+            Ok(say("asked")),
+            call("shell", json!({"command": "git --version"})),
+            Ok(say("printed")),
+        ],
+        vec![shell],
+    );
+    // Older versions saved a family as the first word alone.
+    r.engine
+        .store()
+        .add_grant("git", GrantScope::Family, "olive")
+        .unwrap();
+    let mut rx = r.engine.session("terminal:me").subscribe();
+    let e = r.engine.clone();
+    let push = tokio::spawn(async move {
+        e.run_turn(term("push it"), crate::engine::TurnOptions::default())
+            .await
+    });
+    let card = next_card(&mut rx).await;
+    assert_eq!(
+        card.family.as_deref(),
+        Some("git push"),
+        "narrowed: it asks"
+    );
+    r.engine
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(Decision::Deny),
+            &owner(),
+        )
+        .unwrap();
+    push.await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    r.engine
+        .run_turn(term("which git"), crate::engine::TurnOptions::default())
+        .await;
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "its own bare family still runs"
+    );
 }
 
 #[tokio::test(start_paused = true)]

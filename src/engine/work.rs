@@ -484,6 +484,7 @@ impl EnginePort for Engine {
             risk: Risk::Read,
             can_always: false,
             can_always_exact: false,
+            family: None,
             no_always_reason: None,
             expires_at_ms: 0,
             window_secs: window.as_secs(),

@@ -5,11 +5,14 @@
 
 use std::path::Path;
 
+use super::arguments::device_named;
+use super::commands::{is_known, is_privilege};
 use super::danger::{shell_danger, SHELLS, WRAPPERS};
+use super::finding::Principle;
 use super::paths::check_paths;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
-use super::{family_of, Action, Decision, Verdict, READ_ONLY_COMMANDS};
+use super::{base_name, family_of, strip_version, Action, Decision, Verdict, READ_ONLY_COMMANDS};
 use crate::protocol::Risk;
 
 /// Characters that make the first token stop describing what runs on the host.
@@ -82,6 +85,7 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
             can_always_exact: false,
             no_always_reason: Some("There is no command, so there is nothing to save.".into()),
             reasons: vec!["The command is empty, so the gate has nothing to read.".into()],
+            principle: None,
         };
     }
     if let Some(f) = shell_danger(command) {
@@ -100,10 +104,22 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
                 "Dangerous ({}): {}. It asks every time, and no grant covers it.",
                 f.label, f.detail
             )],
+            principle: Some(f.principle),
         };
     }
     let line = parse(command);
-    let no_always_reason = family_refusal(command, family.as_deref(), &line);
+    let mut no_always_reason = family_refusal(command, family.as_deref(), &line);
+    // Rule 4 decides when it refuses the family or narrows it to a subcommand.
+    let mut principle = family
+        .as_deref()
+        .is_some_and(|f| f.contains(' '))
+        .then_some(Principle::Family);
+    if no_always_reason.is_none() {
+        no_always_reason = family.as_deref().and_then(|f| beyond_prefix(f, &line));
+        if no_always_reason.is_some() {
+            principle = Some(Principle::Family);
+        }
+    }
     let (verdict, reason) = match auto_safe(&line, command, workspace, host) {
         Ok(why) => (Verdict::AutoSafe, why),
         Err(why) => (Verdict::Ask, why),
@@ -115,6 +131,7 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
         no_always_reason,
         family,
         reasons: vec![reason],
+        principle,
     }
 }
 
@@ -136,6 +153,7 @@ fn classify_code(code: &str, family: &str) -> Decision {
                  {family} grant.",
                 f.label, f.detail
             )],
+            principle: Some(f.principle),
         },
         None => Decision {
             verdict: Verdict::Ask,
@@ -151,6 +169,7 @@ fn classify_code(code: &str, family: &str) -> Decision {
                  file writes, uploads, secrets)."
                     .into(),
             ],
+            principle: None,
         },
     }
 }
@@ -195,16 +214,18 @@ fn classify_tool(name: &str, risk: Risk, may_always: bool) -> Decision {
         no_always_reason,
         family,
         reasons: vec![reason],
+        principle: None,
     }
 }
 
 /// Why a family grant cannot be offered for this (non-dangerous) line, or `None`.
 fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<String> {
-    let Some(f) = family else {
+    let Some(family) = family else {
         return Some(
             "I can't read a command name in this line, so there is no family to save.".into(),
         );
     };
+    let f = family.split(' ').next().unwrap_or(family);
     if INTERPRETERS.contains(&f) {
         return Some(format!(
             "'{f}' is an interpreter: it runs whatever program it is handed, so a rule for \
@@ -248,12 +269,84 @@ fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<St
             "A quote in this line never closes, so a rule for '{f}' would not describe it."
         ));
     }
-    unplain(line).map(|what| {
-        format!(
+    if let Some(what) = unplain(line) {
+        return Some(format!(
             "This line uses {what}, which the gate does not read as plainly as a rule for \
-             '{f}' needs; only this exact line can be saved."
-        )
-    })
+             '{family}' needs; only this exact line can be saved."
+        ));
+    }
+    None
+}
+
+/// Rule 4: what in a plain line would let a grant for its family cover more than the
+/// family says — a command nested in its words, a device, an option that runs code.
+fn beyond_prefix(family: &str, line: &Line) -> Option<String> {
+    let simple = line.simples().next()?;
+    let texts = simple.texts();
+    let words: Vec<&str> = texts.into_iter().skip_while(|w| is_assignment(w)).collect();
+    let prefix = family.split(' ').count();
+    for (i, word) in words.iter().enumerate().skip(1) {
+        let name = base_name(word).to_lowercase();
+        let base = strip_version(&name);
+        let runs = SHELLS.contains(&base)
+            || INTERPRETERS.contains(&base)
+            || WRAPPERS.contains(&base)
+            || EXEC_WRAPPERS.contains(&base)
+            || PAGERS_EDITORS.contains(&base)
+            || TRANSFER_TOOLS.contains(&base)
+            || is_privilege(base);
+        // After the prefix, any command the gate knows is nested in the line; as the
+        // subcommand itself (`npm install`, `git rm`), only one that runs programs.
+        if runs || (i >= prefix && is_known(base)) {
+            return Some(format!(
+                "'{word}' in this line is a command of its own, so a rule for '{family}' \
+                 would cover whatever it runs; only this exact line can be saved."
+            ));
+        }
+        if let Some(option) = code_option(word) {
+            return Some(format!(
+                "'{option}' can make '{family}' run other code, so a rule for it would \
+                 cover that code; only this exact line can be saved."
+            ));
+        }
+    }
+    if let Some(device) = device_named(&words[1..], None) {
+        return Some(format!(
+            "'{device}' names a disk, so only this exact line can be saved."
+        ));
+    }
+    None
+}
+
+/// Option names (lowercased, without dashes) that hand a program code or a program to
+/// run: `-c`, `--config`, `--exec`, `--upload-pack`, `--editor`, `-e`, `-x`.
+const CODE_OPTIONS: [&str; 17] = [
+    "config",
+    "exec",
+    "command",
+    "cmd",
+    "program",
+    "script",
+    "hook",
+    "pager",
+    "editor",
+    "shell",
+    "filter",
+    "plugin",
+    "eval",
+    "rsh",
+    "proxy",
+    "upload-pack",
+    "receive-pack",
+];
+
+/// The option in `word` that could make its program run other code, if any.
+fn code_option(word: &str) -> Option<&str> {
+    if matches!(word, "-c" | "-e" | "-x") {
+        return Some(word);
+    }
+    let key = word.strip_prefix("--")?.split('=').next()?.to_lowercase();
+    CODE_OPTIONS.iter().any(|k| key.contains(k)).then_some(word)
 }
 
 /// What in a line keeps it from being a plain command word with plain arguments

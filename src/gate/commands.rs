@@ -7,6 +7,7 @@ use super::finding::{
     found, Finding, DELETE_ROOT_OR_HOME, FILESYSTEM_FORMAT, HISTORY_OR_KEY_WIPE, POWER_CONTROL,
     PRIVILEGE_ESCALATION, RAW_DISK_WRITE, RECURSIVE_CHMOD_ROOT, RECURSIVE_DELETE, TRUNCATE_SHRED,
 };
+use super::paths::glob_match;
 
 /// Programs that run a command as another user.
 pub(crate) const PRIVILEGE: [&str; 12] = [
@@ -65,7 +66,11 @@ const FORMAT_PREFIXES: [&str; 14] = [
     "newfs",
     "mformat",
 ];
-const DISK_TOOLS: [&str; 7] = [
+const DISK_TOOLS: [&str; 11] = [
+    "sg_format",
+    "lvremove",
+    "vgremove",
+    "pvremove",
     "wipefs",
     "fdisk",
     "sfdisk",
@@ -126,36 +131,104 @@ fn is_system_root(target: &str) -> bool {
     parts.len() == 1 && SYSTEM_DIRS.contains(&parts[0])
 }
 
-/// True for a path naming shell history, SSH/GPG/cloud keys, credentials or the keystore.
+/// Names of history, key and credential files and folders, as the segments of a path
+/// that make it secret (checked exactly, and against patterns: `~/.ss?/id_*`).
+const SECRET_NAMES: [&str; 17] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".history",
+    ".zhistory",
+    ".histfile",
+    ".lesshst",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".password-store",
+    "keyrings",
+    "gcloud",
+    "authorized_keys",
+    "shadow",
+];
+/// Secret names kept by their ending or beginning, with one example each for patterns.
+const SECRET_EXAMPLES: [&str; 9] = [
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".bash_sessions",
+    "keystore.key",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+];
+
+/// True when one path segment names a secret (`.ssh`, `id_rsa`, `.bash_history` …).
+fn is_secret_segment(seg: &str) -> bool {
+    let lower = seg.to_lowercase();
+    SECRET_NAMES.contains(&lower.as_str())
+        || lower.ends_with("_history")
+        || lower.ends_with("_sessions")
+        || lower.starts_with("keystore")
+        || ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
+            .iter()
+            .any(|k| lower.starts_with(k))
+}
+
+/// True when a segment holding a pattern (`.ss?`, `id_*`, `.*_hist*`) could match a
+/// secret name.
+fn could_match_secret(seg: &str) -> bool {
+    SECRET_NAMES
+        .iter()
+        .chain(SECRET_EXAMPLES.iter())
+        .any(|name| glob_match(seg, name))
+}
+
+/// True for a path naming shell history, SSH/GPG/cloud keys, credentials or the keystore,
+/// after normalisation. A pattern (`*`, `?`, `[…]`) is judged by what it could match
+/// (docs/gate.md "Globs"): `~/.ss?/id_*` names keys. A pattern in a path relative to the
+/// workspace (no `/`, `~` or `..` at its start) matches files there, never the home
+/// folder's keys, so only its literal segments count.
 pub(crate) fn is_secret_path(path: &str) -> bool {
-    let lower = path.to_lowercase();
-    lower.split('/').any(|seg| {
-        matches!(
-            seg,
-            ".ssh"
-                | ".gnupg"
-                | ".aws"
-                | ".azure"
-                | ".kube"
-                | ".history"
-                | ".zhistory"
-                | ".histfile"
-                | ".lesshst"
-                | ".netrc"
-                | ".git-credentials"
-                | ".pgpass"
-                | ".password-store"
-                | "keyrings"
-                | "gcloud"
-                | "authorized_keys"
-                | "shadow"
-        ) || seg.ends_with("_history")
-            || seg.ends_with("_sessions")
-            || seg.starts_with("keystore")
-            || ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-                .iter()
-                .any(|k| seg.starts_with(k))
+    let normal = normalise(path);
+    let reaches_out = path.starts_with(['/', '~', '$']) || path.split('/').any(|s| s == "..");
+    normal.split('/').any(|seg| {
+        if seg.contains(['*', '?', '[']) {
+            reaches_out && could_match_secret(seg)
+        } else {
+            is_secret_segment(seg)
+        }
     })
+}
+
+/// True when a path names history or keys only through a pattern (`~/.ss?/id_*`):
+/// its literal segments alone would not (docs/gate.md rule 6).
+pub(crate) fn secret_by_pattern(path: &str) -> bool {
+    let literal = normalise(path)
+        .split('/')
+        .any(|seg| !seg.contains(['*', '?', '[']) && is_secret_segment(seg));
+    !literal && is_secret_path(path)
+}
+
+/// Device names that hold disks and partitions (docs/gate.md rule 3).
+const BLOCK_DEVICES: [&str; 18] = [
+    "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "dm-", "md", "loop", "mapper/", "disk/", "nbd",
+    "zram", "sr", "rbd", "pmem", "mtdblock", "root",
+];
+
+/// True for a path naming a block device (a disk, a partition, a mapped or loop device)
+/// or the device folder itself, after normalisation: `/dev/sda`, `//dev/nvme0n1p1`,
+/// `/dev/disk/by-id/…`, `/dev/mapper/x`, `/dev`.
+pub(crate) fn is_block_device(path: &str) -> bool {
+    let clean = normalise(path);
+    if clean == "/dev" {
+        return true;
+    }
+    clean
+        .strip_prefix("/dev/")
+        .is_some_and(|rest| BLOCK_DEVICES.iter().any(|d| rest.starts_with(d)))
 }
 
 /// True for a block or character device other than the harmless ones, after normalisation.
@@ -244,11 +317,173 @@ fn secret_operand(args: &[&str]) -> Option<String> {
         .map(str::to_string)
 }
 
+/// One rule: the command names it judges and what it finds in their arguments.
+type Rule = fn(&str, &[&str]) -> Option<Finding>;
+
+/// Every command the gate has a rule for, by name (the one table: [`rules`] and
+/// [`is_known`] both read it). Privilege, format and disk tools are matched by kind
+/// before it.
+const RULES: [(&[&str], Rule); 17] = [
+    (&["rm"], |_, a| rm_rules(a)),
+    (&["unlink", "rmdir", "trash"], |n, a| {
+        secret_operand(a).and_then(|p| {
+            found(
+                HISTORY_OR_KEY_WIPE,
+                format!("'{n} {p}' deletes history or keys"),
+            )
+        })
+    }),
+    (
+        &["shred", "truncate", "wipe", "srm"],
+        |n, a| match secret_operand(a) {
+            Some(p) => found(HISTORY_OR_KEY_WIPE, format!("'{n}' destroys '{p}'")),
+            None => found(TRUNCATE_SHRED, format!("'{n}' destroys file contents")),
+        },
+    ),
+    (&["dd", "dcfldd", "sg_dd"], |n, a| {
+        a.iter().find_map(|a| {
+            a.strip_prefix("of=")
+                .and_then(|target| write_target(&format!("'{n} of='"), target))
+        })
+    }),
+    (
+        &["cp", "mv", "install", "ln", "ddrescue", "rsync"],
+        copy_rules,
+    ),
+    (&["tee", "sponge"], |n, a| {
+        operands(a)
+            .into_iter()
+            .find_map(|t| write_target(&format!("'{n}'"), t))
+    }),
+    (&["sed", "perl", "ruby", "gawk", "awk"], in_place_rules),
+    (&["sort"], |_, a| {
+        output_values(a, 'o', "--output").find_map(|t| write_target("'sort -o'", t))
+    }),
+    (&["uniq", "xxd"], |n, a| {
+        operands(a)
+            .get(1)
+            .and_then(|t| write_target(&format!("'{n}' writing its second file"), t))
+    }),
+    (&["gpg", "gpg2"], |n, a| {
+        a.iter()
+            .find(|a| a.starts_with("--delete-"))
+            .and_then(|a| found(HISTORY_OR_KEY_WIPE, format!("'{n} {a}' deletes keys")))
+    }),
+    (&["chmod", "chown", "chgrp"], |n, a| {
+        let flag = short_flag(a, &['R']).or_else(|| long_flag(a, "--recursive"))?;
+        let target = operands(a).into_iter().find(|a| is_system_root(a))?;
+        found(
+            RECURSIVE_CHMOD_ROOT,
+            format!("'{n} {flag}' on '{target}' changes the whole system"),
+        )
+    }),
+    (
+        &["shutdown", "reboot", "halt", "poweroff", "kexec"],
+        |n, _| found(POWER_CONTROL, format!("'{n}' powers the machine down")),
+    ),
+    // Any run level but a reload (`q`, `u`) stops services or the machine: 0, 1, 6, S.
+    (&["init", "telinit"], |n, a| {
+        let level = operands(a)
+            .into_iter()
+            .find(|l| !matches!(*l, "q" | "Q" | "u" | "U"))?;
+        found(
+            POWER_CONTROL,
+            format!("'{n} {level}' changes the run level"),
+        )
+    }),
+    (&["systemctl", "loginctl"], |n, a| {
+        let target = a.iter().find(|a| {
+            let stem = a.split('.').next().unwrap_or("").to_lowercase();
+            POWER_TARGETS.contains(&stem.as_str())
+        })?;
+        found(
+            POWER_CONTROL,
+            format!("'{n} … {target}' stops or restarts the machine"),
+        )
+    }),
+    (
+        &["dbus-send", "busctl", "gdbus", "qdbus", "dbus"],
+        |n, a| {
+            let call = a.iter().find(|a| {
+                let last = a.rsplit(['.', '/']).next().unwrap_or("").to_lowercase();
+                matches!(
+                    last.as_str(),
+                    "poweroff" | "reboot" | "halt" | "suspend" | "hibernate" | "kexec"
+                ) || a.to_lowercase().contains("sysrq")
+            })?;
+            found(
+                POWER_CONTROL,
+                format!("'{n}' asks the system bus to {call}"),
+            )
+        },
+    ),
+    (&["history"], |_, a| {
+        short_flag(a, &['c', 'd'])
+            .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history")))
+    }),
+    // A shell on a machine (the host by default) as root unless another user is named.
+    (&["machinectl"], |n, a| {
+        let shell = a.iter().find(|a| matches!(**a, "shell" | "login"))?;
+        found(
+            PRIVILEGE_ESCALATION,
+            format!("'{n} {shell}' opens a shell on a machine, as root by default"),
+        )
+    }),
+];
+
+/// Tools with subcommands or options that erase, format or destroy a disk or a pool.
+const DISK_SUBCOMMANDS: [(&str, &[&str]); 8] = [
+    ("nvme", &["format", "sanitize"]),
+    (
+        "cryptsetup",
+        &[
+            "luksformat",
+            "erase",
+            "lukserase",
+            "lukskillslot",
+            "reencrypt",
+        ],
+    ),
+    (
+        "parted",
+        &["mklabel", "mktable", "mkpart", "rm", "resizepart"],
+    ),
+    ("zpool", &["create", "destroy", "labelclear"]),
+    ("zfs", &["destroy"]),
+    ("mdadm", &["--zero-superblock", "--create"]),
+    (
+        "hdparm",
+        &[
+            "--security-erase",
+            "--security-erase-enhanced",
+            "--trim-sector-ranges",
+            "--write-sector",
+        ],
+    ),
+    ("btrfs", &["mkfs", "replace"]),
+];
+
+/// True for a program that runs a command as another user: the known ones and their
+/// look-alikes (`sudo-rs`, `sudo.ws`, `doas-keepenv`).
+pub(crate) fn is_privilege(name: &str) -> bool {
+    PRIVILEGE.contains(&name) || name.starts_with("sudo") || name.starts_with("doas")
+}
+
+/// True when the gate has a rule for a command of this name (so a later word naming it
+/// is a command the gate reads, not plain text).
+pub(crate) fn is_known(name: &str) -> bool {
+    is_privilege(name)
+        || FORMAT_PREFIXES.iter().any(|p| name.starts_with(p))
+        || DISK_TOOLS.contains(&name)
+        || DISK_SUBCOMMANDS.iter().any(|(n, _)| *n == name)
+        || RULES.iter().any(|(names, _)| names.contains(&name))
+}
+
 /// The rules for one command whose name (path stripped, lowercased) is `name`.
 /// Commands that run other commands are the reader's; this judges what a command does
 /// to the machine itself.
 pub(crate) fn rules(name: &str, args: &[&str]) -> Option<Finding> {
-    if PRIVILEGE.contains(&name) {
+    if is_privilege(name) {
         return found(
             PRIVILEGE_ESCALATION,
             format!("'{name}' runs as another user"),
@@ -260,80 +495,59 @@ pub(crate) fn rules(name: &str, args: &[&str]) -> Option<Finding> {
             format!("'{name}' formats or rewrites a disk"),
         );
     }
-    match name {
-        "rm" => rm_rules(args),
-        "unlink" | "rmdir" | "trash" => secret_operand(args).and_then(|p| {
-            found(
-                HISTORY_OR_KEY_WIPE,
-                format!("'{name} {p}' deletes history or keys"),
-            )
-        }),
-        "shred" | "truncate" | "wipe" | "srm" => match secret_operand(args) {
-            Some(p) => found(HISTORY_OR_KEY_WIPE, format!("'{name}' destroys '{p}'")),
-            None => found(TRUNCATE_SHRED, format!("'{name}' destroys file contents")),
-        },
-        "dd" | "dcfldd" | "sg_dd" => args.iter().find_map(|a| {
-            a.strip_prefix("of=")
-                .and_then(|target| write_target(&format!("'{name} of='"), target))
-        }),
-        "cp" | "mv" | "install" | "ln" | "ddrescue" | "rsync" => copy_rules(name, args),
-        "tee" => operands(args)
-            .into_iter()
-            .find_map(|t| write_target("'tee'", t)),
-        "sed" | "perl" | "ruby" => {
-            let in_place = short_flag(args, &['i']).or_else(|| long_flag(args, "--in-place"));
-            in_place.and(secret_operand(args)).and_then(|p| {
-                found(
-                    HISTORY_OR_KEY_WIPE,
-                    format!("'{name} -i' rewrites '{p}' in place"),
-                )
-            })
-        }
-        "gpg" | "gpg2" => args
+    if let Some((_, subs)) = DISK_SUBCOMMANDS.iter().find(|(n, _)| *n == name) {
+        if let Some(sub) = args
             .iter()
-            .find(|a| a.starts_with("--delete-"))
-            .and_then(|a| found(HISTORY_OR_KEY_WIPE, format!("'{name} {a}' deletes keys"))),
-        "chmod" | "chown" | "chgrp" => {
-            let flag = short_flag(args, &['R']).or_else(|| long_flag(args, "--recursive"))?;
-            let target = operands(args).into_iter().find(|a| is_system_root(a))?;
-            found(
-                RECURSIVE_CHMOD_ROOT,
-                format!("'{name} {flag}' on '{target}' changes the whole system"),
-            )
+            .find(|a| subs.contains(&a.to_lowercase().as_str()))
+        {
+            return found(
+                FILESYSTEM_FORMAT,
+                format!("'{name} {sub}' erases or rewrites a disk"),
+            );
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" | "kexec" => {
-            found(POWER_CONTROL, format!("'{name}' powers the machine down"))
-        }
-        "init" | "telinit" if args.iter().any(|a| matches!(*a, "0" | "6")) => {
-            found(POWER_CONTROL, format!("'{name}' changes the run level"))
-        }
-        "systemctl" | "loginctl" => {
-            let target = args.iter().find(|a| {
-                let stem = a.split('.').next().unwrap_or("").to_lowercase();
-                POWER_TARGETS.contains(&stem.as_str())
-            })?;
-            found(
-                POWER_CONTROL,
-                format!("'{name} … {target}' stops or restarts the machine"),
-            )
-        }
-        "dbus-send" | "busctl" | "gdbus" | "qdbus" | "dbus" => {
-            let call = args.iter().find(|a| {
-                let last = a.rsplit(['.', '/']).next().unwrap_or("").to_lowercase();
-                matches!(
-                    last.as_str(),
-                    "poweroff" | "reboot" | "halt" | "suspend" | "hibernate" | "kexec"
-                ) || a.to_lowercase().contains("sysrq")
-            })?;
-            found(
-                POWER_CONTROL,
-                format!("'{name}' asks the system bus to {call}"),
-            )
-        }
-        "history" => short_flag(args, &['c', 'd'])
-            .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history"))),
-        _ => None,
     }
+    let (_, rule) = RULES.iter().find(|(names, _)| names.contains(&name))?;
+    rule(name, args)
+}
+
+/// In-place editing (`sed -i`, `perl -i`, `gawk -i inplace`) of history or keys.
+fn in_place_rules(name: &str, args: &[&str]) -> Option<Finding> {
+    let in_place = short_flag(args, &['i']).or_else(|| long_flag(args, "--in-place"));
+    in_place.and(secret_operand(args)).and_then(|p| {
+        found(
+            HISTORY_OR_KEY_WIPE,
+            format!("'{name} -i' rewrites '{p}' in place"),
+        )
+    })
+}
+
+/// The values of a writing option: `-o V`, `-oV`, `--output V`, `--output=V` (any
+/// unique prefix of the long name).
+fn output_values<'a>(
+    args: &'a [&'a str],
+    short: char,
+    long: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let args = option_args(args);
+    args.iter().enumerate().filter_map(move |(i, a)| {
+        let next = || args.get(i + 1).copied();
+        if let Some(rest) = a.strip_prefix("--") {
+            let (head, value) = match rest.split_once('=') {
+                Some((h, v)) => (h, Some(v)),
+                None => (rest, None),
+            };
+            let matches = !head.is_empty() && long.trim_start_matches('-').starts_with(head);
+            return matches.then(|| value.or_else(next)).flatten();
+        }
+        let flags = a.strip_prefix('-')?;
+        let at = flags.find(short)?;
+        let glued = &flags[at + short.len_utf8()..];
+        if glued.is_empty() {
+            next()
+        } else {
+            Some(glued)
+        }
+    })
 }
 
 fn rm_rules(args: &[&str]) -> Option<Finding> {

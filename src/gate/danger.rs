@@ -6,8 +6,12 @@
 //! the words the shell would hand it, and one dangerous part makes the whole line
 //! dangerous. The per-command rules are in `commands`.
 
-use super::commands::{self, DELETERS, PRIVILEGE};
-use super::finding::{found, Finding, DESTRUCTIVE_FIND, FORK_BOMB, PIPE_TO_SHELL, TOO_COMPLEX};
+use super::arguments::{self, absolute, PROGRAM_OPTIONS};
+use super::commands::{self, is_secret_path, DELETERS};
+use super::finding::{
+    found, Finding, Principle, DESTRUCTIVE_FIND, FORK_BOMB, HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL,
+    PRIVILEGE_ESCALATION, RAW_DISK_WRITE, TOO_COMPLEX,
+};
 use super::interp;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple};
@@ -19,32 +23,64 @@ const MAX_DEPTH: usize = 8;
 const FUEL: usize = 200_000;
 
 /// Programs that read shell commands (from `-c`, a here-document or standard input).
-pub(crate) const SHELLS: [&str; 16] = [
+pub(crate) const SHELLS: [&str; 37] = [
     "sh",
     "bash",
+    "rbash",
     "zsh",
     "dash",
     "ksh",
     "mksh",
+    "oksh",
+    "loksh",
+    "lksh",
+    "pdksh",
+    "posh",
     "yash",
     "ash",
     "fish",
     "csh",
     "tcsh",
+    "elvish",
+    "xonsh",
+    "nu",
+    "nush",
+    "ion",
+    "murex",
+    "osh",
+    "ysh",
+    "oil",
+    "rc",
+    "es",
+    "scsh",
     "busybox",
     "pwsh",
     "powershell",
+    "iex",
+    "invoke-expression",
     "at",
     "batch",
+    "bash-static",
 ];
 const INTERPRETERS: [&str; 10] = [
     "python", "pypy", "perl", "ruby", "node", "nodejs", "php", "lua", "deno", "bun",
 ];
-const TRANSFER: [&str; 8] = [
-    "curl", "wget", "fetch", "aria2c", "nc", "ncat", "netcat", "socat",
+const TRANSFER: [&str; 12] = [
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "iwr",
+    "irm",
+    "invoke-webrequest",
+    "invoke-restmethod",
 ];
 /// Programs that run another command given as their later arguments.
-pub(crate) const WRAPPERS: [&str; 62] = [
+pub(crate) const WRAPPERS: [&str; 63] = [
     "env",
     "xargs",
     "nohup",
@@ -107,6 +143,7 @@ pub(crate) const WRAPPERS: [&str; 62] = [
     "gnome-terminal",
     "x-terminal-emulator",
     "nix-shell",
+    "machinectl",
 ];
 /// Runners that hand (some of) their arguments to a shell as one command line.
 const STRING_RUNNERS: [&str; 14] = [
@@ -129,16 +166,15 @@ const STRING_RUNNERS: [&str; 14] = [
 const RESERVED: [&str; 13] = [
     "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "time",
 ];
-/// Option names (lowercased) whose value is a command some program will run.
-const COMMAND_KEYS: [&str; 15] = [
-    "command", "cmd", "exec", "program", "script", "action", "pager", "editor", "shell", "rsh",
-    "hook", "filter", "alias", "lessopen", "prompt",
-];
-
 struct Reader {
+    /// How many more words the reader may look at before the line is too complex.
     fuel: usize,
-    /// Variables assigned earlier in the line (`X=rm; $X -rf /`).
+    /// Variables assigned earlier in the line (`X=rm; $X -rf /`, `read X <<< …`,
+    /// `printf -v X …`), with `IFS` among them when the line sets it.
     vars: Vec<(String, String)>,
+    /// The folder an earlier `cd` in the line moved to, for relative paths
+    /// (`cd /dev && dd of=sda`).
+    cwd: Option<String>,
 }
 
 /// The first dangerous part of a shell line, if any.
@@ -146,6 +182,7 @@ pub(crate) fn shell_danger(command: &str) -> Option<Finding> {
     let mut reader = Reader {
         fuel: FUEL,
         vars: Vec::new(),
+        cwd: None,
     };
     reader.line(command, 0)
 }
@@ -191,39 +228,6 @@ fn dash_c_payloads(args: &[&str]) -> Vec<String> {
     out
 }
 
-/// Values of options that name a command to run: `ProxyCommand=…`,
-/// `--checkpoint-action=exec=…`, `--to-command …`, `core.sshCommand=…`, `rsync -e …`.
-fn command_values(name: &str, words: &[&str]) -> Vec<String> {
-    let keyed = |key: &str| {
-        let key = key.trim_start_matches('-').to_lowercase();
-        COMMAND_KEYS.iter().any(|k| key.contains(k))
-    };
-    let clean = |v: &str| {
-        let v = v.strip_prefix("exec=").unwrap_or(v);
-        v.trim_start_matches(['|', '!', ' ']).to_string()
-    };
-    let mut out = Vec::new();
-    let leading = words.iter().take_while(|w| is_assignment(w)).count();
-    for (i, word) in words.iter().enumerate() {
-        if let Some((key, value)) = word.split_once('=') {
-            // Only where a program reads it as configuration: a glued option, a key
-            // after `-o`/`-c`, a dotted config key, or an assignment before the command.
-            let after_config_flag = i > 0 && matches!(words[i - 1], "-o" | "-c" | "--config");
-            let config = key.starts_with('-') || after_config_flag || key.contains('.');
-            if keyed(key) && !key.contains(' ') && (config || i < leading) {
-                out.push(clean(value));
-            }
-        } else if word.starts_with("--") && keyed(word) {
-            out.extend(words.get(i + 1).map(|v| clean(v)));
-        }
-        let pair = matches!((name, *word), ("rsync", "-e") | ("tar", "-I" | "-F"));
-        if pair {
-            out.extend(words.get(i + 1).map(|v| clean(v)));
-        }
-    }
-    out
-}
-
 /// The code language a stage reads from its standard input, if it does.
 fn stdin_reader(words: &[&str]) -> Option<String> {
     reads_code(words, false)
@@ -236,32 +240,58 @@ fn stdin_reader(words: &[&str]) -> Option<String> {
 fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
     let first = name_of(words.first()?);
     if matches!(first.as_str(), "source" | ".") {
-        let from_stdin = words
-            .get(1)
-            .is_some_and(|a| matches!(*a, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-"));
+        let from_stdin = words.get(1).is_some_and(|a| is_stdin(a));
         return from_stdin.then(|| "sh".to_string());
     }
     let rest = &words[1..];
-    if WRAPPERS.contains(&first.as_str()) {
-        let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
-        let at = rest
-            .iter()
-            .position(|w| !w.starts_with('-') && !is_assignment(w) && !number(w))?;
-        let fed = as_args || matches!(first.as_str(), "xargs" | "parallel");
-        return reads_code(&rest[at..], fed);
-    }
     let base = strip_version(&first).to_string();
-    if !SHELLS.contains(&base.as_str()) && !INTERPRETERS.contains(&base.as_str()) {
+    if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
+        let shell = SHELLS.contains(&base.as_str());
+        return (!script_given(rest, shell) || as_args).then_some(base);
+    }
+    if arguments::is_reader(words) {
         return None;
     }
-    let script_given = !dash_c_payloads(rest).is_empty()
-        || rest
+    // A wrapper, named or not (`nice`, `chronic`, `xargs`): the program it runs is a
+    // later word, read the same way (wrappers nest).
+    let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+    let fed = as_args || matches!(first.as_str(), "xargs" | "parallel");
+    (0..rest.len())
+        .filter(|i| !rest[*i].starts_with('-') && !is_assignment(rest[*i]) && !number(rest[*i]))
+        .find_map(|i| reads_code(&rest[i..], fed))
+}
+
+/// A path that is the reader's own standard input: `-`, `/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`, `/proc/$$/fd/0`.
+fn is_stdin(path: &str) -> bool {
+    let clean = commands::normalise(path);
+    matches!(clean.as_str(), "-" | "/dev/stdin" | "/dev/fd/0")
+        || clean.starts_with("/proc/")
+            && clean.ends_with("/fd/0")
+            && clean.matches('/').count() == 4
+}
+
+/// True when a shell or interpreter is handed its program (`-c`, `-e`, a script file)
+/// rather than reading it from standard input (`bash`, `bash -s stable`,
+/// `sh /dev/stdin`).
+fn script_given(args: &[&str], shell: bool) -> bool {
+    if !dash_c_payloads(args).is_empty()
+        || args
             .iter()
-            .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval"))
-        || rest
-            .iter()
-            .any(|a| !a.starts_with('-') && !matches!(*a, "/dev/stdin" | "/proc/self/fd/0"));
-    (!script_given || as_args).then_some(base)
+            .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval" | "-Command" | "-command"))
+    {
+        return true;
+    }
+    let mut options = args
+        .iter()
+        .take_while(|a| a.starts_with('-') && **a != "-" && **a != "--");
+    let from_stdin = shell && options.any(|a| !a.starts_with("--") && a.contains('s'));
+    if from_stdin {
+        return false;
+    }
+    args.iter()
+        .find(|a| !a.starts_with('-') || **a == "-")
+        .is_some_and(|a| !is_stdin(a))
 }
 
 fn is_transfer(stage: &Simple) -> bool {
@@ -316,6 +346,9 @@ impl Reader {
                 FORK_BOMB,
                 format!("the function '{name}' keeps starting copies of itself"),
             );
+        }
+        if let Some(f) = powershell_download(text) {
+            return Some(f);
         }
         let line = parse(text);
         if line.overflow {
@@ -372,7 +405,14 @@ impl Reader {
                     .replace(&format!("${{{name}}}"), value)
                     .replace(&format!("${name}"), value);
             }
-            out.extend(text.split_whitespace().map(str::to_string));
+            // Unquoted, the value is split on white space and on the line's own `IFS`.
+            let ifs = self.var("IFS").unwrap_or_default();
+            let split = |c: char| c.is_whitespace() || ifs.contains(c);
+            out.extend(
+                text.split(split)
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string),
+            );
         }
         let all_assignments = !out.is_empty() && out.iter().all(|w| is_assignment(w));
         let declared = matches!(
@@ -382,35 +422,82 @@ impl Reader {
         if all_assignments || declared {
             for word in out.iter().filter(|w| is_assignment(w)) {
                 if let Some((name, value)) = word.split_once('=') {
-                    self.vars.retain(|(n, _)| n != name);
-                    self.vars.push((name.to_string(), value.to_string()));
+                    self.set(name, value.to_string());
                 }
             }
         }
         out
     }
 
+    /// A variable set earlier in the line.
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn set(&mut self, name: &str, value: String) {
+        self.vars.retain(|(n, _)| n != name);
+        self.vars.push((name.to_string(), value));
+    }
+
+    /// What a stage sets for later ones: the folder `cd DIR` moves to, the variable
+    /// `read NAME <<< text` reads, and the one `printf -v NAME FORMAT ARGS…` writes.
+    fn remember(&mut self, words: &[&str], stage: &Simple, line: &Line) {
+        let Some(first) = words.first() else { return };
+        match name_of(first).as_str() {
+            "cd" | "pushd" => {
+                let dir = words[1..].iter().find(|w| !w.starts_with('-'));
+                self.cwd = dir.map(|d| match &self.cwd {
+                    Some(cwd) if !d.starts_with(['/', '~', '$']) => {
+                        commands::normalise(&format!("{cwd}/{d}"))
+                    }
+                    _ => commands::normalise(d),
+                });
+            }
+            "read" => {
+                let name = words[1..].iter().rev().find(|w| !w.starts_with('-'));
+                let fed = stage.redirects.iter().find(|r| r.feeds_text());
+                if let (Some(name), Some(r)) = (name, fed) {
+                    let text = line.heredoc_body(r).unwrap_or(&r.target).trim().to_string();
+                    self.set(name, text);
+                }
+            }
+            "printf" => {
+                let at = words.iter().position(|w| *w == "-v");
+                if let Some(name) = at.and_then(|i| words.get(i + 1)) {
+                    let rest = &words[at.unwrap_or(0) + 2..];
+                    self.set(name, printf_value(rest));
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn simple(&mut self, stage: &Simple, line: &Line, depth: usize) -> Option<Finding> {
         for r in stage.redirects.iter().filter(|r| r.writes()) {
-            if let Some(f) = commands::write_target(&format!("'{}'", r.op), &r.target) {
+            let target = absolute(&r.target, self.cwd.as_deref());
+            if let Some(f) = commands::write_target(&format!("'{}'", r.op), &target) {
                 return Some(f);
             }
         }
         let owned = self.substituted(stage);
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let words = command_words(&texts);
+        self.remember(&words, stage, line);
+        // 2: a variable set for the command may hold a line something will run
+        // (`VISUAL='rm -rf ~' crontab -e`).
+        for assignment in texts.iter().take(texts.len() - words.len()) {
+            if let Some(f) = self.argument_lines(assignment, depth) {
+                return Some(f);
+            }
+        }
         for r in stage.redirects.iter().filter(|r| r.feeds_text()) {
             let text = line.heredoc_body(r).unwrap_or(&r.target).to_string();
             if let Some(lang) = stdin_reader(&words) {
                 if let Some(f) = self.code(&lang, &text, depth) {
-                    return Some(f);
-                }
-            }
-        }
-        let name = words.first().map(|w| name_of(w)).unwrap_or_default();
-        if !matches!(name.as_str(), "echo" | "printf") {
-            for value in command_values(&name, &texts) {
-                if let Some(f) = self.line(&value, depth + 1) {
                     return Some(f);
                 }
             }
@@ -428,8 +515,8 @@ impl Reader {
         }
         if lang == "python" || lang == "pypy" {
             return python_danger(code).map(|f| Finding {
-                label: f.label,
                 detail: format!("'{lang}' code: {}", f.detail),
+                ..f
             });
         }
         let lang = if interp::LANGUAGES.contains(&lang) {
@@ -440,22 +527,62 @@ impl Reader {
         interp::code_danger(lang, code, &mut |l| self.line(l, depth + 1))
     }
 
-    /// The rules for one command (words[0] is its name).
+    /// One command (words[0] is its name): what its name is known to do; then, unless it
+    /// only reads or prints its words, every later word that could start a command
+    /// (rule 1) and what each argument could hold (rules 2 and 3, keys).
     fn command(&mut self, words: &[&str], depth: usize) -> Option<Finding> {
-        if !self.spend(words.len()) || depth > MAX_DEPTH {
-            return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
+        if let Some(f) = self.named(words, depth) {
+            return Some(by_pattern(f, &words[1..]));
+        }
+        if arguments::is_reader(words) {
+            return None;
         }
         let first = *words.first()?;
         let name = name_of(first);
-        let args = &words[1..];
+        // A runner the lists name was always read this way; anything else is rule 1.
+        let listed = WRAPPERS.contains(&name.as_str())
+            || commands::is_privilege(&name)
+            || first.contains(['$', '`']);
+        let credit = if listed {
+            Principle::Named
+        } else {
+            Principle::LaterWord
+        };
+        for i in 1..words.len() {
+            let word = words[i];
+            if word.starts_with('-') || is_assignment(word) || word == ":::" {
+                continue;
+            }
+            if let Some(f) = self.named(&words[i..], depth + 1) {
+                return Some(f.by(credit));
+            }
+        }
+        self.arguments(&name, words, depth)
+    }
+
+    /// What the command words[0] names is known to do to the machine or run, read with
+    /// the words it is handed. A name the gate has no rule for costs one unit of fuel
+    /// and finds nothing.
+    fn named(&mut self, words: &[&str], depth: usize) -> Option<Finding> {
+        let first = *words.first()?;
+        let name = name_of(first);
         let base = strip_version(&name).to_string();
+        let known = commands::is_known(&name)
+            || SHELLS.contains(&base.as_str())
+            || WRAPPERS.contains(&name.as_str())
+            || interp::LANGUAGES.contains(&base.as_str())
+            || matches!(base.as_str(), "python" | "pypy" | "find" | "env")
+            || PROGRAM_OPTIONS.iter().any(|(n, _)| *n == name);
+        let cost = if known { words.len() } else { 1 };
+        if !self.spend(cost) || depth > MAX_DEPTH {
+            return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
+        }
+        if !known {
+            return None;
+        }
+        let args = &words[1..];
         if let Some(f) = commands::rules(&name, args) {
             return Some(f);
-        }
-        if first.contains(['$', '`']) {
-            // A command name the gate cannot resolve: read its arguments as if it were a
-            // runner, so `$SHELL -c 'rm -rf /'` is still seen.
-            return self.runner(words, true, depth);
         }
         if SHELLS.contains(&base.as_str()) {
             for script in dash_c_payloads(args) {
@@ -483,52 +610,102 @@ impl Reader {
             return self.find_rules(args, depth);
         }
         if name == "env" {
-            let split = args
-                .iter()
-                .position(|a| *a == "-S" || a.starts_with("--split"));
-            if let Some(script) = split.and_then(|i| args.get(i + 1)) {
-                if let Some(f) = self.line(script, depth + 1) {
-                    return Some(f);
-                }
-            }
-            let glued = args.iter().filter_map(|a| {
-                a.strip_prefix("--split-string=")
-                    .or_else(|| a.strip_prefix("-S"))
-            });
-            for glued in glued {
-                if let Some(f) = self.line(glued, depth + 1) {
-                    return Some(f);
-                }
-            }
-        }
-        if WRAPPERS.contains(&name.as_str()) || PRIVILEGE.contains(&name.as_str()) {
-            return self.runner(words, STRING_RUNNERS.contains(&name.as_str()), depth);
-        }
-        None
-    }
-
-    /// A runner: every later word that is not an option may be the command it runs; a
-    /// string runner also hands every tail of its arguments to a shell.
-    fn runner(&mut self, words: &[&str], strings: bool, depth: usize) -> Option<Finding> {
-        for i in 1..words.len() {
-            if words[i].starts_with('-') || is_assignment(words[i]) || words[i] == ":::" {
-                continue;
-            }
-            if let Some(f) = self.command(&words[i..], depth + 1) {
+            if let Some(f) = self.env_split(args, depth) {
                 return Some(f);
             }
         }
-        if strings {
+        if let Some((_, options)) = PROGRAM_OPTIONS.iter().find(|(n, _)| *n == name) {
+            for program in options.iter().flat_map(|o| option_values(args, o)) {
+                if let Some(f) = self.line(program, depth + 1) {
+                    return Some(f);
+                }
+            }
+        }
+        if WRAPPERS.contains(&name.as_str()) {
+            if let Some(option) = arguments::root_option(args) {
+                return found(
+                    PRIVILEGE_ESCALATION,
+                    format!("'{name} {option}' runs its command as root"),
+                );
+            }
+        }
+        if STRING_RUNNERS.contains(&name.as_str()) {
+            // Its arguments are joined into one line for a shell.
             for i in 1..words.len() {
                 if words[i].starts_with('-') {
                     continue;
                 }
-                if let Some(f) = self.line(words[i], depth + 1) {
-                    return Some(f);
-                }
                 if let Some(f) = self.line(&words[i..].join(" "), depth + 1) {
                     return Some(f);
                 }
+            }
+        }
+        None
+    }
+
+    /// `env -S '…'` / `--split-string=…`: the string is split into a command line.
+    fn env_split(&mut self, args: &[&str], depth: usize) -> Option<Finding> {
+        let split = args
+            .iter()
+            .position(|a| *a == "-S" || a.starts_with("--split"));
+        if let Some(script) = split.and_then(|i| args.get(i + 1)) {
+            if let Some(f) = self.line(script, depth + 1) {
+                return Some(f);
+            }
+        }
+        let glued = args.iter().filter_map(|a| {
+            a.strip_prefix("--split-string=")
+                .or_else(|| a.strip_prefix("-S"))
+        });
+        for glued in glued {
+            if let Some(f) = self.line(glued, depth + 1) {
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    /// What the arguments of a command that may act on them hold: a block device (3),
+    /// history or keys, or a line a shell could be handed (2).
+    fn arguments(&mut self, name: &str, words: &[&str], depth: usize) -> Option<Finding> {
+        let args = &words[1..];
+        let cwd = self.cwd.clone();
+        if let Some(arg) = arguments::device_named(args, cwd.as_deref()) {
+            return found(
+                RAW_DISK_WRITE,
+                format!("'{name}' is handed the device '{arg}' and can write to it"),
+            )
+            .map(|f| f.by(Principle::Device));
+        }
+        if !arguments::uses_identities(words) {
+            let secret = |p: &&str| is_secret_path(&absolute(p, cwd.as_deref()));
+            let named_secret = args
+                .iter()
+                .find(|a| arguments::path_texts(a).iter().any(secret));
+            if let Some(arg) = named_secret {
+                return found(
+                    HISTORY_OR_KEY_WIPE,
+                    format!(
+                        "'{name}' is handed '{arg}', history or keys it could change or \
+                         destroy"
+                    ),
+                )
+                .map(|f| by_pattern(f, &[arg]));
+            }
+        }
+        for arg in args {
+            if let Some(f) = self.argument_lines(arg, depth) {
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    /// Rule 2: the lines one argument could hand a shell, each judged as a line.
+    fn argument_lines(&mut self, word: &str, depth: usize) -> Option<Finding> {
+        for text in arguments::command_texts(word) {
+            if let Some(f) = self.line(&text, depth + 1) {
+                return Some(f.by(Principle::ArgumentLine));
             }
         }
         None
@@ -615,6 +792,93 @@ impl Reader {
     }
 }
 
+/// A history or key finding credited to rule 6 when only a pattern among `args` named
+/// the secret.
+fn by_pattern(f: Finding, args: &[&str]) -> Finding {
+    let pattern = args.iter().any(|a| {
+        arguments::path_texts(a)
+            .iter()
+            .any(|p| commands::secret_by_pattern(p))
+    });
+    if f.label == HISTORY_OR_KEY_WIPE && pattern {
+        f.by(Principle::Glob)
+    } else {
+        f
+    }
+}
+
+/// The values of a long option (`--pre CMD`, `--pre=CMD`, any unique prefix of three
+/// letters or more).
+fn option_values<'a>(args: &[&'a str], long: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let arg: &'a str = arg;
+        let (head, value) = match arg.split_once('=') {
+            Some((h, v)) => (h, Some(v)),
+            None => (arg, None),
+        };
+        if head.len() > 2 && head.starts_with("--") && long.starts_with(head) {
+            out.extend(value.or_else(|| args.get(i + 1).copied()));
+        }
+    }
+    out
+}
+
+/// The text `printf FORMAT ARGS…` writes: each `%s`-like conversion takes the next
+/// argument (`printf -v c '%s -rf %s' rm '~'` sets `c` to `rm -rf ~`).
+fn printf_value(words: &[&str]) -> String {
+    let Some(format) = words.first() else {
+        return String::new();
+    };
+    let mut args = words[1..].iter();
+    let mut out = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(_) => out.push_str(args.next().copied().unwrap_or("")),
+            None => out.push('%'),
+        }
+    }
+    if format.find('%').is_none() {
+        for arg in args {
+            out.push(' ');
+            out.push_str(arg);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// PowerShell running what a download returns: `iex (iwr …)`, `iwr … | iex`,
+/// `Invoke-Expression (New-Object Net.WebClient).DownloadString(…)`.
+fn powershell_download(text: &str) -> Option<Finding> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '.'))
+        .collect();
+    let evaluates = words
+        .iter()
+        .any(|w| matches!(*w, "iex" | "invoke-expression"));
+    let downloads = words.iter().any(|w| {
+        matches!(
+            *w,
+            "iwr" | "irm" | "invoke-webrequest" | "invoke-restmethod" | "start-bitstransfer"
+        ) || w.ends_with("downloadstring")
+            || w.ends_with("net.webclient")
+    });
+    if !(evaluates && downloads) {
+        return None;
+    }
+    found(
+        PIPE_TO_SHELL,
+        "PowerShell runs what a download returns (Invoke-Expression)".into(),
+    )
+}
+
 /// `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget …)"`, `source <(curl …)`.
 fn substituted_download(stage: &Simple) -> Option<Finding> {
     let texts = stage.texts();
@@ -630,10 +894,13 @@ fn substituted_download(stage: &Simple) -> Option<Finding> {
         .substitutions
         .iter()
         .any(|body| parse(body).simples().any(is_transfer));
-    downloads.then(|| Finding {
-        label: PIPE_TO_SHELL.into(),
-        detail: format!("'{first}' runs what a download prints"),
-    })
+    if !downloads {
+        return None;
+    }
+    found(
+        PIPE_TO_SHELL,
+        format!("'{first}' runs what a download prints"),
+    )
 }
 
 /// The name of a function that keeps starting copies of itself: it calls itself twice,

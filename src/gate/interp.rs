@@ -239,8 +239,8 @@ pub(crate) fn code_danger(
         for text in &candidates {
             if let Some(f) = line(text) {
                 return Some(Finding {
-                    label: f.label,
                     detail: format!("'{lang}' code runs a shell line: {}", f.detail),
+                    ..f
                 });
             }
             let first = text.split_whitespace().next().unwrap_or("");

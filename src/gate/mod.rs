@@ -3,6 +3,7 @@
 //! or is dangerous, and which "always" grants a card may offer. Nothing here runs,
 //! waits or stores; the grant lookup and the card live in `approval`.
 
+mod arguments;
 mod braces;
 mod classify;
 mod commands;
@@ -15,9 +16,9 @@ mod shell_words;
 
 pub use classify::classify;
 pub use finding::{
-    DELETE_ROOT_OR_HOME, DESTRUCTIVE_FIND, FILESYSTEM_FORMAT, FORK_BOMB, HISTORY_OR_KEY_WIPE,
-    PIPE_TO_SHELL, POWER_CONTROL, PRIVILEGE_ESCALATION, RAW_DISK_WRITE, RECURSIVE_CHMOD_ROOT,
-    RECURSIVE_DELETE, TOO_COMPLEX, TRUNCATE_SHRED,
+    Principle, DELETE_ROOT_OR_HOME, DESTRUCTIVE_FIND, FILESYSTEM_FORMAT, FORK_BOMB,
+    HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL, POWER_CONTROL, PRIVILEGE_ESCALATION, RAW_DISK_WRITE,
+    RECURSIVE_CHMOD_ROOT, RECURSIVE_DELETE, TOO_COMPLEX, TRUNCATE_SHRED,
 };
 pub use python::{
     DATA_UPLOAD, DYNAMIC_EVAL, FILE_WRITE, PROCESS_SPAWN, RAW_SOCKET, SECRET_READ, TREE_DELETION,
@@ -89,6 +90,9 @@ pub struct Decision {
     pub no_always_reason: Option<String>,
     /// Sentences explaining the verdict: which rule, which token, flag or path.
     pub reasons: Vec<String>,
+    /// Which principle of docs/gate.md decided it: the one that found a dangerous
+    /// line, or rule 4 when the family was narrowed or refused; `None` otherwise.
+    pub principle: Option<Principle>,
 }
 
 impl Decision {
@@ -147,7 +151,8 @@ impl Decision {
     }
 
     /// The same as one JSON object: `verdict` (`auto-safe`|`asks`|`dangerous`), `label`,
-    /// `family`, `can_always`, `can_always_exact`, `no_always_reason`, `reasons`.
+    /// `family`, `can_always`, `can_always_exact`, `no_always_reason`, `reasons`, `rule`
+    /// (the number of the principle that decided it, 1–6, or null).
     pub fn to_json(&self) -> serde_json::Value {
         let verdict = match self.verdict {
             Verdict::AutoSafe => "auto-safe",
@@ -162,6 +167,7 @@ impl Decision {
             "can_always_exact": self.can_always_exact,
             "no_always_reason": self.no_always_reason,
             "reasons": self.reasons,
+            "rule": self.principle.and_then(Principle::number),
         })
     }
 }
@@ -178,18 +184,23 @@ pub fn is_dangerous_python(code: &str) -> Option<String> {
     python::python_danger(code).map(|f| f.label)
 }
 
-/// The grant family of a shell line: its first command word after any `NAME=value`
-/// assignments, path stripped, lowercased, trailing version digits dropped
-/// (`/usr/bin/Python3.12` → `python`, `pip3` → `pip`). `None` when the line has no
-/// readable command name.
+/// The grant family of a shell line (docs/gate.md rule 4, "families by prefix"): its
+/// command word after any `NAME=value` assignments, path stripped, lowercased, trailing
+/// version digits dropped (`/usr/bin/Python3.12` → `python`, `pip3` → `pip`), then up to
+/// its subcommand: the words through the first plain lowercase word among the next
+/// three (`git status`, `cargo build`, `npm test`, `git -C sub log`). A line with no such
+/// word is its command's alone (`make -j8` → `make`). `None` when the line has no
+/// readable command name. A grant covers only lines of exactly its family.
 pub fn family_of(command: &str) -> Option<String> {
     let line = shell_words::parse(command);
     let first = line.simples().next()?;
-    let word = first
+    let words: Vec<&str> = first
         .words
         .iter()
         .map(|w| w.text.as_str())
-        .find(|w| !shell_words::is_assignment(w))?;
+        .skip_while(|w| shell_words::is_assignment(w))
+        .collect();
+    let word = *words.first()?;
     if word.is_empty() || word.contains(['$', '`']) {
         return None;
     }
@@ -197,7 +208,25 @@ pub fn family_of(command: &str) -> Option<String> {
     if name.is_empty() || name.starts_with('-') {
         return None;
     }
-    Some(strip_version(&name).to_string())
+    let mut family = vec![strip_version(&name).to_string()];
+    let args = &words[1..];
+    let at = args.iter().take(3).position(|a| is_subcommand(a));
+    // Words before the subcommand are kept only when they are single plain words.
+    let plain =
+        |a: &&str| !a.is_empty() && !a.contains(|c: char| c.is_whitespace() || c.is_control());
+    if let Some(at) = at.filter(|at| args[..*at].iter().all(plain)) {
+        family.extend(args[..=at].iter().map(|a| a.to_string()));
+    }
+    Some(family.join(" "))
+}
+
+/// A word that reads as a subcommand: a plain lowercase name (`status`, `build`,
+/// `run-script`), not an option, a path or a value.
+pub(crate) fn is_subcommand(word: &str) -> bool {
+    let mut chars = word.chars();
+    word.len() <= 40
+        && chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 /// The last path component of a command word (`/usr/bin/ls` → `ls`).
@@ -234,6 +263,8 @@ mod tests;
 mod tests_fuzz;
 #[cfg(test)]
 mod tests_paths;
+#[cfg(test)]
+mod tests_principles;
 #[cfg(test)]
 mod tests_prop;
 #[cfg(test)]

@@ -71,8 +71,13 @@ fn check_path(text: &str, glob: bool, workspace: &Path) -> Result<(), String> {
     resolve_in_workspace(workspace, text).map(|_| ())
 }
 
-/// A pattern the shell expands: it may not be able to match `..`, and no name it can
-/// match in its folder may be a link leading out.
+/// How many names a pattern may expand to before the gate stops checking it.
+const GLOB_CAP: usize = 10_000;
+
+/// A pattern the shell expands (docs/gate.md rule 6): judged by what it could match.
+/// It may not be able to match `..` or a hidden name, and every name it matches now in
+/// the workspace, folder by folder (`*/`, `*/*.rs`), must stay inside it, links
+/// resolved.
 fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
     let parts: Vec<&str> = text.split('/').collect();
     let is_pattern = |p: &&str| p.contains(['*', '?', '[']);
@@ -84,50 +89,54 @@ fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
     let Some(at) = parts.iter().position(is_pattern) else {
         return resolve_in_workspace(workspace, text).map(|_| ());
     };
-    if at + 1 != parts.len() {
-        return Err(format!(
-            "'{text}' has a pattern in a folder part, which the gate does not expand"
-        ));
-    }
-    let dir = match parts[..at].join("/") {
+    let start = match parts[..at].join("/") {
         d if d.is_empty() && text.starts_with('/') => "/".to_string(),
         d if d.is_empty() => ".".to_string(),
         d => d,
     };
-    let real = resolve_in_workspace(workspace, &dir)?;
-    let last = parts[at];
     let root = workspace
         .canonicalize()
         .map_err(|e| format!("the workspace cannot be opened ({e})"))?;
-    let Ok(entries) = std::fs::read_dir(&real) else {
-        return Ok(());
-    };
-    for (n, entry) in entries.enumerate() {
-        if n > 10_000 {
-            return Err(format!(
-                "'{text}' could match more files than the gate checks"
-            ));
-        }
-        let Ok(entry) = entry else { continue };
-        if entry.file_name().to_string_lossy().starts_with('.') {
+    let mut folders = vec![resolve_in_workspace(workspace, &start)?];
+    for part in parts.iter().skip(at) {
+        if part.is_empty() || *part == "." {
             continue;
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(true);
-        if !is_link || !glob_match(last, &name) {
-            continue;
+        let mut next = Vec::new();
+        for folder in &folders {
+            if !is_pattern(part) {
+                next.push(folder.join(part));
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') || !glob_match(part, &name) {
+                    continue;
+                }
+                next.push(entry.path());
+                if next.len() > GLOB_CAP {
+                    return Err(format!(
+                        "'{text}' could match more files than the gate checks"
+                    ));
+                }
+            }
         }
-        let inside = entry
-            .path()
-            .canonicalize()
-            .map(|p| p.starts_with(&root))
-            .unwrap_or(false);
-        if !inside {
-            return Err(format!(
-                "'{text}' can expand to '{}', a link that leads outside the workspace",
-                entry.file_name().to_string_lossy()
-            ));
+        for path in &next {
+            // Every name matched so far, links resolved, stays in the workspace.
+            let Ok(real) = path.canonicalize() else {
+                continue;
+            };
+            if !real.starts_with(&root) {
+                return Err(format!(
+                    "'{text}' can expand to '{}', which leads outside the workspace",
+                    path.strip_prefix(&root).unwrap_or(path).display()
+                ));
+            }
         }
+        folders = next;
     }
     Ok(())
 }

