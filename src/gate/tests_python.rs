@@ -550,6 +550,49 @@ fn everyday_names_that_look_like_capabilities_stay_ordinary() {
 }
 
 #[test]
+fn a_secret_path_is_found_after_format_placeholders_and_path_normalisation() {
+    assert_dangerous(&[
+        (
+            "open('%s/.ssh/id_rsa' % os.path.expanduser('~')).read()",
+            SECRET_READ,
+        ),
+        ("open('{}/.ssh/id_rsa'.format(home))", SECRET_READ),
+        ("open(f'{home}/.ssh/id_rsa')", SECRET_READ),
+        ("open('/root/./.ssh/./id_rsa')", SECRET_READ),
+        (
+            "Path('/home/u/.//.ssh/id_ed25519').read_text()",
+            SECRET_READ,
+        ),
+        ("open('/etc/./passwd').read()", SECRET_READ),
+        ("open('/etc//./shadow')", SECRET_READ),
+        ("open('/etc/x/../passwd')", SECRET_READ),
+        ("open('/etc/%s' % 'passwd')", SECRET_READ),
+        ("open('/etc/{}'.format('shadow'))", SECRET_READ),
+        ("open('%sid_rsa' % ssh_dir)", SECRET_READ),
+        ("open('{home}id_ed25519'.format(home=d))", SECRET_READ),
+        ("open('{}/.aws/./credentials'.format(h))", SECRET_READ),
+        ("open('%(home)s/.docker/./config.json' % env)", SECRET_READ),
+        ("open(f'{h}/.kube/./config')", SECRET_READ),
+        ("open('/proc/self/./environ')", SECRET_READ),
+    ]);
+}
+
+#[test]
+fn format_templates_and_dotted_paths_without_secrets_stay_ordinary() {
+    assert_ordinary(&[
+        "print(open('%s/%s.csv' % (d, n)).read())",
+        "print(open('{}/report.txt'.format(out)).read())",
+        "print(open(f'{d}/./data.csv').read())",
+        "print(open('../data/./x.csv').read())",
+        "print(open('/etc/./hosts').read())",
+        "print('%d%% done, %-10.2f left' % (pct, rest))",
+        "print('{:.2f} {name!r:>10}'.format(x, name=n))",
+        "print(open('/home/u/./projects/../notes.txt').read())",
+        "print('%s.%s' % (module, name))",
+    ]);
+}
+
+#[test]
 fn one_hundred_kilobytes_of_code_are_read_quickly() {
     let chunk = "import pandas as pd\ndf = pd.read_csv(f'data_{i}.csv')\nprint(df.a.sum() + 1)\n";
     let big = chunk.repeat(100_000 / chunk.len() + 1);
