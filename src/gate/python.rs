@@ -6,6 +6,7 @@
 //! or `open` passed around as a value, text it cannot tokenize) is dangerous too:
 //! asking costs a click, missing costs the machine.
 
+mod capability;
 mod lex;
 mod names;
 mod scan;

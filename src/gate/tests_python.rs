@@ -379,6 +379,219 @@ fn ordinary_analysis_code_is_never_called_dangerous() {
     }
 }
 
+/// Asserts no snippet is dangerous.
+fn assert_ordinary(snippets: &[&str]) {
+    for src in snippets {
+        assert_eq!(
+            python::python_danger(src).map(|f| (f.label, f.detail)),
+            None,
+            "{src:?}"
+        );
+    }
+}
+
+#[test]
+fn a_spawn_capability_reached_through_another_modules_private_alias_is_dangerous() {
+    assert_dangerous(&[
+        (
+            "import tempfile\ntempfile._os.system('rm -rf ~')",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import tempfile\nlist(map(tempfile._os.system, ['id']))",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import tempfile\ntempfile._os.popen('id').read()",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import glob\nglob._os.execv('/bin/sh', ['sh'])",
+            PROCESS_SPAWN,
+        ),
+        ("import tempfile\nrun(tempfile._os)", PROCESS_SPAWN),
+        (
+            "import tempfile\nm = tempfile._os\nm.unlink('x')",
+            PROCESS_SPAWN,
+        ),
+        (
+            "import shutil\nshutil.__os.spawnl(0, 'sh', 'sh')",
+            PROCESS_SPAWN,
+        ),
+    ]);
+}
+
+#[test]
+fn another_modules_private_alias_of_a_module_is_that_module() {
+    assert_dangerous(&[
+        ("import tempfile\ntempfile._os.remove('x')", FILE_WRITE),
+        ("import tempfile\ntempfile._os.unlink('x')", FILE_WRITE),
+        (
+            "import tempfile\ntempfile._shutil.rmtree('d')",
+            TREE_DELETION,
+        ),
+        ("import x\nx._pickle.loads(blob)", DYNAMIC_EVAL),
+    ]);
+}
+
+#[test]
+fn a_name_that_starts_a_process_is_a_spawn_through_any_module_path() {
+    assert_dangerous(&[
+        ("import platform\nplatform.popen('id')", PROCESS_SPAWN),
+        ("helpers.__popen('id')", PROCESS_SPAWN),
+        ("lib.Popen(['id'])", PROCESS_SPAWN),
+        ("lib.popen2('id')", PROCESS_SPAWN),
+        ("import os\nos._execvpe('sh', ['sh'], {})", PROCESS_SPAWN),
+        ("lib.execlpe('sh', 'sh', {})", PROCESS_SPAWN),
+        ("lib.fexecve(fd, ['sh'], {})", PROCESS_SPAWN),
+        ("lib.spawnvpe(0, 'sh', ['sh'], {})", PROCESS_SPAWN),
+        ("pexpect_like.spawn('sh')", PROCESS_SPAWN),
+        ("lib.fork()", PROCESS_SPAWN),
+        ("lib._fork_exec(args)", PROCESS_SPAWN),
+        ("anyio.run_process(['id'])", PROCESS_SPAWN),
+        ("tools.getstatusoutput('id')", PROCESS_SPAWN),
+        ("tools.getoutput('id')", PROCESS_SPAWN),
+        ("tools.check_output(['id'])", PROCESS_SPAWN),
+        ("tools.check_call(['id'])", PROCESS_SPAWN),
+        ("from helpers import check_call", PROCESS_SPAWN),
+        ("runner = helpers.Popen", PROCESS_SPAWN),
+        ("list(map(helpers.getoutput, cmds))", PROCESS_SPAWN),
+    ]);
+}
+
+#[test]
+fn system_called_with_an_argument_is_a_spawn_through_any_module() {
+    assert_dangerous(&[
+        ("lib.system('reboot')", PROCESS_SPAWN),
+        ("lib._system('id')", PROCESS_SPAWN),
+        ("a.b.c.system(cmd)", PROCESS_SPAWN),
+        ("system(*argv)", PROCESS_SPAWN),
+        ("lib.SYSTEM(command='id')", PROCESS_SPAWN),
+    ]);
+}
+
+#[test]
+fn a_called_name_holding_command_runs_a_command() {
+    assert_dangerous(&[
+        (
+            "import uuid\nuuid._get_command_stdout('reboot')",
+            PROCESS_SPAWN,
+        ),
+        ("utils.run_command('rm -rf ~')", PROCESS_SPAWN),
+        ("run_command('id')", PROCESS_SPAWN),
+        ("client.exec_command('id')", PROCESS_SPAWN),
+        ("h.executeCommand('id')", PROCESS_SPAWN),
+        ("x = shell.command('id')", PROCESS_SPAWN),
+    ]);
+}
+
+#[test]
+fn a_tcl_interpreter_evaluating_is_eval_exec() {
+    assert_dangerous(&[
+        (
+            "import tkinter\ntkinter.Tcl().eval('exec rm -rf ~')",
+            DYNAMIC_EVAL,
+        ),
+        (
+            "import tkinter as tk\nroot = tk.Tk()\nroot.tk.eval('exec id')",
+            DYNAMIC_EVAL,
+        ),
+        ("root.tk.call('exec', 'id')", DYNAMIC_EVAL),
+        (
+            "from tkinter import Tcl\nt = Tcl()\nt.eval('exec id')",
+            DYNAMIC_EVAL,
+        ),
+        (
+            "import _tkinter\n_tkinter.create().eval('exec id')",
+            DYNAMIC_EVAL,
+        ),
+        (
+            "import tkinter\ntkinter.Tcl().evalfile('x.tcl')",
+            DYNAMIC_EVAL,
+        ),
+        ("run = tkinter.Tcl().eval", DYNAMIC_EVAL),
+    ]);
+}
+
+#[test]
+fn everyday_names_that_look_like_capabilities_stay_ordinary() {
+    assert_ordinary(&[
+        "import platform\nprint(platform.system())",
+        "import platform\nif platform.system() == 'Linux':\n    print('ok')",
+        "import platform\nprint(platform.uname().system)",
+        "system = 'linux'\nprint(system)",
+        "print(config.system)",
+        "import re\nre.compile(r'x')",
+        "print('{} {}'.format(a, b))",
+        "d = {'a': 1}\nd.popitem()",
+        "import json\njson.loads(s)",
+        "import math\nprint(math.sqrt(2))",
+        "print(sorted([3, 1, 2]))",
+        "from datetime import datetime\nprint(datetime.now().isoformat())",
+        "from collections import defaultdict\nd = defaultdict(list)",
+        "from pathlib import Path\nprint(Path('data/x.csv').read_text())",
+        "import time\nprint(time.time())",
+        "cursor.execute(sql)\ncursor.executemany(sql, rows)",
+        "model.eval()",
+        "app.exec()",
+        "if repo.fork:\n    print(repo.name)",
+        "print(args.command)",
+        "parser.add_argument('command')",
+        "sub = parser.add_subparsers(dest='command')",
+        "@click.command()\ndef main():\n    pass",
+        "@bot.command(name='ping')\nasync def ping(ctx):\n    pass",
+        "def run_command(x):\n    return x",
+        "spawned = 0\nspawned += 1",
+        "import multiprocessing as mp\nmp.set_start_method('spawn')",
+        "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor() as ex:\n    ex.submit(f)",
+        "self._profile.run(x)",
+        "print(self._os)",
+    ]);
+}
+
+#[test]
+fn a_secret_path_is_found_after_format_placeholders_and_path_normalisation() {
+    assert_dangerous(&[
+        (
+            "open('%s/.ssh/id_rsa' % os.path.expanduser('~')).read()",
+            SECRET_READ,
+        ),
+        ("open('{}/.ssh/id_rsa'.format(home))", SECRET_READ),
+        ("open(f'{home}/.ssh/id_rsa')", SECRET_READ),
+        ("open('/root/./.ssh/./id_rsa')", SECRET_READ),
+        (
+            "Path('/home/u/.//.ssh/id_ed25519').read_text()",
+            SECRET_READ,
+        ),
+        ("open('/etc/./passwd').read()", SECRET_READ),
+        ("open('/etc//./shadow')", SECRET_READ),
+        ("open('/etc/x/../passwd')", SECRET_READ),
+        ("open('/etc/%s' % 'passwd')", SECRET_READ),
+        ("open('/etc/{}'.format('shadow'))", SECRET_READ),
+        ("open('%sid_rsa' % ssh_dir)", SECRET_READ),
+        ("open('{home}id_ed25519'.format(home=d))", SECRET_READ),
+        ("open('{}/.aws/./credentials'.format(h))", SECRET_READ),
+        ("open('%(home)s/.docker/./config.json' % env)", SECRET_READ),
+        ("open(f'{h}/.kube/./config')", SECRET_READ),
+        ("open('/proc/self/./environ')", SECRET_READ),
+    ]);
+}
+
+#[test]
+fn format_templates_and_dotted_paths_without_secrets_stay_ordinary() {
+    assert_ordinary(&[
+        "print(open('%s/%s.csv' % (d, n)).read())",
+        "print(open('{}/report.txt'.format(out)).read())",
+        "print(open(f'{d}/./data.csv').read())",
+        "print(open('../data/./x.csv').read())",
+        "print(open('/etc/./hosts').read())",
+        "print('%d%% done, %-10.2f left' % (pct, rest))",
+        "print('{:.2f} {name!r:>10}'.format(x, name=n))",
+        "print(open('/home/u/./projects/../notes.txt').read())",
+        "print('%s.%s' % (module, name))",
+    ]);
+}
+
 #[test]
 fn one_hundred_kilobytes_of_code_are_read_quickly() {
     let chunk = "import pandas as pd\ndf = pd.read_csv(f'data_{i}.csv')\nprint(df.a.sum() + 1)\n";

@@ -8,6 +8,7 @@ mod calls;
 
 use std::collections::HashMap;
 
+use super::capability::{self, Site};
 use super::lex::Tok;
 use super::names::{
     anywhere, bare, dunder, import_only, module_value, pair, star_import, HTTP_LIBS,
@@ -107,12 +108,20 @@ impl<'a> Scan<'a> {
     /// The attribute chain ending at token `j` (a name or a closing bracket), head first:
     /// `requests.Session().post` → `requests`, `Session`, `()`, `post`.
     fn chain_back(&self, j: usize) -> Vec<String> {
+        self.chain_back_from(j).0
+    }
+
+    /// The chain ending at token `j` (as [`Scan::chain_back`]) and the index of the
+    /// token it starts at (its head name, or the opening bracket of a head call).
+    pub(super) fn chain_back_from(&self, j: usize) -> (Vec<String>, usize) {
         let mut segs = Vec::new();
         let mut j = j;
+        let mut head = j;
         while segs.len() < MAX_CHAIN {
             match self.toks.get(j) {
                 Some(Tok::Name(n)) => {
                     segs.push(n.clone());
+                    head = j;
                     match j.checked_sub(2) {
                         Some(k) if self.is_op(j - 1, ".") => j = k,
                         _ => break,
@@ -120,7 +129,11 @@ impl<'a> Scan<'a> {
                 }
                 Some(Tok::Op(o)) if matches!(o.as_str(), ")" | "]") => {
                     segs.push(if o == ")" { "()" } else { "[]" }.to_string());
-                    let Some(k) = self.partner(j).and_then(|open| open.checked_sub(1)) else {
+                    let Some(open) = self.partner(j) else {
+                        break;
+                    };
+                    head = open;
+                    let Some(k) = open.checked_sub(1) else {
                         break;
                     };
                     match self.toks.get(k) {
@@ -133,7 +146,7 @@ impl<'a> Scan<'a> {
             }
         }
         segs.reverse();
-        segs
+        (segs, head)
     }
 
     /// The chain starting at token `k` and reading forward: `requests.Session()`.
@@ -384,6 +397,20 @@ impl<'a> Scan<'a> {
         if let Some(label) = owner.and_then(|o| pair(o, last)) {
             hits.add(label, format!("it uses `{}`", show(segs)));
         }
+        // Another module's private alias of a module is that module: `tempfile._os` is
+        // `os`, so `tempfile._os.system` is `os.system`. An object's own private fields
+        // (`self._profile.run`) are not modules.
+        let own = segs.first().is_some_and(|h| h == "self" || h == "cls");
+        let private = owner.filter(|o| !own && o.starts_with('_') && !o.ends_with("__"));
+        if let Some(o) = private {
+            let module = o.trim_start_matches('_');
+            if let Some(label) = pair(module, last) {
+                hits.add(
+                    label,
+                    format!("it uses `{}`, `{module}` under a private alias", show(segs)),
+                );
+            }
+        }
         if SENDING_METHODS.contains(&last.as_str()) {
             let head = segs.first().map(String::as_str).unwrap_or("");
             let via_client = segs.iter().take(segs.len() - 1).any(|s| {
@@ -434,13 +461,29 @@ impl<'a> Scan<'a> {
         if matches!(name, "open" | "fdopen") && !called && !defined && !imported {
             hits.add(FILE_WRITE, format!("it passes `{name}` around as a value"));
         }
-        let segs = if attr {
-            self.chain_back(i)
+        let (segs, head) = if attr {
+            self.chain_back_from(i)
         } else {
-            vec![name.to_string()]
+            (vec![name.to_string()], i)
         };
         let mut chains = self.resolved(&segs);
         chains.insert(0, segs);
+        let decorator = self.prev_is_op(head, "@")
+            && (head < 2 || matches!(self.toks.get(head - 2), Some(Tok::End)));
+        capability::judge(
+            &Site {
+                name,
+                attr,
+                called,
+                with_args: called && !self.is_op(i + 2, ")"),
+                continued: self.is_op(i + 1, "."),
+                defined,
+                imported,
+                decorator,
+                chains: &chains,
+            },
+            hits,
+        );
         for chain in &chains {
             if !self.safe_yaml(i, chain) {
                 self.check_chain(chain, hits);

@@ -25,8 +25,57 @@ fn secret_re() -> Option<&'static Regex> {
     RE.get_or_init(|| Regex::new(SECRET_PATTERN).ok()).as_ref()
 }
 
-/// Checks one candidate text; true when it named a secret (and was recorded).
+/// A format template's placeholders: `%s`, `%(home)s`, `%-10.2f`, `{}`, `{0}`,
+/// `{home!r:>10}`.
+const PLACEHOLDER_PATTERN: &str =
+    r"%(\([^)]*\))?[-#0 +]*(\*|\d+)?(\.(\*|\d+))?[hlL]?[diouxXeEfFgGcrsab]|\{[^{}]*\}";
+
+fn placeholder_re() -> Option<&'static Regex> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(PLACEHOLDER_PATTERN).ok())
+        .as_ref()
+}
+
+/// A text read as the path it builds: each format placeholder stands for a path piece
+/// the gate cannot see (so it ends a segment), and `/./`, `//` and `seg/..` are
+/// collapsed as the file system does (`'/etc/./%s' % 'passwd'`, joined with its
+/// literal, reads `/etc/passwd`). `None` when that changes nothing.
+fn as_path(text: &str) -> Option<String> {
+    if !text.contains(['/', '%', '{']) {
+        return None;
+    }
+    let filled = match placeholder_re() {
+        Some(re) => re.replace_all(text, "/").into_owned(),
+        None => text.to_string(),
+    };
+    let mut segs: Vec<&str> = Vec::new();
+    for seg in filled.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." if segs.last().is_some_and(|l| *l != "..") => {
+                segs.pop();
+            }
+            s => segs.push(s),
+        }
+    }
+    let mut out = String::with_capacity(filled.len());
+    if filled.starts_with('/') {
+        out.push('/');
+    }
+    out.push_str(&segs.join("/"));
+    if filled.ends_with('/') && !segs.is_empty() {
+        out.push('/');
+    }
+    (out != text).then_some(out)
+}
+
+/// Checks one candidate text, as written and read as a path; true when it named a
+/// secret (and was recorded).
 fn check(text: &str, hits: &mut Hits) -> bool {
+    check_one(text, hits) || as_path(text).is_some_and(|p| check_one(&p, hits))
+}
+
+fn check_one(text: &str, hits: &mut Hits) -> bool {
     let Some(re) = secret_re() else {
         hits.add(SECRET_READ, "the secret-path rule could not be read".into());
         return true;
