@@ -12,7 +12,7 @@ mod names;
 mod scan;
 mod strings;
 
-use super::finding::{found, Finding};
+use super::finding::{found, Finding, Principle};
 
 /// shutil.rmtree, os.removedirs and their kin.
 pub const TREE_DELETION: &str = "tree deletion";
@@ -41,29 +41,35 @@ const LABELS: [&str; 7] = [
     SECRET_READ,
 ];
 
-/// What the rules found: the first reason given for each label.
+/// What the rules found: the first reason given for each label, and which principle
+/// gave it.
 #[derive(Debug, Default)]
 pub(crate) struct Hits {
-    found: [Option<String>; 7],
+    found: [Option<(String, Principle)>; 7],
 }
 
 impl Hits {
     /// Records `detail` under `label` unless that label already has a reason.
     pub(crate) fn add(&mut self, label: &str, detail: String) {
+        self.add_by(label, detail, Principle::Named);
+    }
+
+    /// [`Hits::add`], credited to `principle` (rule 5: a capability, not a module).
+    pub(crate) fn add_by(&mut self, label: &str, detail: String, principle: Principle) {
         let rank = LABELS.iter().position(|l| *l == label).unwrap_or(0);
         if let Some(slot) = self.found.get_mut(rank) {
             if slot.is_none() {
-                *slot = Some(detail);
+                *slot = Some((detail, principle));
             }
         }
     }
 
     /// The most severe finding.
     fn best(self) -> Option<Finding> {
-        LABELS
-            .iter()
-            .zip(self.found)
-            .find_map(|(label, detail)| detail.and_then(|detail| found(label, detail)))
+        LABELS.iter().zip(self.found).find_map(|(label, hit)| {
+            let (detail, principle) = hit?;
+            found(label, detail).map(|f| f.by(principle))
+        })
     }
 }
 

@@ -203,9 +203,14 @@ fn no_family_covers_a_nested_command_a_device_or_an_option_that_runs_code() {
 #[test]
 fn python_reached_through_a_shell_line_is_judged_by_what_it_calls() {
     all_dangerous(
-        &["python3 -c 'import tempfile; tempfile._os.system(\"id\")'"],
+        &["python3 -c 'import uuid; uuid._get_command_stdout(\"id\")'"],
         PROCESS_SPAWN,
-        None,
+        Some(Principle::Capability),
+    );
+    all_dangerous(
+        &["python3 -c 'import tkinter; tkinter.Tcl().eval(\"exec id\")'"],
+        DYNAMIC_EVAL,
+        Some(Principle::Capability),
     );
 }
 

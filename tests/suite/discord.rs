@@ -592,6 +592,7 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
         risk: kotoba::protocol::Risk::Exec,
         can_always: false,
         can_always_exact: true,
+        family: None,
         no_always_reason: None,
         expires_at_ms: 1,
         window_secs: 180,

@@ -408,7 +408,11 @@ async fn lines_whose_events_arrive_newest_first_are_each_answered_once() {
     let got = answers(discord);
     let mut heard: Vec<usize> = got.keys().copied().collect();
     heard.sort_unstable();
-    assert_eq!(heard, vec![0, 1, 2, 3, 4, 5], "every line is answered: {got:?}");
+    assert_eq!(
+        heard,
+        vec![0, 1, 2, 3, 4, 5],
+        "every line is answered: {got:?}"
+    );
     let posts = discord
         .calls()
         .into_iter()

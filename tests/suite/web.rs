@@ -468,6 +468,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
         risk: Risk::Read,
         can_always: false,
         can_always_exact: false,
+        family: None,
         no_always_reason: None,
         expires_at_ms: 0,
         window_secs: 300,

@@ -11,6 +11,7 @@
 
 use super::scan::show;
 use super::{Hits, DYNAMIC_EVAL, PROCESS_SPAWN};
+use crate::gate::finding::Principle;
 
 /// Where a name stands, as the scanner read it.
 pub(super) struct Site<'c> {
@@ -85,9 +86,10 @@ pub(super) fn judge(site: &Site, hits: &mut Hits) {
     }
     let shown = site.chains.first().map(|c| show(c)).unwrap_or_default();
     let spawn = |hits: &mut Hits, what: &str| {
-        hits.add(
+        hits.add_by(
             PROCESS_SPAWN,
             format!("it {what} `{shown}`, which starts a process"),
+            Principle::Capability,
         );
     };
     // Passed around: an attribute taken as a value, or a name imported.
@@ -113,9 +115,10 @@ pub(super) fn judge(site: &Site, hits: &mut Hits) {
         .is_some_and(|h| h == "self" || h == "cls");
     let private_os = site.attr && !own && site.name.starts_with('_') && !site.called;
     if private_os && matches!(plain.as_str(), "os" | "posix" | "nt") {
-        hits.add(
+        hits.add_by(
             PROCESS_SPAWN,
             format!("it passes `{shown}`, a private alias of `{plain}`, around"),
+            Principle::Capability,
         );
     }
     if site.attr && TCL_EVALUATORS.contains(&plain.as_str()) {
@@ -125,9 +128,10 @@ pub(super) fn judge(site: &Site, hits: &mut Hits) {
             })
         });
         if tcl {
-            hits.add(
+            hits.add_by(
                 DYNAMIC_EVAL,
                 format!("it runs Tcl with `{shown}`, whose `exec` starts any program"),
+                Principle::Capability,
             );
         }
     }
