@@ -374,7 +374,7 @@ fn hiding_line() -> impl Strategy<Value = (String, &'static str)> {
         ),
         0..HIDDEN.len(),
         0..7usize,
-        "k[a-z]{1,7}",
+        "k[0-9]{1,4}",
     )
         .prop_map(|(words, options, which, form, key)| {
             let (danger, label) = HIDDEN[which];
