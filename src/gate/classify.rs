@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::arguments::device_named;
 use super::commands::{is_known, is_privilege};
-use super::danger::{shell_danger, SHELLS, WRAPPERS};
+use super::danger::{shell_danger, RESERVED, SHELLS, WRAPPERS};
 use super::finding::Principle;
 use super::paths::check_paths;
 use super::python::python_danger;
@@ -226,6 +226,11 @@ fn family_refusal(command: &str, family: Option<&str>, line: &Line) -> Option<St
         );
     };
     let f = family.split(' ').next().unwrap_or(family);
+    if RESERVED.contains(&f) || f == "function" {
+        return Some(format!(
+            "'{f}' opens a compound command of the shell, so there is no one command to save."
+        ));
+    }
     if INTERPRETERS.contains(&f) {
         return Some(format!(
             "'{f}' is an interpreter: it runs whatever program it is handed, so a rule for \

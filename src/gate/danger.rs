@@ -163,7 +163,7 @@ const STRING_RUNNERS: [&str; 14] = [
     "runuser",
 ];
 /// Words that open a compound command and stand before the real command name.
-const RESERVED: [&str; 13] = [
+pub(crate) const RESERVED: [&str; 13] = [
     "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "time",
 ];
 struct Reader {
@@ -693,8 +693,9 @@ impl Reader {
                 .map(|f| by_pattern(f, &[arg]));
             }
         }
-        for arg in args {
-            if let Some(f) = self.argument_lines(arg, depth) {
+        // The command word too: `--opt='…'` standing first is still read.
+        for word in words {
+            if let Some(f) = self.argument_lines(word, depth) {
                 return Some(f);
             }
         }

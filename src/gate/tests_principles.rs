@@ -352,10 +352,12 @@ const HIDDEN: [(&str, &str); 8] = [
     ("shred notes.txt", TRUNCATE_SHRED),
 ];
 
-/// A word a wrapper could be called: any name but a printer or reader.
+/// A word a wrapper could be called: any name but a printer, a reader or one the
+/// lists already name (those are read by their own rules).
 fn wrapper_word() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9-]{1,9}".prop_map(|w| {
-        if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) {
+        let listed = danger::WRAPPERS.contains(&w.as_str()) || danger::SHELLS.contains(&w.as_str());
+        if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) || listed {
             format!("x{w}")
         } else {
             w
