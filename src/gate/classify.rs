@@ -52,9 +52,9 @@ const EXEC_WRAPPERS: [&str; 17] = [
     "sudo", "doas", "su", "env", "xargs", "nohup", "time", "timeout", "ssh", "docker", "podman",
     "setsid", "stdbuf", "nice", "ionice", "chroot", "unshare",
 ];
-const PAGERS_EDITORS: [&str; 14] = [
+const PAGERS_EDITORS: [&str; 17] = [
     "less", "more", "pg", "vi", "vim", "view", "vimdiff", "rvim", "rview", "nano", "pico", "emacs",
-    "ed", "ex",
+    "ed", "ex", "man", "info", "perldoc",
 ];
 const TRANSFER_TOOLS: [&str; 10] = [
     "curl", "wget", "scp", "sftp", "rsync", "ftp", "nc", "ncat", "netcat", "socat",

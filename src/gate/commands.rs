@@ -10,9 +10,9 @@ use super::finding::{
 use super::paths::glob_match;
 
 /// Programs that run a command as another user.
-pub(crate) const PRIVILEGE: [&str; 12] = [
+pub(crate) const PRIVILEGE: [&str; 16] = [
     "sudo", "sudoedit", "su", "doas", "run0", "pkexec", "runuser", "gosu", "su-exec", "ksu",
-    "please", "calife",
+    "please", "calife", "gksu", "kdesu", "beesu", "pfexec",
 ];
 /// Programs that delete or empty the files they are given.
 pub(crate) const DELETERS: [&str; 8] = [
@@ -323,7 +323,7 @@ type Rule = fn(&str, &[&str]) -> Option<Finding>;
 /// Every command the gate has a rule for, by name (the one table: [`rules`] and
 /// [`is_known`] both read it). Privilege, format and disk tools are matched by kind
 /// before it.
-const RULES: [(&[&str], Rule); 17] = [
+const RULES: [(&[&str], Rule); 20] = [
     (&["rm"], |_, a| rm_rules(a)),
     (&["unlink", "rmdir", "trash"], |n, a| {
         secret_operand(a).and_then(|p| {
@@ -417,6 +417,33 @@ const RULES: [(&[&str], Rule); 17] = [
             )
         },
     ),
+    // Suspend, hibernate or power off through the clock, the BMC or the desktop.
+    (&["rtcwake"], |n, a| {
+        let mode = a
+            .iter()
+            .position(|a| *a == "-m" || a.starts_with("--mode"))
+            .and_then(|i| a[i].split_once('=').map(|(_, v)| v).or(a.get(i + 1).copied()));
+        if matches!(mode, Some("no" | "show" | "disable")) {
+            return None;
+        }
+        found(POWER_CONTROL, format!("'{n}' suspends or powers off the machine"))
+    }),
+    (&["ipmitool"], |n, a| {
+        let at = a.iter().position(|a| *a == "power")?;
+        let what = a.get(at + 1).filter(|w| {
+            matches!(**w, "off" | "cycle" | "reset" | "soft" | "down")
+        })?;
+        found(POWER_CONTROL, format!("'{n} power {what}' cuts the machine's power"))
+    }),
+    (&["gnome-session-quit", "xfce4-session-logout", "lxqt-leave"], |n, a| {
+        let flag = a.iter().find(|a| {
+            matches!(
+                **a,
+                "--power-off" | "--poweroff" | "--reboot" | "--halt" | "--shutdown" | "--suspend"
+            )
+        })?;
+        found(POWER_CONTROL, format!("'{n} {flag}' powers the machine down"))
+    }),
     (&["history"], |_, a| {
         short_flag(a, &['c', 'd'])
             .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history")))
@@ -464,9 +491,9 @@ const DISK_SUBCOMMANDS: [(&str, &[&str]); 8] = [
 ];
 
 /// True for a program that runs a command as another user: the known ones and their
-/// look-alikes (`sudo-rs`, `sudo.ws`, `doas-keepenv`).
+/// look-alikes (`sudo-rs`, `sudo.ws`, `gksudo`, `doas-keepenv`).
 pub(crate) fn is_privilege(name: &str) -> bool {
-    PRIVILEGE.contains(&name) || name.starts_with("sudo") || name.starts_with("doas")
+    PRIVILEGE.contains(&name) || name.contains("sudo") || name.starts_with("doas")
 }
 
 /// True when the gate has a rule for a command of this name (so a later word naming it

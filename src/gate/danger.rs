@@ -401,7 +401,7 @@ impl Reader {
             }
             let mut text = word.text.clone();
             for (name, value) in &self.vars {
-                text = text
+                text = element_refs(&text, name, value)
                     .replace(&format!("${{{name}}}"), value)
                     .replace(&format!("${name}"), value);
             }
@@ -457,7 +457,7 @@ impl Reader {
                     _ => commands::normalise(d),
                 });
             }
-            "read" => {
+            "read" | "mapfile" | "readarray" => {
                 let name = words[1..].iter().rev().find(|w| !w.starts_with('-'));
                 let fed = stage.redirects.iter().find(|r| r.feeds_text());
                 if let (Some(name), Some(r)) = (name, fed) {
@@ -705,6 +705,16 @@ impl Reader {
     /// Rule 2: the lines one argument could hand a shell, each judged as a line.
     fn argument_lines(&mut self, word: &str, depth: usize) -> Option<Finding> {
         for text in arguments::command_texts(word) {
+            // A word that reads back as itself (`<(curl …)`, whose body is read as a
+            // substitution) holds no other line.
+            let same = text == word
+                && parse(&text)
+                    .simples()
+                    .flat_map(|s| s.words.iter())
+                    .all(|w| w.text == word);
+            if same {
+                continue;
+            }
             if let Some(f) = self.line(&text, depth + 1) {
                 return Some(f.by(Principle::ArgumentLine));
             }
@@ -806,6 +816,24 @@ fn by_pattern(f: Finding, args: &[&str]) -> Finding {
     } else {
         f
     }
+}
+
+/// `text` with each `${NAME[…]}` (an element of an array the line filled) replaced by
+/// `value`.
+fn element_refs(text: &str, name: &str, value: &str) -> String {
+    let open = format!("${{{name}[");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&open) {
+        let Some(close) = rest[at..].find("]}") else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(value);
+        rest = &rest[at + close + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The values of a long option (`--pre CMD`, `--pre=CMD`, any unique prefix of three

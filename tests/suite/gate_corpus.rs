@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kotoba::gate::{classify, Action, Decision};
+use kotoba::gate::{classify, Action, Decision, Principle};
 
 /// One case: the expected verdict line, whether a family is offered (None: not said).
 struct Case {
@@ -16,8 +16,18 @@ struct Case {
     family: Option<bool>,
 }
 
+/// Every case of the adversarial corpus: the named families and the principles.
 fn corpus() -> Vec<Case> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate_corpus.tsv");
+    let mut cases = table("gate_corpus.tsv");
+    cases.extend(table("gate_corpus_principles.tsv"));
+    cases
+}
+
+/// The cases of one fixture table.
+fn table(name: &str) -> Vec<Case> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let text = std::fs::read_to_string(path).unwrap();
     let mut cases = Vec::new();
     for (n, raw) in text.lines().enumerate() {
@@ -68,14 +78,11 @@ fn judge(ws: &Path, line: &str) -> Decision {
     )
 }
 
-#[test]
-fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
-    let ws = workspace();
-    let cases = corpus();
-    assert!(cases.len() >= 500, "the corpus holds {} lines", cases.len());
+/// The cases whose verdict or family offer differs from what the table says.
+fn misjudged(ws: &Path, cases: &[Case]) -> Vec<String> {
     let mut wrong = Vec::new();
-    for case in &cases {
-        let d = judge(ws.path(), &case.line);
+    for case in cases {
+        let d = judge(ws, &case.line);
         let family_ok = case.family.is_none_or(|f| f == d.can_always);
         if d.headline() != case.headline || !family_ok {
             wrong.push(format!(
@@ -95,10 +102,16 @@ fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
                 },
             ));
         }
-        if d.dangerous_label().is_some() {
-            assert!(!d.can_always && !d.can_always_exact, "{:?}", case.line);
-        }
     }
+    wrong
+}
+
+#[test]
+fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
+    let ws = workspace();
+    let cases = corpus();
+    assert!(cases.len() >= 1000, "the corpus holds {} lines", cases.len());
+    let wrong = misjudged(ws.path(), &cases);
     assert!(
         wrong.is_empty(),
         "{} of {} corpus lines misjudged:\n{}",
@@ -106,6 +119,77 @@ fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
         cases.len(),
         wrong.join("\n")
     );
+}
+
+#[test]
+fn no_dangerous_line_of_any_table_offers_a_grant() {
+    let ws = workspace();
+    let mut cases = corpus();
+    cases.extend(table("gate_everyday.tsv"));
+    let mut dangerous = 0;
+    for case in &cases {
+        let d = judge(ws.path(), &case.line);
+        if d.dangerous_label().is_some() {
+            dangerous += 1;
+            assert!(
+                !d.can_always && !d.can_always_exact,
+                "{:?} is dangerous yet offers a grant: {d:?}",
+                case.line
+            );
+        }
+    }
+    assert!(dangerous > 500, "{dangerous} dangerous lines were checked");
+}
+
+#[test]
+fn two_hundred_everyday_developer_lines_are_never_dangerous_and_keep_their_family_grants() {
+    let ws = workspace();
+    let cases = table("gate_everyday.tsv");
+    assert_eq!(cases.len(), 200);
+    for case in &cases {
+        let d = judge(ws.path(), &case.line);
+        assert_eq!(d.dangerous_label(), None, "{:?}: {d:?}", case.line);
+    }
+    let wrong = misjudged(ws.path(), &cases);
+    assert!(wrong.is_empty(), "{} misjudged:\n{}", wrong.len(), wrong.join("\n"));
+    let families = cases.iter().filter(|c| c.family == Some(true)).count();
+    assert!(families >= 80, "{families} everyday lines keep a family grant");
+}
+
+#[test]
+fn each_principle_decides_lines_of_the_corpus_and_the_figures_are_printed() {
+    let ws = workspace();
+    let cases = corpus();
+    let mut counts = [0usize; 7];
+    for case in &cases {
+        let d = judge(ws.path(), &case.line);
+        if let Some(n) = d.principle.and_then(Principle::number) {
+            counts[usize::from(n)] += 1;
+        }
+    }
+    let dangerous = cases
+        .iter()
+        .filter(|c| c.headline.starts_with("dangerous"))
+        .count();
+    print_figure(&format!(
+        "corpus: {} lines ({dangerous} dangerous); decided by rule 1: {}, 2: {}, 3: {}, \
+         4: {}, 5: {}, 6: {}",
+        cases.len(),
+        counts[1],
+        counts[2],
+        counts[3],
+        counts[4],
+        counts[5],
+        counts[6]
+    ));
+    for (rule, count) in counts.iter().enumerate().skip(1) {
+        assert!(*count >= 3, "rule {rule} decides {count} lines");
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn print_figure(text: &str) {
+    eprintln!("{text}");
 }
 
 #[test]
