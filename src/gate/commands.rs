@@ -493,7 +493,11 @@ const DISK_SUBCOMMANDS: [(&str, &[&str]); 8] = [
 /// True for a program that runs a command as another user: the known ones and their
 /// look-alikes (`sudo-rs`, `sudo.ws`, `gksudo`, `doas-keepenv`).
 pub(crate) fn is_privilege(name: &str) -> bool {
-    PRIVILEGE.contains(&name) || name.contains("sudo") || name.starts_with("doas")
+    let program = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    PRIVILEGE.contains(&name)
+        || (program && (name.contains("sudo") || name.starts_with("doas")))
 }
 
 /// True when the gate has a rule for a command of this name (so a later word naming it
