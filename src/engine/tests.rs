@@ -1005,3 +1005,20 @@ async fn the_next_action_clears_the_peek_and_a_failed_action_shows_the_fail_face
         }
     );
 }
+
+/// The next card drawn on the session (a turn that never asks fails the test at the
+/// timeout instead of hanging it).
+pub(crate) async fn next_card(
+    rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>,
+) -> Card {
+    let wait = async {
+        loop {
+            if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
+                return c.clone();
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(600), wait)
+        .await
+        .expect("a card")
+}

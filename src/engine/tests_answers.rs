@@ -58,20 +58,6 @@ fn spawn_turn(
     tokio::spawn(async move { engine.run_turn(req, TurnOptions::default()).await })
 }
 
-/// The next card on the bus; a test fails (not hangs) when none comes in 10 minutes.
-async fn next_card(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>) -> Card {
-    let wait = async {
-        loop {
-            if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-                return c.clone();
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(600), wait)
-        .await
-        .expect("a card")
-}
-
 /// What the model was handed back from tools, over every request of the rig.
 fn results_fed(r: &Rig) -> Vec<String> {
     r.script.sent().iter().flat_map(tool_results).collect()

@@ -42,14 +42,6 @@ fn el_turn(text: &str) -> TurnRequest {
     }
 }
 
-async fn next_card(rx: &mut broadcast::Receiver<Arc<Event>>) -> Card {
-    loop {
-        if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            return c.clone();
-        }
-    }
-}
-
 /// Frames up to and including the next work_done, and that frame's run_id, ok, summary.
 async fn until_work_done(
     rx: &mut broadcast::Receiver<Arc<Event>>,

@@ -422,28 +422,49 @@ const RULES: [(&[&str], Rule); 20] = [
         let mode = a
             .iter()
             .position(|a| *a == "-m" || a.starts_with("--mode"))
-            .and_then(|i| a[i].split_once('=').map(|(_, v)| v).or(a.get(i + 1).copied()));
+            .and_then(|i| {
+                a[i].split_once('=')
+                    .map(|(_, v)| v)
+                    .or(a.get(i + 1).copied())
+            });
         if matches!(mode, Some("no" | "show" | "disable")) {
             return None;
         }
-        found(POWER_CONTROL, format!("'{n}' suspends or powers off the machine"))
+        found(
+            POWER_CONTROL,
+            format!("'{n}' suspends or powers off the machine"),
+        )
     }),
     (&["ipmitool"], |n, a| {
         let at = a.iter().position(|a| *a == "power")?;
-        let what = a.get(at + 1).filter(|w| {
-            matches!(**w, "off" | "cycle" | "reset" | "soft" | "down")
-        })?;
-        found(POWER_CONTROL, format!("'{n} power {what}' cuts the machine's power"))
+        let what = a
+            .get(at + 1)
+            .filter(|w| matches!(**w, "off" | "cycle" | "reset" | "soft" | "down"))?;
+        found(
+            POWER_CONTROL,
+            format!("'{n} power {what}' cuts the machine's power"),
+        )
     }),
-    (&["gnome-session-quit", "xfce4-session-logout", "lxqt-leave"], |n, a| {
-        let flag = a.iter().find(|a| {
-            matches!(
-                **a,
-                "--power-off" | "--poweroff" | "--reboot" | "--halt" | "--shutdown" | "--suspend"
+    (
+        &["gnome-session-quit", "xfce4-session-logout", "lxqt-leave"],
+        |n, a| {
+            let flag = a.iter().find(|a| {
+                matches!(
+                    **a,
+                    "--power-off"
+                        | "--poweroff"
+                        | "--reboot"
+                        | "--halt"
+                        | "--shutdown"
+                        | "--suspend"
+                )
+            })?;
+            found(
+                POWER_CONTROL,
+                format!("'{n} {flag}' powers the machine down"),
             )
-        })?;
-        found(POWER_CONTROL, format!("'{n} {flag}' powers the machine down"))
-    }),
+        },
+    ),
     (&["history"], |_, a| {
         short_flag(a, &['c', 'd'])
             .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history")))
@@ -496,8 +517,7 @@ pub(crate) fn is_privilege(name: &str) -> bool {
     let program = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    PRIVILEGE.contains(&name)
-        || (program && (name.contains("sudo") || name.starts_with("doas")))
+    PRIVILEGE.contains(&name) || (program && (name.contains("sudo") || name.starts_with("doas")))
 }
 
 /// True when the gate has a rule for a command of this name (so a later word naming it

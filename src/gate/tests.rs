@@ -15,7 +15,8 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn shell_in(ws: &Path, command: &str) -> Decision {
+/// The decision for a shell line run on the host in workspace `ws`.
+pub(super) fn shell_in(ws: &Path, command: &str) -> Decision {
     classify(
         &Action::Shell {
             command: command.to_string(),

@@ -11,23 +11,12 @@ use proptest::test_runner::{Config, TestRunner};
 
 use super::*;
 
-fn shell(command: &str) -> Decision {
-    classify(
-        &Action::Shell {
-            command: command.to_string(),
-        },
-        Path::new("/nonexistent/kotoba-principles-workspace"),
-        true,
-    )
-}
+use super::tests::shell_in;
 
-fn shell_in(ws: &Path, command: &str) -> Decision {
-    classify(
-        &Action::Shell {
-            command: command.to_string(),
-        },
-        ws,
-        true,
+fn shell(command: &str) -> Decision {
+    shell_in(
+        Path::new("/nonexistent/kotoba-principles-workspace"),
+        command,
     )
 }
 

@@ -110,7 +110,11 @@ fn misjudged(ws: &Path, cases: &[Case]) -> Vec<String> {
 fn every_line_of_the_adversarial_corpus_gets_its_expected_verdict() {
     let ws = workspace();
     let cases = corpus();
-    assert!(cases.len() >= 1000, "the corpus holds {} lines", cases.len());
+    assert!(
+        cases.len() >= 1000,
+        "the corpus holds {} lines",
+        cases.len()
+    );
     let wrong = misjudged(ws.path(), &cases);
     assert!(
         wrong.is_empty(),
@@ -151,9 +155,17 @@ fn two_hundred_everyday_developer_lines_are_never_dangerous_and_keep_their_famil
         assert_eq!(d.dangerous_label(), None, "{:?}: {d:?}", case.line);
     }
     let wrong = misjudged(ws.path(), &cases);
-    assert!(wrong.is_empty(), "{} misjudged:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} misjudged:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     let families = cases.iter().filter(|c| c.family == Some(true)).count();
-    assert!(families >= 80, "{families} everyday lines keep a family grant");
+    assert!(
+        families >= 80,
+        "{families} everyday lines keep a family grant"
+    );
 }
 
 #[test]
