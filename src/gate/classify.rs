@@ -7,8 +7,9 @@ use std::path::Path;
 
 use super::arguments::device_named;
 use super::commands::{is_known, is_privilege};
-use super::danger::{shell_danger, RESERVED, SHELLS, WRAPPERS};
+use super::danger::shell_danger;
 use super::finding::Principle;
+use super::names::{RESERVED, SHELLS, WRAPPERS};
 use super::paths::check_paths;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};

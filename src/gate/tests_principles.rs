@@ -345,7 +345,7 @@ const HIDDEN: [(&str, &str); 8] = [
 /// lists already name (those are read by their own rules).
 fn wrapper_word() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9-]{1,9}".prop_map(|w| {
-        let listed = danger::WRAPPERS.contains(&w.as_str()) || danger::SHELLS.contains(&w.as_str());
+        let listed = names::WRAPPERS.contains(&w.as_str()) || names::SHELLS.contains(&w.as_str());
         if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) || listed {
             format!("x{w}")
         } else {

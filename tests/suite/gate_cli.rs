@@ -39,7 +39,10 @@ fn gate_explain_prints_the_verdict_first() {
         assert_eq!(text.lines().next(), Some(first), "{line:?}: {text}");
     }
     let text = explain(home.path(), &["npm install x"]);
-    assert!(text.contains("always (family 'npm'): offered"), "{text}");
+    assert!(
+        text.contains("always (family 'npm install'): offered"),
+        "{text}"
+    );
     assert!(text.contains("always (this exact line): offered"), "{text}");
     let text = explain(home.path(), &["python app.py"]);
     assert!(
@@ -70,7 +73,8 @@ fn gate_explain_json_carries_the_whole_decision() {
     let v: Value = serde_json::from_str(&explain(home.path(), &["--json", "sudo ls"])).unwrap();
     assert_eq!(v["verdict"], "dangerous");
     assert_eq!(v["label"], "privilege escalation");
-    assert_eq!(v["family"], "sudo");
+    assert_eq!(v["family"], "sudo ls");
+    assert_eq!(v["rule"], Value::Null, "a rule about a named command");
     assert_eq!(v["can_always"], false);
     assert_eq!(v["can_always_exact"], false);
     assert!(v["no_always_reason"]
@@ -82,7 +86,8 @@ fn gate_explain_json_carries_the_whole_decision() {
     let v: Value = serde_json::from_str(&explain(home.path(), &["--json", "npm i"])).unwrap();
     assert_eq!(v["verdict"], "asks");
     assert!(v["label"].is_null());
-    assert_eq!(v["family"], "npm");
+    assert_eq!(v["family"], "npm i");
+    assert_eq!(v["rule"], 4, "the family was narrowed to its subcommand");
     assert_eq!(v["can_always"], true);
     assert_eq!(v["can_always_exact"], true);
     assert!(v["no_always_reason"].is_null());

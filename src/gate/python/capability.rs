@@ -9,7 +9,6 @@
 //! called (`repo.fork` is a flag), a name holding `command` when called and not as a
 //! decorator (`@click.command()` declares a command; `run_command(…)` runs one).
 
-use super::scan::show;
 use super::{Hits, DYNAMIC_EVAL, PROCESS_SPAWN};
 use crate::gate::finding::Principle;
 
@@ -135,4 +134,16 @@ pub(super) fn judge(site: &Site, hits: &mut Hits) {
             );
         }
     }
+}
+
+/// The text of a chain for a reason: `requests.Session().post`.
+pub(super) fn show(segs: &[String]) -> String {
+    let mut out = String::new();
+    for s in segs {
+        if !out.is_empty() && !s.starts_with(['(', '[']) {
+            out.push('.');
+        }
+        out.push_str(s);
+    }
+    out
 }

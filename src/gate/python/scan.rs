@@ -8,7 +8,7 @@ mod calls;
 
 use std::collections::HashMap;
 
-use super::capability::{self, Site};
+use super::capability::{self, show, Site};
 use super::lex::Tok;
 use super::names::{
     anywhere, bare, dunder, import_only, module_value, pair, star_import, HTTP_LIBS,
@@ -59,18 +59,6 @@ fn match_brackets(toks: &[Tok]) -> Vec<usize> {
         }
     }
     pair
-}
-
-/// The text of a chain for a reason: `requests.Session().post`.
-pub(super) fn show(segs: &[String]) -> String {
-    let mut out = String::new();
-    for s in segs {
-        if !out.is_empty() && !s.starts_with(['(', '[']) {
-            out.push('.');
-        }
-        out.push_str(s);
-    }
-    out
 }
 
 pub(super) struct Scan<'a> {

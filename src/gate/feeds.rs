@@ -1,0 +1,222 @@
+//! Shapes of a line that feed code to a shell or interpreter (docs/gate.md "pipe to a
+//! shell", "fork bomb"): the script of `sh -c`, a stage that reads its program from
+//! standard input (through wrappers, with `-s`, `/dev/stdin`), a download run by a
+//! substitution or by PowerShell, and a function that keeps starting copies of itself.
+
+use super::arguments;
+use super::commands;
+use super::finding::{found, Finding, PIPE_TO_SHELL};
+use super::names::{command_words, name_of, INTERPRETERS, SHELLS, TRANSFER};
+use super::shell_words::{is_assignment, parse, Simple};
+use super::strip_version;
+
+/// The script of `sh -c SCRIPT` (or `python -c CODE`): every argument after the word
+/// holding `c`, or the rest of a glued `-cCODE`.
+pub(crate) fn dash_c_payloads(args: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut after = false;
+    for arg in args {
+        if after {
+            if !arg.starts_with('-') {
+                out.push(arg.to_string());
+            }
+            continue;
+        }
+        let lower = arg.to_lowercase();
+        if lower.starts_with("-com") || lower == "-c" && arg.len() == 2 {
+            after = true;
+        } else if arg.starts_with('-') && !arg.starts_with("--") {
+            if let Some(glued) = arg.strip_prefix("-c").filter(|g| !g.is_empty()) {
+                out.push(glued.to_string());
+            } else if arg.chars().skip(1).any(|c| c == 'c') {
+                after = true;
+            }
+        }
+    }
+    out
+}
+
+/// The code language a stage reads from its standard input, if it does.
+pub(crate) fn stdin_reader(words: &[&str]) -> Option<String> {
+    reads_code(words, false)
+}
+
+/// [`stdin_reader`] through wrappers: a wrapper's command is its first word that is not
+/// an option, an assignment or an option's number (`nice -n 5 bash`), read the same way
+/// (wrappers nest). `as_args`: the input arrives as arguments (`xargs`, `parallel`), so a
+/// shell runs it even when it is given `-c`.
+fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
+    let first = name_of(words.first()?);
+    if matches!(first.as_str(), "source" | ".") {
+        let from_stdin = words.get(1).is_some_and(|a| is_stdin(a));
+        return from_stdin.then(|| "sh".to_string());
+    }
+    let rest = &words[1..];
+    let base = strip_version(&first).to_string();
+    if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
+        let shell = SHELLS.contains(&base.as_str());
+        return (!script_given(rest, shell) || as_args).then_some(base);
+    }
+    if arguments::is_reader(words) {
+        return None;
+    }
+    // A wrapper, named or not (`nice`, `chronic`, `xargs`): the program it runs is a
+    // later word, read the same way (wrappers nest).
+    let number = |w: &str| w.starts_with(|c: char| c.is_ascii_digit());
+    let fed = as_args || matches!(first.as_str(), "xargs" | "parallel");
+    (0..rest.len())
+        .filter(|i| !rest[*i].starts_with('-') && !is_assignment(rest[*i]) && !number(rest[*i]))
+        .find_map(|i| reads_code(&rest[i..], fed))
+}
+
+/// A path that is the reader's own standard input: `-`, `/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`, `/proc/$$/fd/0`.
+fn is_stdin(path: &str) -> bool {
+    let clean = commands::normalise(path);
+    matches!(clean.as_str(), "-" | "/dev/stdin" | "/dev/fd/0")
+        || clean.starts_with("/proc/")
+            && clean.ends_with("/fd/0")
+            && clean.matches('/').count() == 4
+}
+
+/// True when a shell or interpreter is handed its program (`-c`, `-e`, a script file)
+/// rather than reading it from standard input (`bash`, `bash -s stable`,
+/// `sh /dev/stdin`).
+fn script_given(args: &[&str], shell: bool) -> bool {
+    if !dash_c_payloads(args).is_empty()
+        || args
+            .iter()
+            .any(|a| matches!(*a, "-e" | "-c" | "-r" | "--eval" | "-Command" | "-command"))
+    {
+        return true;
+    }
+    let mut options = args
+        .iter()
+        .take_while(|a| a.starts_with('-') && **a != "-" && **a != "--");
+    let from_stdin = shell && options.any(|a| !a.starts_with("--") && a.contains('s'));
+    if from_stdin {
+        return false;
+    }
+    args.iter()
+        .find(|a| !a.starts_with('-') || **a == "-")
+        .is_some_and(|a| !is_stdin(a))
+}
+
+pub(crate) fn is_transfer(stage: &Simple) -> bool {
+    command_words(&stage.texts())
+        .iter()
+        .any(|w| TRANSFER.contains(&strip_version(&name_of(w))))
+}
+
+/// PowerShell running what a download returns: `iex (iwr …)`, `iwr … | iex`,
+/// `Invoke-Expression (New-Object Net.WebClient).DownloadString(…)`.
+pub(crate) fn powershell_download(text: &str) -> Option<Finding> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '.'))
+        .collect();
+    let evaluates = words
+        .iter()
+        .any(|w| matches!(*w, "iex" | "invoke-expression"));
+    let downloads = words.iter().any(|w| {
+        matches!(
+            *w,
+            "iwr" | "irm" | "invoke-webrequest" | "invoke-restmethod" | "start-bitstransfer"
+        ) || w.ends_with("downloadstring")
+            || w.ends_with("net.webclient")
+    });
+    if !(evaluates && downloads) {
+        return None;
+    }
+    found(
+        PIPE_TO_SHELL,
+        "PowerShell runs what a download returns (Invoke-Expression)".into(),
+    )
+}
+
+/// `bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(wget …)"`, `source <(curl …)`.
+pub(crate) fn substituted_download(stage: &Simple) -> Option<Finding> {
+    let texts = stage.texts();
+    let words = command_words(&texts);
+    let first = strip_version(&name_of(words.first()?)).to_string();
+    let runs_code = SHELLS.contains(&first.as_str())
+        || INTERPRETERS.contains(&first.as_str())
+        || matches!(first.as_str(), "eval" | "source" | ".");
+    if !runs_code {
+        return None;
+    }
+    let downloads = stage
+        .substitutions
+        .iter()
+        .any(|body| parse(body).simples().any(is_transfer));
+    if !downloads {
+        return None;
+    }
+    found(
+        PIPE_TO_SHELL,
+        format!("'{first}' runs what a download prints"),
+    )
+}
+
+/// The name of a function that keeps starting copies of itself: it calls itself twice,
+/// or once in the background or through a pipe (`:(){ :|:& };:`, `f(){ f & f; }; f`).
+pub(crate) fn fork_bomb(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let is_name = |c: char| !";&|(){}<> \t\n\"'".contains(c);
+    let mut i = 0;
+    while i < chars.len() {
+        // `NAME ( ) {` or `function NAME {`.
+        let Some(open) = chars[i..].iter().position(|c| *c == '{').map(|p| p + i) else {
+            break;
+        };
+        let head: String = chars[..open].iter().collect();
+        let head = head.trim_end();
+        let name = if let Some(h) = head.strip_suffix(')') {
+            let h = h.trim_end();
+            h.strip_suffix('(').map(|n| {
+                let n = n.trim_end();
+                let start = n.rfind(|c: char| !is_name(c)).map(|p| p + 1).unwrap_or(0);
+                n[start..].to_string()
+            })
+        } else {
+            let start = head
+                .rfind(|c: char| !is_name(c))
+                .map(|p| p + 1)
+                .unwrap_or(0);
+            let word = &head[start..];
+            head[..start]
+                .trim_end()
+                .ends_with("function")
+                .then(|| word.to_string())
+        };
+        let name = name.map(|n| n.strip_prefix("function").unwrap_or(&n).to_string());
+        // The body: up to the matching `}`.
+        let mut depth = 0usize;
+        let mut close = chars.len();
+        for (j, c) in chars.iter().enumerate().skip(open) {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        close = j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            let body: String = chars[open + 1..close.max(open + 1)].iter().collect();
+            let calls = body
+                .split(|c: char| !is_name(c))
+                .filter(|t| *t == name)
+                .count();
+            if calls >= 2 || (calls >= 1 && body.contains(['&', '|'])) {
+                return Some(name);
+            }
+        }
+        i = open + 1;
+    }
+    None
+}
