@@ -154,7 +154,7 @@ impl Reader {
                     .replace(&format!("${name}"), value);
             }
             // Unquoted, the value is split on white space and on the line's own `IFS`.
-            let ifs = self.shell_var("IFS").unwrap_or_default();
+            let ifs = self.line_value("IFS").unwrap_or_default();
             let split = |c: char| c.is_whitespace() || ifs.contains(c);
             out.extend(
                 text.split(split)
@@ -178,7 +178,7 @@ impl Reader {
     }
 
     /// A variable set earlier in the line.
-    fn shell_var(&self, name: &str) -> Option<String> {
+    fn line_value(&self, name: &str) -> Option<String> {
         self.vars
             .iter()
             .rev()
