@@ -317,13 +317,18 @@ fn secret_operand(args: &[&str]) -> Option<String> {
         .map(str::to_string)
 }
 
+/// True for the variables that say where and how much shell history is kept.
+pub(crate) fn history_variable(name: &str) -> bool {
+    matches!(name, "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST")
+}
+
 /// One rule: the command names it judges and what it finds in their arguments.
 type Rule = fn(&str, &[&str]) -> Option<Finding>;
 
 /// Every command the gate has a rule for, by name (the one table: [`rules`] and
 /// [`is_known`] both read it). Privilege, format and disk tools are matched by kind
 /// before it.
-const RULES: [(&[&str], Rule); 20] = [
+const RULES: [(&[&str], Rule); 22] = [
     (&["rm"], |_, a| rm_rules(a)),
     (&["unlink", "rmdir", "trash"], |n, a| {
         secret_operand(a).and_then(|p| {
@@ -465,6 +470,22 @@ const RULES: [(&[&str], Rule); 20] = [
             )
         },
     ),
+    // Deletes whole trees by design (npm's rimraf).
+    (&["rimraf"], |n, _| {
+        found(RECURSIVE_DELETE, format!("'{n}' deletes whole folders"))
+    }),
+    // Turning history off hides what runs next: `unset HISTFILE`, `set +o history`.
+    (&["unset", "set"], |n, a| {
+        let off = a.iter().any(|w| history_variable(w))
+            || a.windows(2).any(|w| w[0] == "+o" && w[1] == "history");
+        if !off {
+            return None;
+        }
+        found(
+            HISTORY_OR_KEY_WIPE,
+            format!("'{n}' turns shell history off"),
+        )
+    }),
     (&["history"], |_, a| {
         short_flag(a, &['c', 'd'])
             .and_then(|f| found(HISTORY_OR_KEY_WIPE, format!("'history {f}' clears history")))

@@ -235,6 +235,20 @@ impl Reader {
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let words = command_words(&texts);
         self.remember(&words, stage, line);
+        // Pointing history elsewhere or emptying it (`HISTFILE=/dev/null`,
+        // `export HISTSIZE=0`) hides what runs next, as a wipe does.
+        let history = texts.iter().find(|t| {
+            t.split_once('=').is_some_and(|(name, value)| {
+                commands::history_variable(name)
+                    && (name == "HISTFILE" || value.trim_start_matches('0').is_empty())
+            })
+        });
+        if let Some(set) = history {
+            return found(
+                HISTORY_OR_KEY_WIPE,
+                format!("'{set}' turns shell history off"),
+            );
+        }
         // 2: a variable set for the command may hold a line something will run
         // (`VISUAL='rm -rf ~' crontab -e`).
         for assignment in texts.iter().take(texts.len() - words.len()) {
