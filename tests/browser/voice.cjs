@@ -13,7 +13,8 @@ const base = process.env.KOTOBA_BASE;
 const shots = process.env.KOTOBA_SHOTS;
 const MIC = [
   "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-  "--use-file-for-fake-audio-capture=" + process.env.KOTOBA_MIC_WAV,
+  // Played once: a looping file would speak again while later steps hold the mic on.
+  "--use-file-for-fake-audio-capture=" + process.env.KOTOBA_MIC_WAV + "%noloop",
   "--autoplay-policy=no-user-gesture-required",
 ];
 

@@ -94,7 +94,9 @@ async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stop
     // Long enough that she is still talking when the microphone speaks again.
     let words = "It is a quarter past noon, and before you ask, I will also tidy the \
                  build folder for you, which takes one command and a moment, so please \
-                 bear with me while I ask whether that is really all right with you.";
+                 bear with me while I ask whether that is really all right with you, \
+                 because a tidy folder is a happy folder and I would hate to surprise you \
+                 with anything you did not expect to happen today.";
     r.model.push(Reply::text_then_call(
         words,
         "shell",
@@ -102,11 +104,12 @@ async fn the_page_hears_a_microphone_she_answers_aloud_and_talking_over_her_stop
     ));
     r.model.push(Reply::text("Okay, I left it alone."));
     r.model.push(Reply::text("Written down."));
-    // The fake microphone: a second of quiet, the question, a pause, words over her.
+    // The fake microphone (played once): a second of quiet, the question, a pause long
+    // enough for her answer to start on a busy machine, words over her.
     let wav = r.home.path().join("mic.wav");
     let mut pcm = vec![0i16; 16_000];
     pcm.extend(espeak_16k("what time is it").await);
-    pcm.extend(vec![0i16; 16_000 * 4]);
+    pcm.extend(vec![0i16; 16_000 * 6]);
     pcm.extend(espeak_16k("no, wait, stop").await);
     pcm.extend(vec![0i16; 16_000 * 40]);
     std::fs::write(&wav, kotoba::speech::wav::encode(&pcm, 16_000)).unwrap();
