@@ -29,6 +29,20 @@ fn owner() -> Answerer {
     }
 }
 
+/// The owner at the keyboard answers `card` with `decision`.
+fn try_press(r: &Rig, card: &Card, decision: Decision) -> Result<(), AnswerError> {
+    r.engine.answer(
+        &card.request_id,
+        crate::protocol::CardAnswer::of(decision),
+        &owner(),
+    )
+}
+
+/// [`try_press`], which must be taken.
+fn press(r: &Rig, card: &Card, decision: Decision) {
+    try_press(r, card, decision).unwrap();
+}
+
 fn term(text: &str) -> TurnRequest {
     TurnRequest::text(crate::protocol::Origin::Owner, "terminal:me", "me", text)
 }
@@ -104,13 +118,7 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
     });
     let card = next_card(&mut rx).await;
     assert!(card.can_always, "npm install may be granted as a family");
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::AlwaysFamily),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::AlwaysFamily);
     turn.await.unwrap();
     let grants = r.engine.grants().unwrap();
     assert_eq!(
@@ -133,13 +141,7 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
     });
     let card = next_card(&mut rx).await;
     assert_eq!(card.family.as_deref(), Some("npm publish"));
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Deny);
     publish.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2, "npm publish did not run");
     assert!(r.engine.revoke_grant(grants[0].id).unwrap());
@@ -176,13 +178,7 @@ async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_t
         Some("git push"),
         "narrowed: it asks"
     );
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Deny);
     push.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     r.engine
@@ -219,13 +215,7 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
             .await
     });
     let card = next_card(&mut rx).await;
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::AlwaysFamily),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::AlwaysFamily);
     turn.await.unwrap();
     assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
     r.engine
@@ -241,13 +231,7 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
         !card.can_always && !card.can_always_exact,
         "a dangerous snippet is never grantable"
     );
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Deny);
     turn.await.unwrap();
     assert_eq!(
         approvers(&r),
@@ -273,13 +257,7 @@ async fn sudo_can_never_be_saved_at_any_width() {
     let card = next_card(&mut rx).await;
     assert!(!card.can_always && !card.can_always_exact);
     assert!(card.no_always_reason.is_some());
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::AlwaysExact),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::AlwaysExact);
     turn.await.unwrap();
     assert!(
         r.engine.grants().unwrap().is_empty(),
@@ -330,13 +308,7 @@ async fn an_approved_action_that_cannot_start_files_no_executed_row() {
             .await
     });
     let card = next_card(&mut rx).await;
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Approve);
     turn.await.unwrap();
     assert_eq!(approvers(&r), ["user"]);
 }
@@ -398,13 +370,7 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
         (Phase::Done, Some(Outcome::Pending))
     );
     assert!(approvers(&r).is_empty(), "a deferral writes no row yet");
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Approve);
     let (seen, run_id, ok, summary) = until_work_done(&mut rx).await;
     assert!(ok && run_id.is_some_and(|id| id.len() == 8), "{summary}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -431,13 +397,7 @@ async fn a_deferred_no_is_one_decision_row_and_announced_ok_with_its_ending() {
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
         .await;
     let card = next_card(&mut rx).await;
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Deny);
     let (_, ok, summary) = next_work_done(&mut rx).await;
     assert!(ok && summary.contains("Declined"), "{summary}");
     assert_eq!(approvers(&r), ["user"]);
@@ -470,13 +430,7 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
                 async move { e.run_turn(req, crate::engine::TurnOptions::default()).await },
             );
         let card = next_card(&mut rx).await;
-        r.engine
-            .answer(
-                &card.request_id,
-                crate::protocol::CardAnswer::of(Decision::Approve),
-                &owner(),
-            )
-            .unwrap();
+        press(&r, &card, Decision::Approve);
         assert_eq!(turn.await.unwrap().text, "ran inline");
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
@@ -524,13 +478,7 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
         .await;
     assert_eq!(again.text, "still waiting");
     assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY on screen"))));
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Approve);
     next_work_done(&mut rx).await;
     r.engine
         .run_turn(
@@ -562,13 +510,7 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
         .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
         .await;
     let card = next_card(&mut rx).await;
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Deny);
     next_work_done(&mut rx).await;
     r.engine
         .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
@@ -619,11 +561,7 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
         "a requested stop announces nothing"
     );
     assert_eq!(
-        r.engine.answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner()
-        ),
+        try_press(&r, &card, Decision::Approve),
         Err(AnswerError::AlreadySettled)
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -670,13 +608,7 @@ async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
     assert_eq!(row.result.as_deref(), Some("waiting for approval"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert!(approvers(&r).is_empty(), "no decision was made yet");
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Approve);
     next_work_done(&mut rx).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
 }
@@ -702,11 +634,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     assert!(said.contains("cancelled the one approval card"), "{said}");
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(
-        r.engine.answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner()
-        ),
+        try_press(&r, &card, Decision::Approve),
         Err(AnswerError::AlreadySettled),
         "approving it later changes nothing"
     );
@@ -745,13 +673,7 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         )
         .await;
     let card = next_card(&mut rx).await;
-    r.engine
-        .answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &owner(),
-        )
-        .unwrap();
+    press(&r, &card, Decision::Approve);
     next_work_done(&mut rx).await;
     // The announce turn: hidden, not marked, so a re-emission would ask inline.
     let announce = TurnRequest {

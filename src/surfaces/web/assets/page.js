@@ -361,13 +361,23 @@
         break;
       case "working": $("chip").hidden = !ev.on; break;
       case "face": setFace(ev.expression); break;
-      case "say":
+      case "say": {
         // Her narration (announce, heartbeat or hum, after and fail lines) is heard
         // in a turn the page says aloud; written in any other (a /v1 turn, muted).
-        if (!(voice && current && voice.speaks(current.dataset.turnId))) {
-          ensureCurrent().appendChild(el("div", "say " + ev.kind, ev.text));
+        // The voice socket may say a turn is spoken a moment after this frame (two
+        // sockets keep no common order): while her voice is live the line waits
+        // hidden, is dropped when the turn turns out spoken, shown otherwise.
+        const turnId = current && current.dataset.turnId;
+        if (voice && turnId && voice.speaks(turnId)) break;
+        const line = el("div", "say " + ev.kind, ev.text);
+        line.dataset.turn = turnId || "";
+        ensureCurrent().appendChild(line);
+        if (voice && turnId && voice.live()) {
+          line.hidden = true;
+          setTimeout(() => { if (line.isConnected) line.hidden = false; }, 2000);
         }
         break;
+      }
       case "card": drawCard(ev); break;
       case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;
       case "link_card": {
@@ -576,6 +586,11 @@
       heard: (text) => userLine(text, "heard"),
       notice: (text) => { $("log").appendChild(el("div", "note voice-note", text)); scroll(); },
       speaking: (on) => { $("voice").dataset.speaking = on ? "true" : "false"; },
+      // A turn is said aloud here: narration printed for it while that was not known
+      // yet is dropped (it is heard).
+      spoken: (turnId) => {
+        document.querySelectorAll(".say").forEach((s) => { if (s.dataset.turn === turnId) s.remove(); });
+      },
       counted: (st) => { $("voice").dataset.played = String(st.played); },
       changed: (st) => {
         const v = $("voice");

@@ -63,7 +63,10 @@ window.KotobaVoice = function KotobaVoice(session, ui) {
   function onText(v) {
     switch (v.type) {
       case "ready": state.stt = v.stt; state.tts = v.tts; changed(); break;
-      case "speaking": spoken.add(v.turn_id); break;
+      case "speaking":
+        spoken.add(v.turn_id);
+        if (ui.spoken) ui.spoken(v.turn_id);
+        break;
       case "stop":
         state.stops += 1;
         hush();
