@@ -722,6 +722,19 @@ pub struct TurnRequest {
     /// Where it came from, set by the surface (a hidden announce turn: its job's
     /// starter's).
     pub origin: Origin,
+    /// What others said around her since her last reply (a Discord server channel's
+    /// lines not addressed to her), oldest first: it reaches the model as context,
+    /// marked as others' words, and is never stored as this person's line.
+    pub around: Vec<Said>,
+}
+
+/// One line someone else wrote where she is talking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Said {
+    /// Who wrote it (on Discord `name (user id)`).
+    pub author: String,
+    /// What they wrote.
+    pub text: String,
 }
 
 impl TurnRequest {
@@ -743,6 +756,7 @@ impl TurnRequest {
             hidden: false,
             media: Vec::new(),
             origin,
+            around: Vec::new(),
         }
     }
 

@@ -458,6 +458,9 @@ pub static KEYS: &[Key] = &[
     Value, Some("Discord"), "another Discord-compatible server's base URL" },
     key! { "discord.catch_up", discord_catch_up, |v| count(v, 0), General, Value, None,
     "after a restart, messages at most this many seconds old are answered once (0: off)" },
+    key! { "discord.channel_context", discord_channel_context, |v| count(v, 0), General, Value,
+    None, "in a server channel, how many lines others wrote there since her last reply reach \
+    the model as context (0: off)" },
     key! { "web_addr", web_addr, web_addr, General, Value, None,
     "where the web page and /v1 listen; read at start" },
     key! { "web_password", web_password, |v| text(v).map(|t| some_if_set(t).map(Secret)),

@@ -72,6 +72,9 @@ pub struct Settings {
     /// After a restart, messages for her at most this many seconds old are answered
     /// once (0 turns it off).
     pub discord_catch_up: u64,
+    /// In a server channel, how many lines others wrote there since her last reply
+    /// reach the model with her next turn, as what others said (0 turns it off).
+    pub discord_channel_context: u64,
     /// Where the web page and /v1 listen; read at start.
     pub web_addr: String,
     /// The web page's password; without it the server refuses a non-loopback address.
@@ -227,6 +230,7 @@ impl Default for Settings {
             mcp_catalogue: Vec::new(),
             discord_api_base: None,
             discord_catch_up: 600,
+            discord_channel_context: 20,
             web_addr: "127.0.0.1:8000".into(),
             web_password: None,
             voice: VoiceSettings::default(),

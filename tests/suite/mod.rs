@@ -8,6 +8,7 @@ mod crash_more;
 mod discord;
 mod discord_approvals;
 mod discord_catch_up;
+mod discord_context;
 mod discord_identity;
 mod discord_manage;
 mod discord_plans;

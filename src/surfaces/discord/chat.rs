@@ -1,6 +1,7 @@
 //! A written message, end to end: the answer rules, one turn (typing indicator for the
-//! whole turn, guests' host tools withheld at the door), then her reply split for
-//! Discord, the first part replying to the message without pinging its author.
+//! whole turn, guests' host tools withheld at the door, what others said in the channel
+//! since her last reply as context), then her reply split for Discord, the first part
+//! replying to the message without pinging its author.
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use serenity::all::{Context, GuildId, Message, ReactionType, UserId};
 use tokio::time::Instant;
 
 use crate::engine::TurnOptions;
-use crate::protocol::{Origin, TurnRequest, TurnStatus};
+use crate::protocol::{Origin, Said, TurnRequest, TurnStatus};
 
 use super::rules::{self, Facts, FollowUp};
 use super::{session_of, view, Bot};
@@ -97,31 +98,47 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         author,
     };
     let follow = bot.follow.get(&channel).map(|f| *f);
+    let name = msg
+        .author
+        .global_name
+        .clone()
+        .unwrap_or_else(|| msg.author.name.clone());
+    let label = super::remind::author_label(&name, author);
     if rules::decide(&facts, follow.as_ref(), Instant::now()).is_none() {
         if !facts.from_bot && rules::after_unanswered(follow, author).is_none() {
             bot.follow.remove(&channel);
         }
+        if !facts.dm && !facts.empty {
+            overheard(
+                &bot,
+                channel,
+                Said {
+                    author: label,
+                    text: msg.content.clone(),
+                },
+            );
+        }
         return;
     }
     bot.follow.remove(&channel);
+    let around = if facts.dm {
+        Vec::new()
+    } else {
+        said_around(&bot, channel)
+    };
     let session = session_of(channel);
     view::ensure(&bot, &session, channel, facts.dm);
     let typing = msg.channel_id.start_typing(&ctx.http);
     let mut text = rules::strip_my_mentions(&msg.content, me, &roles);
     let (media, note) = super::attachments::collect(&msg.attachments).await;
     text.push_str(&note);
-    let name = msg
-        .author
-        .global_name
-        .clone()
-        .unwrap_or_else(|| msg.author.name.clone());
     let origin = Origin::Discord {
         user: author,
         owner: bot.is_owner(author),
     };
-    let label = super::remind::author_label(&name, author);
     let req = TurnRequest {
         media,
+        around,
         ..TurnRequest::text(origin, &session, label, text)
     };
     let result = bot.engine.run_turn(req, TurnOptions::default()).await;
@@ -141,6 +158,39 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
             at: Instant::now(),
         },
     );
+}
+
+/// How many overheard lines a channel keeps for her next turn there (the live
+/// `discord.channel_context`; 0: none).
+fn context_lines(bot: &Bot) -> usize {
+    usize::try_from(bot.engine.config().settings().discord_channel_context).unwrap_or(usize::MAX)
+}
+
+/// Keep a line of a server channel that was not for her, for her next turn there.
+fn overheard(bot: &Bot, channel: u64, said: Said) {
+    let keep = context_lines(bot);
+    if keep == 0 {
+        bot.around.remove(&channel);
+        return;
+    }
+    let mut lines = bot.around.entry(channel).or_default();
+    lines.push_back(said);
+    while lines.len() > keep {
+        lines.pop_front();
+    }
+}
+
+/// The lines others wrote in `channel` since her last reply there, oldest first; the
+/// channel starts over.
+fn said_around(bot: &Bot, channel: u64) -> Vec<Said> {
+    let keep = context_lines(bot);
+    let lines: Vec<Said> = bot
+        .around
+        .remove(&channel)
+        .map(|(_, lines)| lines.into_iter().collect())
+        .unwrap_or_default();
+    let skip = lines.len().saturating_sub(keep);
+    lines.into_iter().skip(skip).collect()
 }
 
 /// Post her answer: links tidied, split for Discord, only the users she names pinged,

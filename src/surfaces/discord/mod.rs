@@ -182,6 +182,10 @@ pub(crate) struct Bot {
     /// Per channel, the person she just answered and when: their next line within the
     /// follow-up window is for her without a mention (`rules.rs`).
     pub follow: DashMap<u64, rules::FollowUp>,
+    /// Per server channel, the lines others wrote there since her last reply there (at
+    /// most `discord.channel_context`, newest kept): her next turn in that channel
+    /// takes them as what was said around her (`chat.rs`).
+    pub around: DashMap<u64, VecDeque<crate::protocol::Said>>,
     /// Message ids seen (bounded, in order): a resumed gateway's replay is answered once.
     seen: Mutex<(VecDeque<u64>, HashSet<u64>)>,
     /// Per channel, the newest message id an earlier run of Kotoba had seen, read once
@@ -306,6 +310,7 @@ pub async fn run(
         cache: OnceLock::new(),
         me: OnceLock::new(),
         follow: DashMap::new(),
+        around: DashMap::new(),
         seen: Mutex::new((VecDeque::new(), HashSet::new())),
         seen_before_start,
         views: DashMap::new(),

@@ -89,6 +89,7 @@ impl Room {
             hidden: false,
             media: Vec::new(),
             origin: self.parts.side.origin(user),
+            around: Vec::new(),
         }
     }
 
