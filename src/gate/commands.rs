@@ -501,7 +501,7 @@ const RULES: [(&[&str], Rule); 22] = [
 ];
 
 /// Tools with subcommands or options that erase, format or destroy a disk or a pool.
-const DISK_SUBCOMMANDS: [(&str, &[&str]); 8] = [
+const DISK_SUBCOMMANDS: [(&str, &[&str]); 9] = [
     ("nvme", &["format", "sanitize"]),
     (
         "cryptsetup",
@@ -530,6 +530,7 @@ const DISK_SUBCOMMANDS: [(&str, &[&str]); 8] = [
         ],
     ),
     ("btrfs", &["mkfs", "replace"]),
+    ("dmsetup", &["remove", "remove_all", "wipe_table", "clear"]),
 ];
 
 /// True for a program that runs a command as another user: the known ones and their

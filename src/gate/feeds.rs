@@ -53,6 +53,10 @@ fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
     }
     let rest = &words[1..];
     let base = strip_version(&first).to_string();
+    // A multi-call binary runs the applet its first word names (`busybox sh`).
+    if matches!(base.as_str(), "busybox" | "toybox") && !rest.is_empty() {
+        return reads_code(rest, as_args);
+    }
     if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
         let shell = SHELLS.contains(&base.as_str());
         return (!script_given(rest, shell) || as_args).then_some(base);
