@@ -87,8 +87,9 @@ pub(crate) fn command_texts(word: &str) -> Vec<String> {
         .collect()
 }
 
-/// Marks before a command that an editor or pager runs (`!cmd`, `:!cmd`, `|cmd`).
-const RUN_MARKS: [char; 5] = ['|', '!', ':', '&', ';'];
+/// Marks before a command that an editor or pager runs (`!cmd`, `:!cmd`, `|cmd`, and
+/// `+cmd`, a command run at start: `less +'!cmd'`, `vim +'!cmd'`).
+const RUN_MARKS: [char; 6] = ['|', '!', ':', '&', ';', '+'];
 
 /// The value glued to a short option: `-oVALUE` → `VALUE` (`None` for `--long`, `-x`).
 fn glued_value(word: &str) -> Option<&str> {

@@ -49,9 +49,9 @@ const INTERPRETERS: [&str; 27] = [
     "mawk",
     "nawk",
 ];
-const EXEC_WRAPPERS: [&str; 17] = [
+const EXEC_WRAPPERS: [&str; 18] = [
     "sudo", "doas", "su", "env", "xargs", "nohup", "time", "timeout", "ssh", "docker", "podman",
-    "setsid", "stdbuf", "nice", "ionice", "chroot", "unshare",
+    "setsid", "stdbuf", "nice", "ionice", "chroot", "unshare", "crontab",
 ];
 const PAGERS_EDITORS: [&str; 17] = [
     "less", "more", "pg", "vi", "vim", "view", "vimdiff", "rvim", "rview", "nano", "pico", "emacs",

@@ -36,6 +36,9 @@ struct Reader {
     /// The folder an earlier `cd` in the line moved to, for relative paths
     /// (`cd /dev && dd of=sda`).
     cwd: Option<String>,
+    /// Scripts written earlier in the line (`echo '…' > x.sh`), by path, so running
+    /// one (`bash x.sh`, `./x.sh`, `. x.sh`) is read as what it holds.
+    written: Vec<(String, String)>,
 }
 
 /// The first dangerous part of a shell line, if any.
@@ -44,6 +47,7 @@ pub(crate) fn shell_danger(command: &str) -> Option<Finding> {
         fuel: FUEL,
         vars: Vec::new(),
         cwd: None,
+        written: Vec::new(),
     };
     reader.line(command, 0)
 }
@@ -143,6 +147,11 @@ impl Reader {
     fn substituted(&mut self, stage: &Simple) -> Vec<String> {
         let mut out = Vec::new();
         for word in &stage.words {
+            // `$(echo rm)` and `` `printf rm` `` are the words they print.
+            if let Some(printed) = word.expands.then(|| printed_by(&word.text)).flatten() {
+                out.extend(printed.split_whitespace().map(str::to_string));
+                continue;
+            }
             if !word.expands || self.vars.is_empty() {
                 out.push(word.text.clone());
                 continue;
@@ -175,6 +184,40 @@ impl Reader {
             }
         }
         out
+    }
+
+    /// Remember what `echo`, `printf` or `cat <<EOF` writes into a file.
+    fn keep_written(&mut self, words: &[&str], stage: &Simple, line: &Line) {
+        let Some(first) = words.first() else { return };
+        let args = &words[1..];
+        let text = match name_of(first).as_str() {
+            "echo" => args
+                .iter()
+                .skip_while(|a| a.starts_with('-'))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
+            "printf" => printf_value(args),
+            "cat" => match stage.redirects.iter().find(|r| r.feeds_text()) {
+                Some(r) => line.heredoc_body(r).unwrap_or(&r.target).to_string(),
+                None => return,
+            },
+            _ => return,
+        };
+        for r in stage.redirects.iter().filter(|r| r.writes()) {
+            let path = script_key(&absolute(&r.target, self.cwd.as_deref()));
+            self.written.retain(|(p, _)| *p != path);
+            self.written.push((path, text.clone()));
+        }
+    }
+
+    /// What an earlier part of the line wrote into the script `path`, if anything.
+    fn script(&self, path: &str) -> Option<String> {
+        let key = script_key(&absolute(path, self.cwd.as_deref()));
+        self.written
+            .iter()
+            .find(|(p, _)| *p == key)
+            .map(|(_, text)| text.clone())
     }
 
     /// A variable set earlier in the line.
@@ -235,6 +278,7 @@ impl Reader {
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let words = command_words(&texts);
         self.remember(&words, stage, line);
+        self.keep_written(&words, stage, line);
         // Pointing history elsewhere or emptying it (`HISTFILE=/dev/null`,
         // `export HISTSIZE=0`) hides what runs next, as a wipe does.
         let history = texts.iter().find(|t| {
@@ -274,6 +318,20 @@ impl Reader {
     fn code(&mut self, lang: &str, code: &str, depth: usize) -> Option<Finding> {
         if SHELLS.contains(&lang) {
             return self.line(code, depth + 1);
+        }
+        if lang == "cron" {
+            // A crontab line: five time fields (or an `@` schedule), then a command.
+            for entry in code.lines().map(str::trim) {
+                if entry.is_empty() || entry.starts_with('#') {
+                    continue;
+                }
+                let skip = if entry.starts_with('@') { 1 } else { 5 };
+                let command: Vec<&str> = entry.split_whitespace().skip(skip).collect();
+                if let Some(f) = self.line(&command.join(" "), depth + 1) {
+                    return Some(f);
+                }
+            }
+            return None;
         }
         if lang == "python" || lang == "pypy" {
             return python_danger(code).map(|f| Finding {
@@ -338,6 +396,17 @@ impl Reader {
         let cost = if known { words.len() } else { 1 };
         if !self.spend(cost) || depth > MAX_DEPTH {
             return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
+        }
+        // A script written earlier in the line, run by its path or handed to a shell.
+        let handed = if SHELLS.contains(&base.as_str()) || matches!(base.as_str(), "source" | ".") {
+            words[1..].iter().find(|a| !a.starts_with('-')).copied()
+        } else {
+            Some(first)
+        };
+        if let Some(text) = handed.and_then(|p| self.script(p)) {
+            if let Some(f) = self.line(&text, depth + 1) {
+                return Some(f);
+            }
         }
         if !known {
             return None;
@@ -596,6 +665,41 @@ fn element_refs(text: &str, name: &str, value: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// What a whole-word substitution of a printer prints: `$(echo rm)` → `rm`,
+/// `` `printf '%s' rm` `` → `rm`; `None` for anything else.
+fn printed_by(text: &str) -> Option<String> {
+    let body = text
+        .strip_prefix("$(")
+        .and_then(|b| b.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('`').and_then(|b| b.strip_suffix('`')))?;
+    let line = parse(body);
+    let mut simples = line.simples();
+    let (Some(simple), None) = (simples.next(), simples.next()) else {
+        return None;
+    };
+    if simple.words.iter().any(|w| w.expands) || !simple.redirects.is_empty() {
+        return None;
+    }
+    let texts = simple.texts();
+    let (first, args) = texts.split_first()?;
+    match name_of(first).as_str() {
+        "echo" => Some(
+            args.iter()
+                .skip_while(|a| a.starts_with('-'))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "printf" if !args.first().is_some_and(|a| a.starts_with("-v")) => Some(printf_value(args)),
+        _ => None,
+    }
+}
+
+/// A written script's path as a key: `./x.sh` and `x.sh` are one file.
+fn script_key(path: &str) -> String {
+    commands::normalise(path.trim_start_matches("./"))
 }
 
 /// The values of a long option (`--pre CMD`, `--pre=CMD`, any unique prefix of three

@@ -53,6 +53,24 @@ fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
     }
     let rest = &words[1..];
     let base = strip_version(&first).to_string();
+    // `at` and `batch` take a time, never a script: they read their commands from
+    // standard input unless given `-f FILE`. `crontab` installs the lines it reads.
+    if matches!(base.as_str(), "at" | "batch") {
+        return (!rest.iter().any(|a| a.starts_with("-f"))).then(|| "sh".to_string());
+    }
+    if base == "crontab" {
+        let from_stdin = rest.is_empty() || rest.iter().any(|a| is_stdin(a));
+        return from_stdin.then(|| "cron".to_string());
+    }
+    // make reading its makefile from standard input runs the recipes it is fed.
+    if matches!(base.as_str(), "make" | "gmake") {
+        let makefile = rest
+            .iter()
+            .position(|a| *a == "-f" || *a == "--file")
+            .and_then(|i| rest.get(i + 1).copied())
+            .or_else(|| rest.iter().find_map(|a| a.strip_prefix("--file=")));
+        return makefile.is_some_and(is_stdin).then(|| "sh".to_string());
+    }
     // A multi-call binary runs the applet its first word names (`busybox sh`).
     if matches!(base.as_str(), "busybox" | "toybox") && !rest.is_empty() {
         return reads_code(rest, as_args);
@@ -153,13 +171,48 @@ pub(crate) fn substituted_download(stage: &Simple) -> Option<Finding> {
         .substitutions
         .iter()
         .any(|body| parse(body).simples().any(is_transfer));
-    if !downloads {
+    if downloads {
+        return found(
+            PIPE_TO_SHELL,
+            format!("'{first}' runs what a download prints"),
+        );
+    }
+    let decodes = stage
+        .substitutions
+        .iter()
+        .any(|body| parse(body).simples().any(is_decoder));
+    if !decodes {
         return None;
     }
     found(
         PIPE_TO_SHELL,
-        format!("'{first}' runs what a download prints"),
+        format!("'{first}' runs text decoded as it runs (base64, xxd -r …)"),
     )
+}
+
+/// A stage that turns hidden text back into a command: `base64 -d`, `xxd -r`,
+/// `openssl … -d`, `uudecode`, `rev`.
+fn is_decoder(stage: &Simple) -> bool {
+    let texts = stage.texts();
+    let words = command_words(&texts);
+    let Some(first) = words.first() else {
+        return false;
+    };
+    let name = strip_version(&name_of(first)).to_string();
+    let args = &words[1..];
+    let flag = |f: &str| {
+        args.iter()
+            .any(|a| *a == f || a.starts_with(&format!("{f}=")))
+    };
+    match name.as_str() {
+        "base64" | "base32" | "basenc" => {
+            flag("-d") || flag("--decode") || flag("-D") || args.iter().any(|a| a.starts_with("-d"))
+        }
+        "xxd" => args.iter().any(|a| a.starts_with("-r")),
+        "openssl" => flag("-d") || flag("-base64") && flag("-d"),
+        "uudecode" | "rev" => true,
+        _ => false,
+    }
 }
 
 /// The name of a function that keeps starting copies of itself: it calls itself twice,
