@@ -401,6 +401,26 @@ mod tests {
     }
 
     #[test]
+    fn the_always_select_names_the_family_a_grant_would_save() {
+        let card = GateCard {
+            family: Some("make test".into()),
+            ..gate_card(true, true)
+        };
+        let select = pending(&card, false).select.expect("the Always… select");
+        let family: Vec<&str> = select
+            .options
+            .iter()
+            .filter(|o| o.1.starts_with("f:"))
+            .map(|o| o.0.as_str())
+            .collect();
+        assert_eq!(family.len(), 3);
+        assert!(
+            family.iter().all(|l| l.contains("this family (make test)")),
+            "{family:?}"
+        );
+    }
+
+    #[test]
     fn an_always_choice_is_read_back_only_with_a_time_box_the_card_offers() {
         assert_eq!(
             parse_always("e:3600"),

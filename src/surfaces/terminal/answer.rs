@@ -18,15 +18,19 @@ pub enum Typed {
 
 /// The choices, as the card's prompt and an unclear answer print them.
 pub fn choices(card: &Card) -> String {
-    let mut c = vec!["[y]es", "[n]o [reason]"];
+    let mut c = vec!["[y]es".to_string(), "[n]o [reason]".to_string()];
     if card.can_edit {
-        c.push("[e]dit");
+        c.push("[e]dit".into());
     }
     if card.can_always_exact {
-        c.push("[a]lways this line [1h|8h]");
+        c.push("[a]lways this line [1h|8h]".into());
     }
     if card.can_always {
-        c.push("always the [f]amily [1h|8h]");
+        // The family is named, so the person sees what an "always" would cover.
+        c.push(match &card.family {
+            Some(f) => format!("always the [f]amily ({f}) [1h|8h]"),
+            None => "always the [f]amily [1h|8h]".into(),
+        });
     }
     c.join(" / ")
 }
@@ -145,5 +149,18 @@ mod tests {
             assert!(matches!(read(&c, l), Typed::Unclear(_)), "{l}");
         }
         assert_eq!(choices(&c), "[y]es / [n]o [reason]");
+    }
+
+    #[test]
+    fn the_family_choice_names_the_family_it_would_save() {
+        let c = Card {
+            family: Some("cargo test".into()),
+            ..card()
+        };
+        assert!(
+            choices(&c).ends_with("always the [f]amily (cargo test) [1h|8h]"),
+            "{}",
+            choices(&c)
+        );
     }
 }
