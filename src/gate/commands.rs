@@ -317,6 +317,21 @@ fn secret_operand(args: &[&str]) -> Option<String> {
         .map(str::to_string)
 }
 
+/// True for a chmod mode that sets the set-user or set-group id bit: `u+s`, `g+s`,
+/// `+s`, `4755`, `2755`, `6755`.
+fn sets_id_bit(mode: &str) -> bool {
+    // `o+s` sets nothing: only the user and group parts carry the bit.
+    let symbolic = mode.split(',').any(|clause| {
+        clause
+            .split_once(['+', '='])
+            .is_some_and(|(who, what)| who != "o" && what.contains('s'))
+    });
+    let numeric = mode.len() == 4
+        && mode.chars().all(|c| c.is_ascii_digit() && c < '8')
+        && mode.starts_with(['2', '3', '4', '5', '6', '7']);
+    symbolic || numeric
+}
+
 /// True for the variables that say where and how much shell history is kept.
 pub(crate) fn history_variable(name: &str) -> bool {
     matches!(name, "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST")
@@ -375,6 +390,15 @@ const RULES: [(&[&str], Rule); 22] = [
             .and_then(|a| found(HISTORY_OR_KEY_WIPE, format!("'{n} {a}' deletes keys")))
     }),
     (&["chmod", "chown", "chgrp"], |n, a| {
+        // A set-user or set-group id bit makes a program run as its owner (root).
+        if n == "chmod" {
+            if let Some(mode) = operands(a).into_iter().find(|m| sets_id_bit(m)) {
+                return found(
+                    PRIVILEGE_ESCALATION,
+                    format!("'chmod {mode}' makes a program run as its owner"),
+                );
+            }
+        }
         let flag = short_flag(a, &['R']).or_else(|| long_flag(a, "--recursive"))?;
         let target = operands(a).into_iter().find(|a| is_system_root(a))?;
         found(
