@@ -377,7 +377,7 @@ const RULES: [(&[&str], Rule); 22] = [
     }),
     (&["sed", "perl", "ruby", "gawk", "awk"], in_place_rules),
     (&["sort"], |_, a| {
-        output_values(a, 'o', "--output").find_map(|t| write_target("'sort -o'", t))
+        output_values(a, Some('o'), "--output").find_map(|t| write_target("'sort -o'", t))
     }),
     (&["uniq", "xxd"], |n, a| {
         operands(a)
@@ -618,11 +618,11 @@ fn in_place_rules(name: &str, args: &[&str]) -> Option<Finding> {
     })
 }
 
-/// The values of a writing option: `-o V`, `-oV`, `--output V`, `--output=V` (any
-/// unique prefix of the long name).
-fn output_values<'a>(
+/// The values of an option: `-o V`, `-oV` (when it has a `short` letter), `--output V`,
+/// `--output=V` (any unique prefix of the long name), before a `--`.
+pub(crate) fn output_values<'a>(
     args: &'a [&'a str],
-    short: char,
+    short: Option<char>,
     long: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
     let args = option_args(args);
@@ -636,7 +636,7 @@ fn output_values<'a>(
             let matches = !head.is_empty() && long.trim_start_matches('-').starts_with(head);
             return matches.then(|| value.or_else(next)).flatten();
         }
-        let flags = a.strip_prefix('-')?;
+        let (flags, short) = (a.strip_prefix('-')?, short?);
         let at = flags.find(short)?;
         let glued = &flags[at + short.len_utf8()..];
         if glued.is_empty() {

@@ -189,16 +189,9 @@ impl Reader {
     /// Remember what `echo`, `printf` or `cat <<EOF` writes into a file.
     fn keep_written(&mut self, words: &[&str], stage: &Simple, line: &Line) {
         let Some(first) = words.first() else { return };
-        let args = &words[1..];
-        let text = match name_of(first).as_str() {
-            "echo" => args
-                .iter()
-                .skip_while(|a| a.starts_with('-'))
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" "),
-            "printf" => printf_value(args),
-            "cat" => match stage.redirects.iter().find(|r| r.feeds_text()) {
+        let text = match (name_of(first).as_str(), printed(words)) {
+            (_, Some(text)) => text,
+            ("cat", None) => match stage.redirects.iter().find(|r| r.feeds_text()) {
                 Some(r) => line.heredoc_body(r).unwrap_or(&r.target).to_string(),
                 None => return,
             },
@@ -446,7 +439,10 @@ impl Reader {
             }
         }
         if let Some((_, options)) = PROGRAM_OPTIONS.iter().find(|(n, _)| *n == name) {
-            for program in options.iter().flat_map(|o| option_values(args, o)) {
+            for program in options
+                .iter()
+                .flat_map(|o| commands::output_values(args, None, o))
+            {
                 if let Some(f) = self.line(program, depth + 1) {
                     return Some(f);
                 }
@@ -682,8 +678,13 @@ fn printed_by(text: &str) -> Option<String> {
     if simple.words.iter().any(|w| w.expands) || !simple.redirects.is_empty() {
         return None;
     }
-    let texts = simple.texts();
-    let (first, args) = texts.split_first()?;
+    printed(&simple.texts())
+}
+
+/// What `echo` or `printf` (not `printf -v`, which writes a variable) prints with these
+/// words; `None` for any other command.
+fn printed(words: &[&str]) -> Option<String> {
+    let (first, args) = words.split_first()?;
     match name_of(first).as_str() {
         "echo" => Some(
             args.iter()
@@ -700,23 +701,6 @@ fn printed_by(text: &str) -> Option<String> {
 /// A written script's path as a key: `./x.sh` and `x.sh` are one file.
 fn script_key(path: &str) -> String {
     commands::normalise(path.trim_start_matches("./"))
-}
-
-/// The values of a long option (`--pre CMD`, `--pre=CMD`, any unique prefix of three
-/// letters or more).
-fn option_values<'a>(args: &[&'a str], long: &str) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        let arg: &'a str = arg;
-        let (head, value) = match arg.split_once('=') {
-            Some((h, v)) => (h, Some(v)),
-            None => (arg, None),
-        };
-        if head.len() > 2 && head.starts_with("--") && long.starts_with(head) {
-            out.extend(value.or_else(|| args.get(i + 1).copied()));
-        }
-    }
-    out
 }
 
 /// The text `printf FORMAT ARGS…` writes: each `%s`-like conversion takes the next
