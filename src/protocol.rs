@@ -576,6 +576,16 @@ pub enum Frame {
         /// What to remind them of.
         text: String,
     },
+    /// The conversation's oldest lines were summarised to keep it within the model's
+    /// window (docs/engine.md, "Long conversations"); the lines stay in the store.
+    Compacted {
+        /// How many lines the summary newly covers.
+        lines: u64,
+        /// Tokens the conversation cost before.
+        tokens_before: u64,
+        /// Tokens it costs now.
+        tokens_after: u64,
+    },
     /// A turn ended; `text` is her whole answer.
     TurnDone {
         /// The turn's id.

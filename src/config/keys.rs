@@ -111,6 +111,12 @@ impl AsText for Option<std::path::PathBuf> {
     }
 }
 
+impl AsText for Option<u64> {
+    fn as_text(&self) -> String {
+        self.map(|n| n.to_string()).unwrap_or_default()
+    }
+}
+
 impl AsText for Option<Secret> {
     fn as_text(&self) -> String {
         self.as_ref().map(|s| s.0.clone()).unwrap_or_default()
@@ -259,6 +265,30 @@ fn seconds(v: &Value, min: f64, max: f64) -> Result<f64, String> {
             "must be a number of seconds from {min} to {max}, got {}",
             show(v)
         )),
+    }
+}
+
+/// A fraction from `min` to `max`.
+fn fraction(v: &Value, min: f64, max: f64) -> Result<f64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("must be a fraction from {min} to {max}, got {}", show(v))),
+    }
+}
+
+/// A context window: a whole number of tokens ≥ 1000, or empty for the model's own.
+fn window(v: &Value) -> Result<Option<u64>, String> {
+    match v {
+        Value::Null => Ok(None),
+        Value::String(s) if s.trim().is_empty() => Ok(None),
+        _ => count(v, super::settings::MIN_WINDOW)
+            .map(Some)
+            .map_err(|e| format!("{e} (tokens; empty: the model's own)")),
     }
 }
 
@@ -461,6 +491,11 @@ pub static KEYS: &[Key] = &[
     key! { "discord.channel_context", discord_channel_context, |v| count(v, 0), General, Value,
     None, "in a server channel, how many lines others wrote there since her last reply reach \
     the model as context (0: off)" },
+    key! { "context.window", context_window, window, General, Value,
+    Some("the model's own (a small table of known models), else `128000`"),
+    "the model's context window, in tokens (≥ 1000)" },
+    key! { "context.compact_at", context_compact_at, |v| fraction(v, 0.1, 0.95), General, Value,
+    None, "the fraction of the window at which the oldest lines are summarised" },
     key! { "web_addr", web_addr, web_addr, General, Value, None,
     "where the web page and /v1 listen; read at start" },
     key! { "web_password", web_password, |v| text(v).map(|t| some_if_set(t).map(Secret)),

@@ -75,6 +75,11 @@ pub struct Settings {
     /// In a server channel, how many lines others wrote there since her last reply
     /// reach the model with her next turn, as what others said (0 turns it off).
     pub discord_channel_context: u64,
+    /// The model's context window in tokens (`None`: the model's own from the table of
+    /// known models, else 128000).
+    pub context_window: Option<u64>,
+    /// The fraction of the window at which the conversation is compacted.
+    pub context_compact_at: f64,
     /// Where the web page and /v1 listen; read at start.
     pub web_addr: String,
     /// The web page's password; without it the server refuses a non-loopback address.
@@ -206,6 +211,10 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// The smallest context window `context.window` may name (a smaller one leaves no room
+/// to answer).
+pub const MIN_WINDOW: u64 = 1_000;
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -231,6 +240,8 @@ impl Default for Settings {
             discord_api_base: None,
             discord_catch_up: 600,
             discord_channel_context: 20,
+            context_window: None,
+            context_compact_at: 0.8,
             web_addr: "127.0.0.1:8000".into(),
             web_password: None,
             voice: VoiceSettings::default(),

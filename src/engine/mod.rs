@@ -3,8 +3,10 @@
 
 pub mod approval;
 pub mod budget;
+pub mod context;
 pub mod deferred;
 mod dispatch;
+mod fitting;
 mod gating;
 mod helpers;
 mod inflight;
@@ -83,6 +85,8 @@ pub struct Engine {
     reminders_missed: std::sync::Mutex<std::collections::VecDeque<Reminder>>,
     /// Stops the reminder scheduler when this engine goes away.
     reminder_stop: CancellationToken,
+    /// How the provider's reported usage corrects the engine's token count.
+    pub(crate) calibration: context::Calibration,
 }
 
 impl Drop for Engine {
@@ -120,6 +124,7 @@ impl Engine {
             reminder_tx,
             reminders_missed: std::sync::Mutex::default(),
             reminder_stop: CancellationToken::new(),
+            calibration: context::Calibration::default(),
         });
         engine.start_reminders();
         engine
@@ -343,17 +348,18 @@ impl Engine {
     }
 
     /// Store the person's line before the model is asked (committed, so a crash keeps
-    /// it); a hidden turn's sentinel never reaches the transcript.
-    fn record_request(&self, session: &Session, req: &TurnRequest) {
+    /// it); its row id (0 when it could not be saved). A hidden turn's sentinel never
+    /// reaches the transcript.
+    fn record_request(&self, session: &Session, req: &TurnRequest) -> i64 {
         if req.hidden {
-            return;
+            return 0;
         }
-        if let Err(e) =
-            self.store
-                .append_message(&session.id, "user", &req.author, &req.text, false)
-        {
-            tracing::warn!("saving the transcript of {}: {e}", session.id);
-        }
+        self.store
+            .append_message(&session.id, "user", &req.author, &req.text, false)
+            .unwrap_or_else(|e| {
+                tracing::warn!("saving the transcript of {}: {e}", session.id);
+                0
+            })
     }
 
     /// Store one finished step's result as it finishes, hidden from the transcript the
@@ -375,36 +381,35 @@ impl Engine {
         }
     }
 
-    /// Store her answer as the turn completes, and keep the turn's lines in memory.
-    fn record_turn(&self, session: &Session, req: &TurnRequest, answer: &str) {
-        let mut items = Vec::new();
+    /// Store her answer as the turn completes, and keep the turn's lines (the person's,
+    /// stored as `user_id`, and hers) in the conversation.
+    fn record_turn(&self, session: &Session, req: &TurnRequest, user_id: i64, answer: &str) {
+        let mut lines = Vec::new();
         if !req.hidden {
-            items.push(Item::User {
-                text: req.text.clone(),
-            });
+            let text = req.text.clone();
+            lines.push(context::Line::new(user_id, &req.author, Item::User { text }));
         }
         if !answer.is_empty() {
-            if let Err(e) =
-                self.store
-                    .append_message(&session.id, "assistant", "kotoba", answer, false)
-            {
-                tracing::warn!("saving the transcript of {}: {e}", session.id);
-            }
-            items.push(Item::Assistant {
-                text: answer.to_string(),
-            });
+            let id = self
+                .store
+                .append_message(&session.id, "assistant", "kotoba", answer, false)
+                .unwrap_or_else(|e| {
+                    tracing::warn!("saving the transcript of {}: {e}", session.id);
+                    0
+                });
+            let text = answer.to_string();
+            lines.push(context::Line::new(id, "kotoba", Item::Assistant { text }));
         }
-        session.push_history(items);
+        session.push_history(lines);
     }
 
     /// Start a fresh conversation in session `id`: its transcript is archived in the
     /// store (kept, under another name) and the model sees no earlier lines.
     pub fn reset_session(&self, id: &str) -> Result<(), crate::store::StoreError> {
-        self.store.archive_session(id)?;
-        if let Some(s) = self.sessions.get(id) {
-            s.clear_history();
+        match self.sessions.get(id) {
+            Some(s) => s.reset(|| self.store.archive_session(id)),
+            None => self.store.archive_session(id),
         }
-        Ok(())
     }
 
     /// Cut every running turn (process shutdown): their rows close as interrupted.
@@ -430,7 +435,7 @@ impl Engine {
         let _running = session.begin(cancel.clone(), options.tap);
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
-        self.record_request(&session, &req);
+        let user_id = self.record_request(&session, &req);
         let underway = inflight::Underway::turn(&self.store, &session.id);
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
         let run_id: Option<String> = None;
@@ -441,6 +446,9 @@ impl Engine {
             },
         );
         let mut items = session.history();
+        // The leading items that are the session's conversation, compacted durably when
+        // the window fills (the rest is this turn's own).
+        let conversation = items.len();
         // What others said around her reaches the model just before the person's line,
         // as their words (never stored as this person's, never instructions).
         if let Some(context) = around_note(&req.around) {
@@ -472,10 +480,10 @@ impl Engine {
             )
         });
         let end = tokio::select! {
-            end = turn::run_loop_prepared(self, session.clone(), ctx, items, options.prepared) => end,
+            end = turn::run_loop_prepared(self, session.clone(), ctx, (items, conversation), options.prepared) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
-        self.record_turn(&session, &req, &end.text);
+        self.record_turn(&session, &req, user_id, &end.text);
         drop(underway);
         // The finished turn's face comes from what she wrote, by the one map every
         // surface reads (docs/engine.md, "Faces").

@@ -9,6 +9,7 @@ use dashmap::DashMap;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::context::{Line, Transcript};
 use crate::llm::Item;
 use crate::protocol::{Event, Frame};
 use crate::store::Store;
@@ -23,8 +24,10 @@ pub const DISCORD_SESSION_PREFIX: &str = "discord:";
 
 /// How many frames a slow listener may fall behind before it loses some.
 const BUS_CAPACITY: usize = 256;
-/// How many past lines of a conversation the model sees.
-pub const HISTORY_LINES: usize = 40;
+/// At most this many stored lines after the summary are loaded with a session (a
+/// conversation stored by a version that never compacted may be longer: its first turn
+/// compacts what was loaded).
+const LOAD_LINES: usize = 2_000;
 
 /// One conversation.
 pub struct Session {
@@ -37,8 +40,9 @@ pub struct Session {
     pub(crate) turn_lock: tokio::sync::Mutex<()>,
     /// The turn running now, set and cleared in one step by its [`TurnGuard`].
     running: Mutex<Option<Running>>,
-    /// The lines the model sees next (the last [`HISTORY_LINES`]).
-    history: Mutex<Vec<Item>>,
+    /// The conversation the model sees next: the summary of its oldest lines and every
+    /// line after it (docs/engine.md, "Long conversations").
+    transcript: Mutex<Transcript>,
     /// Whether a background job runs in it (the chip stays on after a turn).
     job_running: AtomicBool,
     /// How many times its turn was stopped ([`Session::stops`]): a voice room goes
@@ -74,14 +78,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Session {
-    fn new(id: &str, history: Vec<Item>) -> Session {
+    fn new(id: &str, transcript: Transcript) -> Session {
         let (bus, _) = broadcast::channel(BUS_CAPACITY);
         Session {
             id: id.to_string(),
             bus,
             turn_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(None),
-            history: Mutex::new(history),
+            transcript: Mutex::new(transcript),
             job_running: AtomicBool::new(false),
             stops: tokio::sync::watch::channel(0).0,
         }
@@ -134,10 +138,14 @@ impl Session {
     /// The person's last words in this conversation (what a hidden announce turn is
     /// anchored to, so the one-request-one-run guard still recognises a re-emission).
     pub fn last_user_request(&self) -> Option<String> {
-        lock(&self.history).iter().rev().find_map(|i| match i {
-            Item::User { text } => Some(text.clone()),
-            _ => None,
-        })
+        lock(&self.transcript)
+            .lines
+            .iter()
+            .rev()
+            .find_map(|l| match &l.item {
+                Item::User { text } => Some(text.clone()),
+                _ => None,
+            })
     }
 
     /// Whether a background job runs in this session (the chip stays on).
@@ -161,22 +169,29 @@ impl Session {
         }
     }
 
-    /// The conversation so far as model items (user and assistant lines).
+    /// The conversation so far as model items: the summary's note (when it was
+    /// compacted), then its lines.
     pub fn history(&self) -> Vec<Item> {
-        lock(&self.history).clone()
+        lock(&self.transcript).items()
     }
 
-    /// Forget the in-memory transcript (a fresh conversation).
-    pub fn clear_history(&self) {
-        lock(&self.history).clear();
+    /// Read or change the conversation under its lock (never held across an await).
+    pub(crate) fn with_transcript<R>(&self, f: impl FnOnce(&mut Transcript) -> R) -> R {
+        f(&mut lock(&self.transcript))
     }
 
-    /// Append lines to the in-memory transcript, keeping the last [`HISTORY_LINES`].
-    pub(crate) fn push_history(&self, items: impl IntoIterator<Item = Item>) {
-        let mut h = lock(&self.history);
-        h.extend(items);
-        let extra = h.len().saturating_sub(HISTORY_LINES);
-        h.drain(..extra);
+    /// Start afresh: `archive` (the store's part) runs under the conversation's lock,
+    /// so a compaction finishing meanwhile is dropped, never saved over the fresh start.
+    pub(crate) fn reset<E>(&self, archive: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
+        let mut t = lock(&self.transcript);
+        archive()?;
+        t.clear();
+        Ok(())
+    }
+
+    /// Append lines to the conversation.
+    pub(crate) fn push_history(&self, lines: impl IntoIterator<Item = Line>) {
+        lock(&self.transcript).lines.extend(lines);
     }
 }
 
@@ -192,22 +207,18 @@ impl Sessions {
         if let Some(s) = self.map.get(id) {
             return s.clone();
         }
-        let history = match store.history(id, HISTORY_LINES) {
-            Ok(lines) => lines
-                .into_iter()
-                .map(|m| match m.role.as_str() {
-                    "assistant" => Item::Assistant { text: m.text },
-                    _ => Item::User { text: m.text },
-                })
-                .collect(),
-            Err(e) => {
-                tracing::warn!("loading the transcript of {id}: {e}");
-                Vec::new()
-            }
-        };
+        let loaded = store.summary(id).and_then(|summary| {
+            let after = summary.as_ref().map_or(0, |s| s.upto_id);
+            let lines = store.lines_after(id, after, LOAD_LINES)?;
+            Ok(Transcript::loaded(summary, lines))
+        });
+        let transcript = loaded.unwrap_or_else(|e| {
+            tracing::warn!("loading the transcript of {id}: {e}");
+            Transcript::default()
+        });
         self.map
             .entry(id.to_string())
-            .or_insert_with(|| Arc::new(Session::new(id, history)))
+            .or_insert_with(|| Arc::new(Session::new(id, transcript)))
             .clone()
     }
 

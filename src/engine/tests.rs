@@ -69,6 +69,7 @@ impl ModelClient for Script {
 pub(crate) fn say(text: &str) -> ModelReply {
     ModelReply {
         items: vec![Item::Assistant { text: text.into() }],
+        ..Default::default()
     }
 }
 
@@ -90,6 +91,7 @@ pub(crate) fn calls(list: &[(&str, Value)]) -> Result<ModelReply, LlmError> {
                 })
             })
             .collect(),
+        ..Default::default()
     })
 }
 
@@ -646,6 +648,7 @@ async fn invalid_json_arguments_are_answered_with_a_sentence_and_nothing_runs() 
             arguments: "{\"path\": ".into(),
             raw: None,
         })],
+        ..Default::default()
     });
     let r = rig(vec![bad, Ok(say("sorry"))], vec![t]);
     let mut rx = r.engine.session("s1").subscribe();

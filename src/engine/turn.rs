@@ -59,6 +59,13 @@ pub(super) struct Loop<'a> {
     pub(super) deferred_this_turn: bool,
     /// The model asked ahead of this turn, not used yet.
     pub(super) prepared: Option<super::Speculation>,
+    /// How many leading items are the session's conversation (its summary and lines),
+    /// compacted durably when the window fills; 0 for a job or a helper, whose items
+    /// are all their own.
+    pub(super) conversation: usize,
+    /// The size of each item already counted this turn, by a hash of its content: a
+    /// long job's outputs are tokenized once, not once per iteration.
+    pub(super) sizes: std::collections::HashMap<u64, usize>,
 }
 
 /// Run one loop over `items` (history + the new user line) for the person `ctx` speaks
@@ -71,7 +78,7 @@ pub(super) async fn run_loop(
     ctx: Arc<TurnContext>,
     items: Vec<Item>,
 ) -> LoopEnd {
-    run_loop_prepared(engine, session, ctx, items, None).await
+    run_loop_prepared(engine, session, ctx, (items, 0), None).await
 }
 
 /// The person's latest lines in `items`, newest first (at most 3).
@@ -133,12 +140,13 @@ fn request_for(
 }
 
 /// [`run_loop`] with a model reply asked ahead of the turn, used as its first answer
-/// when it answers the turn's first request.
+/// when it answers the turn's first request. The first `conversation` of `items` are
+/// the session's conversation (its summary and lines).
 pub(super) async fn run_loop_prepared(
     engine: &Engine,
     session: Arc<Session>,
     ctx: Arc<TurnContext>,
-    mut items: Vec<Item>,
+    (mut items, conversation): (Vec<Item>, usize),
     prepared: Option<super::Speculation>,
 ) -> LoopEnd {
     let settings = engine.config.settings();
@@ -189,6 +197,8 @@ pub(super) async fn run_loop_prepared(
         releases: Vec::new(),
         deferred_this_turn: false,
         prepared,
+        conversation,
+        sizes: std::collections::HashMap::new(),
     };
     let end = lp.iterate(&mut items).await;
     lp.rows.finish();
@@ -249,14 +259,12 @@ impl Loop<'_> {
             } else {
                 self.offered.iter().map(|t| t.spec()).collect()
             };
-            let req = request_for(self.engine, &self.ctx, &specs, items, &notes);
-            // Asked ahead of the turn: its reply stands for this request when it is the same.
-            let prepared = self.prepared.take().filter(|p| p.answers(&req));
-            let reply = match self.ask_model(&req, !texts.is_empty(), prepared).await {
+            let mut req = request_for(self.engine, &self.ctx, &specs, items, &notes);
+            let reply = match self.ask_fitted(items, &mut req, !texts.is_empty()).await {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!(session = %self.session.id, "model request failed: {e}");
-                    let sentence = e.user_sentence();
+                    let sentence = e.sentence();
                     self.emit(Frame::TextDelta {
                         text: sentence.clone(),
                     });
@@ -341,7 +349,7 @@ impl Loop<'_> {
     }
 
     /// One model request, its text deltas forwarded to the bus as they arrive.
-    async fn ask_model(
+    pub(super) async fn ask_model(
         &self,
         req: &ModelRequest,
         separate: bool,

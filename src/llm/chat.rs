@@ -33,6 +33,8 @@ pub fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
+    // The usage chunk says how many input tokens the request really cost.
+    body.insert("stream_options".into(), json!({ "include_usage": true }));
     if settings.is_reasoning_model() {
         let effort = settings.reasoning_effort.trim().to_ascii_lowercase();
         body.insert("reasoning_effort".into(), json!(effort));
@@ -105,6 +107,8 @@ pub struct ChatDecoder {
     calls: BTreeMap<u64, PartialCall>,
     finished: bool,
     streamed: bool,
+    /// `usage.prompt_tokens` of the usage chunk, when one came.
+    input_tokens: Option<u64>,
 }
 
 impl ChatDecoder {
@@ -159,6 +163,9 @@ impl Decoder for ChatDecoder {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("");
             return Err(error_from_body(&code, message));
         }
+        if let Some(n) = chunk.pointer("/usage/prompt_tokens").and_then(Value::as_u64) {
+            self.input_tokens = Some(n);
+        }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(false); // usage-only or keep-alive chunks
         };
@@ -210,6 +217,9 @@ impl Decoder for ChatDecoder {
                 raw: None,
             }));
         }
-        Ok(ModelReply { items })
+        Ok(ModelReply {
+            items,
+            input_tokens: self.input_tokens,
+        })
     }
 }

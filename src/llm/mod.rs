@@ -81,6 +81,9 @@ pub struct ModelRequest {
 pub struct ModelReply {
     /// Reasoning, assistant text and tool calls, in order.
     pub items: Vec<Item>,
+    /// The input tokens the provider reported for the request, when it reported them
+    /// (they correct the engine's own count: docs/engine.md, "Long conversations").
+    pub input_tokens: Option<u64>,
 }
 
 impl ModelReply {
@@ -197,6 +200,7 @@ mod client;
 mod decode;
 mod responses;
 pub mod sse;
+pub mod tokens;
 
 pub use client::{
     backoff, OpenAiClient, DEFAULT_IDLE_TIMEOUT, MAX_BACKOFF, MAX_RATE_LIMIT_RETRIES,

@@ -82,6 +82,8 @@ pub struct ResponsesDecoder {
     open_order: Vec<String>,
     streamed: bool,
     completed: bool,
+    /// `response.usage.input_tokens` at completion, when the server gave it.
+    input_tokens: Option<u64>,
 }
 
 impl ResponsesDecoder {
@@ -216,6 +218,9 @@ impl Decoder for ResponsesDecoder {
                         self.on_item_done(&item, deltas);
                     }
                 }
+                self.input_tokens = ev
+                    .pointer("/response/usage/input_tokens")
+                    .and_then(Value::as_u64);
                 self.completed = true;
                 return Ok(true);
             }
@@ -239,7 +244,10 @@ impl Decoder for ResponsesDecoder {
                 "the stream ended before response.completed".into(),
             ));
         }
-        Ok(ModelReply { items: self.items })
+        Ok(ModelReply {
+            items: self.items,
+            input_tokens: self.input_tokens,
+        })
     }
 }
 

@@ -17,6 +17,7 @@ mod people;
 mod reminders;
 mod search;
 mod seen;
+mod summaries;
 
 pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
@@ -25,6 +26,7 @@ pub use jobs::cut_job_line;
 pub use people::PersonFact;
 pub use search::SearchHit;
 pub use seen::DrawnCard;
+pub use summaries::Summary;
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +42,9 @@ pub enum StoreError {
 /// One stored line of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredMessage {
+    /// Its row id: lines of every session are numbered in one rising sequence, so a
+    /// summary names the lines it covers by id.
+    pub id: i64,
     /// `user` or `assistant`.
     pub role: String,
     /// Who said it.
@@ -206,6 +211,17 @@ const MIGRATIONS: &[&str] = &[
     // 11: a grant's time box (docs/gate.md, grants): unix ms on the grant clock, NULL
     // until revoked.
     "ALTER TABLE grants ADD COLUMN expires_at_ms INTEGER;",
+    // 12: a long conversation's summaries (docs/engine.md, "Long conversations"): the
+    // lines from_id..=upto_id of a session, summarised; the newest row is the one in use.
+    "CREATE TABLE summaries (
+        id INTEGER PRIMARY KEY,
+        session TEXT NOT NULL,
+        from_id INTEGER NOT NULL,
+        upto_id INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX summaries_session ON summaries(session, id);",
 ];
 
 pub use clock::now_ms;
@@ -248,8 +264,8 @@ impl Store {
         }
     }
 
-    /// Append one line to a session's transcript. Hidden lines (`__work_done__`) are
-    /// stored for the record but never shown or searched.
+    /// Append one line to a session's transcript; its row id. Hidden lines
+    /// (`__work_done__`) are stored for the record but never shown or searched.
     pub fn append_message(
         &self,
         session: &str,
@@ -257,19 +273,21 @@ impl Store {
         author: &str,
         text: &str,
         hidden: bool,
-    ) -> Result<(), StoreError> {
-        self.append_lines(session, &[(role, author, text, hidden)])
+    ) -> Result<i64, StoreError> {
+        let ids = self.append_lines(session, &[(role, author, text, hidden)])?;
+        Ok(ids.first().copied().unwrap_or_default())
     }
 
     /// Append several lines (role, author, text, hidden) in one transaction: one commit
-    /// for a whole turn.
+    /// for a whole turn. Their row ids, in order.
     pub fn append_lines(
         &self,
         session: &str,
         lines: &[(&str, &str, &str, bool)],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<i64>, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        let mut ids = Vec::with_capacity(lines.len());
         {
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO messages(session, role, author, text, hidden, at_ms)
@@ -278,26 +296,41 @@ impl Store {
             let at = now_ms();
             for (role, author, text, hidden) in lines {
                 stmt.execute(params![session, role, author, text, *hidden as i64, at])?;
+                ids.push(tx.last_insert_rowid());
             }
         }
         tx.commit()?;
-        Ok(())
+        Ok(ids)
     }
 
     /// The last `limit` visible lines of a session, oldest first.
     pub fn history(&self, session: &str, limit: usize) -> Result<Vec<StoredMessage>, StoreError> {
+        self.lines_after(session, 0, limit)
+    }
+
+    /// The last `limit` visible lines of a session whose id is above `after`, oldest
+    /// first (what a summary covering lines up to `after` leaves to load).
+    pub fn lines_after(
+        &self,
+        session: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
-            "SELECT role, author, text, at_ms FROM messages WHERE session = ?1 AND hidden = 0
-             ORDER BY id DESC LIMIT ?2",
+            "SELECT id, role, author, text, at_ms FROM messages
+             WHERE session = ?1 AND hidden = 0 AND id > ?2
+             ORDER BY id DESC LIMIT ?3",
         )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut rows: Vec<StoredMessage> = stmt
-            .query_map(params![session, limit as i64], |r| {
+            .query_map(params![session, after, limit], |r| {
                 Ok(StoredMessage {
-                    role: r.get(0)?,
-                    author: r.get(1)?,
-                    text: r.get(2)?,
-                    at_ms: r.get(3)?,
+                    id: r.get(0)?,
+                    role: r.get(1)?,
+                    author: r.get(2)?,
+                    text: r.get(3)?,
+                    at_ms: r.get(4)?,
                 })
             })?
             .collect::<Result<_, _>>()?;
@@ -305,13 +338,21 @@ impl Store {
         Ok(rows)
     }
 
-    /// Move a session's lines under `<session>#archived-<ms>`: kept, but no longer its
-    /// transcript (a fresh conversation, e.g. Discord's `/new`).
+    /// Move a session's lines and summaries under `<session>#archived-<ms>`: kept (and
+    /// searchable), but no longer its conversation (a fresh one, e.g. Discord's `/new`).
     pub fn archive_session(&self, session: &str) -> Result<(), StoreError> {
         let archived = format!("{session}#archived-{}", now_ms());
-        self.conn()
-            .prepare_cached("UPDATE messages SET session = ?1 WHERE session = ?2")?
-            .execute(params![archived, session])?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE messages SET session = ?1 WHERE session = ?2",
+            params![archived, session],
+        )?;
+        tx.execute(
+            "UPDATE summaries SET session = ?1 WHERE session = ?2",
+            params![archived, session],
+        )?;
+        tx.commit()?;
         Ok(())
     }
 

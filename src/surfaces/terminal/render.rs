@@ -101,6 +101,9 @@ pub fn line(frame: &Frame) -> Option<String> {
             ..
         } => Some("(the card was dismissed)".into()),
         Frame::Reminder { text, .. } => Some(format!("⏰ Reminder: {text}")),
+        Frame::Compacted { lines, .. } => Some(format!(
+            "(earlier conversation summarised: {lines} lines, still searchable)"
+        )),
         Frame::LinkCard { url, title } => Some(format!("🔗 {title}: {url}")),
         Frame::Artifact { path, change } => Some(match change {
             ArtifactChange::Created => format!("(created {path})"),

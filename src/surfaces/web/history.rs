@@ -8,7 +8,9 @@ use axum::Json;
 use serde_json::json;
 
 use super::{engine_session, json_error, parse_session_id, SessionQuery, Shared};
-use crate::engine::session::HISTORY_LINES;
+/// How many of the newest lines a reloaded page shows (the model's view is the
+/// engine's: summary and tail, docs/engine.md "Long conversations").
+const SHOWN_LINES: usize = 200;
 
 /// The last lines of the conversation, oldest first.
 pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQuery>) -> Response {
@@ -16,7 +18,7 @@ pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQue
         Ok(id) => id,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
-    match st.engine.store().history(&engine_session(&id), HISTORY_LINES) {
+    match st.engine.store().history(&engine_session(&id), SHOWN_LINES) {
         Ok(lines) => Json(
             lines
                 .into_iter()

@@ -393,6 +393,12 @@
         $("log").appendChild(el("div", "note reminder", "⏰ Reminder: " + ev.text));
         scroll();
         break;
+      case "compacted":
+        // Her oldest lines were summarised to fit the model's window (docs/engine.md).
+        $("log").appendChild(el("div", "note compacted",
+          "Earlier conversation summarised (" + ev.lines + " lines; still searchable)."));
+        scroll();
+        break;
       case "turn_done":
         if (current) {
           current.dataset.status = ev.status;

@@ -1,0 +1,110 @@
+//! A long conversation's summaries (docs/engine.md, "Long conversations"): when the
+//! oldest lines of a session are summarised, the summary is stored with the range of
+//! line ids it covers, so a restart resumes from summary + the lines after it. The
+//! lines themselves are never deleted: they stay searchable.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{now_ms, Store, StoreError};
+
+/// The summary a session's conversation resumes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The first line it covers (its first compaction's first line).
+    pub from_id: i64,
+    /// The last line it covers: the conversation resumes with the lines after it.
+    pub upto_id: i64,
+    /// The handoff summary itself.
+    pub text: String,
+}
+
+impl Store {
+    /// Save a summary of `session`'s lines `from_id..=upto_id`; from now on it is the
+    /// one the session resumes from. Committed before it returns.
+    pub fn save_summary(&self, session: &str, summary: &Summary) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO summaries(session, from_id, upto_id, text, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                session,
+                summary.from_id,
+                summary.upto_id,
+                summary.text,
+                now_ms()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The newest summary of `session`, if it was ever compacted.
+    pub fn summary(&self, session: &str) -> Result<Option<Summary>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT from_id, upto_id, text FROM summaries WHERE session = ?1
+                 ORDER BY id DESC LIMIT 1",
+                [session],
+                |r| {
+                    Ok(Summary {
+                        from_id: r.get(0)?,
+                        upto_id: r.get(1)?,
+                        text: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_survives_reopening_and_the_lines_it_covers_stay_searchable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        let ids = {
+            let s = Store::open(&path).unwrap();
+            let ids = s
+                .append_lines(
+                    "c",
+                    &[
+                        ("user", "ann", "my locker code is 4471", false),
+                        ("assistant", "kotoba", "noted", false),
+                        ("user", "ann", "thanks", false),
+                    ],
+                )
+                .unwrap();
+            let summary = Summary {
+                from_id: ids[0],
+                upto_id: ids[1],
+                text: "Ann's locker code is 4471.".into(),
+            };
+            s.save_summary("c", &summary).unwrap();
+            ids
+        };
+        let s = Store::open(&path).unwrap();
+        let summary = s.summary("c").unwrap().unwrap();
+        assert_eq!((summary.from_id, summary.upto_id), (ids[0], ids[1]));
+        let after = s.lines_after("c", summary.upto_id, 100).unwrap();
+        assert_eq!(after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["thanks"]);
+        assert_eq!(s.search_messages("c", "locker", 5).unwrap().len(), 1);
+        assert!(s.summary("other").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_fresh_conversation_leaves_the_old_summary_behind() {
+        let s = Store::in_memory().unwrap();
+        let id = s.append_message("c", "user", "ann", "hello", false).unwrap();
+        let summary = Summary {
+            from_id: id,
+            upto_id: id,
+            text: "Ann said hello.".into(),
+        };
+        s.save_summary("c", &summary).unwrap();
+        s.archive_session("c").unwrap();
+        assert!(s.summary("c").unwrap().is_none());
+        assert!(s.history("c", 10).unwrap().is_empty());
+    }
+}
