@@ -277,7 +277,10 @@ fn fraction(v: &Value, min: f64, max: f64) -> Result<f64, String> {
     };
     match n {
         Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!("must be a fraction from {min} to {max}, got {}", show(v))),
+        _ => Err(format!(
+            "must be a fraction from {min} to {max}, got {}",
+            show(v)
+        )),
     }
 }
 

@@ -179,6 +179,35 @@ mod tests {
     }
 
     #[test]
+    fn context_keys_read_nested_and_a_bad_window_or_fraction_keeps_the_last_good_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        assert_eq!(
+            live.current.context_window, None,
+            "the model's own by default"
+        );
+        write(&path, "context:\n  window: 8000\n  compact_at: 0.5\n");
+        live.refresh(&path);
+        assert_eq!(live.current.context_window, Some(8000));
+        assert_eq!(live.current.context_compact_at, 0.5);
+        write(&path, "context:\n  window: 10\n  compact_at: 2\n# pad\n");
+        live.refresh(&path);
+        assert_eq!(live.current.context_window, Some(8000), "last good kept");
+        assert_eq!(live.current.context_compact_at, 0.5, "last good kept");
+        for key in ["context.window", "context.compact_at"] {
+            assert!(
+                live.warnings.iter().any(|w| w.contains(key)),
+                "{key}: {:?}",
+                live.warnings
+            );
+        }
+        write(&path, "context.window: ''\n");
+        live.refresh(&path);
+        assert_eq!(live.current.context_window, None, "empty: the model's own");
+    }
+
+    #[test]
     fn voice_keys_read_nested_or_dotted_and_a_bad_one_keeps_the_last_good_value() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.yaml");

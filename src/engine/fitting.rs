@@ -44,16 +44,15 @@ impl AskError {
 
 /// The request's size, its items' sizes remembered by content for the whole turn.
 fn measure(sizes: &mut HashMap<u64, usize>, t: Tokenizer, req: &ModelRequest) -> usize {
-    let items: usize = req
-        .items
-        .iter()
-        .map(|item| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            format!("{item:?}").hash(&mut h);
-            *sizes.entry(h.finish()).or_insert_with(|| t.item(item))
-        })
-        .sum();
+    let items: usize = req.items.iter().map(|i| size_of(sizes, t, i)).sum();
     t.fixed(req) + items
+}
+
+/// One item's size, remembered by a hash of its content.
+fn size_of(sizes: &mut HashMap<u64, usize>, t: Tokenizer, item: &Item) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{item:?}").hash(&mut h);
+    *sizes.entry(h.finish()).or_insert_with(|| t.item(item))
 }
 
 /// The turn's earlier steps that may be summarised: from the first item after its
@@ -66,8 +65,7 @@ fn earlier_steps(items: &[Item], from: usize) -> Option<Range<usize>> {
     while end > start && matches!(items[end - 1], Item::ToolResult { .. }) {
         end -= 1;
     }
-    while end > start && !matches!(items[end - 1], Item::ToolResult { .. } | Item::User { .. })
-    {
+    while end > start && !matches!(items[end - 1], Item::ToolResult { .. } | Item::User { .. }) {
         end -= 1;
     }
     (end > start).then_some(start..end)
@@ -138,9 +136,9 @@ impl Loop<'_> {
             req.items = items.clone();
             total = measure(&mut self.sizes, t, req);
         }
-        if total > target {
-            let from = self.conversation;
-            shorten_outputs(&mut items[from..], t, total - target);
+        // The newest reply's results are not shortened: the model has not read them yet.
+        if let Some(earlier) = earlier_steps(items, self.conversation).filter(|_| total > target) {
+            shorten_outputs(&mut items[earlier], t, total - target);
             req.items = items.clone();
             total = measure(&mut self.sizes, t, req);
         }
@@ -150,7 +148,12 @@ impl Loop<'_> {
             total = measure(&mut self.sizes, t, req);
         }
         while total > budget.limit() {
-            if !clip_largest(&mut req.items, t) {
+            let sizes: Vec<usize> = req
+                .items
+                .iter()
+                .map(|i| size_of(&mut self.sizes, t, i))
+                .collect();
+            if !clip_largest(&mut req.items, &sizes, t) {
                 tracing::warn!(session = %self.session.id, total, limit = budget.limit(), "a request does not fit its window");
                 return Err(AskError::TooLong);
             }
@@ -195,8 +198,14 @@ impl Loop<'_> {
             return;
         };
         let model = self.engine.model.as_ref();
-        let text = match summarise(model, budget, Kind::Conversation, previous.as_deref(), &said)
-            .await
+        let text = match summarise(
+            model,
+            budget,
+            Kind::Conversation,
+            previous.as_deref(),
+            &said,
+        )
+        .await
         {
             Ok(text) => text,
             Err(e) => {

@@ -387,7 +387,11 @@ impl Engine {
         let mut lines = Vec::new();
         if !req.hidden {
             let text = req.text.clone();
-            lines.push(context::Line::new(user_id, &req.author, Item::User { text }));
+            lines.push(context::Line::new(
+                user_id,
+                &req.author,
+                Item::User { text },
+            ));
         }
         if !answer.is_empty() {
             let id = self
@@ -547,6 +551,8 @@ pub(crate) mod tests;
 mod tests_answers;
 #[cfg(test)]
 mod tests_cards;
+#[cfg(test)]
+mod tests_context;
 #[cfg(test)]
 mod tests_gate;
 #[cfg(test)]

@@ -23,6 +23,9 @@ pub(crate) struct Script {
     pub(crate) job_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     pub(crate) helper_replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     pub(crate) sent: Mutex<Vec<ModelRequest>>,
+    /// A window the scripted model enforces: a longer request is answered "context too
+    /// long", as a provider would.
+    pub(crate) window: Mutex<Option<usize>>,
 }
 
 impl Script {
@@ -32,6 +35,7 @@ impl Script {
             job_replies: Mutex::default(),
             helper_replies: Mutex::default(),
             sent: Mutex::default(),
+            window: Mutex::default(),
         })
     }
     pub(crate) fn sent(&self) -> Vec<ModelRequest> {
@@ -47,6 +51,16 @@ impl ModelClient for Script {
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError> {
         self.sent.lock().unwrap().push(req.clone());
+        let window = *self.window.lock().unwrap();
+        if window.is_some_and(|w| crate::llm::tokens::Tokenizer::O200k.request(req) > w) {
+            return Err(LlmError::ContextTooLong);
+        }
+        if req
+            .system
+            .starts_with(super::context::summarise::SUMMARISER)
+        {
+            return Ok(summary_by_rule(req));
+        }
         let first = req.items.iter().find_map(|i| match i {
             Item::User { text } => Some(text.as_str()),
             _ => None,
@@ -64,6 +78,23 @@ impl ModelClient for Script {
         }
         Ok(reply)
     }
+}
+
+/// The scripted summariser: every line of what it is given that holds "remember",
+/// verbatim and once each, oldest first.
+pub(crate) fn summary_by_rule(req: &ModelRequest) -> ModelReply {
+    let mut kept: Vec<String> = Vec::new();
+    for item in &req.items {
+        if let Item::User { text } = item {
+            for line in text.lines().filter(|l| l.contains("remember")) {
+                let line = line.trim().to_string();
+                if !kept.contains(&line) {
+                    kept.push(line);
+                }
+            }
+        }
+    }
+    say(&format!("Summary: {}", kept.join(" | ")))
 }
 
 pub(crate) fn say(text: &str) -> ModelReply {

@@ -163,7 +163,10 @@ impl Decoder for ChatDecoder {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("");
             return Err(error_from_body(&code, message));
         }
-        if let Some(n) = chunk.pointer("/usage/prompt_tokens").and_then(Value::as_u64) {
+        if let Some(n) = chunk
+            .pointer("/usage/prompt_tokens")
+            .and_then(Value::as_u64)
+        {
             self.input_tokens = Some(n);
         }
         let Some(choice) = chunk.pointer("/choices/0") else {

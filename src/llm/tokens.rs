@@ -69,7 +69,12 @@ const fn fam(prefix: &'static str, tokenizer: Tokenizer, window: u64) -> Family 
 
 /// The family of `model`, read after any provider prefix (`openai/gpt-4o`).
 fn family(model: &str) -> Option<&'static Family> {
-    let name = model.trim().rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let name = model
+        .trim()
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     FAMILIES.iter().find(|f| name.starts_with(f.prefix))
 }
 
@@ -173,7 +178,9 @@ mod tests {
 
     #[test]
     fn a_blob_with_no_break_is_counted_in_pieces_and_never_lower_than_whole() {
-        let blob: String = (0..20_000).map(|i| (b'a' + (i * 7 % 26) as u8) as char).collect();
+        let blob: String = (0..20_000)
+            .map(|i| (b'a' + (i * 7 % 26) as u8) as char)
+            .collect();
         let pieces = Tokenizer::O200k.count(&blob);
         let whole = tiktoken_rs::o200k_base_singleton().count_ordinary(&blob[..6_000]);
         assert!(pieces >= whole, "{pieces} < {whole}");

@@ -88,7 +88,10 @@ mod tests {
         let summary = s.summary("c").unwrap().unwrap();
         assert_eq!((summary.from_id, summary.upto_id), (ids[0], ids[1]));
         let after = s.lines_after("c", summary.upto_id, 100).unwrap();
-        assert_eq!(after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["thanks"]);
+        assert_eq!(
+            after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+            ["thanks"]
+        );
         assert_eq!(s.search_messages("c", "locker", 5).unwrap().len(), 1);
         assert!(s.summary("other").unwrap().is_none());
     }
@@ -96,7 +99,9 @@ mod tests {
     #[test]
     fn a_fresh_conversation_leaves_the_old_summary_behind() {
         let s = Store::in_memory().unwrap();
-        let id = s.append_message("c", "user", "ann", "hello", false).unwrap();
+        let id = s
+            .append_message("c", "user", "ann", "hello", false)
+            .unwrap();
         let summary = Summary {
             from_id: id,
             upto_id: id,

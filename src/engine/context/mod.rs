@@ -189,20 +189,23 @@ pub fn shorten_outputs(items: &mut [Item], t: Tokenizer, need: usize) -> usize {
     saved
 }
 
-/// Clip the largest text of `items` (words, a tool output) to half its size, in place;
+/// Clip the largest text of `items` (words, a tool output; `sizes` are theirs, in
+/// order) to half its size, in place;
 /// false when even the largest is too small to cut (nothing more can be saved). A
 /// call's arguments and attachments are never cut.
-pub fn clip_largest(items: &mut [Item], t: Tokenizer) -> bool {
+pub fn clip_largest(items: &mut [Item], sizes: &[usize], t: Tokenizer) -> bool {
     let mut sized: Vec<(usize, usize)> = items
         .iter()
+        .zip(sizes)
         .enumerate()
-        .filter(|(_, i)| {
+        .map(|(at, (i, size))| (at, i, *size))
+        .filter(|(_, i, _)| {
             matches!(
                 i,
                 Item::User { .. } | Item::Assistant { .. } | Item::ToolResult { .. }
             )
         })
-        .map(|(at, i)| (t.item(i), at))
+        .map(|(at, _, size)| (size, at))
         .collect();
     sized.sort_unstable();
     let Some(&(size, at)) = sized.last() else {

@@ -113,12 +113,7 @@ impl Transcript {
                 n
             }
         };
-        summary
-            + self
-                .lines
-                .iter_mut()
-                .map(|l| l.tokens(t))
-                .sum::<usize>()
+        summary + self.lines.iter_mut().map(|l| l.tokens(t)).sum::<usize>()
     }
 
     /// Put `summary` in place of the first `covered` lines.
