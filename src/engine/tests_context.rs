@@ -211,8 +211,7 @@ async fn a_job_with_huge_tool_outputs_finishes_without_an_overflow() {
         .script
         .sent()
         .into_iter()
-        .filter(|q| !is_summariser(q))
-        .last()
+        .rfind(|q| !is_summariser(q))
         .unwrap();
     let results = tool_results(&last);
     assert_eq!(
