@@ -273,6 +273,22 @@ fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
         .map(|t| t.spec().name.clone())
         .collect();
     writeln!(out, "tools:          {}", names.join(", "))?;
+    let room = app.engine.context_room();
+    writeln!(
+        out,
+        "context:        window {} tokens; instructions and {} tools take {}; {} left for the conversation before it is summarised at {}%",
+        room.window,
+        room.tools,
+        room.fixed,
+        room.left,
+        (s.context_compact_at * 100.0).round()
+    )?;
+    if room.left < room.window as usize / 10 {
+        writeln!(
+            out,
+            "warning:        little room is left for the conversation: only the newest exchange and the summary will fit; raise context.window or switch tool families off (disabled_toolsets)"
+        )?;
+    }
     if let Some(m) = app.missing_setup() {
         writeln!(out, "missing:        {m}")?;
     }

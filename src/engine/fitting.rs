@@ -268,3 +268,71 @@ impl Loop<'_> {
         }
     }
 }
+
+/// How much of the model's window a session uses (`/status`, `kotoba doctor`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContextUse {
+    /// Tokens in use: what the session's last request cost, else its conversation's.
+    pub tokens: usize,
+    /// The model's window.
+    pub window: u64,
+    /// The fraction of the window at which it compacts.
+    pub compact_at: f64,
+    /// Whether its oldest lines were summarised.
+    pub summarised: bool,
+}
+
+/// The fixed part of a request and the room it leaves (`kotoba doctor`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Room {
+    /// The model's window.
+    pub window: u64,
+    /// What the instructions and tool definitions of an owner's turn cost.
+    pub fixed: usize,
+    /// How many tools those are.
+    pub tools: usize,
+    /// Tokens left for the conversation before it is compacted (0: none).
+    pub left: usize,
+}
+
+impl super::Engine {
+    /// How much of the model's window session `id` uses now.
+    pub fn context_use(&self, id: &str) -> ContextUse {
+        let settings = self.config.settings();
+        let budget = Budget::new(&settings, self.calibration.ratio());
+        let session = self.session(id);
+        let (tokens, summarised) = session.with_transcript(|tr| {
+            let tokens = tr
+                .last_request
+                .unwrap_or_else(|| budget.provider(tr.tokens(budget.tokenizer)));
+            (tokens, tr.summary.is_some())
+        });
+        ContextUse {
+            tokens,
+            window: super::context::window_of(&settings),
+            compact_at: budget.compact_at,
+            summarised,
+        }
+    }
+
+    /// What an owner's companion turn's instructions and tools cost, and the room they
+    /// leave for the conversation before it is compacted.
+    pub fn context_room(&self) -> Room {
+        let settings = self.config.settings();
+        let budget = Budget::new(&settings, self.calibration.ratio());
+        let ctx = crate::turn::TurnContext::companion(
+            "doctor",
+            crate::protocol::Person::owner("owner"),
+            (crate::protocol::Register::Text, crate::protocol::Channel::Text, None),
+            None,
+        );
+        let req = super::turn::first_request(self, &ctx, &[]);
+        let fixed = budget.provider(budget.tokenizer.fixed(&req));
+        Room {
+            window: super::context::window_of(&settings),
+            fixed,
+            tools: req.tools.len(),
+            left: budget.provider(budget.threshold()).saturating_sub(fixed),
+        }
+    }
+}

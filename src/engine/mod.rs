@@ -42,6 +42,7 @@ pub use dispatch::{
     companion_only_sentence, not_active_sentence, switched_off_sentence, unknown_sentence,
     withheld_sentence, work_only_sentence,
 };
+pub use fitting::{ContextUse, Room};
 pub use session::{Session, Sessions};
 pub use turn::{guest_may_use, LoopEnd};
 pub use work::{JobInfo, StopScope, Stopped};

@@ -216,6 +216,39 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
 }
 
 #[tokio::test]
+async fn doctor_says_how_much_of_the_window_is_left_for_the_conversation() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let room = |text: &str| -> (u64, u64) {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("context:"))
+            .unwrap_or_else(|| panic!("no context line: {text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let n = |after: &str| {
+            let at = words.iter().position(|w| *w == after).unwrap();
+            words[at + 1].trim_end_matches(';').parse::<u64>().unwrap()
+        };
+        (n("window"), n("take"))
+    };
+    std::fs::write(home.path().join("settings.yaml"), "context:\n  window: 50000\n").unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (window, fixed) = room(&text);
+    assert_eq!(window, 50_000, "{text}");
+    assert!(fixed > 200 && fixed < 40_000, "{text}");
+    let left = 40_000 - fixed;
+    assert!(text.contains(&format!("{left} left for the conversation")), "{text}");
+    assert!(!text.contains("little room"), "{text}");
+    // A window the instructions nearly fill is called out.
+    let tight = fixed + 300;
+    std::fs::write(home.path().join("settings.yaml"), format!("context:\n  window: {tight}\n")).unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("little room is left"), "{text}");
+}
+
+#[tokio::test]
 async fn kotoba_chat_settings_lists_the_live_keys_with_the_work_caps_under_advanced_and_no_companion_cap(
 ) {
     let server = ScriptedModel::start().await;

@@ -147,3 +147,30 @@ async fn a_dm_carries_no_channel_context() {
         .to_string();
     assert!(!asked.contains("said in general"), "{asked}");
 }
+
+#[tokio::test]
+async fn status_shows_the_channels_tokens_in_use_against_the_window() {
+    let r = rig().await;
+    std::fs::write(
+        r._home.path().join("settings.yaml"),
+        "context:\n  window: 64000\n",
+    )
+    .unwrap();
+    ask(&r, GENERAL, "a few words to start the conversation").await;
+    let status = r.discord.slash(GENERAL, OWNER, "status", serde_json::json!([]), 0);
+    let text = r.discord.wait_callback(status).await.content();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("**Context:**"))
+        .unwrap_or_else(|| panic!("no context line: {text}"));
+    assert!(line.contains("of 64,000 tokens"), "{line}");
+    let used: u64 = line
+        .trim_start_matches("**Context:** ")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(used > 100 && used < 64_000, "the last request's size: {line}");
+}

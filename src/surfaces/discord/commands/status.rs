@@ -24,6 +24,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     };
     let cards = bot.engine.open_cards(&session).len();
     let model = bot.engine.config().settings().model;
+    let context = context_line(&bot.engine.context_use(&session));
     let up = elapsed_words(bot.started.elapsed().as_secs());
     let room = room(bot, c);
     let mut voice = String::new();
@@ -34,8 +35,38 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         voice = format!("\n**Voice latency (last replies):**{voice}");
     }
     Answer::text(format!(
-        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}{voice}\n**Model:** {model}\n**Up:** {up}"
+        "**Job:** {job}\n**Open cards:** {cards}\n**Voice room:** {room}{voice}\n**Model:** {model}\n**Context:** {context}\n**Up:** {up}"
     ))
+}
+
+/// The session's tokens in use against the window: `12,345 of 128,000 tokens (10%;
+/// summarised at 80%)`.
+pub(crate) fn context_line(u: &crate::engine::ContextUse) -> String {
+    let percent = (u.tokens as f64 * 100.0 / u.window.max(1) as f64).round();
+    let summary = if u.summarised {
+        "; earlier lines summarised"
+    } else {
+        ""
+    };
+    format!(
+        "{} of {} tokens ({percent}%; summarised at {}%{summary})",
+        thousands(u.tokens as u64),
+        thousands(u.window),
+        (u.compact_at * 100.0).round()
+    )
+}
+
+/// `128000` as `128,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Where her voice room is in this guild.
