@@ -323,7 +323,11 @@ impl super::Engine {
         let ctx = crate::turn::TurnContext::companion(
             "doctor",
             crate::protocol::Person::owner("owner"),
-            (crate::protocol::Register::Text, crate::protocol::Channel::Text, None),
+            (
+                crate::protocol::Register::Text,
+                crate::protocol::Channel::Text,
+                None,
+            ),
             None,
         );
         let req = super::turn::first_request(self, &ctx, &[]);

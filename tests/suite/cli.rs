@@ -231,19 +231,36 @@ async fn doctor_says_how_much_of_the_window_is_left_for_the_conversation() {
         };
         (n("window"), n("take"))
     };
-    std::fs::write(home.path().join("settings.yaml"), "context:\n  window: 50000\n").unwrap();
-    let out = kotoba(&server, home.path(), &["doctor"]).output().await.unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        "context:\n  window: 50000\n",
+    )
+    .unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .output()
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let (window, fixed) = room(&text);
     assert_eq!(window, 50_000, "{text}");
     assert!(fixed > 200 && fixed < 40_000, "{text}");
     let left = 40_000 - fixed;
-    assert!(text.contains(&format!("{left} left for the conversation")), "{text}");
+    assert!(
+        text.contains(&format!("{left} left for the conversation")),
+        "{text}"
+    );
     assert!(!text.contains("little room"), "{text}");
     // A window the instructions nearly fill is called out.
     let tight = fixed + 300;
-    std::fs::write(home.path().join("settings.yaml"), format!("context:\n  window: {tight}\n")).unwrap();
-    let out = kotoba(&server, home.path(), &["doctor"]).output().await.unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        format!("context:\n  window: {tight}\n"),
+    )
+    .unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .output()
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("little room is left"), "{text}");
 }

@@ -157,7 +157,9 @@ async fn status_shows_the_channels_tokens_in_use_against_the_window() {
     )
     .unwrap();
     ask(&r, GENERAL, "a few words to start the conversation").await;
-    let status = r.discord.slash(GENERAL, OWNER, "status", serde_json::json!([]), 0);
+    let status = r
+        .discord
+        .slash(GENERAL, OWNER, "status", serde_json::json!([]), 0);
     let text = r.discord.wait_callback(status).await.content();
     let line = text
         .lines()
@@ -172,5 +174,8 @@ async fn status_shows_the_channels_tokens_in_use_against_the_window() {
         .replace(',', "")
         .parse()
         .unwrap();
-    assert!(used > 100 && used < 64_000, "the last request's size: {line}");
+    assert!(
+        used > 100 && used < 64_000,
+        "the last request's size: {line}"
+    );
 }

@@ -26,6 +26,7 @@ mod gate_cli;
 mod gate_corpus;
 mod layout;
 mod llm;
+mod long_conversation;
 mod serve;
 mod speech;
 mod speech_stream;
