@@ -45,13 +45,32 @@ impl AskError {
 /// The request's size, its items' sizes remembered by content for the whole turn.
 fn measure(sizes: &mut HashMap<u64, usize>, t: Tokenizer, req: &ModelRequest) -> usize {
     let items: usize = req.items.iter().map(|i| size_of(sizes, t, i)).sum();
-    t.fixed(req) + items
+    fixed_of(sizes, t, req) + items
+}
+
+/// The request's instructions and tools, remembered by the instructions' text and the
+/// tools' names (a tool's definition does not change within a turn).
+fn fixed_of(sizes: &mut HashMap<u64, usize>, t: Tokenizer, req: &ModelRequest) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    "fixed".hash(&mut h);
+    req.system.hash(&mut h);
+    for tool in &req.tools {
+        tool.name.hash(&mut h);
+    }
+    *sizes.entry(h.finish()).or_insert_with(|| t.fixed(req))
 }
 
 /// One item's size, remembered by a hash of its content.
 fn size_of(sizes: &mut HashMap<u64, usize>, t: Tokenizer, item: &Item) -> usize {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    format!("{item:?}").hash(&mut h);
+    std::mem::discriminant(item).hash(&mut h);
+    match item {
+        Item::User { text } | Item::Assistant { text } => text.hash(&mut h),
+        Item::ToolCall(c) => (&c.call_id, &c.name, &c.arguments).hash(&mut h),
+        Item::ToolResult { call_id, output } => (call_id, output).hash(&mut h),
+        Item::Media { media } => media.len().hash(&mut h),
+        Item::Reasoning { raw } => raw.to_string().hash(&mut h),
+    }
     *sizes.entry(h.finish()).or_insert_with(|| t.item(item))
 }
 
@@ -83,6 +102,21 @@ fn step_text(item: &Item) -> Option<String> {
 }
 
 impl Loop<'_> {
+    /// The size of `req`, whose leading items are the session's conversation as it
+    /// stands: those are counted by the conversation itself (each line once, for as
+    /// long as it lives), the rest by content.
+    fn measure(&mut self, req: &ModelRequest, t: Tokenizer) -> usize {
+        let conversation = match self.conversation {
+            0 => 0,
+            _ => self.session.with_transcript(|tr| tr.tokens(t)),
+        };
+        let own: usize = req.items[self.conversation.min(req.items.len())..]
+            .iter()
+            .map(|i| size_of(&mut self.sizes, t, i))
+            .sum();
+        fixed_of(&mut self.sizes, t, req) + conversation + own
+    }
+
     /// Ask the model `req` (built from `items`), fitted to the window first; an
     /// overflow the provider reports compacts harder and retries once.
     pub(super) async fn ask_fitted(
@@ -124,7 +158,7 @@ impl Loop<'_> {
     ) -> Result<usize, AskError> {
         let budget = Budget::new(&self.settings, self.engine.calibration.ratio());
         let t = budget.tokenizer;
-        let mut total = measure(&mut self.sizes, t, req);
+        let mut total = self.measure(req, t);
         let target = if squeeze {
             budget.threshold().min(total * 3 / 5)
         } else {
@@ -134,18 +168,18 @@ impl Loop<'_> {
             self.compact_conversation(items, &budget, total, target)
                 .await;
             req.items = items.clone();
-            total = measure(&mut self.sizes, t, req);
+            total = self.measure(req, t);
         }
         // The newest reply's results are not shortened: the model has not read them yet.
         if let Some(earlier) = earlier_steps(items, self.conversation).filter(|_| total > target) {
             shorten_outputs(&mut items[earlier], t, total - target);
             req.items = items.clone();
-            total = measure(&mut self.sizes, t, req);
+            total = self.measure(req, t);
         }
         if total > target {
             self.summarise_steps(items, &budget).await;
             req.items = items.clone();
-            total = measure(&mut self.sizes, t, req);
+            total = self.measure(req, t);
         }
         while total > budget.limit() {
             let sizes: Vec<usize> = req

@@ -1,0 +1,144 @@
+//! The long-conversation benchmark: what counting and assembling a turn's request
+//! costs when the conversation holds about 100,000 tokens, as a ratio to a turn whose
+//! conversation is a few lines, both measured in this one run. Run:
+//! `cargo bench --bench context`.
+//!
+//! The engine is the real one (real store in a temp dir, the built-in tools, the
+//! shipped soul) in front of an in-process model that answers at once, so the figures
+//! are the engine's own: loading the lines, counting them in tokens (each line once,
+//! then remembered), fitting the request to the window and storing the turn.
+//! `KOTOBA_BENCH_TURNS=N` sets the measured turns of each kind (default 200).
+
+// A measurement program, not library code: it may stop on a broken setup, and it prints.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use kotoba::config::Config;
+use kotoba::engine::{Engine, TurnOptions};
+use kotoba::llm::tokens::Tokenizer;
+use kotoba::llm::{Item, LlmError, ModelClient, ModelReply, ModelRequest};
+use kotoba::protocol::{Origin, TurnRequest, TurnStatus};
+use kotoba::soul::Soul;
+use kotoba::store::Store;
+use kotoba::tools::builtin::builtin_registry;
+use tokio::sync::mpsc;
+
+/// A model that answers every request at once with a short line.
+struct Instant0;
+
+#[async_trait]
+impl ModelClient for Instant0 {
+    async fn stream(
+        &self,
+        _req: &ModelRequest,
+        _deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<ModelReply, LlmError> {
+        Ok(ModelReply {
+            items: vec![Item::Assistant {
+                text: "Noted.".into(),
+            }],
+            input_tokens: None,
+        })
+    }
+}
+
+/// A line of about 200 tokens.
+fn line(n: usize) -> String {
+    let mut s = format!("line {n}:");
+    for i in 0..190 {
+        s.push_str(&format!(" word{}", (i * 13 + n) % 211));
+    }
+    s
+}
+
+fn main() {
+    let turns: usize = std::env::var("KOTOBA_BENCH_TURNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n >= 10)
+        .unwrap_or(200);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        "context:\n  window: 1000000\n",
+    )
+    .unwrap();
+    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+    let store = Arc::new(Store::open(&config.paths.db).unwrap());
+    // The long conversation: about 100,000 tokens of stored lines.
+    let mut tokens = 0;
+    let mut n = 0;
+    while tokens < 100_000 {
+        let text = line(n);
+        tokens += Tokenizer::O200k.count(&text);
+        let role = if n % 2 == 0 { "user" } else { "assistant" };
+        store
+            .append_message("long", role, "ann", &text, false)
+            .unwrap();
+        n += 1;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let engine = Engine::new(
+        config,
+        Arc::new(Instant0),
+        builtin_registry(),
+        Soul::shipped(),
+        store,
+    );
+    let turn = |session: String, text: String| {
+        let engine = engine.clone();
+        async move {
+            let req = TurnRequest::text(Origin::Owner, &session, "ann", &text);
+            let r = engine.run_turn(req, TurnOptions::default()).await;
+            assert_eq!(r.status, TurnStatus::Completed, "{}", r.text);
+        }
+    };
+    rt.block_on(async {
+        // The first turn of the long session loads and counts every line once.
+        let t = Instant::now();
+        turn("long".into(), "hello".into()).await;
+        let cold = t.elapsed();
+        // Warm both kinds.
+        for i in 0..20 {
+            turn("long".into(), format!("warm {i}")).await;
+            turn(format!("short-{}", i / 5), format!("warm {i}")).await;
+        }
+        let mut short = Duration::ZERO;
+        let mut long = Duration::ZERO;
+        for i in 0..turns {
+            // Short conversations: a fresh session every 5 turns (a few lines each).
+            let t = Instant::now();
+            turn(format!("short-b{}", i / 5), format!("short {i}")).await;
+            short += t.elapsed();
+            let t = Instant::now();
+            turn("long".into(), format!("long {i}")).await;
+            long += t.elapsed();
+        }
+        let per = |d: Duration| d / turns as u32;
+        let ratio = long.as_secs_f64() / short.as_secs_f64();
+        let used = engine.context_use("long");
+        println!(
+            "long conversation ({} lines, {} tokens in use): {:?} per turn",
+            n,
+            used.tokens,
+            per(long)
+        );
+        println!("short conversation: {:?} per turn", per(short));
+        println!("ratio long / short: {ratio:.2}");
+        println!(
+            "first turn of the long conversation (load and count every line): {cold:?} ({:.1}× a short turn)",
+            cold.as_secs_f64() / per(short).as_secs_f64()
+        );
+    });
+}
