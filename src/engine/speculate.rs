@@ -15,7 +15,9 @@ use crate::turn::TurnContext;
 
 /// A model call made ahead of its turn (drop it to cancel the call).
 pub struct Speculation {
-    request: ModelRequest,
+    /// The request asked ahead; `None` when it was not asked (it would have passed the
+    /// point where the turn compacts first, so the turn's request will differ).
+    request: Option<ModelRequest>,
     deltas: mpsc::UnboundedReceiver<String>,
     reply: oneshot::Receiver<Result<ModelReply, LlmError>>,
     task: tokio::task::JoinHandle<()>,
@@ -36,7 +38,7 @@ impl Drop for Speculation {
 impl Speculation {
     /// Whether this is the answer to `req`.
     pub(super) fn answers(&self, req: &ModelRequest) -> bool {
-        self.request == *req
+        self.request.as_ref() == Some(req)
     }
 
     /// The held reply as a turn's model answer: its deltas so far and the rest as they
@@ -75,6 +77,19 @@ impl Engine {
         let request = first_request(self, &ctx, &items);
         let (tx, deltas) = mpsc::unbounded_channel();
         let (reply_tx, reply) = oneshot::channel();
+        let budget = super::context::Budget::new(&self.config.settings(), self.calibration.ratio());
+        let t = budget.tokenizer;
+        let conversation = session.with_transcript(|tr| tr.tokens(t));
+        let line = items.last().map_or(0, |i| t.item(i));
+        if t.fixed(&request) + conversation + line > budget.threshold() {
+            // The turn compacts before it asks: nothing is asked ahead of it.
+            return Speculation {
+                request: None,
+                deltas,
+                reply,
+                task: tokio::spawn(async {}),
+            };
+        }
         let model = self.model.clone();
         let asked = request.clone();
         let task = tokio::spawn(async move {
@@ -83,7 +98,7 @@ impl Engine {
             let _ = reply_tx.send(r);
         });
         Speculation {
-            request,
+            request: Some(request),
             deltas,
             reply,
             task,

@@ -275,3 +275,26 @@ async fn a_small_window_keeps_the_summary_and_only_the_newest_exchange() {
         "only the newest exchange stays verbatim"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn nothing_is_asked_ahead_of_a_turn_that_must_compact_first() {
+    let r = rig_with(vec![Ok(say("short answer"))], vec![], &[], &small_window());
+    let words = long_line("a very long voice request", 6_000);
+    let speculation = r.engine.speculate(&text_turn(&words));
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert!(r.script.sent().is_empty(), "nothing asked ahead");
+    let res = r
+        .engine
+        .run_turn(
+            text_turn(&words),
+            TurnOptions {
+                prepared: Some(speculation),
+                ..TurnOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(res.status, TurnStatus::Completed);
+    assert_eq!(res.text, "short answer");
+    let sent = turn_requests(&r);
+    assert!(Tokenizer::O200k.request(&sent[0]) <= WINDOW);
+}
