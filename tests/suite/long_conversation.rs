@@ -151,6 +151,17 @@ async fn a_long_conversation_on_the_page_stays_within_a_small_window_and_survive
         !after.contains("line 0:"),
         "covered lines are not sent again"
     );
+    // The page's status says how much of the window the session uses.
+    let status = get(port, "/api/status?session=long").await;
+    let context = &status["context"];
+    assert_eq!(context["window"], WINDOW as u64, "{status}");
+    assert_eq!(context["summarised"], true, "{status}");
+    let tokens = context["tokens"].as_u64().unwrap();
+    assert!(tokens > 500 && tokens < WINDOW as u64, "{status}");
+    let bad = reqwest::get(format!("http://127.0.0.1:{port}/api/status?session=..%2F"))
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
     // Nothing was deleted: the page still shows the newest stored lines.
     let history = get(port, "/api/history?session=long").await;
     assert_eq!(history.as_array().unwrap().len(), 2 * 47);

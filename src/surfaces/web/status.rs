@@ -1,21 +1,37 @@
-//! `GET /api/status`: what the page shows in its header — the model, whether /v1 has a
-//! key, and exactly what to set when she cannot think yet (App::missing_setup).
+//! `GET /api/status?session=ID`: what the page shows in its header — the model, whether
+//! /v1 has a key, exactly what to set when she cannot think yet (App::missing_setup),
+//! and how much of the model's window the session uses (docs/engine.md, "Long
+//! conversations").
 
-use axum::extract::State;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::Shared;
+use super::{engine_session, json_error, parse_session_id, SessionQuery, Shared};
 
 /// The page's status line, read live.
-pub(super) async fn status(State(st): State<Shared>) -> Json<Value> {
+pub(super) async fn status(State(st): State<Shared>, Query(q): Query<SessionQuery>) -> Response {
+    let id = match parse_session_id(&q.session) {
+        Ok(id) => id,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+    };
     let config = &st.engine.config();
     let settings = config.settings();
+    let context = st.engine.context_use(&engine_session(&id));
     Json(json!({
         "model": settings.model,
         "missing_setup": crate::app::missing_setup(config),
         "password_set": st.options.password.is_some(),
         "v1_key_set": st.options.api_key.is_some(),
         "v1_model": super::MODEL_NAME,
+        "context": {
+            "tokens": context.tokens,
+            "window": context.window,
+            "compact_at": context.compact_at,
+            "summarised": context.summarised,
+        },
     }))
+    .into_response()
 }

@@ -471,7 +471,7 @@
   }
 
   async function loadStatus() {
-    const resp = await api("/api/status");
+    const resp = await api("/api/status?session=" + encodeURIComponent(session));
     if (!resp.ok) return;
     const s = await resp.json();
     if (s.missing_setup) {
@@ -479,6 +479,10 @@
       $("setup").textContent = s.missing_setup;
     }
     $("session-name").textContent = "session " + session + " · " + s.model;
+    if (s.context) {
+      $("session-name").title = s.context.tokens + " of " + s.context.window +
+        " tokens of the model's window in use";
+    }
   }
 
   async function loadGrants() {
