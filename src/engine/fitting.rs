@@ -188,8 +188,14 @@ impl Loop<'_> {
                 .map(|i| size_of(&mut self.sizes, t, i))
                 .collect();
             if !clip_largest(&mut req.items, &sizes, t) {
-                tracing::warn!(session = %self.session.id, total, limit = budget.limit(), "a request does not fit its window");
-                return Err(AskError::TooLong);
+                if !req.tools.is_empty() {
+                    // A window the tool definitions fill: this request goes words-only.
+                    tracing::warn!(session = %self.session.id, limit = budget.limit(), "the tools do not fit the window: asking without them");
+                    req.tools.clear();
+                } else {
+                    tracing::warn!(session = %self.session.id, total, limit = budget.limit(), "a request does not fit its window");
+                    return Err(AskError::TooLong);
+                }
             }
             total = measure(&mut self.sizes, t, req);
         }

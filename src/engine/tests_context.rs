@@ -298,3 +298,39 @@ async fn nothing_is_asked_ahead_of_a_turn_that_must_compact_first() {
     let sent = turn_requests(&r);
     assert!(Tokenizer::O200k.request(&sent[0]) <= WINDOW);
 }
+
+/// The rig's engine rebuilt with the real built-in tools (their definitions are large).
+fn with_builtin_tools(r: Rig) -> Rig {
+    let engine = Engine::new(
+        r.engine.config.clone(),
+        r.script.clone(),
+        crate::tools::builtin::builtin_registry(),
+        crate::soul::Soul::shipped(),
+        r.engine.store.clone(),
+    );
+    Rig { engine, ..r }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_the_tool_definitions_fill_is_still_answered_in_words() {
+    let probe = with_builtin_tools(rig(vec![], vec![]));
+    turn(&probe, "hi").await;
+    let first = turn_requests(&probe)[0].clone();
+    let tools = Tokenizer::O200k.tools(&first.tools);
+    let full = Tokenizer::O200k.fixed(&first);
+    assert!(tools > 1_000, "{tools}");
+    // Room for the instructions and a line, not for the tool definitions too.
+    let window = (full - tools + 300) * 10 / 9;
+    let r = with_builtin_tools(rig_with(
+        vec![Ok(say("still here"))],
+        vec![],
+        &[],
+        &format!("context:\n  window: {window}\n"),
+    ));
+    let res = turn(&r, "hello").await;
+    assert_eq!(res.status, TurnStatus::Completed, "{}", res.text);
+    assert_eq!(res.text, "still here");
+    let sent = turn_requests(&r);
+    assert!(sent[0].tools.is_empty());
+    assert!(Tokenizer::O200k.request(&sent[0]) <= window);
+}

@@ -141,14 +141,6 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
     let providers = crate::voice::providers::providers(config);
     let voice = config.settings().voice;
     let muted = Arc::new(AtomicBool::new(false));
-    let _ = tx.send(text(json!({
-        "type": "ready",
-        "stt": providers.recognizer.name(),
-        "tts": providers.synthesizer.name(),
-    })));
-    if let Some(line) = providers.stood_in.clone() {
-        let _ = tx.send(caption_message(&Caption::Notice(line)));
-    }
     let mut names = vec!["Kotoba".to_string()];
     names.extend(voice.aliases.clone());
     let parts = RoomParts {
@@ -168,6 +160,12 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         idle_leave: Duration::from_secs(u64::from(u32::MAX)),
         trace: Some(crate::voice::latency::keeper(config.paths.home.clone())),
     };
+    let ready = json!({
+        "type": "ready",
+        "stt": providers.recognizer.name(),
+        "tts": providers.synthesizer.name(),
+    });
+    let stood_in = providers.stood_in.clone();
     let warm = providers;
     let handle = room::spawn(parts, 1);
     let me = st.voices.next.fetch_add(1, Ordering::SeqCst);
@@ -185,6 +183,11 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         // Another page of the same session had her voice: it moves here, and that
         // page is told so (it does not reconnect and take it back).
         old.replaced.cancel();
+    }
+    // Ready once her voice is this page's: a newer page's `ready` always comes after.
+    let _ = tx.send(text(ready));
+    if let Some(line) = stood_in {
+        let _ = tx.send(caption_message(&Caption::Notice(line)));
     }
     let mut warmed = false;
     let mut heard = Vec::<i16>::new();
