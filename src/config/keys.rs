@@ -254,34 +254,28 @@ fn count32(v: &Value) -> Result<u32, String> {
 }
 
 fn seconds(v: &Value, min: f64, max: f64) -> Result<f64, String> {
+    number_in(v, min, max).ok_or_else(|| {
+        format!(
+            "must be a number of seconds from {min} to {max}, got {}",
+            show(v)
+        )
+    })
+}
+
+/// A finite number from `min` to `max`, written as a number or as text.
+fn number_in(v: &Value, min: f64, max: f64) -> Option<f64> {
     let n = match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
         _ => None,
     };
-    match n {
-        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "must be a number of seconds from {min} to {max}, got {}",
-            show(v)
-        )),
-    }
+    n.filter(|n| n.is_finite() && (min..=max).contains(n))
 }
 
 /// A fraction from `min` to `max`.
 fn fraction(v: &Value, min: f64, max: f64) -> Result<f64, String> {
-    let n = match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    };
-    match n {
-        Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "must be a fraction from {min} to {max}, got {}",
-            show(v)
-        )),
-    }
+    number_in(v, min, max)
+        .ok_or_else(|| format!("must be a fraction from {min} to {max}, got {}", show(v)))
 }
 
 /// A context window: a whole number of tokens ≥ 1000, or empty for the model's own.

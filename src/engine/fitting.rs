@@ -15,7 +15,7 @@ use crate::protocol::Frame;
 use crate::store::Summary;
 
 use super::context::summarise::{summarise, Kind};
-use super::context::{clip_largest, lines_to_fold, shorten_outputs, Budget};
+use super::context::{clip_largest, lines_to_fold, shorten_outputs, Budget, FixedSizes};
 use super::turn::Loop;
 
 /// Why a request was not answered.
@@ -43,21 +43,27 @@ impl AskError {
 }
 
 /// The request's size, its items' sizes remembered by content for the whole turn.
-fn measure(sizes: &mut HashMap<u64, usize>, t: Tokenizer, req: &ModelRequest) -> usize {
+fn measure(
+    sizes: &mut HashMap<u64, usize>,
+    fixed: &FixedSizes,
+    t: Tokenizer,
+    req: &ModelRequest,
+) -> usize {
     let items: usize = req.items.iter().map(|i| size_of(sizes, t, i)).sum();
-    fixed_of(sizes, t, req) + items
+    fixed_of(fixed, t, req) + items
 }
 
 /// The request's instructions and tools, remembered by the instructions' text and the
-/// tools' names (a tool's definition does not change within a turn).
-fn fixed_of(sizes: &mut HashMap<u64, usize>, t: Tokenizer, req: &ModelRequest) -> usize {
+/// tools' names and descriptions (what else a definition holds does not change while
+/// the process runs).
+fn fixed_of(fixed: &FixedSizes, t: Tokenizer, req: &ModelRequest) -> usize {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    "fixed".hash(&mut h);
+    format!("{t:?}").hash(&mut h);
     req.system.hash(&mut h);
     for tool in &req.tools {
-        tool.name.hash(&mut h);
+        (&tool.name, &tool.description).hash(&mut h);
     }
-    *sizes.entry(h.finish()).or_insert_with(|| t.fixed(req))
+    fixed.get_or(h.finish(), || t.fixed(req))
 }
 
 /// One item's size, remembered by a hash of its content.
@@ -114,7 +120,7 @@ impl Loop<'_> {
             .iter()
             .map(|i| size_of(&mut self.sizes, t, i))
             .sum();
-        fixed_of(&mut self.sizes, t, req) + conversation + own
+        fixed_of(&self.engine.fixed_sizes, t, req) + conversation + own
     }
 
     /// Ask the model `req` (built from `items`), fitted to the window first; an
@@ -197,7 +203,7 @@ impl Loop<'_> {
                     return Err(AskError::TooLong);
                 }
             }
-            total = measure(&mut self.sizes, t, req);
+            total = measure(&mut self.sizes, &self.engine.fixed_sizes, t, req);
         }
         self.session
             .with_transcript(|tr| tr.last_request = Some(budget.provider(total)));

@@ -88,6 +88,8 @@ pub struct Engine {
     reminder_stop: CancellationToken,
     /// How the provider's reported usage corrects the engine's token count.
     pub(crate) calibration: context::Calibration,
+    /// What each request's instructions and tool definitions cost, kept across turns.
+    pub(crate) fixed_sizes: context::FixedSizes,
 }
 
 impl Drop for Engine {
@@ -126,6 +128,7 @@ impl Engine {
             reminders_missed: std::sync::Mutex::default(),
             reminder_stop: CancellationToken::new(),
             calibration: context::Calibration::default(),
+            fixed_sizes: context::FixedSizes::default(),
         });
         engine.start_reminders();
         engine

@@ -347,7 +347,14 @@ fn wrapper_word() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9-]{1,9}".prop_map(|w| {
         let listed = names::WRAPPERS.contains(&w.as_str()) || names::SHELLS.contains(&w.as_str());
         if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) || listed {
-            format!("x{w}")
+            // A prefix keeps it a plain name, unless the name is known by a pattern
+            // (`asudo` → `xasudo` still runs as another user).
+            let x = format!("x{w}");
+            if commands::is_known(&x) {
+                "xwrap".to_string()
+            } else {
+                x
+            }
         } else {
             w
         }

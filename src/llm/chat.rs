@@ -226,3 +226,33 @@ impl Decoder for ChatDecoder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_usage_chunk_says_what_the_request_cost_and_the_body_asks_for_it() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut d = ChatDecoder::new();
+        let chunks = [
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":987,"completion_tokens":2}}"#,
+            "[DONE]",
+        ];
+        for c in chunks {
+            d.feed(c, &tx).unwrap();
+        }
+        let reply = d.finish().unwrap();
+        assert_eq!(reply.text(), "Hi");
+        assert_eq!(reply.input_tokens, Some(987));
+        let req = ModelRequest {
+            system: "s".into(),
+            items: Vec::new(),
+            tools: Vec::new(),
+        };
+        let body = request_body(&req, &Settings::default());
+        assert_eq!(body["stream_options"]["include_usage"], json!(true));
+    }
+}

@@ -306,6 +306,18 @@ mod tests {
     }
 
     #[test]
+    fn the_input_tokens_the_server_reports_come_back_with_the_reply() {
+        let done = json!({"type": "response.completed", "response": {"usage": {"input_tokens": 1234, "output_tokens": 5}}});
+        let (reply, _) = run(&[message_done("m1", "Hi"), done]);
+        assert_eq!(reply.unwrap().input_tokens, Some(1234));
+        let (reply, _) = run(&[
+            message_done("m1", "Hi"),
+            json!({"type": "response.completed"}),
+        ]);
+        assert_eq!(reply.unwrap().input_tokens, None);
+    }
+
+    #[test]
     fn a_message_with_no_deltas_is_sent_whole_once() {
         let done = json!({"type": "response.completed"});
         let (reply, deltas) = run(&[message_done("m1", "Hello there"), done]);

@@ -2,9 +2,10 @@
 //! scripted model server, and `kotoba doctor`.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
@@ -231,16 +232,17 @@ async fn doctor_says_how_much_of_the_window_is_left_for_the_conversation() {
         };
         (n("window"), n("take"))
     };
-    std::fs::write(
-        home.path().join("settings.yaml"),
-        "context:\n  window: 50000\n",
-    )
-    .unwrap();
-    let out = kotoba(&server, home.path(), &["doctor"])
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // `kotoba doctor`'s report with settings.yaml's window at `window`.
+    let doctor = |window: u64| {
+        let path = home.path().join("settings.yaml");
+        std::fs::write(path, format!("context:\n  window: {window}\n")).unwrap();
+        let mut cmd = kotoba(&server, home.path(), &["doctor"]);
+        async move {
+            let out = cmd.output().await.unwrap();
+            String::from_utf8_lossy(&out.stdout).to_string()
+        }
+    };
+    let text = doctor(50_000).await;
     let (window, fixed) = room(&text);
     assert_eq!(window, 50_000, "{text}");
     assert!(fixed > 200 && fixed < 40_000, "{text}");
@@ -251,17 +253,7 @@ async fn doctor_says_how_much_of_the_window_is_left_for_the_conversation() {
     );
     assert!(!text.contains("little room"), "{text}");
     // A window the instructions nearly fill is called out.
-    let tight = fixed + 300;
-    std::fs::write(
-        home.path().join("settings.yaml"),
-        format!("context:\n  window: {tight}\n"),
-    )
-    .unwrap();
-    let out = kotoba(&server, home.path(), &["doctor"])
-        .output()
-        .await
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let text = doctor(fixed + 300).await;
     assert!(text.contains("little room is left"), "{text}");
 }
 
@@ -301,14 +293,19 @@ async fn a_jobs_question_card_takes_the_typed_line_as_the_answer_not_a_yes_or_no
         "start_work",
         json!({"goal": "push the branch"}),
     ));
-    // The conversation and the job ask the model in an order of their own: whichever
-    // gets a clarify in the job shows the card; in the conversation it asks in words.
-    for _ in 0..3 {
-        server.push(Reply::call(
-            "clarify",
-            json!({"question": "Which branch should I push?"}),
-        ));
-    }
+    // The conversation and the job ask the model in an order of their own: the job's
+    // first request (its brief) is answered with the question, whenever it comes.
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    server.set_responder(Arc::new(move |body: &Value| {
+        let brief = body.to_string().contains("Goal of this background job");
+        let first = !asked.load(std::sync::atomic::Ordering::SeqCst);
+        let answered = body.to_string().contains("They answered");
+        (brief && first && !answered).then(|| {
+            asked.store(true, std::sync::atomic::Ordering::SeqCst);
+            let question = json!({"question": "Which branch should I push?"});
+            (Reply::call("clarify", question), Duration::ZERO)
+        })
+    }));
     server.set_fallback(Reply::text("All set."));
     let home = tempfile::tempdir().unwrap();
     let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();

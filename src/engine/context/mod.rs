@@ -120,6 +120,30 @@ impl Calibration {
     }
 }
 
+/// What each request's fixed part (instructions and tool definitions) costs, kept
+/// across turns: it changes only with the tools offered, the register or the settings.
+#[derive(Debug, Default)]
+pub struct FixedSizes(Mutex<std::collections::HashMap<u64, usize>>);
+
+/// The most fixed parts remembered; past it the memory starts over.
+const FIXED_KEPT: usize = 256;
+
+impl FixedSizes {
+    /// The size remembered under `key`, else `count()` remembered.
+    pub fn get_or(&self, key: u64, count: impl FnOnce() -> usize) -> usize {
+        if let Some(&n) = lock(&self.0).get(&key) {
+            return n;
+        }
+        let n = count();
+        let mut m = lock(&self.0);
+        if m.len() >= FIXED_KEPT {
+            m.clear();
+        }
+        m.insert(key, n);
+        n
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
