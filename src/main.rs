@@ -67,8 +67,11 @@ fn init_logging(to_stderr: bool) {
         .unwrap_or_else(|_| {
             tracing_subscriber::EnvFilter::new(if to_stderr { "info" } else { "warn" })
         });
+    // Colour only on a terminal: a log file or journal gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .init();
 }
@@ -77,6 +80,11 @@ fn init_logging(to_stderr: bool) {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(matches!(cli.command, Command::Serve));
+    if !has_data_folder() {
+        // Never guess a data folder in whatever directory she was started from.
+        eprintln!("No data folder: set KOTOBA_HOME to the folder Kotoba keeps her data in (or HOME, for ~/.kotoba).");
+        std::process::exit(1);
+    }
     let config = Config::from_process_env();
     match cli.command {
         Command::Chat { settings: true, .. } => {
@@ -104,9 +112,24 @@ async fn main() -> anyhow::Result<()> {
                     json,
                     workspace,
                 },
-        } => gate_explain(config, text, code, json, workspace),
+        } => {
+            // Scripts read the verdict from the exit status: 0 auto-safe, 1 asks,
+            // 2 dangerous; 3 when the line could not be judged.
+            let status = gate_explain(config, text, code, json, workspace).unwrap_or_else(|e| {
+                eprintln!("kotoba gate explain: {e:#}");
+                3
+            });
+            std::process::exit(status)
+        }
         Command::Serve => serve(config).await,
     }
+}
+
+/// Whether a data folder is named: `KOTOBA_HOME`, else `HOME` (for `~/.kotoba`).
+fn has_data_folder() -> bool {
+    ["KOTOBA_HOME", "HOME"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// Claim the data folder and build the app, or stop start-up with the one sentence that
@@ -176,7 +199,7 @@ fn gate_explain(
     code: bool,
     json: bool,
     workspace: Option<PathBuf>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<i32> {
     // Judged as `serve` would: the configured workspace exists there (it is created at
     // start-up), so it is created here too when missing. A given --workspace is used as is.
     let workspace = match workspace {
@@ -206,7 +229,12 @@ fn gate_explain(
             writeln!(out, "{line}")?;
         }
     }
-    Ok(())
+    out.flush()?;
+    Ok(match decision.verdict {
+        gate::Verdict::AutoSafe => 0,
+        gate::Verdict::Ask => 1,
+        gate::Verdict::Dangerous { .. } => 2,
+    })
 }
 
 fn doctor(config: Arc<Config>) -> anyhow::Result<()> {

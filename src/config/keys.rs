@@ -306,12 +306,21 @@ fn words(v: &Value) -> Result<Vec<String>, String> {
     }
 }
 
+/// A boolean: YAML's `true`/`false`, and the YAML 1.1 words people still write (`yes`,
+/// `no`, `on`, `off`, `y`, `n`), as a YAML 1.2 reader hands them over as text.
 fn flag(v: &Value) -> Result<bool, String> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::String(t) if t.trim().eq_ignore_ascii_case("true") => Ok(true),
-        Value::String(t) if t.trim().eq_ignore_ascii_case("false") => Ok(false),
-        _ => Err(format!("must be true or false, got {}", show(v))),
+    let word = match v {
+        Value::Bool(b) => return Ok(*b),
+        Value::String(t) => t.trim().to_ascii_lowercase(),
+        _ => String::new(),
+    };
+    match word.as_str() {
+        "true" | "yes" | "y" | "on" => Ok(true),
+        "false" | "no" | "n" | "off" => Ok(false),
+        _ => Err(format!(
+            "must be true or false (yes/no, on/off), got {}",
+            show(v)
+        )),
     }
 }
 

@@ -179,6 +179,32 @@ mod tests {
     }
 
     #[test]
+    fn yaml_1_1_booleans_read_as_booleans_so_force_ask_yes_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        for (word, on) in [
+            ("yes", true),
+            ("off", false),
+            ("On", true),
+            ("n", false),
+            ("true", true),
+        ] {
+            write(&path, &format!("force_ask: {word}\n# {word}\n"));
+            live.refresh(&path);
+            assert_eq!(live.current.force_ask, on, "force_ask: {word}");
+            assert!(live.warnings.is_empty(), "{word}: {:?}", live.warnings);
+        }
+        write(&path, "force_ask: perhaps\n");
+        live.refresh(&path);
+        assert!(
+            live.current.force_ask,
+            "a bad value keeps the last good one"
+        );
+        assert!(live.warnings.iter().any(|w| w.contains("force_ask")));
+    }
+
+    #[test]
     fn context_keys_read_nested_and_a_bad_window_or_fraction_keeps_the_last_good_value() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.yaml");

@@ -63,11 +63,26 @@ pub fn error_from_status(status: u16, retry_after: Option<Duration>, body: &str)
         429 => LlmError::RateLimited { retry_after },
         401 | 403 => LlmError::Auth(format!("{status}: {}", clip(body, 300))),
         400 | 413 if is_context_message(&lower) => LlmError::ContextTooLong,
+        404 => LlmError::NotFound(clip(&error_message(body), 200)),
         _ => LlmError::Http {
             status,
             body: clip(body, 300),
         },
     }
+}
+
+/// The provider's own words in an error body: `error.message` of a JSON body, else the
+/// body itself.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .or_else(|| v.get("message"))
+                .and_then(|m| m.as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| body.trim().to_string())
 }
 
 /// The first `n` characters of `s`.
@@ -88,6 +103,26 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_404_says_what_the_provider_said_and_names_the_fix() {
+        let body =
+            r#"{"error":{"message":"The model `gpt-9` does not exist","code":"model_not_found"}}"#;
+        let e = error_from_status(404, None, body);
+        assert_eq!(
+            e,
+            LlmError::NotFound("The model `gpt-9` does not exist".into())
+        );
+        let sentence = e.user_sentence();
+        assert!(
+            sentence.contains("The model `gpt-9` does not exist"),
+            "{sentence}"
+        );
+        assert!(sentence.contains("KOTOBA_MODEL") && sentence.contains("KOTOBA_LLM_API=chat"));
+        // A server with no such route answers a plain body.
+        let plain = error_from_status(404, None, "404 page not found");
+        assert_eq!(plain, LlmError::NotFound("404 page not found".into()));
+    }
 
     #[test]
     fn statuses_map_to_their_typed_errors() {

@@ -132,6 +132,10 @@ pub enum LlmError {
     /// The conversation is longer than the model's context. Not retried.
     #[error("context too long")]
     ContextTooLong,
+    /// 404: the server has no such model, or no such endpoint (a server that speaks the
+    /// other wire API). Not retried.
+    #[error("model server answered 404: {0}")]
+    NotFound(String),
     /// Any other HTTP error status. Not retried.
     #[error("model server answered {status}: {body}")]
     Http {
@@ -166,6 +170,15 @@ impl LlmError {
             }
             LlmError::ContextTooLong => {
                 "This conversation has grown too long for the model. Start a fresh session and I'll pick up from there.".into()
+            }
+            LlmError::NotFound(said) => {
+                let said = said.trim();
+                let said = if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it said: {said})")
+                };
+                format!("The model server has no such model or endpoint{said}, so I couldn't answer: check the model name (the `model` setting or KOTOBA_MODEL), and for a local server such as Ollama set KOTOBA_LLM_API=chat.")
             }
             LlmError::Http { status, .. } => {
                 format!("The model service answered with an error ({status}), so I couldn't finish.")

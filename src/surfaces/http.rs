@@ -82,9 +82,14 @@ pub async fn start(
         .copied()
         .with_context(|| format!("the web address {addr_text} resolves to nothing"))?;
     check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("binding the web page and /v1 on {addr}"))?;
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        let fix = if e.kind() == std::io::ErrorKind::AddrInUse {
+            "another program (or another Kotoba) listens there: stop it, or set KOTOBA_WEB_ADDR (the `web_addr` setting) to a free address such as 127.0.0.1:8001"
+        } else {
+            "set KOTOBA_WEB_ADDR (the `web_addr` setting) to an address this machine can listen on"
+        };
+        anyhow::anyhow!("cannot listen on {addr} for the web page and /v1 ({e}): {fix}")
+    })?;
     tracing::info!(
         "web page on http://{addr}/  ·  /v1 (OpenAI-compatible) on http://{addr}/v1{}{}",
         if options.password.is_some() {

@@ -337,3 +337,27 @@ async fn a_jobs_question_card_takes_the_typed_line_as_the_answer_not_a_yes_or_no
     drop(stdin);
     let _ = child.kill().await;
 }
+
+#[tokio::test]
+async fn with_no_home_and_no_kotoba_home_she_stops_with_one_sentence_and_guesses_no_folder() {
+    let cwd = tempfile::tempdir().unwrap();
+    for args in [&["doctor"][..], &["serve"][..], &["chat"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kotoba"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(cwd.path())
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("set KOTOBA_HOME"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
+    }
+    assert!(
+        std::fs::read_dir(cwd.path()).unwrap().next().is_none(),
+        "no folder was made where she was started"
+    );
+}

@@ -5,7 +5,22 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// What `kotoba gate explain ARGS` printed; its exit status is the verdict's.
 fn explain(home: &std::path::Path, args: &[&str]) -> String {
+    let (text, status) = explain_status(home, args);
+    let first = text.lines().next().unwrap_or("");
+    let expected = match first {
+        "auto-safe" => 0,
+        "asks" => 1,
+        _ if first.starts_with("dangerous") => 2,
+        _ if text.trim_start().starts_with('{') => status, // --json: checked by its test
+        _ => panic!("{args:?}: no verdict first: {text}"),
+    };
+    assert_eq!(status, expected, "{args:?}: {text}");
+    text
+}
+
+fn explain_status(home: &std::path::Path, args: &[&str]) -> (String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_kotoba"))
         .args(["gate", "explain"])
         .args(args)
@@ -14,12 +29,22 @@ fn explain(home: &std::path::Path, args: &[&str]) -> String {
         .env("KOTOBA_HOME", home)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let status = out.status.code().unwrap_or(-1);
+    (String::from_utf8(out.stdout).unwrap(), status)
+}
+
+#[test]
+fn gate_explain_exits_0_for_auto_safe_1_for_asks_and_2_for_dangerous() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join("workspace")).unwrap();
+    for (line, status) in [("ls", 0), ("npm install x", 1), ("rm -rf ~/", 2)] {
+        assert_eq!(explain_status(home.path(), &[line]).1, status, "{line}");
+        assert_eq!(
+            explain_status(home.path(), &["--json", line]).1,
+            status,
+            "--json {line}"
+        );
+    }
 }
 
 #[test]

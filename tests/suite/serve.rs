@@ -96,6 +96,32 @@ async fn serve_starts_without_a_model_key_and_the_page_says_what_to_set() {
 }
 
 #[tokio::test]
+async fn a_busy_port_is_refused_naming_kotoba_web_addr() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let home = tempfile::tempdir().unwrap();
+    let mut refused = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
+    let status = tokio::time::timeout(Duration::from_secs(20), refused.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!status.success());
+    let mut err = String::new();
+    refused
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    assert!(
+        err.contains("KOTOBA_WEB_ADDR") && err.contains("another program"),
+        "{err}"
+    );
+    drop(taken);
+}
+
+#[tokio::test]
 async fn a_non_loopback_address_needs_a_password() {
     let home = tempfile::tempdir().unwrap();
     let port = free_port();
