@@ -70,7 +70,10 @@ pub async fn start(
 ) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
     let config = &app.engine.config();
     let addr_text = config.settings().web_addr;
-    let options = WebOptions::from_config(config);
+    let mut options = WebOptions::from_config(config);
+    if crate::surfaces::discord::DiscordSettings::resolve(&app.engine).is_some() {
+        options.discord = Some(app.discord_port.clone());
+    }
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr_text.as_str())
         .await
         .with_context(|| format!("resolving the web address {addr_text}"))?

@@ -286,7 +286,8 @@ fn classify(e: &serenity::Error) -> DiscordError {
     }
 }
 
-/// Run the Discord surface until `shutdown` fires or the connection fails for good.
+/// Run the Discord surface until `shutdown` fires or the connection fails ([`start`]
+/// connects again with backoff).
 /// The error is one sentence naming the fix.
 pub async fn run(
     engine: Arc<Engine>,
@@ -344,8 +345,47 @@ pub fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::Join
     }
     let (engine, port) = (app.engine.clone(), app.discord_port.clone());
     Some(tokio::spawn(async move {
-        if let Err(e) = run(engine, port, shutdown).await {
-            tracing::error!("{e}");
+        let mut attempt: u32 = 0;
+        loop {
+            let began = tokio::time::Instant::now();
+            let end = run(engine.clone(), port.clone(), shutdown.clone()).await;
+            if shutdown.is_cancelled() {
+                return;
+            }
+            match end {
+                // Only the owner can fix these: retrying would be refused the same way.
+                Err(
+                    e @ (DiscordError::TokenRefused
+                    | DiscordError::IntentsMissing
+                    | DiscordError::NoToken),
+                ) => {
+                    tracing::error!("{e}");
+                    return;
+                }
+                Err(e) => tracing::warn!("{e}"),
+                Ok(()) => tracing::warn!("Discord: the connection ended"),
+            }
+            // A connection that held a while starts the backoff over.
+            if began.elapsed() > RECONNECT_MAX {
+                attempt = 0;
+            }
+            let wait = reconnect_wait(attempt);
+            attempt = attempt.saturating_add(1);
+            tracing::info!("Discord: connecting again in {} s", wait.as_secs());
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = shutdown.cancelled() => return,
+            }
         }
     }))
+}
+
+/// The longest wait between two attempts to reach Discord.
+const RECONNECT_MAX: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The wait before reconnect attempt `attempt` (0-based): 1 s, 2 s, 4 s … at most a
+/// minute, forever: a service that starts before the network comes up connects when it
+/// does.
+fn reconnect_wait(attempt: u32) -> std::time::Duration {
+    std::time::Duration::from_secs(1u64 << attempt.min(6)).min(RECONNECT_MAX)
 }

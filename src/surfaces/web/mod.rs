@@ -61,6 +61,9 @@ pub struct WebOptions {
     pub v1_body_limit: usize,
     /// How long a /v1 request body may take to arrive (10 s); slower → 408.
     pub v1_body_timeout: Duration,
+    /// The Discord surface's port, set while she is connected, when Discord is
+    /// configured (`/health` says whether she is); `None`: Discord is off.
+    pub discord: Option<crate::tools::discord::PortSlot>,
 }
 
 impl Default for WebOptions {
@@ -68,6 +71,7 @@ impl Default for WebOptions {
         WebOptions {
             password: None,
             api_key: None,
+            discord: None,
             v1_keepalive: Duration::from_secs(4),
             v1_body_limit: 1024 * 1024,
             v1_body_timeout: Duration::from_secs(10),

@@ -200,6 +200,8 @@ pub(crate) struct Shared {
     pub resumes: AtomicUsize,
     pub intents: Mutex<Option<u64>>,
     pub privileged_refused: AtomicBool,
+    /// While set, every request is refused as if the network were down (503).
+    pub down: AtomicBool,
     pub replay_overlap: AtomicU64,
     pub voice_updates: Mutex<Vec<Value>>,
     /// The endpoint VOICE_SERVER_UPDATE names (None: a port that is no voice server).
@@ -358,6 +360,7 @@ impl FakeDiscord {
             resumes: AtomicUsize::new(0),
             intents: Mutex::new(None),
             privileged_refused: AtomicBool::new(false),
+            down: AtomicBool::new(false),
             replay_overlap: AtomicU64::new(0),
             voice_updates: Mutex::new(Vec::new()),
             voice_endpoint: Mutex::new(None),
@@ -391,6 +394,11 @@ impl FakeDiscord {
     /// are not enabled in the developer portal.
     pub fn refuse_privileged_intents(&self) {
         self.shared.privileged_refused.store(true, Ordering::SeqCst);
+    }
+
+    /// Refuse every request (503) while `down`, as an unreachable Discord would.
+    pub fn set_down(&self, down: bool) {
+        self.shared.down.store(down, Ordering::SeqCst);
     }
 
     /// On RESUME, also replay this many events the client had already seen.

@@ -25,6 +25,9 @@ pub async fn rest(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if sh.down.load(Ordering::SeqCst) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "down").into_response();
+    }
     let path = uri.path().to_string();
     let raw = String::from_utf8_lossy(&body).into_owned();
     let json_body = serde_json::from_str::<Value>(&raw)
@@ -186,6 +189,9 @@ fn bot_message(sh: &Shared, id: u64, channel: &str, body: &Value) -> Value {
 
 /// The gateway endpoint: upgrade, then run one connection.
 pub async fn gateway(State(sh): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
+    if sh.down.load(Ordering::SeqCst) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "down").into_response();
+    }
     ws.on_upgrade(move |socket| connection(sh, socket))
 }
 
