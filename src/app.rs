@@ -125,6 +125,9 @@ impl App {
 /// [`App::missing_setup`] for a configuration alone (the web page asks it live).
 pub fn missing_setup(config: &Config) -> Option<String> {
     let s = config.settings();
+    if let Some(why) = s.base_url_refused {
+        return Some(format!("The model is not called: {why}."));
+    }
     let needs_key = s.base_url.contains("api.openai.com");
     if needs_key && config.api_key().is_none() {
         return Some(format!(

@@ -142,12 +142,16 @@ pub fn readme_defaults() -> Vec<(&'static str, String)> {
 impl Settings {
     /// Apply environment overrides (an env variable beats the file): each variable of
     /// [`ENV`](ENV) that overrides a key. A bad env value is ignored with a
-    /// warning naming it.
+    /// warning naming it, or falls to the safe side for a key that protects the owner
+    /// (`keys::safe_side`).
     pub fn apply_env<'a>(&mut self, get: impl Fn(&str) -> Option<&'a str>) {
         for (env, key) in overrides() {
             if let Some(v) = get(env) {
                 if let Err(e) = (key.apply)(self, &Value::String(v.to_string())) {
-                    tracing::warn!("{env}: {e}");
+                    match keys::safe_side(key.name, self, &format!("{env}: {e}")) {
+                        Some(fell) => tracing::warn!("{env}: {e}; {fell}"),
+                        None => tracing::warn!("{env}: {e}"),
+                    }
                 }
             }
         }

@@ -68,6 +68,35 @@ impl Key {
     }
 }
 
+/// A bad value of a key that protects the owner falls to the safe side instead of
+/// keeping the last good one: `force_ask` asks, `owners` and `allowlist` are empty (no
+/// one remote answers host cards, every line asks), and a `base_url` that is not a URL
+/// stops every model call rather than leave it at another host. What it fell to, or
+/// `None` for any other key (which keeps its last good value).
+pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'static str> {
+    match name {
+        "force_ask" => {
+            s.force_ask = true;
+            Some("force_ask is on until it is fixed")
+        }
+        "owners" => {
+            s.owners.clear();
+            Some("no owner answers host cards from Discord until it is fixed")
+        }
+        "allowlist" => {
+            s.allowlist.clear();
+            Some("no line runs without a card until it is fixed")
+        }
+        "base_url" => {
+            s.base_url_refused = Some(format!(
+                "the model server's address is not usable ({reason}); set base_url or KOTOBA_LLM_BASE_URL to an http(s) URL"
+            ));
+            Some("the model is not called until it is fixed")
+        }
+        _ => None,
+    }
+}
+
 /// The key named `name`.
 pub fn find(name: &str) -> Option<&'static Key> {
     KEYS.iter().find(|k| k.name == name)

@@ -85,12 +85,17 @@ impl LiveState {
                     }
                 }
                 Err(reason) => {
-                    // Keep the last good value of this key.
-                    (key.keep)(&mut next, &self.current);
                     let name = key.name;
-                    self.warn(format!(
-                        "setting '{name}': {reason}; keeping {name} as it was"
-                    ));
+                    match keys::safe_side(name, &mut next, &reason) {
+                        Some(fell) => self.warn(format!("setting '{name}': {reason}; {fell}")),
+                        None => {
+                            // Keep the last good value of this key.
+                            (key.keep)(&mut next, &self.current);
+                            self.warn(format!(
+                                "setting '{name}': {reason}; keeping {name} as it was"
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -176,6 +181,62 @@ mod tests {
             "{:?}",
             live.warnings
         );
+    }
+
+    #[test]
+    fn a_bad_value_of_a_key_that_protects_the_owner_falls_to_the_safe_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.yaml");
+        let mut live = LiveState::default();
+        write(&path, "force_ask: false\nowners: [\"1\"]\nallowlist: [\"make\"]\nbase_url: http://127.0.0.1:11434/v1\n");
+        live.refresh(&path);
+        assert!(!live.current.force_ask);
+        assert_eq!(live.current.base_url_refused, None);
+        write(
+            &path,
+            "force_ask: perhaps\nowners: {a: 1}\nallowlist: {b: 2}\nbase_url: localhost:11434\n",
+        );
+        live.refresh(&path);
+        assert!(live.current.force_ask, "a bad force_ask asks");
+        assert!(
+            live.current.owners.is_empty(),
+            "a bad owners list names no owner"
+        );
+        assert!(
+            live.current.allowlist.is_empty(),
+            "a bad allowlist lets nothing through"
+        );
+        assert!(
+            live.current
+                .base_url_refused
+                .as_deref()
+                .is_some_and(|w| w.contains("base_url")),
+            "a bad base_url calls no model: {:?}",
+            live.current.base_url_refused
+        );
+        for key in ["force_ask", "owners", "allowlist", "base_url"] {
+            assert!(
+                live.warnings.iter().any(|w| w.contains(key)),
+                "{key}: {:?}",
+                live.warnings
+            );
+        }
+        // Any other key keeps its last good value.
+        write(&path, "work_max_iter: 12\n");
+        live.refresh(&path);
+        write(&path, "work_max_iter: many\n# pad\n");
+        live.refresh(&path);
+        assert_eq!(live.current.work_max_iter, 12);
+        assert_eq!(live.current.base_url_refused, None, "fixed: called again");
+    }
+
+    #[test]
+    fn a_malformed_model_address_in_the_environment_calls_no_model_at_all() {
+        let mut s = Settings::default();
+        s.apply_env(|name| (name == "KOTOBA_LLM_BASE_URL").then_some("localhost:11434/v1"));
+        assert_eq!(s.base_url, "https://api.openai.com/v1");
+        let why = s.base_url_refused.expect("refused");
+        assert!(why.contains("KOTOBA_LLM_BASE_URL"), "{why}");
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct Settings {
     pub model: String,
     /// The model server's API base.
     pub base_url: String,
+    /// Why the model server named in the settings or environment was refused (a value
+    /// that is not a URL): while set, the model is never called, rather than called at
+    /// another host than the owner meant.
+    pub base_url_refused: Option<String>,
     /// The wire API the model client speaks.
     pub api: ApiStyle,
     /// The environment variable holding the model key.
@@ -220,6 +224,7 @@ impl Default for Settings {
         Settings {
             model: "gpt-5.6-luna".into(),
             base_url: "https://api.openai.com/v1".into(),
+            base_url_refused: None,
             api: ApiStyle::Responses,
             api_key_env: "OPENAI_API_KEY".into(),
             reasoning_effort: "low".into(),

@@ -195,6 +195,10 @@ impl ModelClient for OpenAiClient {
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError> {
         let settings = self.config.settings();
+        if let Some(why) = &settings.base_url_refused {
+            // Never another host than the owner meant: no call at all.
+            return Err(LlmError::Connect(why.clone()));
+        }
         let base = settings.base_url.trim().trim_end_matches('/').to_string();
         if reqwest::Url::parse(&base).is_err() {
             return Err(LlmError::Connect(format!(

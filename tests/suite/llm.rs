@@ -670,3 +670,28 @@ async fn the_fallback_answers_once_the_script_is_empty() {
         .unwrap();
     assert_eq!(reply.text(), "something else");
 }
+
+#[tokio::test]
+async fn a_model_address_that_is_not_a_url_calls_no_model_and_names_the_fix() {
+    let home = tempfile::tempdir().unwrap();
+    let config = kotoba::config::Config::for_home(
+        home.path(),
+        &[
+            ("KOTOBA_LLM_BASE_URL", "localhost:11434/v1"),
+            ("OPENAI_API_KEY", "sk-test"),
+        ],
+    );
+    assert!(kotoba::app::missing_setup(&config).is_some_and(|m| m.contains("KOTOBA_LLM_BASE_URL")));
+    let client = OpenAiClient::new(config);
+    let req = ModelRequest {
+        system: "s".into(),
+        items: vec![user("hello")],
+        tools: Vec::new(),
+    };
+    let (result, deltas) = ask(&client, &req).await;
+    match result {
+        Err(LlmError::Connect(why)) => assert!(why.contains("KOTOBA_LLM_BASE_URL"), "{why}"),
+        other => panic!("expected a refusal before any call: {other:?}"),
+    }
+    assert!(deltas.is_empty());
+}
