@@ -361,3 +361,41 @@ async fn with_no_home_and_no_kotoba_home_she_stops_with_one_sentence_and_guesses
         "no folder was made where she was started"
     );
 }
+
+#[tokio::test]
+async fn help_lists_the_commands_without_asking_her_and_a_resumed_session_shows_its_last_lines() {
+    let server = ScriptedModel::start().await;
+    server.set_fallback(Reply::text("The kettle is on."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat", "--session", "kitchen"])
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "Kotoba is listening").await;
+    assert!(
+        !seen.contains("earlier in this session"),
+        "a new session: {seen}"
+    );
+    stdin.write_all(b"/help\n").await.unwrap();
+    read_until(&mut child, &mut seen, "/quit, /exit").await;
+    assert!(seen.contains("/cards") && seen.contains("/stop"), "{seen}");
+    assert_eq!(server.request_count(), 0, "/help never reaches her");
+    stdin.write_all(b"put the kettle on\n").await.unwrap();
+    read_until(&mut child, &mut seen, "The kettle is on.").await;
+    stdin.write_all(b"/quit\n").await.unwrap();
+    child.wait().await.unwrap();
+
+    let mut again = kotoba(&server, home.path(), &["chat", "--session", "kitchen"])
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut again, &mut seen, "Kotoba is listening").await;
+    assert!(seen.contains("(earlier in this session)"), "{seen}");
+    assert!(
+        seen.contains("you: put the kettle on") && seen.contains("Kotoba: The kettle is on."),
+        "{seen}"
+    );
+    drop(again.stdin.take());
+    again.wait().await.unwrap();
+}

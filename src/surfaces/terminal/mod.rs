@@ -98,6 +98,47 @@ fn answer_listed(engine: &Engine, args: &str) -> String {
     }
 }
 
+/// What `/help` prints: every command the terminal itself answers (anything else is
+/// said to her).
+const HELP: &str = "Commands (anything else is said to her):
+  /help          this list
+  /cards         the cards waiting, in every session; /cards N y|n|a|f answers card N
+  /stop          stop the background job running here (asks first)
+  /quit, /exit   leave (Ctrl-D too)
+At a card: y yes · n no (a reason may follow) · a always (this line) · f always (its family) · e edit
+> ";
+
+/// How many of a resumed session's newest lines are printed when it opens.
+const RESUMED_LINES: usize = 6;
+
+/// The newest lines of a session opened again (`kotoba chat --session NAME`), so the
+/// person sees where the conversation stands; empty for a new one.
+fn resumed(engine: &Engine, session_id: &str) -> String {
+    let lines = engine
+        .store()
+        .history(session_id, RESUMED_LINES)
+        .unwrap_or_default();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("(earlier in this session)\n");
+    for m in lines {
+        let who = if m.role == "assistant" {
+            "Kotoba"
+        } else {
+            "you"
+        };
+        let said: String = m.text.chars().take(300).collect();
+        let more = if m.text.chars().count() > 300 {
+            " …"
+        } else {
+            ""
+        };
+        text.push_str(&format!("{who}: {said}{more}\n"));
+    }
+    text
+}
+
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
@@ -117,7 +158,8 @@ pub async fn run(
     if let Some(n) = notice {
         out(&format!("{n}\n"));
     }
-    out("Kotoba is listening. Type a message; /quit to leave.\n> ");
+    out(&resumed(&engine, &session_id));
+    out("Kotoba is listening. Type a message; /help lists the commands, /quit leaves.\n> ");
 
     let drawer = {
         let prompt = prompt.clone();
@@ -223,6 +265,7 @@ pub async fn run(
         match line.as_str() {
             "" => out("> "),
             "/quit" | "/exit" => break,
+            "/help" | "/?" => out(HELP),
             "/cards" => out(&list_cards(&engine)),
             l if l.starts_with("/cards ") => out(&answer_listed(
                 &engine,
