@@ -16,6 +16,8 @@ pub mod config;
 pub mod confine;
 /// The data folder's lock and the one-sentence start-up refusals.
 pub mod datadir;
+/// `kotoba doctor`'s report.
+pub mod doctor;
 /// The engine: sessions, the loop (`turn.rs`), dispatch, budget and output caps, rows,
 /// narration, cards (`approval/`), the gate in the loop (`gating.rs`), deferred runs,
 /// work jobs and helpers, the transport numbers (`transport.rs`), what is under way

@@ -103,7 +103,13 @@ async fn main() -> anyhow::Result<()> {
             let notice = app.missing_setup();
             kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await
         }
-        Command::Doctor => doctor(config),
+        Command::Doctor => {
+            let (report, healthy) = kotoba::doctor::report(config).await?;
+            std::io::stdout().lock().write_all(report.as_bytes())?;
+            // Scripts and service checks read the status: non-zero when something
+            // she needs is missing.
+            std::process::exit(if healthy { 0 } else { 1 })
+        }
         Command::Gate {
             command:
                 GateCommand::Explain {
@@ -235,90 +241,4 @@ fn gate_explain(
         gate::Verdict::Ask => 1,
         gate::Verdict::Dangerous { .. } => 2,
     })
-}
-
-fn doctor(config: Arc<Config>) -> anyhow::Result<()> {
-    let s = config.settings();
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "data folder:    {}", config.paths.home.display())?;
-    writeln!(out, "settings file:  {}", config.paths.settings.display())?;
-    writeln!(
-        out,
-        "model:          {} via {} ({:?} API)",
-        s.model, s.base_url, s.api
-    )?;
-    writeln!(
-        out,
-        "reasoning:      {:?} (reasoning model: {})",
-        s.reasoning_effort,
-        s.is_reasoning_model()
-    )?;
-    let key = if config.api_key().is_some() {
-        "set"
-    } else {
-        "NOT set"
-    };
-    writeln!(out, "api key:        {} is {key}", s.api_key_env)?;
-    let set = |b: bool| if b { "set" } else { "NOT set" };
-    let web = kotoba::surfaces::web::WebOptions::from_config(&config);
-    writeln!(
-        out,
-        "web and /v1:    http://{}/ (password {}; /v1 key KOTOBA_API_KEY {})",
-        s.web_addr,
-        set(web.password.is_some()),
-        set(web.api_key.is_some())
-    )?;
-    writeln!(out, "companion caps: {:?}", config.caps)?;
-    let hearing = match kotoba::speech::stt::recognizer(&config) {
-        Ok(r) => format!("{} (ready)", r.name()),
-        Err(e) => format!(
-            "{} — {e}",
-            format!("{:?}", s.voice.stt_provider).to_lowercase()
-        ),
-    };
-    writeln!(out, "voice hearing:  {hearing}")?;
-    let speaking = match kotoba::speech::tts::synthesizer_or_floor(&config) {
-        (v, None) => format!("{} (ready)", v.name()),
-        (v, Some(e)) => format!("{} stands in — {e}", v.name()),
-    };
-    writeln!(out, "voice speaking: {speaking}")?;
-    let latency = kotoba::voice::latency::read(&config.paths.home);
-    if latency.is_empty() {
-        writeln!(out, "voice latency:  no spoken reply yet")?;
-    }
-    for b in latency {
-        writeln!(out, "voice latency:  {}", b.line())?;
-    }
-    for w in config.settings_warnings() {
-        writeln!(out, "warning:        {w}")?;
-    }
-    let app = App::build(config)?;
-    let names: Vec<String> = app
-        .engine
-        .tools()
-        .all()
-        .iter()
-        .map(|t| t.spec().name.clone())
-        .collect();
-    writeln!(out, "tools:          {}", names.join(", "))?;
-    let room = app.engine.context_room();
-    writeln!(
-        out,
-        "context:        window {} tokens; instructions and {} tools take {}; {} left for the conversation before it is summarised at {}%",
-        room.window,
-        room.tools,
-        room.fixed,
-        room.left,
-        (s.context_compact_at * 100.0).round()
-    )?;
-    if room.left < room.window as usize / 10 {
-        writeln!(
-            out,
-            "warning:        little room is left for the conversation: only the newest exchange and the summary will fit; raise context.window or switch tool families off (disabled_toolsets)"
-        )?;
-    }
-    if let Some(m) = app.missing_setup() {
-        writeln!(out, "missing:        {m}")?;
-    }
-    Ok(())
 }

@@ -180,6 +180,60 @@ fn connect_message(e: &reqwest::Error) -> String {
     msg
 }
 
+/// What asking the model server for its models (`GET {base_url}/models`) found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// It answered with its list; whether the configured model is in it.
+    Listed {
+        /// The configured model is among them.
+        has_model: bool,
+        /// How many models it lists.
+        count: usize,
+    },
+    /// It answered, but with no list (a server with no `/models`): it is up.
+    Answered(u16),
+}
+
+impl OpenAiClient {
+    /// Ask the model server for its models (within 5 s): whether it can be reached,
+    /// and whether it knows the configured model. Nothing is generated.
+    pub async fn reach(&self) -> Result<Reach, LlmError> {
+        let settings = self.config.settings();
+        if let Some(why) = &settings.base_url_refused {
+            return Err(LlmError::Connect(why.clone()));
+        }
+        let base = settings.base_url.trim().trim_end_matches('/');
+        let mut req = self
+            .http
+            .get(format!("{base}/models"))
+            .timeout(Duration::from_secs(5));
+        if let Some(key) = self.config.api_key() {
+            req = req.bearer_auth(key);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| LlmError::Connect(e.without_url().to_string()))?;
+        let status = resp.status().as_u16();
+        if status == 401 || status == 403 {
+            return Err(LlmError::Auth(format!("{status}")));
+        }
+        let body: Value = match resp.json().await {
+            Ok(v) if (200..300).contains(&status) => v,
+            _ => return Ok(Reach::Answered(status)),
+        };
+        let ids: Vec<&str> = body
+            .get("data")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|m| m.get("id")?.as_str()).collect())
+            .unwrap_or_default();
+        Ok(Reach::Listed {
+            has_model: ids.iter().any(|id| *id == settings.model),
+            count: ids.len(),
+        })
+    }
+}
+
 fn needs_key(base_url: &str) -> bool {
     reqwest::Url::parse(base_url)
         .ok()

@@ -216,6 +216,6 @@ pub mod sse;
 pub mod tokens;
 
 pub use client::{
-    backoff, OpenAiClient, DEFAULT_IDLE_TIMEOUT, MAX_BACKOFF, MAX_RATE_LIMIT_RETRIES,
+    backoff, OpenAiClient, Reach, DEFAULT_IDLE_TIMEOUT, MAX_BACKOFF, MAX_RATE_LIMIT_RETRIES,
     MAX_RETRY_AFTER,
 };

@@ -176,6 +176,11 @@ async fn doctor_names_the_missing_key_without_printing_any_secret() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("OPENAI_API_KEY is set"), "{text}");
+    assert!(text.contains("model server:   answers"), "{text}");
+    assert!(
+        !text.contains("CompanionCaps") && !text.contains("Responses API"),
+        "readable: {text}"
+    );
     assert!(!text.contains("sk-secret-value"));
     let out = kotoba(&server, home.path(), &["doctor"])
         .env_remove("OPENAI_API_KEY")
@@ -188,6 +193,28 @@ async fn doctor_names_the_missing_key_without_printing_any_secret() {
         text.contains("missing:") && text.contains("set OPENAI_API_KEY"),
         "{text}"
     );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "something needed is missing: {text}"
+    );
+}
+
+#[tokio::test]
+async fn doctor_says_when_the_model_server_cannot_be_reached_and_exits_non_zero() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("KOTOBA_LLM_BASE_URL", &url)
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("model server:   NOT reached"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
 }
 
 #[tokio::test]

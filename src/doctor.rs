@@ -1,0 +1,147 @@
+//! `kotoba doctor`: the configuration she would run with, in plain words — the model
+//! and whether its server answers, the page, voice, the tools and the room the model's
+//! window leaves — each missing thing named with its fix. Nothing secret is printed.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::app::App;
+use crate::config::{ApiStyle, Config};
+use crate::llm::{OpenAiClient, Reach};
+
+/// The report, and whether everything she needs is there (the model key and a model
+/// server that answers).
+pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
+    let s = config.settings();
+    let mut out = String::new();
+    let mut healthy = true;
+    let api = match s.api {
+        ApiStyle::Responses => "responses",
+        ApiStyle::Chat => "chat completions",
+    };
+    line(
+        &mut out,
+        "data folder",
+        &config.paths.home.display().to_string(),
+    );
+    line(
+        &mut out,
+        "settings file",
+        &config.paths.settings.display().to_string(),
+    );
+    line(
+        &mut out,
+        "model",
+        &format!("{} via {} ({api} API)", s.model, s.base_url),
+    );
+    let reasoning = if s.is_reasoning_model() {
+        format!("{} (a reasoning model)", s.reasoning_effort)
+    } else {
+        "off".to_string()
+    };
+    line(&mut out, "reasoning", &reasoning);
+    let key = if config.api_key().is_some() {
+        "set"
+    } else {
+        "NOT set"
+    };
+    line(&mut out, "api key", &format!("{} is {key}", s.api_key_env));
+    let server = match OpenAiClient::new(config.clone()).reach().await {
+        Ok(Reach::Listed { has_model: true, count }) => {
+            format!("answers ({count} models, {} among them)", s.model)
+        }
+        Ok(Reach::Listed { has_model: false, count }) => format!(
+            "answers, but {} is not among its {count} models: check the `model` setting (KOTOBA_MODEL)",
+            s.model
+        ),
+        Ok(Reach::Answered(status)) => format!("answers (HTTP {status} for its model list)"),
+        Err(e) => {
+            healthy = false;
+            format!("NOT reached — {}", e.user_sentence())
+        }
+    };
+    line(&mut out, "model server", &server);
+    let set = |b: bool| if b { "set" } else { "NOT set" };
+    let web = crate::surfaces::web::WebOptions::from_config(&config);
+    line(
+        &mut out,
+        "web and /v1",
+        &format!(
+            "http://{}/ (password {}; /v1 key KOTOBA_API_KEY {})",
+            s.web_addr,
+            set(web.password.is_some()),
+            set(web.api_key.is_some())
+        ),
+    );
+    let c = &config.caps;
+    line(
+        &mut out,
+        "companion caps",
+        &format!(
+            "{} tool calls, {} failures, {} calls of one tool, {} helpers, {} web searches per turn",
+            c.max_tool_calls, c.fail_limit, c.per_tool_limit, c.delegate_limit, c.web_search_limit
+        ),
+    );
+    let hearing = match crate::speech::stt::recognizer(&config) {
+        Ok(r) => format!("{} (ready)", r.name()),
+        Err(e) => format!(
+            "{} — {e}",
+            crate::speech::stt::provider_name(s.voice.stt_provider)
+        ),
+    };
+    line(&mut out, "voice hearing", &hearing);
+    let speaking = match crate::speech::tts::synthesizer_or_floor(&config) {
+        (v, None) => format!("{} (ready)", v.name()),
+        (v, Some(e)) => format!("{} stands in — {e}", v.name()),
+    };
+    line(&mut out, "voice speaking", &speaking);
+    let latency = crate::voice::latency::read(&config.paths.home);
+    if latency.is_empty() {
+        line(&mut out, "voice latency", "no spoken reply yet");
+    }
+    for b in latency {
+        line(&mut out, "voice latency", &b.line());
+    }
+    for w in config.settings_warnings() {
+        line(&mut out, "warning", &w);
+    }
+    let app = App::build(config)?;
+    let names: Vec<String> = app
+        .engine
+        .tools()
+        .all()
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
+    line(&mut out, "tools", &names.join(", "));
+    let room = app.engine.context_room();
+    line(
+        &mut out,
+        "context",
+        &format!(
+            "window {} tokens; instructions and {} tools take {}; {} left for the conversation before it is summarised at {}%",
+            room.window,
+            room.tools,
+            room.fixed,
+            room.left,
+            (s.context_compact_at * 100.0).round()
+        ),
+    );
+    if room.left < room.window as usize / 10 {
+        line(
+            &mut out,
+            "warning",
+            "little room is left for the conversation: only the newest exchange and the summary will fit; raise context.window or switch tool families off (disabled_toolsets)",
+        );
+    }
+    if let Some(m) = app.missing_setup() {
+        healthy = false;
+        line(&mut out, "missing", &m);
+    }
+    Ok((out, healthy))
+}
+
+/// One `label: text` line, the texts aligned.
+fn line(out: &mut String, label: &str, text: &str) {
+    let _ = writeln!(out, "{:<16}{text}", format!("{label}:"));
+}
