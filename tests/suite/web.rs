@@ -537,3 +537,40 @@ async fn a_shell_rows_action_line_on_the_page_is_the_command_clipped_at_200_char
         "a short command is shown whole"
     );
 }
+
+#[tokio::test]
+async fn every_page_api_error_is_json_in_plain_words() {
+    let r = start().await;
+    let bad_id = r
+        .http
+        .delete(r.url("/api/grants/xyz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_id.status(), 400);
+    let v: Value = bad_id.json().await.unwrap();
+    assert_eq!(v["error"], "bad_request", "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.contains("xyz") && !message.contains("i64"),
+        "{message}"
+    );
+    let not_json = r
+        .http
+        .post(r.url("/api/message"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert!(not_json.status().is_client_error());
+    let v: Value = not_json.json().await.unwrap();
+    assert!(
+        v["message"].as_str().unwrap().contains("not valid JSON"),
+        "{v}"
+    );
+    let wrong_method = r.http.put(r.url("/api/status")).send().await.unwrap();
+    assert_eq!(wrong_method.status(), 405);
+    let v: Value = wrong_method.json().await.unwrap();
+    assert_eq!(v["error"], "method_not_allowed", "{v}");
+}

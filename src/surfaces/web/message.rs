@@ -46,7 +46,11 @@ pub(crate) fn typed_turn(session: &str, text: &str, text_only: bool) -> TurnRequ
 
 /// Map a JSON body rejection to the page's error shape.
 pub(super) fn bad_body(e: JsonRejection) -> Response {
-    json_error(e.status(), "bad_request", &e.body_text())
+    json_error(
+        e.status(),
+        "bad_request",
+        &super::errors::plain(&e.body_text(), e.status()),
+    )
 }
 
 /// Start a turn; 202 with the session id.

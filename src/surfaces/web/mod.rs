@@ -14,6 +14,7 @@ mod audit;
 pub(crate) mod auth;
 mod cards;
 mod cards_waiting;
+mod errors;
 mod events;
 mod grants;
 mod health;
@@ -146,7 +147,8 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require,
-        ));
+        ))
+        .layer(axum::middleware::from_fn(errors::json_errors));
     let open = Router::new()
         .route("/health", get(health::health))
         .route("/login", post(auth::login))
