@@ -101,7 +101,11 @@ async fn main() -> anyhow::Result<()> {
         Command::Chat { session, .. } => {
             let app = App::build(config)?;
             let notice = app.missing_setup();
-            kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await
+            kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await?;
+            // Exit now: a read of the terminal still pending (after Ctrl-C) would hold
+            // the runtime's shutdown until the next key. Everything is stored already.
+            std::io::stdout().flush()?;
+            std::process::exit(0)
         }
         Command::Doctor => {
             let (report, healthy) = kotoba::doctor::report(config).await?;

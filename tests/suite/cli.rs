@@ -426,3 +426,37 @@ async fn help_lists_the_commands_without_asking_her_and_a_resumed_session_shows_
     drop(again.stdin.take());
     again.wait().await.unwrap();
 }
+
+#[tokio::test]
+async fn ctrl_c_on_a_waiting_card_records_it_as_dismissed_before_she_exits() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::call(
+        "shell",
+        json!({"command": "touch never-ran.txt"}),
+    ));
+    server.set_fallback(Reply::text("Stopped."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"touch the file\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "[y]es").await;
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("she exits after Ctrl-C")
+        .unwrap();
+    assert!(
+        status.code().is_some(),
+        "exited, not killed by the signal: {status:?}"
+    );
+    let store = kotoba::store::Store::open(&home.path().join("kotoba.db")).unwrap();
+    let rows = store.audit_rows(None, 10).unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.action == "touch never-ran.txt" && r.approver == "dismissed"),
+        "{rows:?}"
+    );
+    assert!(!home.path().join("workspace/never-ran.txt").exists());
+}

@@ -199,7 +199,22 @@ pub async fn run(
 
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut turns = Vec::new();
-    while let Some(line) = lines.next_line().await? {
+    // Ctrl-C cuts what runs: a card waiting at the keyboard is dismissed, and its audit
+    // row says so now, not at the next start.
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    loop {
+        let line = tokio::select! {
+            line = lines.next_line() => match line? {
+                Some(line) => line,
+                None => break,
+            },
+            _ = interrupt.recv() => {
+                echo::on();
+                out("\n(stopped: what was running was cut, and a waiting card dismissed)\n");
+                engine.shutdown();
+                break;
+            }
+        };
         let line = line.trim().to_string();
         let confirming = std::mem::take(&mut lock(&prompt).confirm_stop);
         if confirming {
