@@ -336,6 +336,10 @@ pub struct Card {
     /// edited line goes through the gate again).
     #[serde(default)]
     pub can_edit: bool,
+    /// The gate's label when the action is dangerous (`recursive delete`): every surface
+    /// draws such a card as dangerous. `None` for any other card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub danger: Option<String>,
 }
 
 /// Everything a person may say in answer to a card, on any surface (gate.md,

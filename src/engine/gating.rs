@@ -366,6 +366,10 @@ impl Loop<'_> {
             answerers,
             secret: false,
             can_edit: false,
+            danger: match &classified.verdict {
+                crate::gate::Verdict::Dangerous { label } => Some(label.clone()),
+                _ => None,
+            },
         }
     }
 

@@ -215,6 +215,10 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
             .await
     });
     let card = next_card(&mut rx).await;
+    assert_eq!(
+        card.danger, None,
+        "an ordinary card is not drawn as dangerous"
+    );
     press(&r, &card, Decision::AlwaysFamily);
     turn.await.unwrap();
     assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
@@ -230,6 +234,11 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
     assert!(
         !card.can_always && !card.can_always_exact,
         "a dangerous snippet is never grantable"
+    );
+    assert_eq!(
+        card.danger.as_deref(),
+        Some("tree deletion"),
+        "the card carries the gate's label, so every surface draws it as dangerous"
     );
     press(&r, &card, Decision::Deny);
     turn.await.unwrap();

@@ -491,6 +491,7 @@ impl EnginePort for Engine {
             answerers: self.answerers_for(&ctx.turn.person),
             secret,
             can_edit: false,
+            danger: None,
         };
         let Some(wait) = self.cards.post(&session, card, window) else {
             return Asked::Unreachable;

@@ -601,6 +601,7 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
         },
         secret: false,
         can_edit: false,
+        danger: None,
     };
     session.emit(None, kotoba::protocol::Frame::Card(card));
     let posted = r.discord.wait_for(|c| is_card_post(c, GENERAL)).await;

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::discord::{ask_for_a_shell_run, posts_in, rig};
+use super::discord::{ask_for_a_shell_run, is_card_post, posts_in, rig};
 use crate::support::discord::{GENERAL, GUEST, OWNER};
 use crate::support::model_server::Reply;
 
@@ -109,4 +109,26 @@ async fn the_always_select_saves_a_grant_with_its_time_box_and_a_guests_pick_cha
     let expires = grants[0].expires_at.clone().expect("a time box");
     assert!(expires.ends_with('Z'), "{expires}");
     assert!(grants[0].granted_by.contains("olive"), "{grants:?}");
+}
+
+#[tokio::test]
+async fn a_dangerous_card_is_drawn_as_dangerous_with_the_gates_label() {
+    let r = rig().await;
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "rm -rf ~/old-photos"}),
+    ));
+    r.discord.mention(GENERAL, OWNER, "clear the old photos");
+    let card = r.discord.wait_for(|c| is_card_post(c, GENERAL)).await;
+    let text = card.embed_text();
+    assert!(text.contains("rm -rf ~/old-photos"), "{text}");
+    assert!(
+        text.contains("⚠ Dangerous") && text.contains("recursive delete"),
+        "{text}"
+    );
+    let buttons = card.buttons();
+    assert!(
+        !buttons.iter().any(|b| b.1.contains("Always")),
+        "a dangerous card offers no always: {buttons:?}"
+    );
 }

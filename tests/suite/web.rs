@@ -475,6 +475,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
         answerers: Answerers::Local,
         secret: true,
         can_edit: false,
+        danger: None,
     };
     let wait = r
         .engine

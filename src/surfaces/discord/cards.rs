@@ -220,6 +220,11 @@ pub fn pending(card: &GateCard, in_dm: bool) -> Card {
             format!("<t:{}:R>", card.expires_at_ms / 1000),
         ),
     ];
+    if let Some(label) = &card.danger {
+        // Drawn as dangerous with the gate's rule, first.
+        let said = format!("{label}: it asks every time, and no grant covers it.");
+        fields.insert(0, ("⚠ Dangerous".to_string(), said));
+    }
     if let Some(why) = &card.no_always_reason {
         fields.push(("No \"always (family)\"".into(), why.clone()));
     }
@@ -369,6 +374,7 @@ mod tests {
             },
             secret: false,
             can_edit: true,
+            danger: None,
         }
     }
 

@@ -80,11 +80,12 @@ fn always(decision: Decision, rest: &str) -> Option<Typed> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::protocol::{Answerers, CardKind, Risk};
 
-    fn card() -> Card {
+    /// An approval card for a shell line, every option open.
+    pub(in crate::surfaces::terminal) fn card() -> Card {
         Card {
             request_id: "c".into(),
             session: "s".into(),
@@ -102,6 +103,7 @@ mod tests {
             answerers: Answerers::Local,
             secret: false,
             can_edit: true,
+            danger: None,
         }
     }
 
@@ -140,6 +142,7 @@ mod tests {
     fn choices_the_card_does_not_offer_are_not_answers() {
         let c = Card {
             can_edit: false,
+            danger: None,
             can_always: false,
             can_always_exact: false,
             family: None,

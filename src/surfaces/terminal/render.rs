@@ -45,8 +45,13 @@ pub fn finished_row(row: &StepRow) -> String {
 
 /// An approval card as the keyboard prompt shows it.
 pub fn card(card: &Card) -> String {
+    let danger = card
+        .danger
+        .as_ref()
+        .map(|label| format!("│ ⚠ DANGEROUS: {label} — it asks every time\n"))
+        .unwrap_or_default();
     format!(
-        "\n┌ approval needed ({} s) — {}\n│ {}\n│ why: {}\n└ {}: ",
+        "\n┌ approval needed ({} s) — {}\n{danger}│ {}\n│ why: {}\n└ {}: ",
         card.window_secs,
         card.tool,
         card.action.replace('\n', "\n│ "),
@@ -203,5 +208,13 @@ mod tests {
             finished_row(&row(Outcome::Refused, Some(Ending::Unanswered), "x"))
                 .starts_with("⊘ expired $ ls")
         );
+    }
+
+    #[test]
+    fn a_dangerous_card_says_so_with_the_gates_label() {
+        let mut c = crate::surfaces::terminal::answer::tests::card();
+        assert!(!card(&c).contains("DANGEROUS"));
+        c.danger = Some("recursive delete".into());
+        assert!(card(&c).contains("⚠ DANGEROUS: recursive delete"));
     }
 }

@@ -157,6 +157,11 @@
     const skewed = Math.abs(card.expires_at_ms - Date.now()) > (card.window_secs + 5) * 1000;
     c.expiresAt = skewed ? Date.now() + card.window_secs * 1000 : card.expires_at_ms;
     c.appendChild(el("div", "title", card.kind === "input" ? "She asks" : "May she run this?"));
+    if (card.danger) {
+      // The gate called it dangerous: drawn so, with its rule, and never saved as always.
+      c.classList.add("dangerous");
+      c.appendChild(el("div", "danger", "⚠ Dangerous: " + card.danger + " — it asks every time"));
+    }
     c.appendChild(el("div", "tool", card.tool + " · " + card.risk));
     c.appendChild(el("pre", "action", card.action));
     if (card.why) c.appendChild(el("div", "why", card.why));
