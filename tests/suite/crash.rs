@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
-use tokio::io::AsyncReadExt;
 
-use super::serve::{free_port, healthy, serve, stop};
+use super::serve::{free_port, healthy, refused, serve, stop};
 use crate::support::model_server::{Reply, ScriptedModel};
 
 /// The command: the shell writes its pid and a long sleep's pid (which outlives the
@@ -179,20 +178,8 @@ async fn a_second_serve_on_the_same_data_folder_is_refused_with_one_sentence() {
     let port = free_port();
     let first = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
     healthy(port).await;
-    let mut second = serve(home.path(), &format!("127.0.0.1:{}", free_port()), &[]);
-    let status = tokio::time::timeout(Duration::from_secs(20), second.wait())
-        .await
-        .expect("the second serve stops by itself")
-        .unwrap();
-    assert!(!status.success());
-    let mut err = String::new();
-    second
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
+    let second = serve(home.path(), &format!("127.0.0.1:{}", free_port()), &[]);
+    let err = refused(second).await;
     let folder = home.path().display().to_string();
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains(&folder), "{err}");

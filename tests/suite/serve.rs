@@ -50,6 +50,25 @@ pub(super) async fn healthy(port: u16) -> Duration {
     }
 }
 
+/// What a `serve` that refuses to start said, once it has stopped by itself (within
+/// 20 s) with a failure status.
+pub(super) async fn refused(mut child: Child) -> String {
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the refused serve stops by itself")
+        .unwrap();
+    assert!(!status.success());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    err
+}
+
 pub(super) async fn stop(mut child: Child) -> String {
     let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
@@ -100,20 +119,7 @@ async fn a_busy_port_is_refused_naming_kotoba_web_addr() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let home = tempfile::tempdir().unwrap();
-    let mut refused = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
-    let status = tokio::time::timeout(Duration::from_secs(20), refused.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(!status.success());
-    let mut err = String::new();
-    refused
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
+    let err = refused(serve(home.path(), &format!("127.0.0.1:{port}"), &[])).await;
     assert!(
         err.contains("KOTOBA_WEB_ADDR") && err.contains("another program"),
         "{err}"
@@ -125,20 +131,7 @@ async fn a_busy_port_is_refused_naming_kotoba_web_addr() {
 async fn a_non_loopback_address_needs_a_password() {
     let home = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut refused = serve(home.path(), &format!("0.0.0.0:{port}"), &[]);
-    let status = tokio::time::timeout(Duration::from_secs(20), refused.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(!status.success());
-    let mut err = String::new();
-    refused
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
+    let err = refused(serve(home.path(), &format!("0.0.0.0:{port}"), &[])).await;
     assert!(err.contains("KOTOBA_WEB_PASSWORD"), "{err}");
 
     let port = free_port();
