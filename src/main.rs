@@ -67,13 +67,18 @@ fn init_logging(to_stderr: bool) {
         .unwrap_or_else(|_| {
             tracing_subscriber::EnvFilter::new(if to_stderr { "info" } else { "warn" })
         });
-    // Colour only on a terminal: a log file or journal gets plain text.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt()
+    let json = std::env::var_os(kotoba::config::env::LOG_FORMAT_ENV)
+        .is_some_and(|v| v.eq_ignore_ascii_case("json"));
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        logs.json().init();
+    } else {
+        // Colour only on a terminal: a log file or journal gets plain text.
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        logs.with_ansi(ansi).init();
+    }
 }
 
 #[tokio::main]

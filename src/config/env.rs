@@ -32,6 +32,9 @@ pub struct EnvVar {
 /// The log filter, read by `main` before the configuration is loaded.
 pub const LOG_ENV: &str = "KOTOBA_LOG";
 
+/// The variable that picks the log format: `json` (one JSON object a line), else text.
+pub const LOG_FORMAT_ENV: &str = "KOTOBA_LOG_FORMAT";
+
 const fn own(name: &'static str, default: &'static str, doc: &'static str) -> EnvVar {
     EnvVar {
         name,
@@ -92,6 +95,11 @@ pub const ENV: &[EnvVar] = &[
         LOG_ENV,
         "`info` for serve, `warn` otherwise",
         "the log filter (tracing EnvFilter syntax)",
+    ),
+    own(
+        LOG_FORMAT_ENV,
+        "text",
+        "`json` writes each log line as one JSON object (for a log collector)",
     ),
     sets("KOTOBA_WEB_ADDR", "web_addr"),
     sets("KOTOBA_WEB_PASSWORD", "web_password"),

@@ -147,3 +147,29 @@ async fn a_non_loopback_address_needs_a_password() {
     assert_eq!(anon.status(), 401);
     stop(child).await;
 }
+
+#[tokio::test]
+async fn logs_are_plain_text_off_a_terminal_and_one_json_object_a_line_when_asked() {
+    for json in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let format: &[(&str, &str)] = if json {
+            &[("KOTOBA_LOG_FORMAT", "json")]
+        } else {
+            &[]
+        };
+        let child = serve(home.path(), &format!("127.0.0.1:{port}"), format);
+        healthy(port).await;
+        let err = stop(child).await;
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(!lines.is_empty());
+        assert!(
+            !err.contains('\u{1b}'),
+            "no colour codes off a terminal: {err:?}"
+        );
+        for line in lines {
+            let parsed = serde_json::from_str::<serde_json::Value>(line);
+            assert_eq!(parsed.is_ok(), json, "{line}");
+        }
+    }
+}
