@@ -42,21 +42,10 @@ impl AskError {
     }
 }
 
-/// The request's size, its items' sizes remembered by content for the whole turn.
-fn measure(
-    sizes: &mut HashMap<u64, usize>,
-    fixed: &FixedSizes,
-    t: Tokenizer,
-    req: &ModelRequest,
-) -> usize {
-    let items: usize = req.items.iter().map(|i| size_of(sizes, t, i)).sum();
-    fixed_of(fixed, t, req) + items
-}
-
 /// The request's instructions and tools, remembered by the instructions' text and the
 /// tools' names and descriptions (what else a definition holds does not change while
 /// the process runs).
-fn fixed_of(fixed: &FixedSizes, t: Tokenizer, req: &ModelRequest) -> usize {
+pub(super) fn fixed_of(fixed: &FixedSizes, t: Tokenizer, req: &ModelRequest) -> usize {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     format!("{t:?}").hash(&mut h);
     req.system.hash(&mut h);
@@ -203,7 +192,13 @@ impl Loop<'_> {
                     return Err(AskError::TooLong);
                 }
             }
-            total = measure(&mut self.sizes, &self.engine.fixed_sizes, t, req);
+            // Counted by content: a cut may fall in the conversation's own lines.
+            let items: usize = req
+                .items
+                .iter()
+                .map(|i| size_of(&mut self.sizes, t, i))
+                .sum();
+            total = fixed_of(&self.engine.fixed_sizes, t, req) + items;
         }
         self.session
             .with_transcript(|tr| tr.last_request = Some(budget.provider(total)));
@@ -224,7 +219,7 @@ impl Loop<'_> {
         let t = budget.tokenizer;
         let conversation = self.session.with_transcript(|tr| tr.tokens(t));
         let others = total.saturating_sub(conversation);
-        let room = target.saturating_sub(others + budget.summary_words() * 2);
+        let room = target.saturating_sub(others + budget.summary_tokens());
         let keep = budget.tail().min(room);
         let Some((covered, said, previous, from_id, generation)) =
             self.session.with_transcript(|tr| {
@@ -355,7 +350,7 @@ impl super::Engine {
         });
         ContextUse {
             tokens,
-            window: super::context::window_of(&settings),
+            window: budget.window as u64,
             compact_at: budget.compact_at,
             summarised,
         }
@@ -379,7 +374,7 @@ impl super::Engine {
         let req = super::turn::first_request(self, &ctx, &[]);
         let fixed = budget.provider(budget.tokenizer.fixed(&req));
         Room {
-            window: super::context::window_of(&settings),
+            window: budget.window as u64,
             fixed,
             tools: req.tools.len(),
             left: budget.provider(budget.threshold()).saturating_sub(fixed),

@@ -81,7 +81,8 @@ impl Engine {
         let t = budget.tokenizer;
         let conversation = session.with_transcript(|tr| tr.tokens(t));
         let line = items.last().map_or(0, |i| t.item(i));
-        if t.fixed(&request) + conversation + line > budget.threshold() {
+        let fixed = super::fitting::fixed_of(&self.fixed_sizes, t, &request);
+        if fixed + conversation + line > budget.threshold() {
             // The turn compacts before it asks: nothing is asked ahead of it.
             return Speculation {
                 request: None,

@@ -57,6 +57,17 @@ pub(super) async fn get(port: u16, path: &str) -> Value {
         .unwrap()
 }
 
+/// Say `text` on the page in `session` (`POST /api/message`), accepted with 202.
+pub(super) async fn post_message(port: u16, session: &str, text: &str) {
+    let sent = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/api/message"))
+        .json(&json!({ "session": session, "text": text }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 202);
+}
+
 pub(super) fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
     vec![
         ("KOTOBA_LLM_BASE_URL", model.base_url()),
@@ -86,13 +97,7 @@ async fn a_turn_killed_mid_command_is_closed_on_restart_and_its_command_died_wit
 
     let mut first = serve(home.path(), &addr, &env);
     healthy(port).await;
-    let sent = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{port}/api/message"))
-        .json(&json!({ "session": "crash", "text": SAID }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.status(), 202);
+    post_message(port, "crash", SAID).await;
     until("the command starting", Duration::from_secs(20), || {
         pid_in(&workspace.join("sleep.pid")).is_some()
     })

@@ -10,19 +10,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use super::crash::{get, model_env};
+use super::crash::{get, model_env, post_message};
 use super::serve::{free_port, healthy, serve, stop};
 use crate::support::model_server::{Reply, ScriptedModel};
-
-async fn say(port: u16, session: &str, text: &str) {
-    let sent = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{port}/api/message"))
-        .json(&json!({ "session": session, "text": text }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.status(), 202);
-}
 
 async fn until(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) {
     let deadline = Instant::now() + within;
@@ -56,7 +46,7 @@ async fn a_turn_killed_while_the_answer_streams_keeps_her_line_and_says_it_was_c
     let addr = format!("127.0.0.1:{port}");
     let mut first = serve(home.path(), &addr, &env);
     healthy(port).await;
-    say(port, "stream", "tell me a long story").await;
+    post_message(port, "stream", "tell me a long story").await;
     until(
         "the model being asked",
         Duration::from_secs(20),
@@ -112,7 +102,7 @@ async fn a_job_killed_while_it_runs_is_announced_once_in_its_session_as_not_done
     let addr = format!("127.0.0.1:{port}");
     let mut first = serve(home.path(), &addr, &env);
     healthy(port).await;
-    say(port, "job", "count the stars for me in the background").await;
+    post_message(port, "job", "count the stars for me in the background").await;
     until(
         "the job's command starting",
         Duration::from_secs(20),

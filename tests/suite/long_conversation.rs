@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use kotoba::llm::tokens::Tokenizer;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::crash::{get, model_env};
+use super::crash::{get, model_env, post_message};
 use super::serve::{free_port, healthy, serve};
 use crate::support::model_server::{Reply, ScriptedModel};
 
@@ -54,13 +54,7 @@ fn long_line(n: usize) -> String {
 /// Post a line and wait until her answer to it is stored.
 async fn say(port: u16, text: &str) {
     let before = answers(port).await;
-    let sent = reqwest::Client::new()
-        .post(format!("http://127.0.0.1:{port}/api/message"))
-        .json(&json!({ "session": "long", "text": text }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.status(), 202);
+    post_message(port, "long", text).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while answers(port).await <= before {
         assert!(Instant::now() < deadline, "no answer to {text:.40}");

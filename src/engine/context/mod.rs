@@ -72,6 +72,11 @@ impl Budget {
         (self.counted(self.window as f64 / 10.0) * 3 / 4).clamp(60, 1_500)
     }
 
+    /// The most tokens a summary may take (twice its words, room for any wording).
+    pub fn summary_tokens(&self) -> usize {
+        self.summary_words() * 2
+    }
+
     /// Counted tokens as the provider would count them.
     pub fn provider(&self, counted: usize) -> usize {
         (counted as f64 * self.ratio).ceil() as usize

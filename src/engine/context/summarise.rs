@@ -59,7 +59,7 @@ pub async fn summarise(
     let t = budget.tokenizer;
     let words = budget.summary_words();
     let system = kind.instructions(words);
-    let allowance = words * 2;
+    let allowance = budget.summary_tokens();
     let room = budget
         .limit()
         .saturating_sub(t.count(&system) + 2 * allowance + 64)
