@@ -67,7 +67,8 @@ async fn voice_server_for(discord: &FakeDiscord) -> FakeVoice {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn join_reaches_a_real_voice_server_and_leave_closes_its_socket() {
+async fn join_reaches_a_real_voice_server_at_gateway_version_8_acknowledging_its_sequence_and_leave_closes_its_socket(
+) {
     let discord = FakeDiscord::start().await;
     let voice = voice_server_for(&discord).await;
     let model = ScriptedModel::start().await;
@@ -84,10 +85,11 @@ async fn join_reaches_a_real_voice_server_and_leave_closes_its_socket() {
     let said = answer_of(&discord, j, 20).await;
     assert!(said.starts_with("Joined"), "she joined: {said}");
 
-    // The voice gateway: v4, one connection, Identify with what Discord handed out.
+    // The voice gateway: version 8 (the one Discord's document recommends), one
+    // connection, Identify with what Discord handed out.
     let conns = voice.conns();
     assert_eq!(conns.len(), 1, "{conns:?}");
-    assert_eq!(conns[0].path, "/?v=4");
+    assert_eq!(conns[0].path, "/?v=8");
     assert_eq!(conns[0].refused, None);
     let identify = &voice.identifies()[0]["d"];
     assert_eq!(identify["server_id"], GUILD.to_string());
@@ -110,6 +112,22 @@ async fn join_reaches_a_real_voice_server_and_leave_closes_its_socket() {
     assert!(
         !conns[0].closed,
         "the voice socket stays open while she is in"
+    );
+    // Version 8's heartbeats acknowledge the last numbered message she received.
+    voice
+        .wait_until(
+            "a heartbeat acknowledging the last message",
+            Duration::from_secs(10),
+            |v| {
+                v.seq_acks()
+                    .last()
+                    .is_some_and(|&a| a == i64::from(v.last_seq()))
+            },
+        )
+        .await;
+    assert!(
+        voice.last_seq() >= 2,
+        "Ready and Session Description were numbered"
     );
 
     let l = discord.slash(GENERAL, OWNER, "leave", json!([]), 0);

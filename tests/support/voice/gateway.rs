@@ -1,13 +1,19 @@
-//! The voice gateway's wire side: a TLS websocket speaking Discord's voice gateway v4
-//! in JSON, as songbird 0.6.1's driver does (`driver/connection/mod.rs`,
-//! `driver/tasks/ws.rs`): Hello on connect; Identify (checked) → Ready; Select
-//! Protocol → Session Description; Heartbeat → Heartbeat ACK with its
-//! nonce; Speaking recorded; Resume → Resumed. With DAVE on, Session Description says
-//! protocol version 1 and binary frames go to the delivery service (`dave.rs`);
-//! Transition Ready → Execute Transition. Every payload the bot sends is recorded in
-//! order (binary ones as `{"op", "binary_len"}`); a test can push payloads to the bot
-//! (a person's Speaking) or close the socket with a code; a silent server never
-//! answers.
+//! The voice gateway's wire side: a TLS websocket speaking Discord's voice gateway in
+//! the version the client asks for (`?v=N`): Hello on connect; Identify (checked) →
+//! Ready; Select Protocol → Session Description; Heartbeat → Heartbeat ACK with its
+//! nonce; Speaking recorded; Resume → Resumed. From version 8, as Discord's document
+//! describes, every server message but Hello and Heartbeat ACK carries a sequence
+//! number — a JSON payload's `seq`, the first two bytes (big-endian) of a binary one,
+//! `[seq][opcode][payload]` — heartbeats acknowledge it (`d: {t, seq_ack}`, answered
+//! `d: {t}`), and a Resume re-delivers every message after its `seq_ack`. Below 8 there
+//! are no sequence numbers and binary messages are `[opcode][payload]`.
+//!
+//! With DAVE on, Session Description says protocol version 1 and the delivery service
+//! (`dave.rs`) runs the group: the bot's key package (26) and commit (28), its
+//! Transition Ready (23, executed as 22 after the delivery's delay) and Invalid
+//! Commit/Welcome (31). Every payload the bot sends is recorded in order (binary ones
+//! as `{"op", "binary_len"}`); a test can push payloads to the bot or close the socket
+//! with a code; a silent server never answers.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -22,6 +28,14 @@ use tokio_rustls::TlsAcceptor;
 use tokio_websockets::{CloseCode, Message, ServerBuilder};
 
 use super::{lock, Conn, Out, Shared, HEARTBEAT_MS, MODE, SECRET_KEY, SESSION, SSRC, TOKEN};
+
+/// The version a websocket path asks for (`/?v=8`), 0 when it names none.
+fn version_of(path: &str) -> u64 {
+    path.split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("v="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
 
 /// A TLS acceptor with the fixture leaf for 127.0.0.1 and localhost.
 pub fn acceptor() -> TlsAcceptor {
@@ -60,16 +74,18 @@ pub async fn serve(shared: Arc<Shared>, listener: TcpListener, tls: TlsAcceptor)
                 .path_and_query()
                 .map(|p| p.to_string())
                 .unwrap_or_default();
+            let version = version_of(&path);
             let index = {
                 let mut conns = lock(&shared.conns);
                 conns.push(Conn {
                     path,
+                    version,
                     ..Conn::default()
                 });
                 conns.len() - 1
             };
             shared.changed();
-            connection(&shared, index, ws).await;
+            connection(&shared, index, version, ws).await;
             if let Some(c) = lock(&shared.conns).get_mut(index) {
                 c.closed = true;
             }
@@ -78,8 +94,12 @@ pub async fn serve(shared: Arc<Shared>, listener: TcpListener, tls: TlsAcceptor)
     }
 }
 
-async fn connection<S>(shared: &Shared, index: usize, mut ws: tokio_websockets::WebSocketStream<S>)
-where
+async fn connection<S>(
+    shared: &Arc<Shared>,
+    index: usize,
+    version: u64,
+    mut ws: tokio_websockets::WebSocketStream<S>,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     if shared.silent.load(Ordering::SeqCst) {
@@ -98,7 +118,7 @@ where
             pushed = rx.recv() => {
                 let Some(out) = pushed else { return };
                 let close = matches!(out, Out::Close(_));
-                if send(&mut ws, out).await.is_err() || close {
+                if send(shared, version, &mut ws, out).await.is_err() || close {
                     return;
                 }
                 continue;
@@ -117,7 +137,7 @@ where
                 json!({"op": frame.first(), "binary_len": frame.len()}),
             );
             for out in dave_answer(shared, index, &frame) {
-                if send(&mut ws, out).await.is_err() {
+                if send(shared, version, &mut ws, out).await.is_err() {
                     return;
                 }
             }
@@ -128,13 +148,14 @@ where
             continue;
         };
         record(shared, index, v.clone());
+        let mut after = Vec::new();
         let reply = match v["op"].as_u64() {
             Some(0) => match identify_problem(shared, &v["d"]) {
                 Some(why) => {
                     if let Some(c) = lock(&shared.conns).get_mut(index) {
                         c.refused = Some(why.clone());
                     }
-                    let _ = send(&mut ws, Out::Close(4004)).await;
+                    let _ = send(shared, version, &mut ws, Out::Close(4004)).await;
                     return;
                 }
                 None => json!({"op": 2, "d": {
@@ -151,15 +172,47 @@ where
                     "dave_protocol_version": dave, "media_session_id": "fake-media-session"
                 }})
             }
+            Some(3) if version >= 8 => json!({"op": 6, "d": {"t": v["d"]["t"].clone()}}),
             Some(3) => json!({"op": 6, "d": v["d"].clone()}),
-            // Resume (after a close it may resume from, e.g. 4015): Resumed.
-            Some(7) => json!({"op": 9, "d": null}),
-            // DAVE Transition Ready → Execute Transition.
-            Some(23) => json!({"op": 22, "d": {"transition_id": v["d"]["transition_id"]}}),
+            // Resume (after a close it may resume from, e.g. 4015): Resumed, then (from
+            // version 8) every message after the one it acknowledges, re-delivered.
+            Some(7) => {
+                if version >= 8 {
+                    let acked = v["d"]["seq_ack"].as_i64().unwrap_or(-1);
+                    after = lock(&shared.outbox)
+                        .iter()
+                        .filter(|(seq, _)| i64::from(*seq) > acked)
+                        .map(|(_, raw)| raw.clone())
+                        .collect();
+                }
+                json!({"op": 9, "d": null})
+            }
+            // DAVE Transition Ready: executed after the delivery's delay.
+            Some(23) => {
+                let id = v["d"]["transition_id"].as_u64().unwrap_or(0) as u16;
+                schedule_execute(shared, id);
+                continue;
+            }
+            // DAVE Invalid Commit/Welcome.
+            Some(31) => {
+                let id = v["d"]["transition_id"].as_u64().unwrap_or(0) as u16;
+                if let Some(d) = &shared.dave {
+                    lock(d).bot_invalid(id);
+                }
+                continue;
+            }
             _ => continue,
         };
-        if ws.send(Message::text(reply.to_string())).await.is_err() {
+        if send(shared, version, &mut ws, Out::Text(reply))
+            .await
+            .is_err()
+        {
             return;
+        }
+        for raw in after {
+            if ws.send(raw).await.is_err() {
+                return;
+            }
         }
     }
 }
@@ -172,13 +225,43 @@ fn record(shared: &Shared, index: usize, v: Value) {
     shared.changed();
 }
 
-async fn send<S>(ws: &mut tokio_websockets::WebSocketStream<S>, out: Out) -> Result<(), ()>
+/// Send `out` on a connection of `version`: from 8, with the next sequence number
+/// (kept for re-delivery), except Hello and Heartbeat ACK.
+async fn send<S>(
+    shared: &Shared,
+    version: u64,
+    ws: &mut tokio_websockets::WebSocketStream<S>,
+    out: Out,
+) -> Result<(), ()>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    let numbered = version >= 8;
     let msg = match out {
-        Out::Text(v) => Message::text(v.to_string()),
-        Out::Binary(b) => Message::binary(b),
+        Out::Text(mut v) => {
+            let unnumbered = matches!(v["op"].as_u64(), Some(8) | Some(6));
+            if numbered && !unnumbered {
+                let seq = shared.next_seq();
+                v["seq"] = seq.into();
+                let msg = Message::text(v.to_string());
+                lock(&shared.outbox).push((seq, msg.clone()));
+                msg
+            } else {
+                Message::text(v.to_string())
+            }
+        }
+        Out::Binary(b) => {
+            if numbered {
+                let seq = shared.next_seq();
+                let mut framed = seq.to_be_bytes().to_vec();
+                framed.extend(b);
+                let msg = Message::binary(framed);
+                lock(&shared.outbox).push((seq, msg.clone()));
+                msg
+            } else {
+                Message::binary(b)
+            }
+        }
         Out::Close(code) => {
             let code = CloseCode::try_from(code).ok();
             Message::close(code, "closed by the loopback voice server")
@@ -187,34 +270,50 @@ where
     ws.send(msg).await.map_err(|_| ())
 }
 
+/// Execute DAVE transition `id` after the delivery's delay, on the live connection.
+fn schedule_execute(shared: &Arc<Shared>, id: u16) {
+    let Some(delivery) = &shared.dave else {
+        return;
+    };
+    let delay = {
+        let mut d = lock(delivery);
+        if !d.bot_ready(id) {
+            return;
+        }
+        d.execute_delay
+    };
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        let outs = match &shared.dave {
+            Some(d) => lock(d).execute(id),
+            None => Vec::new(),
+        };
+        for out in outs {
+            shared.push_out(out);
+        }
+        shared.changed();
+    });
+}
+
 /// What the delivery service sends back for the bot's binary frame (none without
-/// DAVE): its key package (26) → Clients Connect, external sender, Add proposals; its
-/// commit and welcome (28) → the commit announced (29).
+/// DAVE): its key package (26) → the group's next step; its commit (28) → announced.
 fn dave_answer(shared: &Shared, index: usize, frame: &[u8]) -> Vec<Out> {
     let Some(delivery) = &shared.dave else {
         return Vec::new();
     };
     let mut delivery = lock(delivery);
-    match frame.first() {
-        Some(26) => {
-            let people: Vec<String> = delivery.people().iter().map(u64::to_string).collect();
-            vec![
-                Out::Text(json!({"op": 11, "d": {"user_ids": people}})),
-                Out::Binary(delivery.external_sender_frame()),
-                Out::Binary(delivery.proposals_frame()),
-            ]
-        }
-        Some(28) => match delivery.commit_welcome(frame) {
-            Ok(announce) => vec![Out::Binary(announce)],
-            Err(why) => {
-                if let Some(c) = lock(&shared.conns).get_mut(index) {
-                    c.refused = Some(why);
-                }
-                Vec::new()
-            }
-        },
+    let outs = match frame.first() {
+        Some(26) => delivery.bot_key_package(frame[1..].to_vec()),
+        Some(28) => delivery.bot_commit(frame),
         _ => Vec::new(),
+    };
+    if let Some(why) = delivery.problems.last() {
+        if let Some(c) = lock(&shared.conns).get_mut(index) {
+            c.refused = Some(why.clone());
+        }
     }
+    outs
 }
 
 /// What is wrong with Identify `d`, if anything (ids may be strings or numbers).

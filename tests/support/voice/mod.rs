@@ -4,12 +4,16 @@
 //! speaks, so the bot's real voice connection comes up against it. TLS uses the test
 //! CA under `tests/fixtures/voice-tls/` (trusted only by a child process given
 //! SSL_CERT_FILE; see docs/voice.md, Testing). A test reads back what the bot sent.
-//! With DAVE on ([`FakeVoice::start_with_dave`]) it is also the MLS external sender
-//! and delivery service, and the people it plays are DAVE members (`dave.rs`).
+//! With DAVE on ([`FakeVoice::start_with_dave`], [`FakeVoice::start_with_dave_group`])
+//! it is also the MLS external sender and delivery service and runs the group's whole
+//! life (`dave.rs`); the people it plays are DAVE members (`people.rs`), and a test
+//! brings people in and out, resets the epoch, downgrades and upgrades, or sends a
+//! commit the bot cannot process.
 #![allow(dead_code)]
 
 pub mod dave;
 mod gateway;
+pub mod people;
 pub mod rtp;
 mod udp;
 
@@ -64,8 +68,10 @@ pub struct Expect {
 /// What happened on one voice gateway connection.
 #[derive(Clone, Debug, Default)]
 pub struct Conn {
-    /// The request path and query of the websocket upgrade (`/?v=4`).
+    /// The request path and query of the websocket upgrade (`/?v=8`).
     pub path: String,
+    /// The gateway version it asked for (0 when none).
+    pub version: u64,
     /// Every JSON payload the bot sent, in order.
     pub received: Vec<Value>,
     /// Why Identify was refused (the socket was then closed with 4004), if it was.
@@ -98,12 +104,20 @@ pub struct BotFrame {
     pub e2ee: bool,
     /// Whether it decoded (in arrival order, one decoder) to sound over [`AUDIBLE`].
     pub audible: bool,
+    /// Whether DAVE was on for her media when it arrived (version 1, not just after a
+    /// transition changed the version).
+    pub dave_on: bool,
 }
 
 impl BotFrame {
     /// Whether this is Opus's 3-byte silence frame.
     pub fn is_silence(&self) -> bool {
         self.opus == [0xF8, 0xFF, 0xFE]
+    }
+
+    /// Whether this is voice sent in the clear while DAVE was on (never allowed).
+    pub fn plain_voice(&self) -> bool {
+        self.dave_on && !self.e2ee && !self.is_silence()
     }
 }
 
@@ -128,6 +142,10 @@ pub(crate) struct Shared {
     /// Every packet a person sent.
     pub person_packets: Mutex<Vec<PersonPacket>>,
     pub conns: Mutex<Vec<Conn>>,
+    /// The last sequence number given (version 8), for the whole voice session.
+    pub seq: AtomicUsize,
+    /// Every numbered message sent, for re-delivery on Resume.
+    pub outbox: Mutex<Vec<(u16, tokio_websockets::Message)>>,
     /// Every IP discovery request: (ssrc in it, the address it came from).
     pub discoveries: Mutex<Vec<(u32, SocketAddr)>>,
     /// Every other UDP datagram (RTP/RTCP from the bot).
@@ -138,6 +156,18 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn changed(&self) {
         self.notify.notify_waiters();
+    }
+
+    /// The next sequence number (from 1).
+    pub fn next_seq(&self) -> u16 {
+        (self.seq.fetch_add(1, Ordering::SeqCst) + 1) as u16
+    }
+
+    /// Send `out` on the live connection (false when there is none).
+    pub fn push_out(&self, out: Out) -> bool {
+        lock(&self.push)
+            .as_ref()
+            .is_some_and(|tx| tx.send(out).is_ok())
     }
 }
 
@@ -167,7 +197,15 @@ impl FakeVoice {
     /// server is the external sender, and `people` (who will speak) join the bot's MLS
     /// group as soon as it sends its key package.
     pub async fn start_with_dave(expect: Expect, channel: u64, people: &[u64]) -> FakeVoice {
-        FakeVoice::start_inner(expect, Some(dave::Delivery::new(channel, people))).await
+        let delivery = dave::Delivery::new(channel, expect.user_id, people);
+        FakeVoice::start_inner(expect, Some(delivery)).await
+    }
+
+    /// Like [`FakeVoice::start_with_dave`], with `people` already in a DAVE group of
+    /// their own when the bot comes: a person commits her in and she is welcomed (30).
+    pub async fn start_with_dave_group(expect: Expect, channel: u64, people: &[u64]) -> FakeVoice {
+        let delivery = dave::Delivery::with_group(channel, expect.user_id, people);
+        FakeVoice::start_inner(expect, Some(delivery)).await
     }
 
     async fn start_inner(expect: Expect, dave: Option<dave::Delivery>) -> FakeVoice {
@@ -194,6 +232,8 @@ impl FakeVoice {
             nonce: AtomicUsize::new(0),
             person_packets: Mutex::new(Vec::new()),
             conns: Mutex::new(Vec::new()),
+            seq: AtomicUsize::new(0),
+            outbox: Mutex::new(Vec::new()),
             discoveries: Mutex::new(Vec::new()),
             datagrams: Mutex::new(Vec::new()),
             notify: Notify::new(),
@@ -317,10 +357,62 @@ impl FakeVoice {
         self.shared.undecryptable.load(Ordering::SeqCst)
     }
 
-    /// Whether DAVE is up: the people were welcomed into the bot's group and the
-    /// transition to it was executed.
+    /// Whether DAVE is up: the present people and the bot are in one group, its
+    /// transition executed, and no change is in flight.
     pub fn dave_ready(&self) -> bool {
-        self.shared.dave.as_ref().is_some_and(|d| lock(d).ready()) && !self.sent(23).is_empty()
+        self.dave(|d| d.ready())
+    }
+
+    /// Read the delivery service (panics without DAVE).
+    pub fn dave<T>(&self, read: impl FnOnce(&dave::Delivery) -> T) -> T {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        read(&lock(d))
+    }
+
+    /// Put `change` through the group (after any in flight).
+    pub fn dave_change(&self, change: dave::Change) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        let outs = lock(d).change(change);
+        for out in outs {
+            self.push(out);
+        }
+        self.shared.changed();
+    }
+
+    /// How long after her Transition Ready each transition executes (default 300 ms).
+    pub fn set_execute_delay(&self, delay: Duration) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        lock(d).execute_delay = delay;
+    }
+
+    /// Whether a person commits each change even though she is in the group.
+    pub fn set_people_commit(&self, on: bool) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        lock(d).people_commit = on;
+    }
+
+    /// What went wrong in the group on the server's or a person's side.
+    pub fn dave_problems(&self) -> Vec<String> {
+        self.dave(|d| {
+            let mut all = d.problems.clone();
+            for p in d.people() {
+                all.extend(p.problems.iter().map(|why| format!("{}: {why}", p.id)));
+            }
+            all
+        })
+    }
+
+    /// The sequence numbers her heartbeats acknowledged, in order (version 8).
+    pub fn seq_acks(&self) -> Vec<i64> {
+        self.heartbeats()
+            .iter()
+            .filter_map(|h| h["d"]["seq_ack"].as_i64())
+            .collect()
+    }
+
+    /// The last sequence number the server gave.
+    pub fn last_seq(&self) -> u16 {
+        self.shared.seq.load(Ordering::SeqCst) as u16
     }
 
     /// Close the live voice gateway connection with `code` (4015: the server crashed,
@@ -335,10 +427,10 @@ impl FakeVoice {
     }
 
     fn push(&self, out: Out) {
-        let pushed = lock(&self.shared.push)
-            .as_ref()
-            .is_some_and(|tx| tx.send(out).is_ok());
-        assert!(pushed, "no live voice gateway connection");
+        assert!(
+            self.shared.push_out(out),
+            "no live voice gateway connection"
+        );
     }
 
     /// The packets people sent so far, in order.

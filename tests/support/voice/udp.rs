@@ -3,7 +3,7 @@
 //! (type 1, length 70, ssrc, 64 address bytes, port) is answered with type 2 carrying
 //! the address and port it came from. Every other datagram (RTP, RTCP) is kept, and
 //! the bot's RTP is opened on arrival (transport, then DAVE when it is on: its
-//! decryptor is stateful, so each frame is opened once) into [`BotFrame`]s, each
+//! decryptors are stateful, so each frame is opened once, by every person) into [`BotFrame`]s, each
 //! decoded in arrival order to say whether it is audible.
 
 use std::net::SocketAddr;
@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use tokio::net::UdpSocket;
 
-use super::{lock, rtp, BotFrame, Shared, AUDIBLE, SECRET_KEY, SSRC};
+use super::{dave, lock, rtp, BotFrame, Shared, AUDIBLE, SECRET_KEY, SSRC};
 
 /// The size of an IP discovery packet.
 pub const DISCOVERY_LEN: usize = 74;
@@ -34,26 +34,36 @@ pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
             lock(&shared.datagrams).push(packet.to_vec());
             if let Some(opened) = rtp::open(packet, &SECRET_KEY).filter(|o| o.ssrc == SSRC) {
                 let at = Instant::now();
-                let frame = match &shared.dave {
-                    Some(d) => lock(d).open(shared.expect.user_id, &opened.payload),
-                    None => Some((opened.payload, false)),
+                let rtp_seq = opened.seq;
+                let (opened, dave_on) = match &shared.dave {
+                    Some(d) => {
+                        let mut d = lock(d);
+                        (d.open(&opened.payload), d.dave_on(at))
+                    }
+                    None => (
+                        dave::Opened {
+                            opus: Some(opened.payload.clone()),
+                            e2ee: false,
+                            failed: false,
+                        },
+                        false,
+                    ),
                 };
-                match frame {
-                    Some((opus, e2ee)) => {
-                        let audible = decoder
-                            .decode(&opus, &mut pcm, false)
-                            .is_ok_and(|n| rtp::rms(&pcm[..n * 2]) > AUDIBLE);
-                        lock(&shared.bot_frames).push(BotFrame {
-                            at,
-                            seq: opened.seq,
-                            opus,
-                            e2ee,
-                            audible,
-                        });
-                    }
-                    None => {
-                        shared.undecryptable.fetch_add(1, Ordering::SeqCst);
-                    }
+                if opened.failed {
+                    shared.undecryptable.fetch_add(1, Ordering::SeqCst);
+                }
+                if let Some(opus) = opened.opus {
+                    let audible = decoder
+                        .decode(&opus, &mut pcm, false)
+                        .is_ok_and(|n| rtp::rms(&pcm[..n * 2]) > AUDIBLE);
+                    lock(&shared.bot_frames).push(BotFrame {
+                        at,
+                        seq: rtp_seq,
+                        opus,
+                        e2ee: opened.e2ee,
+                        audible,
+                        dave_on,
+                    });
                 }
             }
         }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 #[cfg(feature = "driver")]
 /// The voice gateway version used by the library.
-pub const VOICE_GATEWAY_VERSION: u8 = crate::model::constants::GATEWAY_VERSION;
+/// Version 8 (kotoba patch): the version Discord's documentation recommends, with sequence
+/// numbers on every server message and buffered resuming.
+pub const VOICE_GATEWAY_VERSION: u8 = 8;
 
 #[cfg(feature = "driver")]
 /// Sample rate of audio to be sent to Discord.

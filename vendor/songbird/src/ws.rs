@@ -29,14 +29,39 @@ use tokio_websockets::{
     Message,
     WebSocketStream,
 };
+use std::sync::{
+    atomic::{AtomicI64, Ordering},
+    Arc,
+};
 use tracing::{debug, instrument};
 use url::Url;
 
-pub struct WsStream(WebSocketStream<MaybeTlsStream<TcpStream>>);
+/// A voice gateway socket spoken at version 8: every message the server sends carries a
+/// sequence number (a JSON payload's `seq`, the first two bytes of a binary one), the
+/// last of which is acknowledged in heartbeats and named when resuming, so that the
+/// server re-delivers what a dropped socket missed (kotoba patch).
+pub struct WsStream {
+    inner: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// The last sequence number received on this connection and the ones it resumes
+    /// (-1: none yet); shared by every socket of one voice connection.
+    seq: Arc<AtomicI64>,
+}
 
 impl WsStream {
+    /// The last sequence number received, to acknowledge (None before any).
+    pub(crate) fn seq_ack(&self) -> Option<i64> {
+        let seq = self.seq.load(Ordering::Relaxed);
+        (seq >= 0).then_some(seq)
+    }
+
+    /// Send a JSON payload built by hand (version 8's heartbeat and resume carry
+    /// `seq_ack`, which the voice model's payloads lack).
+    pub(crate) async fn send_value(&mut self, value: &serde_json::Value) -> Result<()> {
+        Ok(self.inner.send(Message::text(value.to_string())).await?)
+    }
+
     #[instrument]
-    pub(crate) async fn connect(url: Url) -> Result<Self> {
+    pub(crate) async fn connect(url: Url, seq: Arc<AtomicI64>) -> Result<Self> {
         #[cfg(feature = "tungstenite")]
         let (stream, _) = tokio_tungstenite::connect_async_with_config::<Url>(
             url,
@@ -56,36 +81,36 @@ impl WsStream {
             .connect()
             .await?;
 
-        Ok(Self(stream))
+        Ok(Self { inner: stream, seq })
     }
 
     pub(crate) async fn recv_event(&mut self) -> Result<Option<Event>> {
         const TIMEOUT: Duration = Duration::from_millis(500);
 
-        let ws_message = match timeout(TIMEOUT, self.0.next()).await {
+        let ws_message = match timeout(TIMEOUT, self.inner.next()).await {
             Ok(Some(Ok(v))) => Some(v),
             Ok(Some(Err(e))) => return Err(e.into()),
             Ok(None) | Err(_) => None,
         };
 
-        convert_ws_message(ws_message)
+        convert_ws_message(ws_message, &self.seq)
     }
 
     pub(crate) async fn recv_event_no_timeout(&mut self) -> Result<Option<Event>> {
-        convert_ws_message(self.0.try_next().await?)
+        convert_ws_message(self.inner.try_next().await?, &self.seq)
     }
 
     pub(crate) async fn send_json(&mut self, value: &Event) -> Result<()> {
         let res = crate::json::to_string(value);
         let res = res.map(Message::text);
-        Ok(res.map_err(Error::from).map(|m| self.0.send(m))?.await?)
+        Ok(res.map_err(Error::from).map(|m| self.inner.send(m))?.await?)
     }
 
     pub(crate) async fn send_binary(&mut self, value: &Event) -> Result<()> {
         let res = serialize_binary_event(value);
         let res = res.map(Message::binary);
 
-        Ok(res.map_err(Error::from).map(|m| self.0.send(m))?.await?)
+        Ok(res.map_err(Error::from).map(|m| self.inner.send(m))?.await?)
     }
 }
 
@@ -139,24 +164,14 @@ impl From<BinaryError> for Error {
 }
 
 #[inline]
-pub(crate) fn convert_ws_message(message: Option<Message>) -> Result<Option<Event>> {
+pub(crate) fn convert_ws_message(
+    message: Option<Message>,
+    seq: &AtomicI64,
+) -> Result<Option<Event>> {
     #[cfg(feature = "tungstenite")]
     match message {
-        Some(Message::Text(ref payload)) =>
-            return Ok(serde_json::from_str(payload)
-                .map_err(|e| {
-                    debug!("Unexpected JSON: {e}. Payload: {payload}");
-                    e
-                })
-                .ok()),
-        Some(Message::Binary(bytes)) => {
-            return Ok(deserialize_binary_event(&bytes)
-                .map_err(|e| {
-                    debug!("Unexpected binary: {e}");
-                    e
-                })
-                .ok());
-        },
+        Some(Message::Text(ref payload)) => return Ok(text_event(payload, seq)),
+        Some(Message::Binary(bytes)) => return Ok(binary_event(&bytes, seq)),
         Some(Message::Close(Some(frame))) => {
             return Err(Error::WsClosed(Some(frame)));
         },
@@ -167,24 +182,10 @@ pub(crate) fn convert_ws_message(message: Option<Message>) -> Result<Option<Even
     #[cfg(feature = "tws")]
     match message {
         Some(ref message) if message.is_text() => {
-            return if let Some(text) = message.as_text() {
-                Ok(serde_json::from_str(text)
-                    .map_err(|e| {
-                        debug!("Unexpected JSON: {e}. Payload: {text}");
-                        e
-                    })
-                    .ok())
-            } else {
-                Ok(None)
-            };
+            return Ok(message.as_text().and_then(|text| text_event(text, seq)));
         },
         Some(message) if message.is_binary() => {
-            return Ok(deserialize_binary_event(&message.into_payload())
-                .map_err(|e| {
-                    debug!("Unexpected binary: {e}");
-                    e
-                })
-                .ok());
+            return Ok(binary_event(&message.into_payload(), seq));
         },
         Some(message) if message.is_close() => {
             return Err(Error::WsClosed(message.as_close().map(|(c, _)| c)));
@@ -192,4 +193,40 @@ pub(crate) fn convert_ws_message(message: Option<Message>) -> Result<Option<Even
         // ping/pong; will also be internally handled by tokio-websockets.
         _ => return Ok(None),
     };
+}
+
+/// A JSON payload as an event, keeping its sequence number; version 8's Heartbeat ACK
+/// (`{"t": nonce}`) is read as the nonce the voice model expects (kotoba patch).
+fn text_event(text: &str, seq: &AtomicI64) -> Option<Event> {
+    let mut value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| debug!("Unexpected JSON: {e}. Payload: {text}"))
+        .ok()?;
+    // The voice model reads only `op` and `d` and refuses any key after them, so the
+    // sequence number is taken out here.
+    if let Some(n) = value
+        .as_object_mut()
+        .and_then(|o| o.remove("seq"))
+        .and_then(|n| n.as_i64())
+    {
+        seq.store(n, Ordering::Relaxed);
+    }
+    if value["op"] == 6 {
+        if let Some(nonce) = value["d"].get("t").cloned() {
+            value["d"] = nonce;
+        }
+    }
+    // The voice model reads `d` as raw JSON text, so it parses from a string.
+    serde_json::from_str(&value.to_string())
+        .map_err(|e| debug!("Unexpected JSON: {e}. Payload: {text}"))
+        .ok()
+}
+
+/// A binary (DAVE) message as an event: `[seq: u16 big-endian][opcode: u8][payload]`,
+/// keeping its sequence number (kotoba patch).
+fn binary_event(bytes: &[u8], seq: &AtomicI64) -> Option<Event> {
+    let (head, body) = (bytes.get(..2)?, bytes.get(2..)?);
+    seq.store(i64::from(u16::from_be_bytes([head[0], head[1]])), Ordering::Relaxed);
+    deserialize_binary_event(body)
+        .map_err(|e| debug!("Unexpected binary: {e}"))
+        .ok()
 }

@@ -12,6 +12,7 @@
 pub mod bench_internals;
 
 pub(crate) mod connection;
+mod dave;
 mod crypto;
 #[cfg(feature = "receive")]
 mod decode_mode;
@@ -26,6 +27,7 @@ mod test_impls;
 
 use connection::error::{Error, Result};
 pub use crypto::CryptoMode;
+pub use dave::DaveStatus;
 pub(crate) use crypto::CryptoState;
 #[cfg(feature = "receive")]
 pub use decode_mode::*;
@@ -79,6 +81,8 @@ pub struct Driver {
     config: Config,
     self_mute: bool,
     sender: Sender<CoreMessage>,
+    /// The call's DAVE state, published by its tasks (kotoba patch).
+    dave: dave::DaveWatch,
     // Making this an Option is an abhorrent hack to coerce the borrow checker
     // into letting us have an &TrackQueue at the same time as an &mut Driver.
     // This is probably preferable to cloning the driver: Arc<...> should be nonzero
@@ -95,27 +99,38 @@ impl Driver {
     #[inline]
     #[must_use]
     pub fn new(config: Config) -> Self {
-        let sender = Self::start_inner(config.clone());
+        let dave = dave::DaveWatch::default();
+        let sender = Self::start_inner(config.clone(), dave.clone());
 
         Driver {
             config,
             self_mute: false,
             sender,
+            dave,
             #[cfg(feature = "builtin-queue")]
             queue: Some(TrackQueue::default()),
         }
     }
 
-    fn start_inner(config: Config) -> Sender<CoreMessage> {
+    fn start_inner(config: Config, dave: dave::DaveWatch) -> Sender<CoreMessage> {
         let (tx, rx) = flume::unbounded();
 
-        tasks::start(config, rx, tx.clone());
+        tasks::start(config, rx, tx.clone(), dave);
 
         tx
     }
 
+    /// What DAVE is doing on this call now (kotoba patch).
+    #[must_use]
+    pub fn dave_status(&self) -> DaveStatus {
+        self.dave
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
     fn restart_inner(&mut self) {
-        self.sender = Self::start_inner(self.config.clone());
+        self.sender = Self::start_inner(self.config.clone(), self.dave.clone());
 
         self.mute(self.self_mute);
     }

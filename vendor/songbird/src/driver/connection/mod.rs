@@ -26,7 +26,11 @@ use error::{Error, Result};
 use flume::Sender;
 use serenity_voice_model::payload::DaveMlsKeyPackage;
 use socket2::Socket;
-use std::sync::{atomic::AtomicU16, Arc, RwLock};
+use std::sync::{
+    atomic::{AtomicI64, AtomicU16},
+    Arc,
+    RwLock,
+};
 use std::{net::IpAddr, num::NonZeroU16, str::FromStr};
 use tokio::{net::UdpSocket, spawn, time::timeout};
 use tracing::{debug, info, instrument};
@@ -36,6 +40,9 @@ pub(crate) struct Connection {
     pub(crate) info: ConnectionInfo,
     pub(crate) ssrc: u32,
     pub(crate) ws: Sender<WsMessage>,
+    /// The last voice gateway sequence number received, kept across resumes (kotoba
+    /// patch: version 8).
+    pub(crate) seq: Arc<AtomicI64>,
 }
 
 impl Connection {
@@ -64,7 +71,8 @@ impl Connection {
     ) -> Result<Connection> {
         let url = generate_url(&info.endpoint)?;
 
-        let mut client = WsStream::connect(url).await?;
+        let seq = Arc::new(AtomicI64::new(-1));
+        let mut client = WsStream::connect(url, seq.clone()).await?;
         let (ws_msg_tx, ws_msg_rx) = flume::unbounded();
 
         let mut hello = None;
@@ -278,6 +286,7 @@ impl Connection {
             info,
             ssrc,
             ws: ws_msg_tx,
+            seq,
         })
     }
 
@@ -296,15 +305,18 @@ impl Connection {
 
         // Thread may have died, we want to send to prompt a clean exit
         // (if at all possible) and then proceed as normal.
-        let mut client = WsStream::connect(url).await?;
+        let mut client = WsStream::connect(url, self.seq.clone()).await?;
 
-        client
-            .send_json(&GatewayEvent::from(Resume {
-                server_id: self.info.guild_id.into(),
-                session_id: self.info.session_id.clone(),
-                token: self.info.token.clone(),
-            }))
-            .await?;
+        // Version 8 (kotoba patch): name the last message received, so the server
+        // re-delivers the ones this connection missed (DAVE's among them).
+        let mut resume = serde_json::to_value(GatewayEvent::from(Resume {
+            server_id: self.info.guild_id.into(),
+            session_id: self.info.session_id.clone(),
+            token: self.info.token.clone(),
+        }))
+        ?;
+        resume["d"]["seq_ack"] = client.seq_ack().unwrap_or(-1).into();
+        client.send_value(&resume).await?;
 
         let mut hello = None;
         let mut resumed = None;

@@ -25,15 +25,24 @@ use message::*;
 use tokio::{spawn, time::sleep as tsleep};
 use tracing::{debug, instrument, trace};
 
-pub(crate) fn start(config: Config, rx: Receiver<CoreMessage>, tx: Sender<CoreMessage>) {
+pub(crate) fn start(
+    config: Config,
+    rx: Receiver<CoreMessage>,
+    tx: Sender<CoreMessage>,
+    dave: super::dave::DaveWatch,
+) {
     spawn(async move {
         trace!("Driver started.");
-        runner(config, rx, tx).await;
+        runner(config, rx, tx, dave).await;
         trace!("Driver finished.");
     });
 }
 
-fn start_internals(core: Sender<CoreMessage>, config: &Config) -> Interconnect {
+fn start_internals(
+    core: Sender<CoreMessage>,
+    config: &Config,
+    dave: super::dave::DaveWatch,
+) -> Interconnect {
     let (evt_tx, evt_rx) = flume::unbounded();
     let (mix_tx, mix_rx) = flume::unbounded();
 
@@ -47,6 +56,7 @@ fn start_internals(core: Sender<CoreMessage>, config: &Config) -> Interconnect {
         core,
         events: evt_tx,
         mixer: mix_tx,
+        dave,
     };
 
     config.get_scheduler().new_mixer(config, ic.clone(), mix_rx);
@@ -54,10 +64,15 @@ fn start_internals(core: Sender<CoreMessage>, config: &Config) -> Interconnect {
 }
 
 #[instrument(skip(rx, tx))]
-async fn runner(mut config: Config, rx: Receiver<CoreMessage>, tx: Sender<CoreMessage>) {
+async fn runner(
+    mut config: Config,
+    rx: Receiver<CoreMessage>,
+    tx: Sender<CoreMessage>,
+    dave: super::dave::DaveWatch,
+) {
     let mut next_config: Option<Config> = None;
     let mut connection: Option<Connection> = None;
-    let mut interconnect = start_internals(tx, &config);
+    let mut interconnect = start_internals(tx, &config, dave);
     let mut retrying = None;
     let mut attempt_idx = 0;
 

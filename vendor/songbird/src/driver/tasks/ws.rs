@@ -3,7 +3,7 @@ use crate::{
     driver::tasks::error::DaveReinitError,
     events::CoreContext,
     model::{
-        payload::{Heartbeat, Speaking},
+        payload::Speaking,
         CloseCode as VoiceCloseCode,
         Event as GatewayEvent,
         FromPrimitive,
@@ -59,6 +59,9 @@ pub(crate) struct AuxNetwork {
     dave_session: Arc<RwLock<Option<davey::DaveSession>>>,
     dave_protocol_version: Arc<AtomicU16>,
     dave_pending_transitions: HashMap<u16, u16>,
+    /// The protocol version the next group is for (kotoba patch: media's version,
+    /// `dave_protocol_version`, changes only when a transition executes).
+    dave_next_version: u16,
     recognized_user_ids: HashSet<UserId>,
 
     #[cfg(feature = "receive")]
@@ -77,6 +80,7 @@ impl AuxNetwork {
         dave_protocol_version: Arc<AtomicU16>,
         #[cfg(feature = "receive")] ssrc_signalling: Arc<SsrcTracker>,
     ) -> Self {
+        let dave_next_version = dave_protocol_version.load(Ordering::Relaxed);
         let mut recognized_user_ids = HashSet::new();
 
         recognized_user_ids.insert(info.user_id.into());
@@ -98,6 +102,7 @@ impl AuxNetwork {
             dave_session,
             dave_protocol_version,
             dave_pending_transitions: HashMap::new(),
+            dave_next_version,
             recognized_user_ids,
 
             #[cfg(feature = "receive")]
@@ -242,9 +247,12 @@ impl AuxNetwork {
         trace!("Sent heartbeat {:?}", self.speaking);
 
         if !self.dont_send {
-            self.ws_client
-                .send_json(&GatewayEvent::from(Heartbeat { nonce }))
-                .await?;
+            // Version 8 (kotoba patch): acknowledge the last message received.
+            let heartbeat = serde_json::json!({
+                "op": 3,
+                "d": {"t": nonce, "seq_ack": self.ws_client.seq_ack().unwrap_or(-1)},
+            });
+            self.ws_client.send_value(&heartbeat).await?;
         }
 
         Ok(())
@@ -298,30 +306,23 @@ impl AuxNetwork {
                 }
             },
             GatewayEvent::DavePrepareTransition(ev) => {
-                self.dave_pending_transitions
-                    .insert(ev.transition_id, ev.protocol_version);
-
-                if ev.transition_id == 0 {
-                    self.execute_dave_transition(ev.transition_id);
-                } else if ev.protocol_version == 0 {
+                // A downgrade (to version 0) is prepared: keys for decryption stay
+                // usable a while; the sender switches only when it executes.
+                self.dave_prepare(ev.transition_id, ev.protocol_version);
+                if ev.protocol_version == 0 {
                     if let Some(ref mut dave_session) = *self.dave_session.write().unwrap() {
                         dave_session.set_passthrough_mode(true, Some(120));
                     }
-
-                    self.ws_client
-                        .send_json(&GatewayEvent::from(DaveTransitionReady {
-                            transition_id: ev.transition_id,
-                            protocol_version: ev.protocol_version,
-                        }))
-                        .await?;
                 }
+                self.dave_ready(ev.transition_id, ev.protocol_version).await?;
             },
             GatewayEvent::DaveExecuteTransition(ev) => {
-                self.execute_dave_transition(ev.transition_id);
+                self.execute_dave_transition(interconnect, ev.transition_id);
             },
             GatewayEvent::DavePrepareEpoch(ev) if ev.epoch == 1 => {
-                self.dave_protocol_version
-                    .store(ev.protocol_version, Ordering::Relaxed);
+                // A new group is coming (an upgrade, or a reset): media keeps its
+                // version and keys until that group's transition executes.
+                self.dave_next_version = ev.protocol_version;
                 match self.reinit_dave_session().await {
                     Err(DaveReinitError::Ws(e)) => return Err(e),
                     Err(e) => {
@@ -375,67 +376,53 @@ impl AuxNetwork {
                 }
             },
             GatewayEvent::DaveMlsAnnounceCommitTransition(ev) => {
-                match self.dave_process_commit(&ev.commit_message) {
-                    Some(Ok(())) if ev.transition_id != 0 => {
-                        let protocol_version = self.dave_protocol_version.load(Ordering::Relaxed);
-
-                        self.dave_pending_transitions
-                            .insert(ev.transition_id, protocol_version);
-                        self.ws_client
-                            .send_json(&GatewayEvent::from(DaveTransitionReady {
-                                transition_id: ev.transition_id,
-                                protocol_version,
-                            }))
-                            .await?;
+                let result = self
+                    .dave_session
+                    .write()
+                    .unwrap()
+                    .as_mut()
+                    .map(|session| session.process_commit(&ev.commit_message));
+                match result {
+                    Some(Ok(true)) => {
+                        let version = self.dave_next_version;
+                        self.dave_prepare(ev.transition_id, version);
+                        if ev.transition_id == 0 {
+                            self.execute_dave_transition(interconnect, 0);
+                        } else {
+                            self.dave_ready(ev.transition_id, version).await?;
+                        }
                     },
                     Some(Err(e)) => {
                         warn!("MLS commit errored: {e:?}");
-                        self.ws_client
-                            .send_json(&GatewayEvent::from(DaveMlsInvalidCommitWelcome {
-                                transition_id: ev.transition_id,
-                            }))
-                            .await?;
-                        match self.reinit_dave_session().await {
-                            Err(DaveReinitError::Ws(e)) => return Err(e),
-                            Err(e) => {
-                                warn!(error = ?e, "failed to reinitialize DAVE session");
-                            },
-                            _ => {},
-                        }
+                        self.dave_invalid(interconnect, ev.transition_id).await?;
                     },
-                    Some(Ok(())) | None => {},
+                    Some(Ok(false)) | None => {},
                 }
             },
-            GatewayEvent::DaveMlsWelcome(ev) => match self.dave_process_welcome(&ev.welcome) {
-                Some(Ok(())) if ev.transition_id != 0 => {
-                    let protocol_version = self.dave_protocol_version.load(Ordering::Relaxed);
-
-                    self.dave_pending_transitions
-                        .insert(ev.transition_id, protocol_version);
-                    self.ws_client
-                        .send_json(&GatewayEvent::from(DaveTransitionReady {
-                            transition_id: ev.transition_id,
-                            protocol_version,
-                        }))
-                        .await?;
-                },
-
-                Some(Err(e)) => {
-                    warn!("MLS welcome errored: {e:?}");
-                    self.ws_client
-                        .send_json(&GatewayEvent::from(DaveMlsInvalidCommitWelcome {
-                            transition_id: ev.transition_id,
-                        }))
-                        .await?;
-                    match self.reinit_dave_session().await {
-                        Err(DaveReinitError::Ws(e)) => return Err(e),
-                        Err(e) => {
-                            warn!(error = ?e, "failed to reinitialize DAVE session");
-                        },
-                        _ => {},
-                    }
-                },
-                Some(Ok(())) | None => {},
+            GatewayEvent::DaveMlsWelcome(ev) => {
+                let recognized: Vec<u64> = self.recognized_user_ids.iter().map(|u| u.0).collect();
+                let result = self
+                    .dave_session
+                    .write()
+                    .unwrap()
+                    .as_mut()
+                    .map(|session| session.process_welcome(&ev.welcome, Some(&recognized)));
+                match result {
+                    Some(Ok(())) => {
+                        let version = self.dave_next_version;
+                        self.dave_prepare(ev.transition_id, version);
+                        if ev.transition_id == 0 {
+                            self.execute_dave_transition(interconnect, 0);
+                        } else {
+                            self.dave_ready(ev.transition_id, version).await?;
+                        }
+                    },
+                    Some(Err(e)) => {
+                        warn!("MLS welcome errored: {e:?}");
+                        self.dave_invalid(interconnect, ev.transition_id).await?;
+                    },
+                    None => {},
+                }
             },
             other => {
                 trace!("Received other websocket data: {:?}", other);
@@ -445,28 +432,55 @@ impl AuxNetwork {
         Ok(())
     }
 
-    fn dave_process_commit(
-        &mut self,
-        commit_message: &[u8],
-    ) -> Option<Result<(), davey::errors::ProcessCommitError>> {
-        let mut dave_session_lock = self.dave_session.write().unwrap();
-        let dave_session = (*dave_session_lock).as_mut()?;
-
-        Some(dave_session.process_commit(commit_message))
+    /// Prepare transition `transition_id` to `protocol_version`: decryption takes the
+    /// new keys now (keeping the old ones a while), encryption waits for the execute
+    /// (transition 0 applies at once). Kotoba patch: davey 0.2's prepare/execute.
+    fn dave_prepare(&mut self, transition_id: u16, protocol_version: u16) {
+        self.dave_pending_transitions
+            .insert(transition_id, protocol_version);
+        if let Some(ref mut dave_session) = *self.dave_session.write().unwrap() {
+            if let Err(e) = dave_session.prepare_transition(transition_id, protocol_version) {
+                warn!(error = ?e, "failed to prepare DAVE transition {transition_id}");
+            }
+        }
     }
 
-    fn dave_process_welcome(
-        &mut self,
-        welcome: &[u8],
-    ) -> Option<Result<(), davey::errors::ProcessWelcomeError>> {
-        let mut dave_session_lock = self.dave_session.write().unwrap();
-        let dave_session = (*dave_session_lock).as_mut()?;
+    /// Tell the server this client is ready for transition `transition_id`.
+    async fn dave_ready(&mut self, transition_id: u16, protocol_version: u16) -> Result<(), WsError> {
+        if transition_id == 0 {
+            return Ok(());
+        }
+        self.ws_client
+            .send_json(&GatewayEvent::from(DaveTransitionReady {
+                transition_id,
+                protocol_version,
+            }))
+            .await
+    }
 
-        Some(dave_session.process_welcome(welcome))
+    /// A commit or welcome could not be processed: say so (opcode 31) and start again
+    /// with a new key package, as the protocol says.
+    async fn dave_invalid(
+        &mut self,
+        interconnect: &Interconnect,
+        transition_id: u16,
+    ) -> Result<(), WsError> {
+        crate::driver::dave::update(&interconnect.dave, |status| status.invalid += 1);
+        self.ws_client
+            .send_json(&GatewayEvent::from(DaveMlsInvalidCommitWelcome { transition_id }))
+            .await?;
+        match self.reinit_dave_session().await {
+            Err(DaveReinitError::Ws(e)) => return Err(e),
+            Err(e) => {
+                warn!(error = ?e, "failed to reinitialize DAVE session");
+            },
+            _ => {},
+        }
+        Ok(())
     }
 
     async fn reinit_dave_session(&mut self) -> Result<(), DaveReinitError> {
-        let protocol_version = self.dave_protocol_version.load(Ordering::Relaxed);
+        let protocol_version = self.dave_next_version;
 
         if let Some(dave_protocol_version) = NonZeroU16::new(protocol_version) {
             let user_id = self.info.user_id.0.into();
@@ -499,24 +513,32 @@ impl AuxNetwork {
         Ok(())
     }
 
-    fn execute_dave_transition(&mut self, transition_id: u16) {
-        let Some(new_version) = self.dave_pending_transitions.get(&transition_id).copied() else {
+    /// Execute transition `transition_id`: the sender switches to its keys (and media to
+    /// its protocol version) now, under the session's lock, so no frame goes out with
+    /// one and not the other.
+    fn execute_dave_transition(&mut self, interconnect: &Interconnect, transition_id: u16) {
+        let Some(new_version) = self.dave_pending_transitions.remove(&transition_id) else {
             warn!("Received DaveExecuteTransition for unknown transition ID {transition_id}");
             return;
         };
+        let mut session = self.dave_session.write().unwrap();
         let old_version = self.dave_protocol_version.load(Ordering::Relaxed);
 
-        self.dave_protocol_version
-            .store(new_version, Ordering::Relaxed);
-
-        // Upgraded from transport-only encryption
-        if transition_id > 0 && old_version == 0 && new_version != 0 {
-            if let Some(ref mut dave_session) = *self.dave_session.write().unwrap() {
+        if let Some(ref mut dave_session) = *session {
+            if transition_id != 0 {
+                if let Err(e) = dave_session.execute_transition(transition_id) {
+                    warn!(error = ?e, "failed to execute DAVE transition {transition_id}");
+                }
+            }
+            // Upgraded from transport-only encryption
+            if transition_id > 0 && old_version == 0 && new_version != 0 {
                 dave_session.set_passthrough_mode(true, Some(10));
             }
         }
-
-        self.dave_pending_transitions.remove(&transition_id);
+        self.dave_protocol_version
+            .store(new_version, Ordering::Relaxed);
+        crate::driver::dave::publish(&interconnect.dave, session.as_ref(), new_version);
+        crate::driver::dave::update(&interconnect.dave, |status| status.transitions += 1);
     }
 }
 

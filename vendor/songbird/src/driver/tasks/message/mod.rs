@@ -21,6 +21,8 @@ pub struct Interconnect {
     pub core: Sender<CoreMessage>,
     pub events: Sender<EventMessage>,
     pub mixer: Sender<MixerMessage>,
+    /// Where the call's DAVE state is published (kotoba patch).
+    pub dave: crate::driver::dave::DaveWatch,
 }
 
 impl Interconnect {

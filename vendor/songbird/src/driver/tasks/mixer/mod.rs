@@ -646,7 +646,7 @@ impl Mixer {
 
         if conn.dave_protocol_version.load(Ordering::Relaxed) != 0 {
             if let Some(ref mut dave_session) = *conn.dave_session.write().unwrap() {
-                if dave_session.is_ready() {
+                if dave_session.can_encrypt() {
                     let encrypted = dave_session
                         .encrypt_opus(
                             &payload[first_payload_byte..first_payload_byte + payload_len],
@@ -656,6 +656,14 @@ impl Mixer {
 
                     payload[first_payload_byte..first_payload_byte + payload_len]
                         .copy_from_slice(&encrypted);
+                } else {
+                    // Kotoba patch: with DAVE on and no key yet, no voice goes out in
+                    // the clear; Opus's silence frame (which DAVE passes through) keeps
+                    // the stream's timing.
+                    const OPUS_SILENCE: [u8; 3] = [0xF8, 0xFF, 0xFE];
+                    payload[first_payload_byte..first_payload_byte + OPUS_SILENCE.len()]
+                        .copy_from_slice(&OPUS_SILENCE);
+                    payload_len = OPUS_SILENCE.len();
                 }
             }
         }

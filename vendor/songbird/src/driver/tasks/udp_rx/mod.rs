@@ -211,14 +211,24 @@ impl UdpRx {
                         // Silently drop encrypted packets if it's not possible to decrypt them for
                         // one reason or another; otherwise there'd be error logs for trying to decode
                         // Opus
+                        // Kotoba patch: every frame that cannot be opened is counted in
+                        // the call's DAVE status, so an owner can see a bad call.
+                        let undecryptable = || {
+                            crate::driver::dave::update(&interconnect.dave, |status| {
+                                status.undecryptable += 1;
+                            });
+                        };
                         let Some(user_id) = self.ssrc_signalling.ssrc_user_map.get(&ssrc) else {
+                            undecryptable();
                             return;
                         };
                         let Some(ref mut dave_session) = *self.dave_session.write().unwrap() else {
+                            undecryptable();
                             return;
                         };
 
                         if !dave_session.is_ready() {
+                            undecryptable();
                             return;
                         }
 
@@ -235,14 +245,15 @@ impl UdpRx {
                             },
                             Err(davey::errors::DecryptError::NoDecryptorForUser)
                             | Err(davey::errors::DecryptError::DecryptionFailed(
-                                davey::errors::DecryptorDecryptError::NoValidCryptorFound {
-                                    ..
-                                },
+                                davey::errors::DecryptorDecryptError::MissingKeyRatchet
+                                | davey::errors::DecryptorDecryptError::MissingCryptor,
                             )) => {
                                 // Silently drop encrypted packets for users whose ratchets are not configured yet.
+                                undecryptable();
                                 return;
                             },
                             Err(e) => {
+                                undecryptable();
                                 error!(error = ?e, "DAVE decryption failed");
                                 return;
                             },

@@ -1,0 +1,199 @@
+//! The fake people of a DAVE call: each one a davey session (the crate the bot's
+//! songbird uses) that takes proposals when they come, holds each commit or welcome,
+//! and applies it — process, prepare, execute — only when its transition executes, as
+//! a real client switches keys then. Each person tries every frame the bot sends; a
+//! failure counts once the person is in the group (from its first executed transition,
+//! plus [`GRACE`]) and until it leaves.
+
+use std::time::{Duration, Instant};
+
+use davey::{DaveSession, MediaType, ProposalsOperationType};
+
+use super::dave::version_one;
+
+/// How long after a transition executes a frame under the old keys still counts as in
+/// flight (the bot switches when op 22 reaches it, a moment after the server sent it).
+pub const GRACE: Duration = Duration::from_millis(400);
+
+/// A commit or welcome held until its transition executes.
+#[derive(Clone, Debug)]
+enum Held {
+    Commit(Vec<u8>),
+    Welcome(Vec<u8>),
+}
+
+/// One fake person in a DAVE call.
+pub struct Person {
+    /// Their user id.
+    pub id: u64,
+    session: DaveSession,
+    /// Their latest key package (what an Add proposal carries).
+    pub key_package: Vec<u8>,
+    /// Whether they are in the voice channel now.
+    pub present: bool,
+    held: Option<Held>,
+    /// When their first transition into the group executed.
+    pub established_at: Option<Instant>,
+    /// When the transition that removed them executed.
+    pub left_at: Option<Instant>,
+    /// Frames of the bot's they opened.
+    pub opened: usize,
+    /// Frames of the bot's they failed while they count (in the group, past the grace).
+    pub failed: usize,
+    /// Frames of the bot's they opened after leaving (past the grace): must stay 0.
+    pub opened_after_leaving: usize,
+    /// What went wrong applying a transition, if anything.
+    pub problems: Vec<String>,
+}
+
+impl Person {
+    /// A person with a fresh session, its external sender set and a key package made.
+    pub fn new(id: u64, channel: u64, external_sender: &[u8]) -> Person {
+        let mut session =
+            DaveSession::new(version_one(), id, channel, None).expect("a DAVE session");
+        session
+            .set_external_sender(external_sender)
+            .expect("the person takes the external sender");
+        let key_package = session.create_key_package().expect("a key package");
+        Person {
+            id,
+            session,
+            key_package,
+            present: true,
+            held: None,
+            established_at: None,
+            left_at: None,
+            opened: 0,
+            failed: 0,
+            opened_after_leaving: 0,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Whether their keys are the group's (a transition into it executed, and they
+    /// have not left).
+    pub fn established(&self) -> bool {
+        self.established_at.is_some() && self.left_at.is_none()
+    }
+
+    /// Start over with a pending group and a new key package (op 24); the keys in use
+    /// stay until the next transition replaces them.
+    pub fn reinit(&mut self, channel: u64) {
+        self.session
+            .reinit(version_one(), self.id, channel, None)
+            .expect("the person reinitialises");
+        self.key_package = self.session.create_key_package().expect("a key package");
+        self.held = None;
+    }
+
+    /// Take proposals (op 27, append); the commit and welcome they would send.
+    pub fn propose(&mut self, proposals: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        match self
+            .session
+            .process_proposals(ProposalsOperationType::APPEND, proposals, None)
+        {
+            Ok(made) => made.map(|cw| (cw.commit, cw.welcome)),
+            Err(e) => {
+                self.problems.push(format!("proposals: {e:?}"));
+                None
+            }
+        }
+    }
+
+    /// Like [`Person::propose`], where a commit must come of it.
+    pub fn commit(&mut self, proposals: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        self.propose(proposals)
+    }
+
+    /// Hold `commit` until its transition executes.
+    pub fn hold_commit(&mut self, commit: Vec<u8>) {
+        self.held = Some(Held::Commit(commit));
+    }
+
+    /// Hold `welcome` until its transition executes.
+    pub fn hold_welcome(&mut self, welcome: Vec<u8>) {
+        self.held = Some(Held::Welcome(welcome));
+    }
+
+    /// Transition `id` (to `version`) executes: apply what is held.
+    pub fn apply(&mut self, id: u16, version: u16) -> Result<(), String> {
+        let Some(held) = self.held.take() else {
+            return Ok(());
+        };
+        let who = self.id;
+        match held {
+            Held::Commit(c) => {
+                self.session
+                    .process_commit(&c)
+                    .map_err(|e| format!("person {who} cannot process commit {id}: {e:?}"))?;
+            }
+            Held::Welcome(w) => {
+                self.session
+                    .process_welcome(&w, None)
+                    .map_err(|e| format!("person {who} cannot process welcome {id}: {e:?}"))?;
+            }
+        }
+        self.session
+            .prepare_transition(id, version)
+            .map_err(|e| format!("person {who} cannot prepare {id}: {e:?}"))?;
+        if id != 0 {
+            self.session
+                .execute_transition(id)
+                .map_err(|e| format!("person {who} cannot execute {id}: {e:?}"))?;
+        }
+        if self.established_at.is_none() {
+            self.established_at = Some(Instant::now());
+        }
+        Ok(())
+    }
+
+    /// Transition `id` to version 0 executes.
+    pub fn downgrade(&mut self, id: u16) {
+        let done = self
+            .session
+            .prepare_transition(id, 0)
+            .and_then(|()| self.session.execute_transition(id).map(|_| ()));
+        if let Err(e) = done {
+            self.problems.push(format!("downgrade {id}: {e:?}"));
+        }
+    }
+
+    /// The leaf of user `user` in the group as this person sees it.
+    pub fn leaf_of(&self, user: u64) -> Option<openmls::prelude::LeafNodeIndex> {
+        self.session.group()?.members().find_map(|m| {
+            let id = u64::from_be_bytes(m.credential.serialized_content().try_into().ok()?);
+            (id == user).then_some(m.index)
+        })
+    }
+
+    /// `opus` as this person sends it: DAVE-encrypted while they have a key.
+    pub fn seal(&mut self, opus: &[u8]) -> Vec<u8> {
+        if self.present && self.session.can_encrypt() {
+            if let Ok(sealed) = self.session.encrypt_opus(opus) {
+                return sealed.into_owned();
+            }
+        }
+        opus.to_vec()
+    }
+
+    /// Try a DAVE frame from `bot` at `now`: its Opus, or whether the failure counts.
+    pub fn open(&mut self, bot: u64, frame: &[u8], now: Instant) -> Result<Vec<u8>, bool> {
+        match self.session.decrypt(bot, MediaType::AUDIO, frame) {
+            Ok(opus) => {
+                self.opened += 1;
+                if self.left_at.is_some_and(|l| now > l + GRACE) {
+                    self.opened_after_leaving += 1;
+                }
+                Ok(opus)
+            }
+            Err(_) => {
+                let counts = self.established_at.is_some_and(|e| now > e + GRACE)
+                    && self.left_at.is_none_or(|l| now < l);
+                if counts {
+                    self.failed += 1;
+                }
+                Err(counts)
+            }
+        }
+    }
+}
