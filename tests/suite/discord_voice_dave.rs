@@ -24,7 +24,7 @@ async fn dave_voice_server(discord: &FakeDiscord) -> FakeVoice {
 }
 
 /// A voice server with DAVE on and `people` as its DAVE members.
-async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoice {
+pub(super) async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoice {
     let voice = FakeVoice::start_with_dave(
         Expect {
             server_id: GUILD,
@@ -39,7 +39,7 @@ async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoi
 }
 
 /// The owner is in the lounge; `/join` brings her there, and DAVE comes up.
-async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
+pub(super) async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
     discord.voice_state(OWNER, Some(LOUNGE));
     let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
     let said = answer_of(discord, j, 20).await;
@@ -67,7 +67,7 @@ async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
 }
 
 /// Wait (≤ `within`) until `pred` holds; panics with `what` and her log.
-async fn wait_or_explain(
+pub(super) async fn wait_or_explain(
     child: tokio::process::Child,
     within: Duration,
     what: &str,
@@ -213,10 +213,7 @@ async fn with_dave_on_a_person_speaking_over_her_stops_her_within_the_bound() {
         total < 100 + 50 * long.chars().count() as u64 / 2,
         "she did not finish the long answer ({total} ms of voice)"
     );
-    assert!(
-        voice.bot_frames().iter().any(|f| f.e2ee),
-        "her audio went end-to-end encrypted"
-    );
+    assert_media_end_to_end(&voice);
     stop(child).await;
 }
 
@@ -300,10 +297,29 @@ async fn with_dave_on_talking_over_her_cuts_her_turn_its_rows_close_interrupted_
         .map(|a| a.approver)
         .collect();
     assert_eq!(shell, ["dismissed"], "the card's audit row");
+    assert_media_end_to_end(&voice);
+}
+
+/// Her media went end-to-end encrypted and whole: some DAVE frames, no voice in the
+/// clear, and no frame the people could not open (a DAVE failure mid-answer would
+/// otherwise pass for a stop).
+pub(super) fn assert_media_end_to_end(voice: &FakeVoice) {
+    let frames = voice.bot_frames();
+    assert!(
+        frames.iter().any(|f| f.e2ee),
+        "her audio went end-to-end encrypted"
+    );
+    let plain = frames.iter().filter(|f| f.plain_voice()).count();
+    assert_eq!(plain, 0, "none of her voice went in the clear");
+    assert_eq!(
+        voice.undecryptable(),
+        0,
+        "the people opened every frame of hers"
+    );
 }
 
 /// `text` spoken, then 1.5 s of silence (an utterance that commits).
-fn utterance(text: &str) -> Vec<i16> {
+pub(super) fn utterance(text: &str) -> Vec<i16> {
     let mut audio = spoken(text);
     audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
     audio
@@ -378,5 +394,10 @@ async fn with_two_people_only_her_name_wakes_her_and_each_ones_words_stay_theirs
             .all(|p| p.e2ee),
         "both people spoke end-to-end encrypted"
     );
+    let child = wait_or_explain(child, Duration::from_secs(20), "her answer", || {
+        voice.bot_audible().len() >= 5
+    })
+    .await;
+    assert_media_end_to_end(&voice);
     stop(child).await;
 }

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use kotoba::surfaces::discord::voice::call::CONNECT_TIMEOUT;
-use kotoba::surfaces::discord::voice::rooms::DISCONNECTED;
+use kotoba::surfaces::discord::voice::rooms::{DAVE_REQUIRED, DISCONNECTED};
 use serde_json::json;
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
@@ -179,33 +179,41 @@ async fn a_voice_socket_closed_with_4014_ends_the_room_with_one_sentence_in_the_
     let r = rig().await;
     let said = join(&r, 20).await;
     assert!(said.starts_with("Joined"), "she joined: {said}");
-    ended_with_one_sentence(r).await;
+    ended_with_one_sentence(r, 4014, DISCONNECTED).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_dave_on_a_voice_socket_closed_with_4014_ends_the_room_with_one_sentence() {
     let r = rig_with(true).await;
     join_with_dave(&r).await;
-    ended_with_one_sentence(r).await;
+    ended_with_one_sentence(r, 4014, DISCONNECTED).await;
 }
 
-/// Close the joined call's socket with 4014: not resumed; the room ends with the one
-/// sentence in the lounge's text chat, the gateway is told she left, and `/leave`
-/// finds no room.
-async fn ended_with_one_sentence(r: Rig) {
-    r.voice.close(4014);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_dave_on_a_voice_socket_closed_with_4017_ends_the_room_with_one_sentence_naming_dave()
+{
+    let r = rig_with(true).await;
+    join_with_dave(&r).await;
+    ended_with_one_sentence(r, 4017, DAVE_REQUIRED).await;
+}
+
+/// Close the joined call's socket with `code`: not resumed; the room ends with
+/// `sentence`, once, in the lounge's text chat, the gateway is told she left, and
+/// `/leave` finds no room.
+async fn ended_with_one_sentence(r: Rig, code: u16, sentence: &str) {
+    r.voice.close(code);
     let path = format!("/channels/{LOUNGE}/messages");
     r.discord
         .wait_for_from(0, 15, |c| {
-            c.method == "POST" && c.path.ends_with(&path) && c.content() == DISCONNECTED
+            c.method == "POST" && c.path.ends_with(&path) && c.content() == sentence
         })
         .await;
     wait_for_gateway_leave(&r.discord).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(posts_of(&r.discord, DISCONNECTED), 1, "one sentence");
+    assert_eq!(posts_of(&r.discord, sentence), 1, "one sentence");
     assert!(
         r.voice.sent(7).is_empty(),
-        "4014 is not resumed: {:?}",
+        "{code} is not resumed: {:?}",
         r.voice.sent(7)
     );
     // The room is gone: /leave says she is in no voice channel.

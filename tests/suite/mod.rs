@@ -18,6 +18,7 @@ mod discord_reminders;
 mod discord_rules;
 mod discord_voice;
 mod discord_voice_dave;
+mod discord_voice_dave_life;
 mod discord_voice_faults;
 mod discord_voice_local;
 mod discord_voice_rules;

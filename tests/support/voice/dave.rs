@@ -542,7 +542,7 @@ impl Delivery {
         for (&pid, p) in self
             .people
             .iter_mut()
-            .filter(|(_, p)| p.established() && !joiners.contains(&p.id))
+            .filter(|(_, p)| p.present && p.established() && !joiners.contains(&p.id))
         {
             let commit = p.propose(&proposals);
             if Some(pid) == committer {

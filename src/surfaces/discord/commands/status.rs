@@ -2,7 +2,9 @@
 //! broken down), the model and uptime. `/status voice:True`: only the voice room — how
 //! recognition hears (streamed or uploaded) and each of the last replies' latency,
 //! broken down (end of speech → commit, recognition, model first sentence, synthesis
-//! first byte, bot share), with their median.
+//! first byte, bot share), with their median — and the call's end-to-end encryption
+//! (DAVE: protocol version, epoch, who is in the group, transitions, and the frames she
+//! could not decrypt), so an owner can see a bad call.
 
 use serenity::all::{CommandDataOptionValue, CommandInteraction};
 
@@ -92,6 +94,13 @@ fn voice(bot: &Bot, c: &CommandInteraction) -> String {
         "**Voice room:** {}\n**Recognition:** {provider}, {hearing}\n",
         room(bot, c)
     );
+    if let Some(guild) = c.guild_id.map(|g| g.get()) {
+        if let Some(status) = bot.rooms.dave_in(guild) {
+            let name =
+                |user| crate::surfaces::discord::voice::rooms::display_name(bot, guild, user);
+            out.push_str(&format!("{}\n", dave_line(&status, name)));
+        }
+    }
     if replies.is_empty() {
         out.push_str("**Last replies:** none yet — talk to her in a voice room.");
         return out;
@@ -105,6 +114,36 @@ fn voice(bot: &Bot, c: &CommandInteraction) -> String {
     }
     if let Some(m) = median(&replies) {
         out.push_str(&format!("\n**Median:** {}", parts(&m)));
+    }
+    out
+}
+
+/// The call's DAVE state in words: `**End-to-end encryption (DAVE):** on, protocol 1,
+/// epoch 3; in the group: gus, olive, Kotoba; 4 transitions; frames she could not
+/// decrypt: 0`.
+pub(crate) fn dave_line(s: &songbird::driver::DaveStatus, name: impl Fn(u64) -> String) -> String {
+    let mut out = String::from("**End-to-end encryption (DAVE):** ");
+    match s.epoch {
+        Some(epoch) if s.protocol_version > 0 => {
+            let people: Vec<String> = s.members.iter().map(|&u| name(u)).collect();
+            out.push_str(&format!(
+                "on, protocol {}, epoch {epoch}; in the group: {}",
+                s.protocol_version,
+                people.join(", ")
+            ));
+        }
+        _ if s.protocol_version > 0 => out.push_str("starting (no group yet)"),
+        _ => out.push_str("off (transport encryption only)"),
+    }
+    out.push_str(&format!(
+        "; {} transitions; frames she could not decrypt: {}",
+        s.transitions, s.undecryptable
+    ));
+    if s.invalid > 0 {
+        out.push_str(&format!("; commits she could not process: {}", s.invalid));
+    }
+    if s.undecryptable > 0 || s.invalid > 0 {
+        out.push_str(" ⚠️");
     }
     out
 }
@@ -135,4 +174,62 @@ fn median(all: &[Breakdown]) -> Option<Breakdown> {
         synthesis_ms: mid(|b| b.synthesis_ms),
         bot_ms: mid(|b| b.bot_ms),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use songbird::driver::DaveStatus;
+
+    fn name(user: u64) -> String {
+        format!("u{user}")
+    }
+
+    #[test]
+    fn the_dave_line_names_the_version_the_epoch_and_everyone_in_the_group() {
+        let s = DaveStatus {
+            protocol_version: 1,
+            epoch: Some(3),
+            members: vec![1, 2, 9],
+            transitions: 4,
+            undecryptable: 0,
+            invalid: 0,
+        };
+        assert_eq!(
+            dave_line(&s, name),
+            "**End-to-end encryption (DAVE):** on, protocol 1, epoch 3; in the group: u1, u2, u9; 4 transitions; frames she could not decrypt: 0"
+        );
+    }
+
+    #[test]
+    fn a_bad_call_is_marked_with_its_undecryptable_frames_and_failed_commits() {
+        let s = DaveStatus {
+            protocol_version: 1,
+            epoch: Some(2),
+            members: vec![1, 9],
+            transitions: 2,
+            undecryptable: 17,
+            invalid: 1,
+        };
+        let line = dave_line(&s, name);
+        assert!(line.contains("frames she could not decrypt: 17"), "{line}");
+        assert!(line.contains("commits she could not process: 1"), "{line}");
+        assert!(
+            line.ends_with('⚠'.to_string().as_str()) || line.ends_with("⚠️"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn after_a_downgrade_the_dave_line_says_transport_encryption_only() {
+        let s = DaveStatus {
+            protocol_version: 0,
+            epoch: None,
+            members: vec![],
+            transitions: 3,
+            undecryptable: 0,
+            invalid: 0,
+        };
+        assert!(dave_line(&s, name).contains("off (transport encryption only)"));
+    }
 }

@@ -11,7 +11,8 @@ use std::sync::{Arc, RwLock, Weak};
 use async_trait::async_trait;
 use dashmap::DashMap;
 use serenity::all::{ChannelId, GuildId, UserId, VoiceState};
-use songbird::events::context_data::DisconnectKind;
+use songbird::events::context_data::{DisconnectKind, DisconnectReason};
+use songbird::model::CloseCode;
 use songbird::{CoreEvent, Event, EventContext, EventHandler};
 use tokio::sync::oneshot;
 
@@ -31,6 +32,8 @@ pub(crate) struct Entry {
     /// Which join this is (a move replaces the entry; the old watcher must not remove
     /// the new one).
     epoch: u64,
+    /// The call's DAVE state as songbird publishes it, for `/status voice`.
+    dave: songbird::driver::DaveWatch,
 }
 
 /// Every room of the surface, by guild.
@@ -46,6 +49,11 @@ impl Rooms {
     /// The voice channel she is in, in `guild`.
     pub fn channel_in(&self, guild: u64) -> Option<u64> {
         self.map.get(&guild).map(|e| e.channel)
+    }
+
+    /// The DAVE state of her call in `guild`, if she is in one.
+    pub fn dave_in(&self, guild: u64) -> Option<songbird::driver::DaveStatus> {
+        self.map.get(&guild).map(|e| e.dave.status())
     }
 }
 
@@ -67,19 +75,7 @@ impl RoomSide for Side {
     }
 
     fn name_of(&self, user: u64) -> String {
-        let Some(cache) = self.bot.cache.get() else {
-            return format!("user {user}");
-        };
-        let id = UserId::new(user.max(1));
-        if let Some(g) = cache.guild(GuildId::new(self.guild.max(1))) {
-            if let Some(m) = g.members.get(&id) {
-                return m.display_name().to_string();
-            }
-        }
-        cache
-            .user(id)
-            .map(|u| u.global_name.clone().unwrap_or_else(|| u.name.clone()))
-            .unwrap_or_else(|| format!("user {user}"))
+        display_name(&self.bot, self.guild, user)
     }
 
     fn origin(&self, user: u64) -> Origin {
@@ -97,6 +93,24 @@ impl RoomSide for Side {
         let session = session_of(self.channel);
         view::ensure(&self.bot, &session, self.channel, false);
     }
+}
+
+/// How `user` is called in `guild`: their display name there, else their global or
+/// user name, else `user ID`.
+pub(crate) fn display_name(bot: &Bot, guild: u64, user: u64) -> String {
+    let Some(cache) = bot.cache.get() else {
+        return format!("user {user}");
+    };
+    let id = UserId::new(user.max(1));
+    if let Some(g) = cache.guild(GuildId::new(guild.max(1))) {
+        if let Some(m) = g.members.get(&id) {
+            return m.display_name().to_string();
+        }
+    }
+    cache
+        .user(id)
+        .map(|u| u.global_name.clone().unwrap_or_else(|| u.name.clone()))
+        .unwrap_or_else(|| format!("user {user}"))
 }
 
 /// Her names in `guild`: display name, username, nickname, plus `voice.aliases`.
@@ -208,7 +222,7 @@ async fn start_room(
         .rooms
         .epochs
         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    {
+    let dave = {
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
         c.remove_all_global_events();
@@ -225,7 +239,8 @@ async fn start_room(
             epoch,
         };
         c.add_global_event(Event::Core(CoreEvent::DriverDisconnect), dropped);
-    }
+        c.dave_watch()
+    };
     view::ensure(bot, &session, channel, false);
     bot.rooms.map.insert(
         guild,
@@ -234,6 +249,7 @@ async fn start_room(
             control: handle.control.clone(),
             members,
             epoch,
+            dave,
         },
     );
     let (bot2, task) = (bot.clone(), handle.task);
@@ -306,7 +322,7 @@ pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
                 // She was disconnected (kicked, channel deleted): the room ends and
                 // the call is cleaned up.
                 if let Some((_, entry)) = bot.rooms.map.remove(&guild) {
-                    end_disconnected(bot, guild, entry.channel).await;
+                    end_disconnected(bot, guild, entry.channel, DISCONNECTED).await;
                 }
             }
             Some(moved)
@@ -340,6 +356,18 @@ pub(crate) async fn on_voice_state(bot: &Arc<Bot>, new: &VoiceState) {
 /// What she says in the text chat when Discord ends her call.
 pub const DISCONNECTED: &str = "Discord disconnected me from the voice channel, so I left.";
 
+/// What she says when Discord ends the call because it requires end-to-end encryption
+/// (DAVE) the connection did not give it (voice close code 4017).
+pub const DAVE_REQUIRED: &str = "Discord ended the voice call because it requires end-to-end encryption (DAVE) that this connection could not set up, so I left; /join to try again.";
+
+/// The sentence for a call Discord ended with `reason`.
+fn ended_sentence(reason: Option<&DisconnectReason>) -> &'static str {
+    match reason {
+        Some(DisconnectReason::WsClosed(Some(CloseCode::DaveProtocolRequired))) => DAVE_REQUIRED,
+        _ => DISCONNECTED,
+    }
+}
+
 /// songbird's word that the call's connection is gone for good (not a failed first
 /// connect: the join answers that one).
 struct Dropped {
@@ -368,6 +396,7 @@ impl EventHandler for Dropped {
         );
         let bot = self.bot.upgrade()?;
         let (guild, channel, epoch) = (self.guild, self.channel, self.epoch);
+        let sentence = ended_sentence(d.reason.as_ref());
         tokio::spawn(async move {
             let ours = bot
                 .rooms
@@ -375,7 +404,7 @@ impl EventHandler for Dropped {
                 .remove_if(&guild, |_, e| e.epoch == epoch)
                 .is_some();
             if ours {
-                end_disconnected(&bot, guild, channel).await;
+                end_disconnected(&bot, guild, channel, sentence).await;
             }
         });
         None
@@ -384,10 +413,10 @@ impl EventHandler for Dropped {
 
 /// Her room in `guild` was taken off the map because Discord ended the call: leave
 /// what is left of the call and say so once in the voice channel's text chat.
-async fn end_disconnected(bot: &Arc<Bot>, guild: u64, channel: u64) {
+async fn end_disconnected(bot: &Arc<Bot>, guild: u64, channel: u64, sentence: &str) {
     let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
     if let Some(http) = bot.http() {
-        send::post(http, ChannelId::new(channel.max(1)), None, DISCONNECTED).await;
+        send::post(http, ChannelId::new(channel.max(1)), None, sentence).await;
     }
 }
 

@@ -21,13 +21,25 @@ pub struct DaveStatus {
 }
 
 /// Where a call's tasks publish its [`DaveStatus`]; one per driver, kept across
-/// reconnections.
-pub(crate) type DaveWatch = Arc<Mutex<DaveStatus>>;
+/// reconnections. Cloning it gives another handle on the same status.
+#[derive(Clone, Debug, Default)]
+pub struct DaveWatch(Arc<Mutex<DaveStatus>>);
+
+impl DaveWatch {
+    /// The status now.
+    #[must_use]
+    pub fn status(&self) -> DaveStatus {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
 
 /// Change the published status (a poisoned lock is taken over: the status is plain
 /// data, always whole).
 pub(crate) fn update(watch: &DaveWatch, change: impl FnOnce(&mut DaveStatus)) {
-    let mut status = watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut status = watch.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     change(&mut status);
 }
 

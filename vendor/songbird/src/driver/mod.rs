@@ -27,7 +27,7 @@ mod test_impls;
 
 use connection::error::{Error, Result};
 pub use crypto::CryptoMode;
-pub use dave::DaveStatus;
+pub use dave::{DaveStatus, DaveWatch};
 pub(crate) use crypto::CryptoState;
 #[cfg(feature = "receive")]
 pub use decode_mode::*;
@@ -123,10 +123,13 @@ impl Driver {
     /// What DAVE is doing on this call now (kotoba patch).
     #[must_use]
     pub fn dave_status(&self) -> DaveStatus {
-        self.dave
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        self.dave.status()
+    }
+
+    /// A handle on this call's DAVE status, readable without the call (kotoba patch).
+    #[must_use]
+    pub fn dave_watch(&self) -> DaveWatch {
+        self.dave.clone()
     }
 
     fn restart_inner(&mut self) {

@@ -1,0 +1,471 @@
+//! Voice while people come and go, with DAVE on, against the loopback voice server
+//! running the group's whole life (`tests/support/voice/dave.rs`): the fake people
+//! apply each epoch only when its transition executes, so a frame she sends with a new
+//! epoch's key before the execute is one they cannot open. Each test fails on a
+//! garbled frame: a frame a person in the group could not open, voice in the clear
+//! while DAVE is on, or an audible gap across a transition.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::discord_voice_dave::{
+    dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
+};
+use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca};
+
+use super::serve::stop;
+use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
+use crate::support::model_server::{Reply, ScriptedModel};
+use crate::support::speech_server::SpeechServer;
+use crate::support::voice::dave::{Change, GRACE};
+use crate::support::voice::{Expect, FakeVoice};
+
+/// A third person, who joins mid-call (unknown to the Discord cache: "user 7777").
+const THIRD: u64 = 7777;
+
+/// An answer of about 12 s of her voice (the loopback synthesiser makes 100 ms plus
+/// 50 ms a character of tone).
+const LONG: &str = "Tokyo is a big city with many parks, old temples, tall towers, busy \
+                    markets and quiet gardens, and there is much more to say about every \
+                    one of its many neighbourhoods, so let me go on for quite a while.";
+
+/// The longest silence between two of her audible frames (by arrival) from the first
+/// to the last.
+fn longest_gap(voice: &FakeVoice) -> Duration {
+    let heard = voice.bot_audible();
+    heard
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .max()
+        .unwrap_or_default()
+}
+
+/// No garbled frame: every person in the group opened every DAVE frame, no voice went
+/// in the clear while DAVE was on, and neither side saw a protocol problem.
+fn assert_no_garbled_frame(voice: &FakeVoice) {
+    assert_eq!(
+        voice.undecryptable(),
+        0,
+        "every frame she sent opened for everyone in the group"
+    );
+    let plain = voice
+        .bot_frames()
+        .iter()
+        .filter(|f| f.plain_voice())
+        .count();
+    assert_eq!(
+        plain, 0,
+        "no voice of hers went in the clear while DAVE was on"
+    );
+    assert_eq!(
+        voice.dave_problems(),
+        Vec::<String>::new(),
+        "the group's life"
+    );
+}
+
+/// Wait until her answer has ended (no audible frame for 700 ms after at least one).
+async fn answer_done(child: tokio::process::Child, voice: &FakeVoice) -> tokio::process::Child {
+    wait_or_explain(
+        child,
+        Duration::from_secs(60),
+        "the end of her answer",
+        || {
+            voice
+                .bot_audible()
+                .last()
+                .is_some_and(|t| t.elapsed() > Duration::from_millis(700))
+        },
+    )
+    .await
+}
+
+/// `/status voice:True` in the general channel; its text.
+async fn status_voice(discord: &FakeDiscord) -> String {
+    let s = discord.slash(
+        GENERAL,
+        OWNER,
+        "status",
+        json!([{"type": 5, "name": "voice", "value": true}]),
+        0,
+    );
+    discord.wait_callback(s).await.content()
+}
+
+/// She is serving with the long answer for every reply; recognition hears `first`,
+/// then `then`.
+async fn serving(
+    discord: &FakeDiscord,
+    first: &str,
+    then: &str,
+) -> (
+    tokio::process::Child,
+    ScriptedModel,
+    SpeechServer,
+    tempfile::TempDir,
+) {
+    let model = ScriptedModel::start().await;
+    // Every reply is the long one (a speculative ask ahead may take the first).
+    model.set_fallback(Reply::text(LONG));
+    let speech = SpeechServer::start().await;
+    speech.push_transcript(first);
+    speech.set_default_transcript(then);
+    let home = tempfile::tempdir().unwrap();
+    let child =
+        serve_trusting_the_test_ca(discord, &model, home.path(), &speech.openai_env()).await;
+    (child, model, speech, home)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_keeps_speaking_and_hearing_with_no_garbled_frame(
+) {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER, GUEST]).await;
+    // The execute comes well after her Transition Ready: a sender that switched keys
+    // at the commit would send the people frames they cannot open for this long.
+    voice.set_execute_delay(Duration::from_millis(700));
+    let (child, model, _speech, _home) = serving(
+        &discord,
+        "Kotoba, tell me about Tokyo.",
+        "Kotoba, are you still there?",
+    )
+    .await;
+    discord.voice_state(GUEST, Some(LOUNGE));
+    join_with_dave(&discord, &voice).await;
+
+    voice
+        .speak(OWNER, 5555, &utterance("Kotoba, tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
+        voice.bot_audible().len() >= 25
+    })
+    .await;
+    // A third person joins while she speaks; then Gus leaves, and this time a person
+    // commits the change (her own commit is lost, and she takes theirs).
+    voice.dave_change(Change::Join(THIRD));
+    let child = wait_or_explain(child, Duration::from_secs(20), "the join executed", || {
+        voice.dave(|d| d.idle() && d.executed.len() >= 2)
+    })
+    .await;
+    voice.set_people_commit(true);
+    voice.dave_change(Change::Leave(GUEST));
+    let child = wait_or_explain(child, Duration::from_secs(20), "the leave executed", || {
+        voice.dave(|d| d.idle() && d.executed.len() >= 3)
+    })
+    .await;
+    let left_at = voice.dave(|d| d.executed[2].at);
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(30),
+        "her voice after the leave",
+        || {
+            voice
+                .bot_audible()
+                .iter()
+                .filter(|t| **t > left_at + GRACE)
+                .count()
+                >= 10
+        },
+    )
+    .await;
+    let child = answer_done(child, &voice).await;
+
+    assert_no_garbled_frame(&voice);
+    let gap = longest_gap(&voice);
+    assert!(
+        gap < Duration::from_millis(450),
+        "no audible gap in her answer: {gap:?}"
+    );
+    let (third_opened, third_failed) =
+        voice.dave(|d| d.person(THIRD).map(|p| (p.opened, p.failed)).unwrap());
+    assert!(third_opened > 0 && third_failed == 0, "the newcomer opened what she sent after the transition: {third_opened} opened, {third_failed} failed");
+    let (gus_opened, gus_after) = voice.dave(|d| {
+        d.person(GUEST)
+            .map(|p| (p.opened, p.opened_after_leaving))
+            .unwrap()
+    });
+    assert!(gus_opened > 0, "Gus heard her while he was in the call");
+    assert_eq!(gus_after, 0, "Gus cannot open what she sends after he left");
+
+    // She still hears: the owner asks again, with the new group's keys.
+    let asked = model.request_count();
+    voice
+        .speak(OWNER, 5555, &utterance("Kotoba, are you still there?"))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "a second turn", || {
+        model.request_count() > asked
+    })
+    .await;
+    let status = status_voice(&discord).await;
+    assert!(status.contains("epoch 3"), "{status}");
+    assert!(
+        status.contains("user 7777"),
+        "the newcomer is in the group: {status}"
+    );
+    assert!(!status.contains("gus"), "Gus is not: {status}");
+    assert!(
+        status.contains("frames she could not decrypt: 0"),
+        "{status}"
+    );
+    assert_no_garbled_frame(&voice);
+    stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn she_is_welcomed_into_a_group_the_people_made_before_her_and_hears_and_answers_in_it() {
+    let discord = FakeDiscord::start().await;
+    let voice = FakeVoice::start_with_dave_group(
+        Expect {
+            server_id: GUILD,
+            user_id: BOT,
+        },
+        LOUNGE,
+        &[OWNER, GUEST],
+    )
+    .await;
+    discord.use_voice_server(voice.endpoint());
+    let (child, model, _speech, _home) = serving(
+        &discord,
+        "Kotoba, tell me about Tokyo.",
+        "Kotoba, tell me about Tokyo.",
+    )
+    .await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    discord.voice_state(GUEST, Some(LOUNGE));
+    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let said = answer_of(&discord, j, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+    voice
+        .wait_until("her welcome executed", Duration::from_secs(15), |v| {
+            v.dave_ready()
+        })
+        .await;
+    let binary: Vec<u64> = voice
+        .conns()
+        .iter()
+        .flat_map(|c| c.received.iter())
+        .filter(|v| v.get("binary_len").is_some())
+        .filter_map(|v| v["op"].as_u64())
+        .collect();
+    assert_eq!(
+        binary,
+        vec![26],
+        "she sent her key package and committed nothing"
+    );
+    assert_eq!(
+        voice.sent(23).len(),
+        1,
+        "she was ready for the welcome's transition"
+    );
+
+    voice
+        .speak(OWNER, 5555, &utterance("Kotoba, tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "her answer", || {
+        voice.bot_audible().len() >= 50
+    })
+    .await;
+    assert!(model.request_count() >= 1, "what the person said was heard");
+    assert!(
+        voice.bot_frames().iter().any(|f| f.e2ee),
+        "her answer went end-to-end encrypted"
+    );
+    assert_no_garbled_frame(&voice);
+    stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_she_cannot_process_is_answered_31_and_she_is_welcomed_back_without_a_garbled_frame(
+) {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
+    let (child, _model, _speech, _home) =
+        serving(&discord, "Tell me about Tokyo.", "Okay then.").await;
+    join_with_dave(&discord, &voice).await;
+    voice
+        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
+        voice.bot_audible().len() >= 25
+    })
+    .await;
+
+    voice.dave_change(Change::BadCommit);
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "her 31 and her return",
+        || voice.dave(|d| d.invalid.len() == 1 && d.idle() && d.executed.len() >= 2),
+    )
+    .await;
+    let bad = voice.dave(|d| d.invalid[0]);
+    let invalid = voice.sent(31);
+    assert_eq!(invalid.len(), 1, "one Invalid Commit/Welcome");
+    assert_eq!(
+        invalid[0]["d"]["transition_id"], bad,
+        "naming the bad transition"
+    );
+    let binary: Vec<u64> = voice
+        .conns()
+        .iter()
+        .flat_map(|c| c.received.iter())
+        .filter(|v| v.get("binary_len").is_some())
+        .filter_map(|v| v["op"].as_u64())
+        .collect();
+    assert_eq!(binary, vec![26, 28, 26], "a new key package after the 31");
+    let back_at = voice.dave(|d| d.executed.last().map(|e| e.at).unwrap());
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "her voice after her return",
+        || {
+            voice
+                .bot_audible()
+                .iter()
+                .filter(|t| **t > back_at + GRACE)
+                .count()
+                >= 10
+        },
+    )
+    .await;
+    assert_no_garbled_frame(&voice);
+    let status = status_voice(&discord).await;
+    assert!(
+        status.contains("commits she could not process: 1"),
+        "{status}"
+    );
+    stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_downgrade_to_version_0_and_back_and_an_epoch_reset_keep_her_answer_audible() {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
+    let (child, _model, _speech, _home) =
+        serving(&discord, "Tell me about Tokyo.", "Okay then.").await;
+    join_with_dave(&discord, &voice).await;
+    voice
+        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
+        voice.bot_audible().len() >= 25
+    })
+    .await;
+
+    voice.dave_change(Change::Downgrade);
+    let child = wait_or_explain(child, Duration::from_secs(20), "the downgrade", || {
+        voice.dave(|d| d.idle() && d.version == 0)
+    })
+    .await;
+    let down_at = voice.dave(|d| d.executed.last().map(|e| e.at).unwrap());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    voice.dave_change(Change::Upgrade);
+    let child = wait_or_explain(child, Duration::from_secs(20), "the upgrade", || {
+        voice.dave(|d| d.idle() && d.version == 1 && d.executed.len() >= 3)
+    })
+    .await;
+    let up_at = voice.dave(|d| d.executed.last().map(|e| e.at).unwrap());
+    voice.dave_change(Change::Reset);
+    let child = wait_or_explain(child, Duration::from_secs(20), "the reset", || {
+        voice.dave(|d| d.idle() && d.executed.len() >= 4)
+    })
+    .await;
+    let reset_at = voice.dave(|d| d.executed.last().map(|e| e.at).unwrap());
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(30),
+        "her voice after the reset",
+        || {
+            voice
+                .bot_audible()
+                .iter()
+                .filter(|t| **t > reset_at + GRACE)
+                .count()
+                >= 10
+        },
+    )
+    .await;
+    let child = answer_done(child, &voice).await;
+
+    assert_no_garbled_frame(&voice);
+    let versions: Vec<u16> = voice.dave(|d| d.executed.iter().map(|e| e.version).collect());
+    assert_eq!(
+        versions,
+        vec![1, 0, 1, 1],
+        "created, downgraded, upgraded, reset"
+    );
+    let frames = voice.bot_frames();
+    let voiced = |f: &&crate::support::voice::BotFrame| f.audible;
+    let during_v0: Vec<_> = frames
+        .iter()
+        .filter(|f| f.at > down_at + GRACE && f.at < up_at)
+        .filter(voiced)
+        .collect();
+    assert!(
+        !during_v0.is_empty() && during_v0.iter().all(|f| !f.e2ee),
+        "at version 0 she spoke with transport encryption only ({} frames)",
+        during_v0.len()
+    );
+    let after_up: Vec<_> = frames
+        .iter()
+        .filter(|f| f.at > up_at + GRACE)
+        .filter(voiced)
+        .collect();
+    assert!(
+        !after_up.is_empty() && after_up.iter().all(|f| f.e2ee),
+        "after the upgrade every voiced frame was end-to-end encrypted"
+    );
+    let gap = longest_gap(&voice);
+    assert!(
+        gap < Duration::from_millis(450),
+        "no audible gap in her answer: {gap:?}"
+    );
+    stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_the_groups_first_transition_executes_she_sends_no_voice_in_the_clear() {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
+    // The group's creation executes long after her Transition Ready: she answers
+    // before she has a key to encrypt with.
+    voice.set_execute_delay(Duration::from_secs(8));
+    let (child, model, _speech, _home) =
+        serving(&discord, "Tell me about Tokyo.", "Tell me about Tokyo.").await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let said = answer_of(&discord, j, 20).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+    voice
+        .wait_until("her Transition Ready", Duration::from_secs(15), |v| {
+            !v.sent(23).is_empty()
+        })
+        .await;
+    // The person has no key yet either: their words go with transport encryption only.
+    voice
+        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(20), "her turn", || {
+        model.request_count() >= 1 && voice.bot_frames().len() >= 25
+    })
+    .await;
+    assert!(
+        voice.dave(|d| d.executed.is_empty()),
+        "the group's transition has not executed yet"
+    );
+    let frames = voice.bot_frames();
+    assert!(
+        frames.iter().all(|f| f.is_silence()),
+        "she sent only silence without a key"
+    );
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "her voice after the execute",
+        || voice.bot_audible().len() >= 10,
+    )
+    .await;
+    assert_no_garbled_frame(&voice);
+    stop(child).await;
+}
