@@ -469,3 +469,54 @@ async fn before_the_groups_first_transition_executes_she_sends_no_voice_in_the_c
     assert_no_garbled_frame(&voice);
     stop(child).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dave_messages_a_dropped_socket_missed_are_redelivered_on_resume_and_the_join_goes_through()
+{
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
+    let (child, _model, _speech, _home) =
+        serving(&discord, "Tell me about Tokyo.", "Tell me about Tokyo.").await;
+    join_with_dave(&discord, &voice).await;
+    voice
+        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
+        voice.bot_audible().len() >= 25
+    })
+    .await;
+    // A person joins; Clients Connect and the proposals never reach her, and the
+    // socket drops (4015).
+    let before = voice.last_seq();
+    voice.dave_change_lost_then_close(Change::Join(THIRD));
+    let child = wait_or_explain(child, Duration::from_secs(30), "the join executed", || {
+        voice.dave(|d| d.idle() && d.executed.len() >= 2)
+    })
+    .await;
+    let resume = voice.sent(7);
+    assert_eq!(resume.len(), 1, "she resumed once: {resume:?}");
+    assert_eq!(
+        resume[0]["d"]["seq_ack"],
+        i64::from(before),
+        "her resume named the last message she received"
+    );
+    let joined_at = voice.dave(|d| d.executed[1].at);
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "her voice after the join",
+        || {
+            voice
+                .bot_audible()
+                .iter()
+                .filter(|t| **t > joined_at + GRACE)
+                .count()
+                >= 10
+        },
+    )
+    .await;
+    assert_no_garbled_frame(&voice);
+    let third = voice.dave(|d| d.person(THIRD).map(|p| p.opened).unwrap());
+    assert!(third > 0, "the newcomer hears her");
+    stop(child).await;
+}

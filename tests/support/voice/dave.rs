@@ -91,6 +91,26 @@ struct Pending {
     awaiting_key_package: bool,
 }
 
+impl Pending {
+    /// Transition `id` to `version`, the bot committing nothing, no one joining or
+    /// leaving.
+    fn new(id: u16, version: u16) -> Pending {
+        Pending {
+            id,
+            version,
+            commit: None,
+            welcome: None,
+            joiners: Vec::new(),
+            leavers: Vec::new(),
+            bot_joins: false,
+            bot_commits: false,
+            ready: false,
+            bad: false,
+            awaiting_key_package: false,
+        }
+    }
+}
+
 /// An executed transition, for the tests.
 #[derive(Clone, Debug)]
 pub struct Executed {
@@ -179,7 +199,7 @@ impl Delivery {
     }
 
     /// Like [`Delivery::new`], with the people already in a group of their own: the
-    /// first creates it and commits the rest, before the bot arrives.
+    /// first creates it and commits the rest (two at least), before the bot arrives.
     pub fn with_group(channel: u64, bot: u64, people: &[u64]) -> Delivery {
         let mut delivery = Delivery::new(channel, bot, people);
         let (&first, rest) = people.split_first().expect("at least one person");
@@ -365,17 +385,9 @@ impl Delivery {
                     p.reinit(self.channel);
                 }
                 self.pending = Some(Pending {
-                    id: 0,
-                    version: 1,
-                    commit: None,
-                    welcome: None,
-                    joiners: Vec::new(),
-                    leavers: Vec::new(),
-                    bot_joins: false,
                     bot_commits: true,
-                    ready: false,
-                    bad: false,
                     awaiting_key_package: true,
+                    ..Pending::new(0, 1)
                 });
                 vec![Out::Text(
                     json!({"op": 24, "d": {"protocol_version": 1, "epoch": 1}}),
@@ -383,19 +395,7 @@ impl Delivery {
             }
             Change::Downgrade => {
                 let id = self.next_id();
-                self.pending = Some(Pending {
-                    id,
-                    version: 0,
-                    commit: None,
-                    welcome: None,
-                    joiners: Vec::new(),
-                    leavers: Vec::new(),
-                    bot_joins: false,
-                    bot_commits: false,
-                    ready: false,
-                    bad: false,
-                    awaiting_key_package: false,
-                });
+                self.pending = Some(Pending::new(id, 0));
                 vec![Out::Text(
                     json!({"op": 21, "d": {"transition_id": id, "protocol_version": 0}}),
                 )]
@@ -403,17 +403,9 @@ impl Delivery {
             Change::BadCommit => {
                 let id = self.next_id();
                 self.pending = Some(Pending {
-                    id,
-                    version: 1,
-                    commit: None,
-                    welcome: None,
-                    joiners: Vec::new(),
-                    leavers: Vec::new(),
                     bot_joins: true,
-                    bot_commits: false,
-                    ready: false,
                     bad: true,
-                    awaiting_key_package: false,
+                    ..Pending::new(id, 1)
                 });
                 // A commit for an epoch the bot is not at: it cannot process it.
                 let mut frame = vec![29];
@@ -441,17 +433,9 @@ impl Delivery {
                 .collect();
             let id = self.next_id();
             self.pending = Some(Pending {
-                id,
-                version: 1,
-                commit: None,
-                welcome: None,
                 joiners: present,
-                leavers: Vec::new(),
-                bot_joins: false,
                 bot_commits: true,
-                ready: false,
-                bad: false,
-                awaiting_key_package: false,
+                ..Pending::new(id, 1)
             });
             let mut frame = vec![27, 0];
             frame.extend(self.add_proposals(&packages));
@@ -507,17 +491,9 @@ impl Delivery {
         let id = self.next_id();
         self.epoch += 1;
         self.pending = Some(Pending {
-            id,
-            version: 1,
             commit: Some(commit),
-            welcome: None,
-            joiners: Vec::new(),
-            leavers: Vec::new(),
             bot_joins: true,
-            bot_commits: false,
-            ready: false,
-            bad: false,
-            awaiting_key_package: false,
+            ..Pending::new(id, 1)
         });
         let mut frame = vec![30];
         frame.extend_from_slice(&id.to_be_bytes());
@@ -553,17 +529,10 @@ impl Delivery {
         frame.extend(proposals);
         let mut out = vec![Out::Binary(frame)];
         let mut pending = Pending {
-            id,
-            version: 1,
-            commit: None,
-            welcome: None,
             joiners,
             leavers,
-            bot_joins: false,
             bot_commits,
-            ready: false,
-            bad: false,
-            awaiting_key_package: false,
+            ..Pending::new(id, 1)
         };
         if let Some((commit, welcome)) = made {
             // A person's commit wins; the bot's own commit (if it sends one) is lost.

@@ -117,6 +117,10 @@ async fn connection<S>(
         let msg = tokio::select! {
             pushed = rx.recv() => {
                 let Some(out) = pushed else { return };
+                if matches!(out, Out::Lost(_)) {
+                    let _ = message(shared, version, out);
+                    continue;
+                }
                 let close = matches!(out, Out::Close(_));
                 if send(shared, version, &mut ws, out).await.is_err() || close {
                     return;
@@ -225,8 +229,7 @@ fn record(shared: &Shared, index: usize, v: Value) {
     shared.changed();
 }
 
-/// Send `out` on a connection of `version`: from 8, with the next sequence number
-/// (kept for re-delivery), except Hello and Heartbeat ACK.
+/// Send `out` on a connection of `version` (see [`message`]).
 async fn send<S>(
     shared: &Shared,
     version: u64,
@@ -236,8 +239,15 @@ async fn send<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    let msg = message(shared, version, out);
+    ws.send(msg).await.map_err(|_| ())
+}
+
+/// `out` as a websocket message on a connection of `version`: from 8, with the next
+/// sequence number (kept for re-delivery), except Hello and Heartbeat ACK.
+fn message(shared: &Shared, version: u64, out: Out) -> Message {
     let numbered = version >= 8;
-    let msg = match out {
+    match out {
         Out::Text(mut v) => {
             let unnumbered = matches!(v["op"].as_u64(), Some(8) | Some(6));
             if numbered && !unnumbered {
@@ -262,12 +272,13 @@ where
                 Message::binary(b)
             }
         }
+        // Numbered and kept, never sent: as if the socket dropped it.
+        Out::Lost(inner) => message(shared, version, *inner),
         Out::Close(code) => {
             let code = CloseCode::try_from(code).ok();
             Message::close(code, "closed by the loopback voice server")
         }
-    };
-    ws.send(msg).await.map_err(|_| ())
+    }
 }
 
 /// Execute DAVE transition `id` after the delivery's delay, on the live connection.

@@ -89,6 +89,9 @@ pub enum Out {
     Binary(Vec<u8>),
     /// Close the socket with this code.
     Close(u16),
+    /// A message numbered and kept for re-delivery but never sent, as if the socket
+    /// dropped it (version 8).
+    Lost(Box<Out>),
 }
 
 /// One audio frame the bot sent, as the voice server opened it.
@@ -376,6 +379,19 @@ impl FakeVoice {
         for out in outs {
             self.push(out);
         }
+        self.shared.changed();
+    }
+
+    /// Put `change` through the group with every message it sends her lost on the
+    /// wire, then close the socket with 4015: only a resume that names the last message
+    /// she received (`seq_ack`) gets them re-delivered.
+    pub fn dave_change_lost_then_close(&self, change: dave::Change) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        let outs = lock(d).change(change);
+        for out in outs {
+            self.push(Out::Lost(Box::new(out)));
+        }
+        self.push(Out::Close(4015));
         self.shared.changed();
     }
 
