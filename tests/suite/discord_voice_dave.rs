@@ -47,13 +47,7 @@ pub(super) async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
     voice
         .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
         .await;
-    let sent_binary: Vec<u64> = voice
-        .conns()
-        .iter()
-        .flat_map(|c| c.received.iter())
-        .filter(|v| v.get("binary_len").is_some())
-        .filter_map(|v| v["op"].as_u64())
-        .collect();
+    let sent_binary = voice.binary_ops();
     assert_eq!(
         sent_binary,
         vec![26, 28],

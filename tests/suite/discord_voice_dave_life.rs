@@ -117,30 +117,60 @@ async fn serving(
     (child, model, speech, home)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_keeps_speaking_and_hearing_with_no_garbled_frame(
-) {
-    let discord = FakeDiscord::start().await;
-    let voice = dave_voice_server_for(&discord, &[OWNER, GUEST]).await;
-    // The execute comes well after her Transition Ready: a sender that switched keys
-    // at the commit would send the people frames they cannot open for this long.
-    voice.set_execute_delay(Duration::from_millis(700));
-    let (child, model, _speech, _home) = serving(
-        &discord,
-        "Kotoba, tell me about Tokyo.",
-        "Kotoba, are you still there?",
-    )
-    .await;
-    discord.voice_state(GUEST, Some(LOUNGE));
-    join_with_dave(&discord, &voice).await;
+/// Everything a call in the middle of her answer holds.
+struct Call {
+    discord: FakeDiscord,
+    voice: FakeVoice,
+    model: ScriptedModel,
+    _speech: SpeechServer,
+    _home: tempfile::TempDir,
+}
 
-    voice
-        .speak(OWNER, 5555, &utterance("Kotoba, tell me about Tokyo."))
-        .await;
+/// A DAVE call with `people` in the lounge (the owner first), her group up (executes
+/// after `execute_delay` when given), the owner asking `words`, and her long answer
+/// under way (half a second heard).
+async fn mid_answer(
+    people: &[u64],
+    words: &str,
+    execute_delay: Option<Duration>,
+) -> (Call, tokio::process::Child) {
+    let discord = FakeDiscord::start().await;
+    let voice = dave_voice_server_for(&discord, people).await;
+    if let Some(delay) = execute_delay {
+        voice.set_execute_delay(delay);
+    }
+    let (child, model, speech, home) = serving(&discord, words, words).await;
+    for &p in people {
+        discord.voice_state(p, Some(LOUNGE));
+    }
+    join_with_dave(&discord, &voice).await;
+    voice.speak(OWNER, 5555, &utterance(words)).await;
     let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
         voice.bot_audible().len() >= 25
     })
     .await;
+    let call = Call {
+        discord,
+        voice,
+        model,
+        _speech: speech,
+        _home: home,
+    };
+    (call, child)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_keeps_speaking_and_hearing_with_no_garbled_frame(
+) {
+    // The execute comes well after her Transition Ready: a sender that switched keys
+    // at the commit would send the people frames they cannot open for this long.
+    let (call, child) = mid_answer(
+        &[OWNER, GUEST],
+        "Kotoba, tell me about Tokyo.",
+        Some(Duration::from_millis(700)),
+    )
+    .await;
+    let (discord, voice, model) = (&call.discord, &call.voice, &call.model);
     // A third person joins while she speaks; then Gus leaves, and this time a person
     // commits the change (her own commit is lost, and she takes theirs).
     voice.dave_change(Change::Join(THIRD));
@@ -169,10 +199,10 @@ async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_kee
         },
     )
     .await;
-    let child = answer_done(child, &voice).await;
+    let child = answer_done(child, voice).await;
 
-    assert_no_garbled_frame(&voice);
-    let gap = longest_gap(&voice);
+    assert_no_garbled_frame(voice);
+    let gap = longest_gap(voice);
     assert!(
         gap < Duration::from_millis(450),
         "no audible gap in her answer: {gap:?}"
@@ -191,13 +221,13 @@ async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_kee
     // She still hears: the owner asks again, with the new group's keys.
     let asked = model.request_count();
     voice
-        .speak(OWNER, 5555, &utterance("Kotoba, are you still there?"))
+        .speak(OWNER, 5555, &utterance("Kotoba, tell me about Tokyo."))
         .await;
     let child = wait_or_explain(child, Duration::from_secs(30), "a second turn", || {
         model.request_count() > asked
     })
     .await;
-    let status = status_voice(&discord).await;
+    let status = status_voice(discord).await;
     assert!(status.contains("epoch 3"), "{status}");
     assert!(
         status.contains("user 7777"),
@@ -208,7 +238,7 @@ async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_kee
         status.contains("frames she could not decrypt: 0"),
         "{status}"
     );
-    assert_no_garbled_frame(&voice);
+    assert_no_garbled_frame(voice);
     stop(child).await;
 }
 
@@ -241,13 +271,7 @@ async fn she_is_welcomed_into_a_group_the_people_made_before_her_and_hears_and_a
             v.dave_ready()
         })
         .await;
-    let binary: Vec<u64> = voice
-        .conns()
-        .iter()
-        .flat_map(|c| c.received.iter())
-        .filter(|v| v.get("binary_len").is_some())
-        .filter_map(|v| v["op"].as_u64())
-        .collect();
+    let binary = voice.binary_ops();
     assert_eq!(
         binary,
         vec![26],
@@ -278,18 +302,8 @@ async fn she_is_welcomed_into_a_group_the_people_made_before_her_and_hears_and_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_she_cannot_process_is_answered_31_and_she_is_welcomed_back_without_a_garbled_frame(
 ) {
-    let discord = FakeDiscord::start().await;
-    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
-    let (child, _model, _speech, _home) =
-        serving(&discord, "Tell me about Tokyo.", "Okay then.").await;
-    join_with_dave(&discord, &voice).await;
-    voice
-        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
-        .await;
-    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
-        voice.bot_audible().len() >= 25
-    })
-    .await;
+    let (call, child) = mid_answer(&[OWNER], "Tell me about Tokyo.", None).await;
+    let (discord, voice) = (&call.discord, &call.voice);
 
     voice.dave_change(Change::BadCommit);
     let child = wait_or_explain(
@@ -306,13 +320,7 @@ async fn a_commit_she_cannot_process_is_answered_31_and_she_is_welcomed_back_wit
         invalid[0]["d"]["transition_id"], bad,
         "naming the bad transition"
     );
-    let binary: Vec<u64> = voice
-        .conns()
-        .iter()
-        .flat_map(|c| c.received.iter())
-        .filter(|v| v.get("binary_len").is_some())
-        .filter_map(|v| v["op"].as_u64())
-        .collect();
+    let binary = voice.binary_ops();
     assert_eq!(binary, vec![26, 28, 26], "a new key package after the 31");
     let back_at = voice.dave(|d| d.executed.last().map(|e| e.at).unwrap());
     let child = wait_or_explain(
@@ -329,8 +337,8 @@ async fn a_commit_she_cannot_process_is_answered_31_and_she_is_welcomed_back_wit
         },
     )
     .await;
-    assert_no_garbled_frame(&voice);
-    let status = status_voice(&discord).await;
+    assert_no_garbled_frame(voice);
+    let status = status_voice(discord).await;
     assert!(
         status.contains("commits she could not process: 1"),
         "{status}"
@@ -340,18 +348,8 @@ async fn a_commit_she_cannot_process_is_answered_31_and_she_is_welcomed_back_wit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_downgrade_to_version_0_and_back_and_an_epoch_reset_keep_her_answer_audible() {
-    let discord = FakeDiscord::start().await;
-    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
-    let (child, _model, _speech, _home) =
-        serving(&discord, "Tell me about Tokyo.", "Okay then.").await;
-    join_with_dave(&discord, &voice).await;
-    voice
-        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
-        .await;
-    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
-        voice.bot_audible().len() >= 25
-    })
-    .await;
+    let (call, child) = mid_answer(&[OWNER], "Tell me about Tokyo.", None).await;
+    let voice = &call.voice;
 
     voice.dave_change(Change::Downgrade);
     let child = wait_or_explain(child, Duration::from_secs(20), "the downgrade", || {
@@ -386,9 +384,9 @@ async fn a_downgrade_to_version_0_and_back_and_an_epoch_reset_keep_her_answer_au
         },
     )
     .await;
-    let child = answer_done(child, &voice).await;
+    let child = answer_done(child, voice).await;
 
-    assert_no_garbled_frame(&voice);
+    assert_no_garbled_frame(voice);
     let versions: Vec<u16> = voice.dave(|d| d.executed.iter().map(|e| e.version).collect());
     assert_eq!(
         versions,
@@ -416,7 +414,7 @@ async fn a_downgrade_to_version_0_and_back_and_an_epoch_reset_keep_her_answer_au
         !after_up.is_empty() && after_up.iter().all(|f| f.e2ee),
         "after the upgrade every voiced frame was end-to-end encrypted"
     );
-    let gap = longest_gap(&voice);
+    let gap = longest_gap(voice);
     assert!(
         gap < Duration::from_millis(450),
         "no audible gap in her answer: {gap:?}"
@@ -473,18 +471,8 @@ async fn before_the_groups_first_transition_executes_she_sends_no_voice_in_the_c
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dave_messages_a_dropped_socket_missed_are_redelivered_on_resume_and_the_join_goes_through()
 {
-    let discord = FakeDiscord::start().await;
-    let voice = dave_voice_server_for(&discord, &[OWNER]).await;
-    let (child, _model, _speech, _home) =
-        serving(&discord, "Tell me about Tokyo.", "Tell me about Tokyo.").await;
-    join_with_dave(&discord, &voice).await;
-    voice
-        .speak(OWNER, 5555, &utterance("Tell me about Tokyo."))
-        .await;
-    let child = wait_or_explain(child, Duration::from_secs(30), "voice from her", || {
-        voice.bot_audible().len() >= 25
-    })
-    .await;
+    let (call, child) = mid_answer(&[OWNER], "Tell me about Tokyo.", None).await;
+    let voice = &call.voice;
     // A person joins; Clients Connect and the proposals never reach her, and the
     // socket drops (4015).
     let before = voice.last_seq();
@@ -515,7 +503,7 @@ async fn dave_messages_a_dropped_socket_missed_are_redelivered_on_resume_and_the
         },
     )
     .await;
-    assert_no_garbled_frame(&voice);
+    assert_no_garbled_frame(voice);
     let third = voice.dave(|d| d.person(THIRD).map(|p| p.opened).unwrap());
     assert!(third > 0, "the newcomer hears her");
     stop(child).await;

@@ -277,6 +277,16 @@ impl FakeVoice {
             .collect()
     }
 
+    /// The opcodes of the binary (DAVE) messages she sent, in order.
+    pub fn binary_ops(&self) -> Vec<u64> {
+        self.conns()
+            .iter()
+            .flat_map(|c| c.received.iter())
+            .filter(|v| v.get("binary_len").is_some())
+            .filter_map(|v| v["op"].as_u64())
+            .collect()
+    }
+
     /// Identify payloads (op 0).
     pub fn identifies(&self) -> Vec<Value> {
         self.sent(0)

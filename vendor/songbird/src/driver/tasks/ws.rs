@@ -308,13 +308,18 @@ impl AuxNetwork {
             GatewayEvent::DavePrepareTransition(ev) => {
                 // A downgrade (to version 0) is prepared: keys for decryption stay
                 // usable a while; the sender switches only when it executes.
+                self.dave_next_version = ev.protocol_version;
                 self.dave_prepare(ev.transition_id, ev.protocol_version);
                 if ev.protocol_version == 0 {
                     if let Some(ref mut dave_session) = *self.dave_session.write().unwrap() {
                         dave_session.set_passthrough_mode(true, Some(120));
                     }
                 }
-                self.dave_ready(ev.transition_id, ev.protocol_version).await?;
+                if ev.transition_id == 0 {
+                    self.execute_dave_transition(interconnect, 0);
+                } else {
+                    self.dave_ready(ev.transition_id, ev.protocol_version).await?;
+                }
             },
             GatewayEvent::DaveExecuteTransition(ev) => {
                 self.execute_dave_transition(interconnect, ev.transition_id);
