@@ -55,6 +55,9 @@ pub async fn serve(
             tracing::debug!("TCP_NODELAY: {e}");
         }
     });
+    // The client's address goes with each request: wrong passwords slow down per
+    // address (web/throttle.rs).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await

@@ -575,3 +575,62 @@ async fn every_page_api_error_is_json_in_plain_words() {
     let v: Value = wrong_method.json().await.unwrap();
     assert_eq!(v["error"], "method_not_allowed", "{v}");
 }
+
+#[tokio::test]
+async fn wrong_passwords_past_five_slow_the_next_login_and_bearer_down_even_with_the_right_one() {
+    let r = start_with(
+        WebOptions {
+            password: Some("hunter2".into()),
+            ..options()
+        },
+        Vec::new(),
+    )
+    .await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let login = |password: &'static str| {
+        client
+            .post(r.url("/login"))
+            .form(&[("password", password)])
+            .send()
+    };
+    for _ in 0..5 {
+        assert_eq!(login("nope").await.unwrap().status(), 401, "a free try");
+    }
+    // The fifth wrong one started a wait: even the right password waits it out.
+    let slowed = login("hunter2").await.unwrap();
+    assert_eq!(slowed.status(), 429);
+    assert_eq!(slowed.headers()["retry-after"], "1");
+    let page = slowed.text().await.unwrap();
+    assert!(
+        page.contains("Too many wrong passwords: try again in 1 seconds."),
+        "{page}"
+    );
+    let api = r
+        .http
+        .get(r.url("/api/grants"))
+        .bearer_auth("hunter2")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 429, "a bearer header is a login too");
+    let body: Value = api.json().await.unwrap();
+    assert_eq!(body["error"], "too_many_attempts");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        login("hunter2").await.unwrap().status(),
+        303,
+        "after the wait the right password logs in"
+    );
+    // Its success forgot the failures: a wrong bearer is a plain 401 again.
+    let wrong = r
+        .http
+        .get(r.url("/api/grants"))
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+}

@@ -5,6 +5,9 @@
 //! - No password: the server only binds loopback ([`crate::surfaces::http::check_bind`]) and answers
 //!   only loopback host names, so a tunnel, a reverse proxy under another name or a
 //!   DNS-rebinding page gets 403 instead of an unauthenticated owner's page.
+//! - Wrong passwords slow down (`throttle.rs`): a login form or bearer header past the
+//!   free tries waits, growing, and a try during the wait is refused with 429 and
+//!   `Retry-After`.
 //! - Any state-changing request whose `Origin` names another host is refused (CSRF),
 //!   and so is a WebSocket upgrade (the voice socket: browsers open those across
 //!   sites without CORS); POST bodies are JSON, which a cross-site form cannot send
@@ -16,6 +19,7 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
+use super::throttle::{self, ClientAddr};
 use super::{json_error, Shared};
 use crate::engine::Answerer;
 
@@ -115,7 +119,30 @@ pub(super) async fn require(State(st): State<Shared>, req: Request, next: Next) 
     let host = request_host(&req);
     match &st.options.password {
         Some(password) => {
-            if !authenticated(req.headers(), password, &st.cookie_token) {
+            let addr = throttle::client_addr(req.extensions());
+            let guess = bearer(req.headers()).is_some();
+            let now = tokio::time::Instant::now();
+            if guess {
+                if let Some(wait) = st.logins.wait(addr, now) {
+                    let mut resp = json_error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "too_many_attempts",
+                        &format!(
+                            "too many wrong passwords from this address: try again in {} seconds",
+                            throttle::seconds(wait)
+                        ),
+                    );
+                    retry_after(&mut resp, wait);
+                    return resp;
+                }
+            }
+            let ok = authenticated(req.headers(), password, &st.cookie_token);
+            if guess && ok {
+                st.logins.succeeded(addr);
+            } else if guess {
+                st.logins.failed(addr, now);
+            }
+            if !ok {
                 if req.uri().path() == "/" && req.method() == Method::GET {
                     return login_page(StatusCode::OK, None);
                 }
@@ -157,20 +184,45 @@ pub(super) struct LoginForm {
 }
 
 /// `POST /login`: the right password sets the cookie and goes back to the page.
-pub(super) async fn login(State(st): State<Shared>, Form(form): Form<LoginForm>) -> Response {
+/// A wrong one counts against the client's address (`throttle.rs`); during its wait
+/// no password is checked.
+pub(super) async fn login(
+    State(st): State<Shared>,
+    ClientAddr(addr): ClientAddr,
+    Form(form): Form<LoginForm>,
+) -> Response {
     let Some(password) = &st.options.password else {
         return redirect_home(None);
     };
+    let now = tokio::time::Instant::now();
+    if let Some(wait) = st.logins.wait(addr, now) {
+        let note = format!(
+            "Too many wrong passwords: try again in {} seconds.",
+            throttle::seconds(wait)
+        );
+        let mut resp = login_page(StatusCode::TOO_MANY_REQUESTS, Some(&note));
+        retry_after(&mut resp, wait);
+        return resp;
+    }
     if !secret_eq(&form.password, password) {
+        st.logins.failed(addr, now);
         return login_page(
             StatusCode::UNAUTHORIZED,
             Some("That password is not right."),
         );
     }
+    st.logins.succeeded(addr);
     redirect_home(Some(format!(
         "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
         st.cookie_token
     )))
+}
+
+/// Say in `Retry-After` how long to wait.
+fn retry_after(resp: &mut Response, wait: std::time::Duration) {
+    if let Ok(v) = header::HeaderValue::from_str(&throttle::seconds(wait).to_string()) {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
 }
 
 fn redirect_home(cookie: Option<String>) -> Response {

@@ -23,6 +23,7 @@ mod message;
 mod relay;
 mod settings;
 mod status;
+mod throttle;
 pub mod voice;
 
 use std::sync::Arc;
@@ -109,6 +110,8 @@ pub(crate) struct WebState {
     pub(crate) shutdown: CancellationToken,
     /// The page's voice rooms open now.
     pub(crate) voices: voice::PageRooms,
+    /// Wrong passwords by client address, which slow its next tries down.
+    pub(crate) logins: throttle::LoginThrottle,
 }
 
 /// Shared handle of [`WebState`].
@@ -128,6 +131,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         options: options.clone(),
         shutdown: shutdown.clone(),
         voices: voice::PageRooms::default(),
+        logins: throttle::LoginThrottle::default(),
     });
     let api = Router::new()
         .route("/api/status", get(status::status))
