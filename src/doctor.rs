@@ -1,6 +1,7 @@
 //! `kotoba doctor`: the configuration she would run with, in plain words — the model
-//! and whether its server answers, the page, voice, the tools and the room the model's
-//! window leaves — each missing thing named with its fix. Nothing secret is printed.
+//! and whether its server answers, the page, voice, the tools, Discord (token, intents,
+//! the invite URL) and the room the model's window leaves — each missing thing named
+//! with its fix. Nothing secret is printed.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -9,8 +10,9 @@ use crate::app::App;
 use crate::config::{ApiStyle, Config};
 use crate::llm::{OpenAiClient, Reach};
 
-/// The report, and whether everything she needs is there (the model key and a model
-/// server that answers).
+/// The report, and whether everything she needs is there (the model key, a model
+/// server that answers, and — when a Discord token is set — a token Discord accepts
+/// with the intents she needs).
 pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     let s = config.settings();
     let mut out = String::new();
@@ -114,6 +116,19 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
         .map(|t| t.spec().name.clone())
         .collect();
     line(&mut out, "tools", &names.join(", "));
+    match crate::surfaces::discord::DiscordSettings::resolve(&app.engine) {
+        Some(discord) => {
+            for l in crate::surfaces::discord::check::check(&discord).await {
+                healthy &= l.ok;
+                line(&mut out, l.label, &l.text);
+            }
+        }
+        None => line(
+            &mut out,
+            "discord",
+            "not set up (no DISCORD_TOKEN): she serves the page, /v1 and the terminal",
+        ),
+    }
     let room = app.engine.context_room();
     line(
         &mut out,

@@ -460,3 +460,54 @@ async fn ctrl_c_on_a_waiting_card_records_it_as_dismissed_before_she_exits() {
     );
     assert!(!home.path().join("workspace/never-ran.txt").exists());
 }
+
+#[tokio::test]
+async fn doctor_checks_the_discord_token_and_intents_and_prints_the_invite_url() {
+    use crate::support::discord::FakeDiscord;
+    let server = ScriptedModel::start().await;
+    let discord = FakeDiscord::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let doctor = |token: &str| {
+        let mut cmd = kotoba(&server, home.path(), &["doctor"]);
+        cmd.env("DISCORD_TOKEN", token)
+            .env("KOTOBA_DISCORD_API_BASE", discord.api_base());
+        cmd
+    };
+    let out = doctor("test-token").output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("the token is accepted: Kotoba"), "{text}");
+    assert!(
+        text.contains("Message Content and Server Members are on"),
+        "{text}"
+    );
+    let permissions = kotoba::tools::discord::guild::invite_permissions();
+    assert!(
+        text.contains(&format!(
+            "https://discord.com/oauth2/authorize?client_id=901&scope=bot%20applications.commands&permissions={permissions}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("test-token"), "the token is never printed");
+
+    discord.set_app_flags(0);
+    let out = doctor("test-token").output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("switch on Message Content Intent and Server Members Intent"),
+        "{text}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "intents she needs are off: {text}"
+    );
+
+    let out = doctor("revoked-token").output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the bot token is refused: put a valid one in DISCORD_TOKEN"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "a refused token: {text}");
+}

@@ -15,6 +15,7 @@ pub mod attachments;
 pub mod cards;
 mod catch_up;
 mod chat;
+pub mod check;
 pub mod commands;
 mod handler;
 mod manage;

@@ -47,6 +47,36 @@ pub const PERMISSIONS: &[(&str, u64)] = &[
     ("moderate_members", 1 << 40),
 ];
 
+/// What the invite asks for: what she reads and writes in channels, slash commands,
+/// voice, and what her server-management tools change (channels, roles, messages,
+/// threads and forums, moving people between voice channels). Never Administrator.
+pub const INVITE: &[&str] = &[
+    "view_channel",
+    "send_messages",
+    "send_messages_in_threads",
+    "create_public_threads",
+    "manage_threads",
+    "embed_links",
+    "attach_files",
+    "read_message_history",
+    "add_reactions",
+    "use_application_commands",
+    "connect",
+    "speak",
+    "move_members",
+    "manage_channels",
+    "manage_roles",
+    "manage_messages",
+];
+
+/// The permission integer of [`INVITE`].
+pub fn invite_permissions() -> u64 {
+    INVITE
+        .iter()
+        .filter_map(|n| permission_bit(n))
+        .fold(0, |a, b| a | b)
+}
+
 /// The Administrator bit.
 pub const ADMINISTRATOR: u64 = 1 << 3;
 /// View Channel.

@@ -203,6 +203,8 @@ pub(crate) struct Shared {
     /// While set, every request is refused as if the network were down (503).
     pub down: AtomicBool,
     pub replay_overlap: AtomicU64,
+    /// The application's flags (GET /applications/@me): its privileged intents.
+    pub app_flags: AtomicU64,
     pub voice_updates: Mutex<Vec<Value>>,
     /// The endpoint VOICE_SERVER_UPDATE names (None: a port that is no voice server).
     pub voice_endpoint: Mutex<Option<String>>,
@@ -362,6 +364,9 @@ impl FakeDiscord {
             privileged_refused: AtomicBool::new(false),
             down: AtomicBool::new(false),
             replay_overlap: AtomicU64::new(0),
+            // Message Content and Server Members switched on (the "limited" bits of an
+            // application in fewer than 100 servers).
+            app_flags: AtomicU64::new((1 << 15) | (1 << 19)),
             voice_updates: Mutex::new(Vec::new()),
             voice_endpoint: Mutex::new(None),
             interaction_channels: Mutex::new(std::collections::HashMap::new()),
@@ -388,6 +393,12 @@ impl FakeDiscord {
     /// `http://127.0.0.1:PORT`.
     pub fn api_base(&self) -> String {
         format!("http://{}", self.shared.addr())
+    }
+
+    /// Set the application's flags (its privileged intents) as GET /applications/@me
+    /// says them.
+    pub fn set_app_flags(&self, flags: u64) {
+        self.shared.app_flags.store(flags, Ordering::SeqCst);
     }
 
     /// Refuse privileged intents at IDENTIFY (close 4014), as Discord does when they

@@ -62,7 +62,20 @@ pub async fn rest(
             "session_start_limit": {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
         }))
         .into_response(),
+        // A token containing "revoked" is refused here, as Discord does a reset token.
+        ("GET", ["users", "@me"]) | ("GET", ["applications", "@me"]) if revoked(&headers) => (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"message": "401: Unauthorized", "code": 0})),
+        )
+            .into_response(),
         ("GET", ["users", "@me"]) => Json(payloads::user(sh.bot_id, "Kotoba", true)).into_response(),
+        ("GET", ["applications", "@me"]) => Json(json!({
+            "id": sh.app_id.to_string(),
+            "name": "Kotoba",
+            "flags": sh.app_flags.load(Ordering::SeqCst),
+            "bot_public": true
+        }))
+        .into_response(),
         ("POST", ["channels", ch, "messages"]) => {
             let id = created.unwrap_or(0);
             let msg = bot_message(&sh, id, ch, &body);
@@ -331,4 +344,13 @@ async fn not_a_voice_server() -> String {
         }
     });
     addr
+}
+
+/// Whether a request's bot token says it was revoked (a test's way to make Discord
+/// refuse it over REST).
+fn revoked(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("revoked"))
 }
