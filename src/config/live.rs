@@ -1,6 +1,7 @@
 //! settings.yaml on disk: reading it live (re-read when it changed; each key of the
 //! table validated on its own, a bad value keeping its last good one and naming the
-//! key; a nested section read as its dotted keys) and writing one checked key.
+//! key; a nested section read as its dotted keys) and writing one checked key in place,
+//! keeping the file's comments.
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -130,27 +131,46 @@ pub(super) fn check_key(key: &str, value: &str) -> Result<Value, SettingError> {
     Ok(v)
 }
 
-/// Validate `value` (YAML text) for `key` and write it into the file at `path`.
+/// Validate `value` (YAML text) for `key` and write it into the file at `path`, in
+/// place: the rest of the file — comments, order, other keys — stays as written
+/// (`edit.rs`). Should the edited text not read back as the value (a file laid out
+/// in a way the in-place edit does not know), the file is written whole instead.
 pub(super) fn write_key(path: &Path, key: &str, value: &str) -> Result<(), SettingError> {
     let v = check_key(key, value)?;
     let io = |e: String| SettingError::Io {
         path: path.display().to_string(),
         reason: e,
     };
-    let mut map: Mapping = match std::fs::read_to_string(path) {
-        Ok(t) => serde_yaml_ng::from_str::<Option<Mapping>>(&t)
-            .map_err(|e| io(e.to_string()))?
-            .unwrap_or_default(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(io(e.to_string())),
     };
-    map.insert(Value::String(key.to_string()), v);
-    let text = serde_yaml_ng::to_string(&map).map_err(|e| io(e.to_string()))?;
+    let mut map: Mapping = serde_yaml_ng::from_str::<Option<Mapping>>(&text)
+        .map_err(|e| io(e.to_string()))?
+        .unwrap_or_default();
+    let one_line = serde_json::to_value(&v)
+        .and_then(|j| serde_json::to_string(&j))
+        .map_err(|e| io(e.to_string()))?;
+    let edited = super::edit::set_key(&text, key, &one_line);
+    let reads_back = serde_yaml_ng::from_str::<Option<Mapping>>(&edited)
+        .ok()
+        .flatten()
+        .is_some_and(|mut m| {
+            flatten_sections(&mut m);
+            m.get(key) == Some(&v)
+        });
+    let out = if reads_back {
+        edited
+    } else {
+        map.insert(Value::String(key.to_string()), v);
+        serde_yaml_ng::to_string(&map).map_err(|e| io(e.to_string()))?
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
     }
     let tmp = path.with_extension("yaml.tmp");
-    std::fs::write(&tmp, text).map_err(|e| io(e.to_string()))?;
+    std::fs::write(&tmp, out).map_err(|e| io(e.to_string()))?;
     std::fs::rename(&tmp, path).map_err(|e| io(e.to_string()))
 }
 

@@ -5,6 +5,7 @@
 //! against both (`readme.rs`).
 
 mod caps;
+mod edit;
 pub mod env;
 pub mod keys;
 pub mod listing;

@@ -150,3 +150,35 @@ async fn the_page_ships_a_settings_panel_with_advanced_work_and_draws_a_reminder
     assert!(js.contains("\"/api/settings\""));
     assert!(js.contains("case \"reminder\":"));
 }
+
+#[tokio::test]
+async fn a_save_from_the_page_edits_only_its_keys_and_keeps_every_comment_in_settings_yaml() {
+    let r = start().await;
+    let path = r.engine.config().paths.settings.clone();
+    let mine = "# My settings: keep these notes.\n\
+                work_max_iter: 8   # small jobs only\n\
+                \n\
+                voice:\n  # how she hears\n  speculate: true\n";
+    std::fs::write(&path, mine).unwrap();
+    let ok = r
+        .post(
+            "/api/settings",
+            json!({"work_max_iter": 20, "voice.speculate": false}),
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+    let now = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        now,
+        "# My settings: keep these notes.\n\
+         work_max_iter: 20 # small jobs only\n\
+         \n\
+         voice:\n  # how she hears\n  speculate: false\n",
+        "only the two values changed"
+    );
+    assert_eq!(
+        r.engine.config().settings().work_max_iter,
+        20,
+        "and they apply"
+    );
+}
