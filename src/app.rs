@@ -32,6 +32,21 @@ pub fn registry(config: &Arc<Config>, discord_port: &PortSlot) -> Registry {
     tools
 }
 
+/// The store she runs on: PostgreSQL when `KOTOBA_DATABASE_URL` is set, else SQLite in
+/// the data folder.
+pub fn open_store(config: &Config) -> anyhow::Result<Store> {
+    match config.database_url() {
+        Some(url) => Store::connect(url).with_context(|| {
+            format!(
+                "connecting to the store at {} (KOTOBA_DATABASE_URL)",
+                crate::store::database_label(url)
+            )
+        }),
+        None => Store::open(&config.paths.db)
+            .with_context(|| format!("opening the store {}", config.paths.db.display())),
+    }
+}
+
 impl App {
     /// Open the store in the data folder and build the engine.
     pub fn build(config: Arc<Config>) -> anyhow::Result<App> {
@@ -42,8 +57,7 @@ impl App {
         if let Err(e) = config.ensure_workspace() {
             tracing::warn!("creating the workspace: {e}");
         }
-        let store = Store::open(&config.paths.db)
-            .with_context(|| format!("opening the store {}", config.paths.db.display()))?;
+        let store = open_store(&config)?;
         crate::children::set_home(&config.paths.home);
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));

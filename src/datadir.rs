@@ -106,9 +106,7 @@ impl DataFolderError {
                 };
                 Self::new(folder, cause)
             }
-            StoreError::Sqlite(other) => {
-                Self::new(folder, Cause::Other(format!("its database: {other}")))
-            }
+            other => Self::new(folder, Cause::Other(format!("its database: {other}"))),
         }
     }
 }

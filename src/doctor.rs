@@ -107,6 +107,31 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     for w in config.settings_warnings() {
         line(&mut out, "warning", &w);
     }
+    if let Some(url) = config.database_url() {
+        let label = crate::store::database_label(url);
+        let owned = url.to_string();
+        match tokio::task::spawn_blocking(move || crate::store::Store::connect(&owned)).await? {
+            Ok(_) => line(
+                &mut out,
+                "store",
+                &format!("PostgreSQL at {label} (reached)"),
+            ),
+            Err(e) => {
+                line(
+                    &mut out,
+                    "store",
+                    &format!("PostgreSQL at {label} — NOT reached: {e}; check KOTOBA_DATABASE_URL"),
+                );
+                return Ok((out, false));
+            }
+        }
+    } else {
+        line(
+            &mut out,
+            "store",
+            &format!("SQLite at {}", config.paths.db.display()),
+        );
+    }
     let app = App::build(config)?;
     let names: Vec<String> = app
         .engine

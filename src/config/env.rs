@@ -32,6 +32,10 @@ pub struct EnvVar {
 /// The log filter, read by `main` before the configuration is loaded.
 pub const LOG_ENV: &str = "KOTOBA_LOG";
 
+/// The PostgreSQL store shared by every process of one bot; unset: SQLite in the data
+/// folder.
+pub const DATABASE_URL_ENV: &str = "KOTOBA_DATABASE_URL";
+
 /// The variable that picks the log format: `json` (one JSON object a line), else text.
 pub const LOG_FORMAT_ENV: &str = "KOTOBA_LOG_FORMAT";
 
@@ -58,6 +62,11 @@ pub const ENV: &[EnvVar] = &[
         "KOTOBA_SETTINGS",
         "`$KOTOBA_HOME/settings.yaml`",
         "the settings file",
+    ),
+    own(
+        DATABASE_URL_ENV,
+        "none (SQLite: `$KOTOBA_HOME/kotoba.db`)",
+        "a PostgreSQL URL (`postgres://user:password@host:5432/kotoba`): every process of one bot shares that store (docs/deploy.md)",
     ),
     sets("KOTOBA_LLM_BASE_URL", "base_url"),
     sets("KOTOBA_LLM_API", "api"),

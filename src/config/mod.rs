@@ -101,6 +101,13 @@ impl Config {
         Config::from_env_map(env)
     }
 
+    /// The PostgreSQL store's URL (`KOTOBA_DATABASE_URL`), when one is set.
+    pub fn database_url(&self) -> Option<&str> {
+        self.env(env::DATABASE_URL_ENV)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    }
+
     /// One environment value as it was at start.
     pub fn env(&self, key: &str) -> Option<&str> {
         self.env.get(key).map(String::as_str)

@@ -3,9 +3,8 @@
 //! outcome (store/inflight.rs). Rows are written before the caller goes on, so they
 //! survive a crash (WAL).
 
-use rusqlite::params;
-
-use super::{now_ms, Store, StoreError};
+use super::db::args;
+use super::{now_ms, rows_into, Store, StoreError};
 
 /// Who (or what) decided, as the audit trail records it (engine.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,12 +89,13 @@ impl Store {
         approver: Approver,
         detail: &str,
     ) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.run(|c| {
+            c.execute(
                 "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(params![now_ms(), session, tool, action, risk, approved as i64, approver.as_str(), detail])?;
+                args![now_ms(), session, tool, action, risk, approved, approver.as_str(), detail],
+            )
+        })?;
         Ok(())
     }
 
@@ -105,27 +105,26 @@ impl Store {
         session: Option<&str>,
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, at_ms, session, tool, action, risk, approved, approver, detail FROM audit_log
-             WHERE (?1 IS NULL OR session = ?1) ORDER BY id DESC LIMIT ?2",
-        )?;
-        let rows = stmt
-            .query_map(params![session, limit as i64], |r| {
-                Ok(AuditRow {
-                    id: r.get(0)?,
-                    at_ms: r.get(1)?,
-                    session: r.get(2)?,
-                    tool: r.get(3)?,
-                    action: r.get(4)?,
-                    risk: r.get(5)?,
-                    approved: r.get::<_, i64>(6)? != 0,
-                    approver: r.get(7)?,
-                    detail: r.get(8)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT id, at_ms, session, tool, action, risk, approved, approver, detail
+                 FROM audit_log WHERE (CAST(?1 AS TEXT) IS NULL OR session = ?1) ORDER BY id DESC LIMIT ?2",
+                args![session, limit as i64],
+            )
+        })?;
+        rows_into(rows, |r| {
+            Ok(AuditRow {
+                id: r.int(0)?,
+                at_ms: r.int(1)?,
+                session: r.text(2)?,
+                tool: r.text(3)?,
+                action: r.text(4)?,
+                risk: r.text(5)?,
+                approved: r.flag(6)?,
+                approver: r.text(7)?,
+                detail: r.text(8)?,
+            })
+        })
     }
 }
 
@@ -135,30 +134,30 @@ mod tests {
 
     #[test]
     fn audit_rows_survive_reopening_the_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.db");
-        {
-            let s = Store::open(&path).unwrap();
-            s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann")
+        for db in crate::store::testing::each() {
+            {
+                let s = db.open();
+                s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann")
+                    .unwrap();
+                s.audit(
+                    "s1",
+                    "shell",
+                    "ls",
+                    "exec",
+                    true,
+                    Approver::Executed,
+                    "exit 0",
+                )
                 .unwrap();
-            s.audit(
-                "s1",
-                "shell",
-                "ls",
-                "exec",
-                true,
-                Approver::Executed,
-                "exit 0",
-            )
-            .unwrap();
+            }
+            let s = db.open();
+            let rows = s.audit_rows(Some("s1"), 10).unwrap();
+            assert_eq!(
+                rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
+                ["executed", "user"]
+            );
+            assert!(s.audit_rows(Some("other"), 10).unwrap().is_empty());
+            assert_eq!(s.audit_rows(None, 1).unwrap().len(), 1);
         }
-        let s = Store::open(&path).unwrap();
-        let rows = s.audit_rows(Some("s1"), 10).unwrap();
-        assert_eq!(
-            rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
-            ["executed", "user"]
-        );
-        assert!(s.audit_rows(Some("other"), 10).unwrap().is_empty());
-        assert_eq!(s.audit_rows(None, 1).unwrap().len(), 1);
     }
 }

@@ -3,10 +3,9 @@
 //! engine (slash command, web page). An expired grant no longer applies and is dropped
 //! the next time grants are read.
 
-use rusqlite::{params, OptionalExtension};
-
 use super::clock::{grant_clock_ms, rfc3339};
-use super::{now_ms, Store, StoreError};
+use super::db::args;
+use super::{now_ms, rows_into, Store, StoreError};
 
 /// How wide a grant is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -70,73 +69,77 @@ impl Store {
         let expires =
             for_s.map(|s| grant_clock_ms().saturating_add((s as i64).saturating_mul(1000)));
         self.drop_expired()?;
-        self.conn().execute(
-            "INSERT INTO grants(pattern, scope, granted_by, at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(pattern, scope) DO UPDATE SET expires_at_ms =
-               CASE WHEN grants.expires_at_ms IS NULL OR excluded.expires_at_ms IS NULL THEN NULL
-                    ELSE max(grants.expires_at_ms, excluded.expires_at_ms) END",
-            params![pattern, scope.as_str(), granted_by, now_ms(), expires],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO grants(pattern, scope, granted_by, at_ms, expires_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(pattern, scope) DO UPDATE SET expires_at_ms =
+                   CASE WHEN grants.expires_at_ms IS NULL OR excluded.expires_at_ms IS NULL
+                          THEN NULL
+                        WHEN grants.expires_at_ms > excluded.expires_at_ms
+                          THEN grants.expires_at_ms
+                        ELSE excluded.expires_at_ms END",
+                args![pattern, scope.as_str(), granted_by, now_ms(), expires],
+            )
+        })?;
         Ok(())
     }
 
     /// Remove the grants whose time box has passed.
     fn drop_expired(&self) -> Result<(), StoreError> {
-        self.conn().execute(
-            "DELETE FROM grants WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
-            [grant_clock_ms()],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "DELETE FROM grants WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
+                args![grant_clock_ms()],
+            )
+        })?;
         Ok(())
     }
 
     /// Every grant that still applies, oldest first (expired ones are dropped first).
     pub fn grants(&self) -> Result<Vec<Grant>, StoreError> {
         self.drop_expired()?;
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, pattern, scope, granted_by, at_ms, expires_at_ms FROM grants ORDER BY id",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                let scope: String = r.get(2)?;
-                Ok(Grant {
-                    id: r.get(0)?,
-                    pattern: r.get(1)?,
-                    scope: if scope == "exact" {
-                        GrantScope::Exact
-                    } else {
-                        GrantScope::Family
-                    },
-                    granted_by: r.get(3)?,
-                    at_ms: r.get(4)?,
-                    expires_at: r.get::<_, Option<i64>>(5)?.map(rfc3339),
-                    expires_at_ms: r.get(5)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT id, pattern, scope, granted_by, at_ms, expires_at_ms FROM grants
+                 ORDER BY id",
+                &[],
+            )
+        })?;
+        rows_into(rows, |r| {
+            let expires_at_ms = r.opt_int(5)?;
+            Ok(Grant {
+                id: r.int(0)?,
+                pattern: r.text(1)?,
+                scope: if r.text(2)? == "exact" {
+                    GrantScope::Exact
+                } else {
+                    GrantScope::Family
+                },
+                granted_by: r.text(3)?,
+                at_ms: r.int(4)?,
+                expires_at: expires_at_ms.map(rfc3339),
+                expires_at_ms,
+            })
+        })
     }
 
     /// Whether a grant of `scope` for `pattern` is saved and has not expired.
     pub fn has_grant(&self, pattern: &str, scope: GrantScope) -> Result<bool, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
+        self.run(|c| {
+            c.query_opt(
                 "SELECT 1 FROM grants WHERE pattern = ?1 AND scope = ?2
                    AND (expires_at_ms IS NULL OR expires_at_ms > ?3)",
-                params![pattern, scope.as_str(), grant_clock_ms()],
-                |_| Ok(()),
+                args![pattern, scope.as_str(), grant_clock_ms()],
             )
-            .optional()?
-            .is_some())
+        })
+        .map(|r| r.is_some())
     }
 
     /// Revoke a grant by id; false when there was none.
     pub fn revoke_grant(&self, id: i64) -> Result<bool, StoreError> {
-        Ok(self
-            .conn()
-            .execute("DELETE FROM grants WHERE id = ?1", [id])?
-            > 0)
+        self.run(|c| c.execute("DELETE FROM grants WHERE id = ?1", args![id]))
+            .map(|n| n > 0)
     }
 }
 
@@ -146,50 +149,54 @@ mod tests {
 
     #[test]
     fn a_grant_is_listed_with_who_granted_it_and_revoke_removes_it() {
-        let s = Store::in_memory().unwrap();
-        s.add_grant("npm", GrantScope::Family, "ann").unwrap();
-        s.add_grant("npm", GrantScope::Family, "bob").unwrap();
-        s.add_grant("make test", GrantScope::Exact, "ann").unwrap();
-        let g = s.grants().unwrap();
-        assert_eq!(g.len(), 2);
-        assert_eq!(
-            (g[0].pattern.as_str(), g[0].scope, g[0].granted_by.as_str()),
-            ("npm", GrantScope::Family, "ann")
-        );
-        assert!(s.has_grant("make test", GrantScope::Exact).unwrap());
-        assert!(!s.has_grant("make test", GrantScope::Family).unwrap());
-        assert!(s.revoke_grant(g[0].id).unwrap());
-        assert!(!s.revoke_grant(g[0].id).unwrap());
-        assert!(!s.has_grant("npm", GrantScope::Family).unwrap());
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.add_grant("npm", GrantScope::Family, "ann").unwrap();
+            s.add_grant("npm", GrantScope::Family, "bob").unwrap();
+            s.add_grant("make test", GrantScope::Exact, "ann").unwrap();
+            let g = s.grants().unwrap();
+            assert_eq!(g.len(), 2);
+            assert_eq!(
+                (g[0].pattern.as_str(), g[0].scope, g[0].granted_by.as_str()),
+                ("npm", GrantScope::Family, "ann")
+            );
+            assert!(s.has_grant("make test", GrantScope::Exact).unwrap());
+            assert!(!s.has_grant("make test", GrantScope::Family).unwrap());
+            assert!(s.revoke_grant(g[0].id).unwrap());
+            assert!(!s.revoke_grant(g[0].id).unwrap());
+            assert!(!s.has_grant("npm", GrantScope::Family).unwrap());
+        }
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_time_boxed_grant_applies_until_its_hour_is_up_then_is_dropped_from_the_list() {
-        let s = Store::in_memory().unwrap();
-        s.add_grant_for("cargo test", GrantScope::Exact, "ann", Some(3600))
-            .unwrap();
-        s.add_grant("ls -la", GrantScope::Exact, "ann").unwrap();
-        let g = s.grants().unwrap();
-        assert!(g[0].expires_at.as_deref().is_some_and(|e| e.ends_with('Z')));
-        assert_eq!(g[1].expires_at, None, "until revoked");
-        tokio::time::advance(std::time::Duration::from_secs(3599)).await;
-        assert!(s.has_grant("cargo test", GrantScope::Exact).unwrap());
-        tokio::time::advance(std::time::Duration::from_secs(2)).await;
-        assert!(
-            !s.has_grant("cargo test", GrantScope::Exact).unwrap(),
-            "expired"
-        );
-        let g = s.grants().unwrap();
-        assert_eq!(
-            g.len(),
-            1,
-            "the expired grant is dropped from the list: {g:?}"
-        );
-        assert_eq!(g[0].pattern, "ls -la");
-        // Until revoked outlasts a time box given to the same line later.
-        s.add_grant_for("ls -la", GrantScope::Exact, "bob", Some(60))
-            .unwrap();
-        tokio::time::advance(std::time::Duration::from_secs(120)).await;
-        assert!(s.has_grant("ls -la", GrantScope::Exact).unwrap());
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.add_grant_for("cargo test", GrantScope::Exact, "ann", Some(3600))
+                .unwrap();
+            s.add_grant("ls -la", GrantScope::Exact, "ann").unwrap();
+            let g = s.grants().unwrap();
+            assert!(g[0].expires_at.as_deref().is_some_and(|e| e.ends_with('Z')));
+            assert_eq!(g[1].expires_at, None, "until revoked");
+            tokio::time::advance(std::time::Duration::from_secs(3599)).await;
+            assert!(s.has_grant("cargo test", GrantScope::Exact).unwrap());
+            tokio::time::advance(std::time::Duration::from_secs(2)).await;
+            assert!(
+                !s.has_grant("cargo test", GrantScope::Exact).unwrap(),
+                "expired"
+            );
+            let g = s.grants().unwrap();
+            assert_eq!(
+                g.len(),
+                1,
+                "the expired grant is dropped from the list: {g:?}"
+            );
+            assert_eq!(g[0].pattern, "ls -la");
+            // Until revoked outlasts a time box given to the same line later.
+            s.add_grant_for("ls -la", GrantScope::Exact, "bob", Some(60))
+                .unwrap();
+            tokio::time::advance(std::time::Duration::from_secs(120)).await;
+            assert!(s.has_grant("ls -la", GrantScope::Exact).unwrap());
+        }
     }
 }

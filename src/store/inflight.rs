@@ -3,8 +3,7 @@
 //! removed (or completed) when it ends; whatever a killed Kotoba left open is closed at
 //! the next start-up as cut or expired by the restart (docs/engine.md §6).
 
-use rusqlite::params;
-
+use super::db::args;
 use super::{now_ms, Approver, Store, StoreError};
 
 /// The line a turn that was running at the crash ends with in its transcript.
@@ -64,28 +63,18 @@ impl Store {
         action: &str,
         risk: &str,
     ) -> Result<i64, StoreError> {
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![
-            kind,
-            session,
-            tool,
-            action,
-            risk,
-            owner(),
-            now_ms()
-        ])?;
-        Ok(conn.last_insert_rowid())
+        self.run(|c| {
+            c.insert(
+                "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                args![kind, session, tool, action, risk, owner(), now_ms()],
+            )
+        })
     }
 
     /// A turn or card ended while Kotoba was alive.
     pub fn close_inflight(&self, id: i64) -> Result<(), StoreError> {
-        self.conn()
-            .prepare_cached("DELETE FROM inflight WHERE id = ?1")?
-            .execute([id])?;
+        self.run(|c| c.execute("DELETE FROM inflight WHERE id = ?1", args![id]))?;
         Ok(())
     }
 
@@ -97,22 +86,22 @@ impl Store {
         action: &str,
         risk: &str,
     ) -> Result<i64, StoreError> {
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail,
-                                   running, owner)
-             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, 'running', 1, ?7)",
-        )?
-        .execute(params![
-            now_ms(),
-            session,
-            tool,
-            action,
-            risk,
-            Approver::Executed.as_str(),
-            owner()
-        ])?;
-        Ok(conn.last_insert_rowid())
+        self.run(|c| {
+            c.insert(
+                "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver,
+                                       detail, running, owner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, 'running', 1, ?7) RETURNING id",
+                args![
+                    now_ms(),
+                    session,
+                    tool,
+                    action,
+                    risk,
+                    Approver::Executed.as_str(),
+                    owner()
+                ],
+            )
+        })
     }
 
     /// The command ended: complete its row with the outcome (`executed` or
@@ -122,17 +111,16 @@ impl Store {
         id: i64,
         outcome: Option<(Approver, &str)>,
     ) -> Result<(), StoreError> {
-        let conn = self.conn();
-        match outcome {
-            Some((approver, detail)) => conn
-                .prepare_cached(
-                    "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
-                )?
-                .execute(params![id, approver.as_str(), detail])?,
-            None => conn
-                .prepare_cached("DELETE FROM audit_log WHERE id = ?1 AND running = 1")?
-                .execute([id])?,
-        };
+        self.run(|c| match outcome {
+            Some((approver, detail)) => c.execute(
+                "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
+                args![id, approver.as_str(), detail],
+            ),
+            None => c.execute(
+                "DELETE FROM audit_log WHERE id = ?1 AND running = 1",
+                args![id],
+            ),
+        })?;
         Ok(())
     }
 
@@ -141,70 +129,58 @@ impl Store {
     /// `expired` row for each waiting card, and each running executed row closed as
     /// `executed:failed`, cut by a restart.
     pub fn recover(&self, is_live: impl Fn(i64) -> bool) -> Result<Recovered, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        let mut done = Recovered::default();
-        let runs: Vec<(i64, i64)> = tx
-            .prepare("SELECT id, owner FROM audit_log WHERE running = 1")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        for (id, _) in runs.into_iter().filter(|(_, o)| !is_live(*o)) {
-            tx.execute(
-                "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
-                params![id, Approver::ExecutedFailed.as_str(), CUT_RUN_DETAIL],
-            )?;
-            done.runs += 1;
-        }
-        type Open = (i64, String, String, String, String, String, i64);
-        let open: Vec<Open> = tx
-            .prepare(
+        self.tx(|c| {
+            let mut done = Recovered::default();
+            let runs = c.query("SELECT id, owner FROM audit_log WHERE running = 1", &[])?;
+            for r in runs {
+                let (id, owner) = (r.int(0)?, r.int(1)?);
+                if is_live(owner) {
+                    continue;
+                }
+                c.execute(
+                    "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
+                    args![id, Approver::ExecutedFailed.as_str(), CUT_RUN_DETAIL],
+                )?;
+                done.runs += 1;
+            }
+            let open = c.query(
                 "SELECT id, kind, session, tool, action, risk, owner FROM inflight ORDER BY id",
-            )?
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        let at = now_ms();
-        for (id, kind, session, tool, action, risk, owner) in open {
-            if is_live(owner) {
-                continue;
+                &[],
+            )?;
+            let at = now_ms();
+            for r in open {
+                if is_live(r.int(6)?) {
+                    continue;
+                }
+                let session = r.text(2)?;
+                if r.text(1)? == "turn" {
+                    c.execute(
+                        "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                         VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3)",
+                        args![&session, CUT_TURN_LINE, at],
+                    )?;
+                    done.turns.push(session);
+                } else {
+                    c.execute(
+                        "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved,
+                                               approver, detail)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
+                        args![
+                            at,
+                            &session,
+                            r.text(3)?,
+                            r.text(4)?,
+                            r.text(5)?,
+                            Approver::Expired.as_str(),
+                            EXPIRED_CARD_DETAIL
+                        ],
+                    )?;
+                    done.cards += 1;
+                }
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![r.int(0)?])?;
             }
-            if kind == "turn" {
-                tx.execute(
-                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
-                     VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3)",
-                    params![session, CUT_TURN_LINE, at],
-                )?;
-                done.turns.push(session);
-            } else {
-                tx.execute(
-                    "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver,
-                                           detail)
-                     VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
-                    params![
-                        at,
-                        session,
-                        tool,
-                        action,
-                        risk,
-                        Approver::Expired.as_str(),
-                        EXPIRED_CARD_DETAIL
-                    ],
-                )?;
-                done.cards += 1;
-            }
-            tx.execute("DELETE FROM inflight WHERE id = ?1", [id])?;
-        }
-        tx.commit()?;
-        Ok(done)
+            Ok(done)
+        })
     }
 }
 
@@ -214,60 +190,62 @@ mod tests {
 
     #[test]
     fn what_a_dead_kotoba_left_open_is_closed_as_cut_or_expired_by_the_restart() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.db");
-        {
-            let s = Store::open(&path).unwrap();
-            s.append_message("web:a", "user", "ann", "please run it", false)
-                .unwrap();
-            s.open_turn("web:a").unwrap();
-            s.open_card("web:b", "shell", "rm x", "exec").unwrap();
-            s.audit_started("web:a", "shell", "sleep 5", "exec")
-                .unwrap();
-            let done = s.audit_started("web:a", "shell", "ls", "exec").unwrap();
-            s.audit_finished(done, Some((Approver::Executed, "exit 0")))
-                .unwrap();
-        }
-        let s = Store::open(&path).unwrap();
-        // This process wrote the rows; pretend it is the Kotoba that died.
-        let got = s.recover(|_| false).unwrap();
-        assert_eq!(
-            got,
-            Recovered {
-                turns: vec!["web:a".into()],
-                cards: 1,
-                runs: 1
+        for db in crate::store::testing::each() {
+            {
+                let s = db.open();
+                s.append_message("web:a", "user", "ann", "please run it", false)
+                    .unwrap();
+                s.open_turn("web:a").unwrap();
+                s.open_card("web:b", "shell", "rm x", "exec").unwrap();
+                s.audit_started("web:a", "shell", "sleep 5", "exec")
+                    .unwrap();
+                let done = s.audit_started("web:a", "shell", "ls", "exec").unwrap();
+                s.audit_finished(done, Some((Approver::Executed, "exit 0")))
+                    .unwrap();
             }
-        );
-        let h = s.history("web:a", 10).unwrap();
-        assert_eq!(h.last().unwrap().text, CUT_TURN_LINE);
-        assert_eq!(h[0].text, "please run it");
-        let rows = s.audit_rows(None, 10).unwrap();
-        let cut = rows.iter().find(|r| r.action == "sleep 5").unwrap();
-        assert_eq!(
-            (cut.approver.as_str(), cut.detail.as_str()),
-            ("executed:failed", CUT_RUN_DETAIL)
-        );
-        let ok = rows.iter().find(|r| r.action == "ls").unwrap();
-        assert_eq!(
-            (ok.approver.as_str(), ok.detail.as_str()),
-            ("executed", "exit 0")
-        );
-        let card = rows.iter().find(|r| r.action == "rm x").unwrap();
-        assert_eq!((card.approver.as_str(), card.approved), ("expired", false));
-        // Closed once: a second start-up finds nothing.
-        assert!(s.recover(|_| false).unwrap().is_empty());
+            let s = db.open();
+            // This process wrote the rows; pretend it is the Kotoba that died.
+            let got = s.recover(|_| false).unwrap();
+            assert_eq!(
+                got,
+                Recovered {
+                    turns: vec!["web:a".into()],
+                    cards: 1,
+                    runs: 1
+                }
+            );
+            let h = s.history("web:a", 10).unwrap();
+            assert_eq!(h.last().unwrap().text, CUT_TURN_LINE);
+            assert_eq!(h[0].text, "please run it");
+            let rows = s.audit_rows(None, 10).unwrap();
+            let cut = rows.iter().find(|r| r.action == "sleep 5").unwrap();
+            assert_eq!(
+                (cut.approver.as_str(), cut.detail.as_str()),
+                ("executed:failed", CUT_RUN_DETAIL)
+            );
+            let ok = rows.iter().find(|r| r.action == "ls").unwrap();
+            assert_eq!(
+                (ok.approver.as_str(), ok.detail.as_str()),
+                ("executed", "exit 0")
+            );
+            let card = rows.iter().find(|r| r.action == "rm x").unwrap();
+            assert_eq!((card.approver.as_str(), card.approved), ("expired", false));
+            // Closed once: a second start-up finds nothing.
+            assert!(s.recover(|_| false).unwrap().is_empty());
+        }
     }
 
     #[test]
     fn a_live_kotobas_open_rows_are_left_alone_and_an_unstarted_run_leaves_no_row() {
-        let s = Store::in_memory().unwrap();
-        s.open_turn("web:a").unwrap();
-        let run = s
-            .audit_started("web:a", "shell", "sleep 5", "exec")
-            .unwrap();
-        assert!(s.recover(|_| true).unwrap().is_empty());
-        s.audit_finished(run, None).unwrap();
-        assert!(s.audit_rows(None, 10).unwrap().is_empty());
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.open_turn("web:a").unwrap();
+            let run = s
+                .audit_started("web:a", "shell", "sleep 5", "exec")
+                .unwrap();
+            assert!(s.recover(|_| true).unwrap().is_empty());
+            s.audit_finished(run, None).unwrap();
+            assert!(s.audit_rows(None, 10).unwrap().is_empty());
+        }
     }
 }

@@ -7,12 +7,11 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use super::db::args;
+use super::{now_ms, Store, StoreError};
 use aes_gcm::aead::{Aead, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine as _;
-use rusqlite::{params, OptionalExtension};
-
-use super::{now_ms, Store, StoreError};
 
 /// Why the keystore could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -34,12 +33,6 @@ pub enum KeystoreError {
     /// The database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-impl From<rusqlite::Error> for KeystoreError {
-    fn from(e: rusqlite::Error) -> Self {
-        KeystoreError::Store(StoreError::Sqlite(e))
-    }
 }
 
 /// The master key, held only in memory. Its Debug never shows it.
@@ -105,27 +98,29 @@ impl Store {
         let sealed = cipher
             .encrypt(Nonce::from_slice(&nonce_bytes), value.as_bytes())
             .map_err(|_| KeystoreError::Decrypt(name.to_string()))?;
-        self.conn().execute(
-            "INSERT INTO secrets(name, nonce, sealed, at_ms) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(name) DO UPDATE SET nonce = excluded.nonce, sealed = excluded.sealed, at_ms = excluded.at_ms",
-            params![name, nonce_bytes.to_vec(), sealed, now_ms()],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO secrets(name, nonce, sealed, at_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(name) DO UPDATE SET nonce = excluded.nonce,
+                   sealed = excluded.sealed, at_ms = excluded.at_ms",
+                args![name, nonce_bytes.to_vec(), sealed, now_ms()],
+            )
+        })?;
         Ok(())
     }
 
     /// Decrypt the secret `name`, if one is saved.
     pub fn get_secret(&self, key: &MasterKey, name: &str) -> Result<Option<String>, KeystoreError> {
-        let row: Option<(Vec<u8>, Vec<u8>)> = self
-            .conn()
-            .query_row(
+        let row = self.run(|c| {
+            c.query_opt(
                 "SELECT nonce, sealed FROM secrets WHERE name = ?1",
-                [name],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                args![name],
             )
-            .optional()?;
-        let Some((nonce, sealed)) = row else {
+        })?;
+        let Some(row) = row else {
             return Ok(None);
         };
+        let (nonce, sealed) = (row.blob(0)?, row.blob(1)?);
         if nonce.len() != 12 {
             return Err(KeystoreError::Decrypt(name.to_string()));
         }
@@ -140,12 +135,8 @@ impl Store {
 
     /// The names of every saved secret (never their values).
     pub fn secret_names(&self) -> Result<Vec<String>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT name FROM secrets ORDER BY name")?;
-        let names = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        Ok(names)
+        let rows = self.run(|c| c.query("SELECT name FROM secrets ORDER BY name", &[]))?;
+        rows.iter().map(|r| r.text(0)).collect()
     }
 }
 

@@ -2,8 +2,7 @@
 //! knows it: said, told by someone else, observed), the newest kept per person; and the
 //! plans of discord_plan with the journal of the steps applied.
 
-use rusqlite::params;
-
+use super::db::args;
 use super::seen::{as_i64, as_u64};
 use super::{now_ms, Store, StoreError};
 
@@ -37,19 +36,20 @@ impl Store {
         source: &str,
         by: &str,
     ) -> Result<(), StoreError> {
-        let conn = self.conn();
         let (g, u) = (as_i64(guild), as_i64(user));
-        conn.execute(
-            "INSERT INTO people_facts(guild, user, name, fact, source, by, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![g, u, name, fact, source, by, now_ms()],
-        )?;
-        conn.execute(
-            "DELETE FROM people_facts WHERE guild = ?1 AND user = ?2 AND id NOT IN
-               (SELECT id FROM people_facts WHERE guild = ?1 AND user = ?2
-                ORDER BY id DESC LIMIT ?3)",
-            params![g, u, FACTS_PER_PERSON as i64],
-        )?;
+        self.tx(|c| {
+            c.execute(
+                "INSERT INTO people_facts(guild, \"user\", name, fact, source, by, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                args![g, u, name, fact, source, by, now_ms()],
+            )?;
+            c.execute(
+                "DELETE FROM people_facts WHERE guild = ?1 AND \"user\" = ?2 AND id NOT IN
+                   (SELECT id FROM people_facts WHERE guild = ?1 AND \"user\" = ?2
+                    ORDER BY id DESC LIMIT ?3)",
+                args![g, u, FACTS_PER_PERSON as i64],
+            )
+        })?;
         Ok(())
     }
 
@@ -59,24 +59,24 @@ impl Store {
         guild: u64,
         users: Option<&[u64]>,
     ) -> Result<Vec<PersonFact>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT user, name, fact, source, by FROM people_facts WHERE guild = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map(params![as_i64(guild)], |r| {
-            Ok(PersonFact {
-                user: as_u64(r.get(0)?),
-                name: r.get(1)?,
-                fact: r.get(2)?,
-                source: r.get(3)?,
-                by: r.get(4)?,
-            })
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT \"user\", name, fact, source, by FROM people_facts WHERE guild = ?1
+                 ORDER BY id",
+                args![as_i64(guild)],
+            )
         })?;
         let mut out = Vec::new();
-        for f in rows {
-            let f = f?;
-            if users.is_none_or(|u| u.contains(&f.user)) {
-                out.push(f);
+        for r in rows {
+            let user = as_u64(r.int(0)?);
+            if users.is_none_or(|u| u.contains(&user)) {
+                out.push(PersonFact {
+                    user,
+                    name: r.text(1)?,
+                    fact: r.text(2)?,
+                    source: r.text(3)?,
+                    by: r.text(4)?,
+                });
             }
         }
         Ok(out)
@@ -90,47 +90,54 @@ impl Store {
         guild: u64,
         changes: &str,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT OR REPLACE INTO discord_plans(id, session, guild, changes, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![id, session, as_i64(guild), changes, now_ms()],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_plans(id, session, guild, changes, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(id) DO UPDATE SET session = excluded.session,
+                   guild = excluded.guild, changes = excluded.changes, at_ms = excluded.at_ms",
+                args![id, session, as_i64(guild), changes, now_ms()],
+            )
+        })?;
         Ok(())
     }
 
     /// Plan `id`: its session, guild and changes.
     pub fn plan(&self, id: &str) -> Result<Option<(String, u64, String)>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare_cached("SELECT session, guild, changes FROM discord_plans WHERE id = ?1")?;
-        let mut rows = stmt.query(params![id])?;
-        match rows.next()? {
-            Some(r) => Ok(Some((r.get(0)?, as_u64(r.get(1)?), r.get(2)?))),
-            None => Ok(None),
-        }
+        let row = self.run(|c| {
+            c.query_opt(
+                "SELECT session, guild, changes FROM discord_plans WHERE id = ?1",
+                args![id],
+            )
+        })?;
+        row.map(|r| Ok((r.text(0)?, as_u64(r.int(1)?), r.text(2)?)))
+            .transpose()
     }
 
     /// Journal step `step` of plan `plan` as applied, with its result.
     pub fn plan_step_done(&self, plan: &str, step: usize, result: &str) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT OR REPLACE INTO discord_plan_done(plan, step, result, at_ms)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![plan, step as i64, result, now_ms()],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_plan_done(plan, step, result, at_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(plan, step) DO UPDATE SET result = excluded.result,
+                   at_ms = excluded.at_ms",
+                args![plan, step as i64, result, now_ms()],
+            )
+        })?;
         Ok(())
     }
 
     /// The steps of plan `plan` journalled as applied.
     pub fn plan_steps_done(&self, plan: &str) -> Result<Vec<usize>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached("SELECT step FROM discord_plan_done WHERE plan = ?1 ORDER BY step")?;
-        let rows = stmt.query_map(params![plan], |r| r.get::<_, i64>(0))?;
-        let mut out = Vec::new();
-        for s in rows {
-            out.push(usize::try_from(s?).unwrap_or(0));
-        }
-        Ok(out)
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT step FROM discord_plan_done WHERE plan = ?1 ORDER BY step",
+                args![plan],
+            )
+        })?;
+        rows.iter()
+            .map(|r| Ok(usize::try_from(r.int(0)?).unwrap_or(0)))
+            .collect()
     }
 }
 
@@ -140,23 +147,24 @@ mod tests {
 
     #[test]
     fn a_persons_facts_are_kept_per_guild_member_and_the_oldest_go_past_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("k.db")).unwrap();
-        for i in 0..FACTS_PER_PERSON + 2 {
+        for db in crate::store::testing::each() {
+            let store = db.open();
+            for i in 0..FACTS_PER_PERSON + 2 {
+                store
+                    .add_person_fact(1, 7, "wren", &format!("fact {i}"), "said", "wren")
+                    .unwrap();
+            }
             store
-                .add_person_fact(1, 7, "wren", &format!("fact {i}"), "said", "wren")
+                .add_person_fact(2, 7, "wren", "elsewhere", "observed", "me")
                 .unwrap();
+            let facts = store.person_facts(1, Some(&[7])).unwrap();
+            assert_eq!(facts.len(), FACTS_PER_PERSON);
+            assert_eq!(facts[0].fact, "fact 2");
+            assert!(store.person_facts(1, Some(&[8])).unwrap().is_empty());
+            assert_eq!(store.person_facts(2, None).unwrap()[0].fact, "elsewhere");
+            store.plan_step_done("p1", 3, "ok").unwrap();
+            store.plan_step_done("p1", 3, "ok again").unwrap();
+            assert_eq!(store.plan_steps_done("p1").unwrap(), [3]);
         }
-        store
-            .add_person_fact(2, 7, "wren", "elsewhere", "observed", "me")
-            .unwrap();
-        let facts = store.person_facts(1, Some(&[7])).unwrap();
-        assert_eq!(facts.len(), FACTS_PER_PERSON);
-        assert_eq!(facts[0].fact, "fact 2");
-        assert!(store.person_facts(1, Some(&[8])).unwrap().is_empty());
-        assert_eq!(store.person_facts(2, None).unwrap()[0].fact, "elsewhere");
-        store.plan_step_done("p1", 3, "ok").unwrap();
-        store.plan_step_done("p1", 3, "ok again").unwrap();
-        assert_eq!(store.plan_steps_done("p1").unwrap(), [3]);
     }
 }

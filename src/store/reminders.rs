@@ -1,9 +1,8 @@
 //! Reminders (cronjob): stored so they survive a restart, claimed atomically when they
 //! fire so one due time is delivered once even if two schedulers look at it.
 
-use rusqlite::{params, Row};
-
-use super::{now_ms, Store, StoreError};
+use super::db::{args, Row};
+use super::{now_ms, rows_into, Store, StoreError};
 use crate::protocol::{Channel, Register, Reminder};
 
 fn register_str(r: Register) -> &'static str {
@@ -22,15 +21,15 @@ fn channel_str(c: Channel) -> &'static str {
 
 const COLUMNS: &str = "id, session, text, due_ms, every_secs, register, channel, asker";
 
-fn reminder_of(r: &Row<'_>) -> rusqlite::Result<Reminder> {
-    let register: String = r.get(5)?;
-    let channel: String = r.get(6)?;
-    let every: Option<i64> = r.get(4)?;
+fn reminder_of(r: &Row) -> Result<Reminder, StoreError> {
+    let register = r.text(5)?;
+    let channel = r.text(6)?;
+    let every = r.opt_int(4)?;
     Ok(Reminder {
-        id: r.get(0)?,
-        session: r.get(1)?,
-        text: r.get(2)?,
-        due_ms: r.get(3)?,
+        id: r.int(0)?,
+        session: r.text(1)?,
+        text: r.text(2)?,
+        due_ms: r.int(3)?,
         every_secs: every.and_then(|e| u64::try_from(e).ok()),
         register: if register == "voice" {
             Register::Voice
@@ -42,41 +41,38 @@ fn reminder_of(r: &Row<'_>) -> rusqlite::Result<Reminder> {
         } else {
             Channel::Text
         },
-        asker: r.get(7)?,
+        asker: r.text(7)?,
     })
 }
 
 impl Store {
     /// Store a new reminder (its `id` is ignored) and return its id.
     pub fn add_reminder(&self, r: &Reminder) -> Result<i64, StoreError> {
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel, at_ms, asker)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                r.session,
-                r.text,
-                r.due_ms,
-                r.every_secs.map(|e| e.min(i64::MAX as u64) as i64),
-                register_str(r.register),
-                channel_str(r.channel),
-                now_ms(),
-                r.asker
-            ],
-        )?;
-        Ok(conn.last_insert_rowid())
+        self.run(|c| {
+            c.insert(
+                "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel,
+                                       at_ms, asker)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                args![
+                    &r.session,
+                    &r.text,
+                    r.due_ms,
+                    r.every_secs.map(|e| e.min(i64::MAX as u64) as i64),
+                    register_str(r.register),
+                    channel_str(r.channel),
+                    now_ms(),
+                    &r.asker
+                ],
+            )
+        })
     }
 
     /// The live reminders of one session, soonest first.
     pub fn reminders_of(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT {COLUMNS} FROM reminders WHERE session = ?1 AND done = 0 ORDER BY due_ms, id"
-        ))?;
-        let rows = stmt
-            .query_map([session], reminder_of)?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        );
+        rows_into(self.run(|c| c.query(&sql, args![session]))?, reminder_of)
     }
 
     /// One live reminder of a session by id.
@@ -86,23 +82,17 @@ impl Store {
 
     /// Every live reminder due at or before `now_ms`, soonest first.
     pub fn due_reminders(&self, now_ms: i64) -> Result<Vec<Reminder>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT {COLUMNS} FROM reminders WHERE done = 0 AND due_ms <= ?1 ORDER BY due_ms, id"
-        ))?;
-        let rows = stmt
-            .query_map([now_ms], reminder_of)?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        );
+        rows_into(self.run(|c| c.query(&sql, args![now_ms]))?, reminder_of)
     }
 
     /// The soonest due time of any live reminder.
     pub fn next_reminder_due(&self) -> Result<Option<i64>, StoreError> {
-        Ok(self.conn().query_row(
-            "SELECT MIN(due_ms) FROM reminders WHERE done = 0",
-            [],
-            |r| r.get(0),
-        )?)
+        let row =
+            self.run(|c| c.query_opt("SELECT MIN(due_ms) FROM reminders WHERE done = 0", &[]))?;
+        Ok(row.map(|r| r.opt_int(0)).transpose()?.flatten())
     }
 
     /// Move a live reminder from `from_ms` to `to_ms` (a repeat's next time, a skip), or
@@ -114,17 +104,16 @@ impl Store {
         from_ms: i64,
         to_ms: Option<i64>,
     ) -> Result<bool, StoreError> {
-        let conn = self.conn();
-        let changed = match to_ms {
-            Some(to) => conn.execute(
+        let changed = self.run(|c| match to_ms {
+            Some(to) => c.execute(
                 "UPDATE reminders SET due_ms = ?3 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
-                params![id, from_ms, to],
-            )?,
-            None => conn.execute(
+                args![id, from_ms, to],
+            ),
+            None => c.execute(
                 "UPDATE reminders SET done = 1 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
-                params![id, from_ms],
-            )?,
-        };
+                args![id, from_ms],
+            ),
+        })?;
         Ok(changed == 1)
     }
 }
@@ -148,17 +137,19 @@ mod tests {
 
     #[test]
     fn a_due_time_is_claimed_once_and_a_closed_reminder_is_gone() {
-        let s = Store::in_memory().unwrap();
-        let id = s.add_reminder(&one("s1", 1_000)).unwrap();
-        s.add_reminder(&one("s2", 5_000)).unwrap();
-        assert_eq!(s.next_reminder_due().unwrap(), Some(1_000));
-        let due = s.due_reminders(1_000).unwrap();
-        assert_eq!(due.len(), 1);
-        assert_eq!(due[0].register, Register::Voice);
-        assert!(s.move_reminder(id, 1_000, None).unwrap());
-        assert!(!s.move_reminder(id, 1_000, None).unwrap());
-        assert!(s.reminders_of("s1").unwrap().is_empty());
-        assert_eq!(s.next_reminder_due().unwrap(), Some(5_000));
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            let id = s.add_reminder(&one("s1", 1_000)).unwrap();
+            s.add_reminder(&one("s2", 5_000)).unwrap();
+            assert_eq!(s.next_reminder_due().unwrap(), Some(1_000));
+            let due = s.due_reminders(1_000).unwrap();
+            assert_eq!(due.len(), 1);
+            assert_eq!(due[0].register, Register::Voice);
+            assert!(s.move_reminder(id, 1_000, None).unwrap());
+            assert!(!s.move_reminder(id, 1_000, None).unwrap());
+            assert!(s.reminders_of("s1").unwrap().is_empty());
+            assert_eq!(s.next_reminder_due().unwrap(), Some(5_000));
+        }
     }
 
     #[test]
@@ -167,7 +158,7 @@ mod tests {
         let path = dir.path().join("kotoba.db");
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
-            for sql in &crate::store::MIGRATIONS[..5] {
+            for sql in &crate::store::sqlite::MIGRATIONS[..5] {
                 conn.execute_batch(sql).unwrap();
             }
             conn.pragma_update(None, "user_version", 5).unwrap();

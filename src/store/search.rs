@@ -1,9 +1,9 @@
-//! Full-text search over past turns (session_search): FTS5 over visible lines only, so a
-//! hidden turn such as `__work_done__` is never found.
+//! Full-text search over past turns (session_search), over visible lines only, so a
+//! hidden turn such as `__work_done__` is never found: FTS5 on SQLite, a `tsvector`
+//! (websearch syntax, which reads the same quoted words and OR) on PostgreSQL.
 
-use rusqlite::params;
-
-use super::{Store, StoreError};
+use super::db::{args, Dialect};
+use super::{rows_into, Store, StoreError};
 
 /// One line a search found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,24 +61,31 @@ impl Store {
         expr: &str,
         limit: usize,
     ) -> Result<Vec<SearchHit>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT m.role, m.author, m.text, m.at_ms FROM messages_fts
-             JOIN messages m ON m.id = messages_fts.rowid
-             WHERE messages_fts MATCH ?1 AND m.session = ?2 AND m.hidden = 0
-             ORDER BY bm25(messages_fts), m.id DESC LIMIT ?3",
-        )?;
-        let rows = stmt
-            .query_map(params![expr, session, limit as i64], |r| {
-                Ok(SearchHit {
-                    role: r.get(0)?,
-                    author: r.get(1)?,
-                    text: r.get(2)?,
-                    at_ms: r.get(3)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        Ok(rows)
+        let limit = limit as i64;
+        let rows = self.run(|c| match c.dialect() {
+            Dialect::Sqlite => c.query(
+                "SELECT m.role, m.author, m.text, m.at_ms FROM messages_fts
+                 JOIN messages m ON m.id = messages_fts.rowid
+                 WHERE messages_fts MATCH ?1 AND m.session = ?2 AND m.hidden = 0
+                 ORDER BY bm25(messages_fts), m.id DESC LIMIT ?3",
+                args![expr, session, limit],
+            ),
+            Dialect::Postgres => c.query(
+                "SELECT m.role, m.author, m.text, m.at_ms
+                 FROM messages m, websearch_to_tsquery('simple', ?1) q
+                 WHERE m.tsv @@ q AND m.session = ?2 AND m.hidden = 0
+                 ORDER BY ts_rank(m.tsv, q) DESC, m.id DESC LIMIT ?3",
+                args![expr, session, limit],
+            ),
+        })?;
+        rows_into(rows, |r| {
+            Ok(SearchHit {
+                role: r.text(0)?,
+                author: r.text(1)?,
+                text: r.text(2)?,
+                at_ms: r.int(3)?,
+            })
+        })
     }
 }
 
@@ -98,28 +105,32 @@ mod tests {
 
     #[test]
     fn a_search_never_finds_a_hidden_line_or_another_sessions_line() {
-        let s = Store::in_memory().unwrap();
-        s.append_message("s1", "user", "ann", "the blue kite flew", false)
-            .unwrap();
-        s.append_message("s1", "user", "system", "__work_done__ blue kite", true)
-            .unwrap();
-        s.append_message("s2", "user", "bob", "my blue kite", false)
-            .unwrap();
-        let hits = s.search_messages("s1", "blue kite", 5).unwrap();
-        assert_eq!(hits.len(), 1);
-        assert_eq!(hits[0].text, "the blue kite flew");
-        assert!(s
-            .search_messages("s1", "__work_done__", 5)
-            .unwrap()
-            .is_empty());
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.append_message("s1", "user", "ann", "the blue kite flew", false)
+                .unwrap();
+            s.append_message("s1", "user", "system", "__work_done__ blue kite", true)
+                .unwrap();
+            s.append_message("s2", "user", "bob", "my blue kite", false)
+                .unwrap();
+            let hits = s.search_messages("s1", "blue kite", 5).unwrap();
+            assert_eq!(hits.len(), 1);
+            assert_eq!(hits[0].text, "the blue kite flew");
+            assert!(s
+                .search_messages("s1", "__work_done__", 5)
+                .unwrap()
+                .is_empty());
+        }
     }
 
     #[test]
     fn when_no_line_holds_every_word_any_word_is_enough() {
-        let s = Store::in_memory().unwrap();
-        s.append_message("s1", "user", "ann", "tea is lovely", false)
-            .unwrap();
-        let hits = s.search_messages("s1", "lovely coffee", 5).unwrap();
-        assert_eq!(hits.len(), 1);
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.append_message("s1", "user", "ann", "tea is lovely", false)
+                .unwrap();
+            let hits = s.search_messages("s1", "lovely coffee", 5).unwrap();
+            assert_eq!(hits.len(), 1);
+        }
     }
 }

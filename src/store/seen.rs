@@ -4,44 +4,47 @@
 //! approval cards drawn and not yet settled (so the ones a dead run left are settled
 //! and no orphaned button remains).
 
-use rusqlite::params;
-
-use super::{now_ms, Store, StoreError};
+use super::db::args;
+use super::{now_ms, rows_into, Store, StoreError};
 
 impl Store {
     /// Record that message `id` in `channel` was seen; true when it is newer than any
     /// seen there before (false: a replay, or older than what was already seen).
     pub fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
         let (channel, id) = (as_i64(channel), as_i64(id));
-        let changed = self.conn().execute(
-            "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
-             ON CONFLICT(channel) DO UPDATE SET
-                last_id = excluded.last_id, at_ms = excluded.at_ms
-             WHERE excluded.last_id > discord_seen.last_id",
-            params![channel, id, now_ms()],
-        )?;
+        let changed = self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(channel) DO UPDATE SET
+                    last_id = excluded.last_id, at_ms = excluded.at_ms
+                 WHERE excluded.last_id > discord_seen.last_id",
+                args![channel, id, now_ms()],
+            )
+        })?;
         Ok(changed > 0)
     }
 
     /// The newest message id seen in `channel`, if any.
     pub fn discord_last_seen(&self, channel: u64) -> Result<Option<u64>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare("SELECT last_id FROM discord_seen WHERE channel = ?1")?;
-        let mut rows = stmt.query(params![as_i64(channel)])?;
-        match rows.next()? {
-            Some(row) => Ok(Some(as_u64(row.get(0)?))),
-            None => Ok(None),
-        }
+        let row = self.run(|c| {
+            c.query_opt(
+                "SELECT last_id FROM discord_seen WHERE channel = ?1",
+                args![as_i64(channel)],
+            )
+        })?;
+        row.map(|r| r.int(0).map(as_u64)).transpose()
     }
 
     /// Every channel she has seen a message in, with the newest id there, most recently
     /// active first.
     pub fn discord_seen_channels(&self) -> Result<Vec<(u64, u64)>, StoreError> {
-        let conn = self.conn();
-        let mut stmt =
-            conn.prepare("SELECT channel, last_id FROM discord_seen ORDER BY at_ms DESC")?;
-        let rows = stmt.query_map([], |r| Ok((as_u64(r.get(0)?), as_u64(r.get(1)?))))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT channel, last_id FROM discord_seen ORDER BY at_ms DESC",
+                &[],
+            )
+        })?;
+        rows_into(rows, |r| Ok((as_u64(r.int(0)?), as_u64(r.int(1)?))))
     }
 }
 
@@ -73,19 +76,24 @@ impl Store {
         dm: bool,
         card: &str,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT OR REPLACE INTO discord_cards(request_id, channel, message, dm, card, owner, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                request_id,
-                as_i64(channel),
-                as_i64(message),
-                dm,
-                card,
-                std::process::id(),
-                now_ms()
-            ],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_cards(request_id, channel, message, dm, card, owner, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(request_id) DO UPDATE SET channel = excluded.channel,
+                   message = excluded.message, dm = excluded.dm, card = excluded.card,
+                   owner = excluded.owner, at_ms = excluded.at_ms",
+                args![
+                    request_id,
+                    as_i64(channel),
+                    as_i64(message),
+                    dm,
+                    card,
+                    std::process::id(),
+                    now_ms()
+                ],
+            )
+        })?;
         Ok(())
     }
 
@@ -95,40 +103,45 @@ impl Store {
         request_id: &str,
         message: u64,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
-            "UPDATE discord_cards SET message = ?2 WHERE request_id = ?1",
-            params![request_id, as_i64(message)],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "UPDATE discord_cards SET message = ?2 WHERE request_id = ?1",
+                args![request_id, as_i64(message)],
+            )
+        })?;
         Ok(())
     }
 
     /// Forget a card once it is settled (drawn as settled).
     pub fn remove_discord_card(&self, request_id: &str) -> Result<(), StoreError> {
-        self.conn().execute(
-            "DELETE FROM discord_cards WHERE request_id = ?1",
-            params![request_id],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "DELETE FROM discord_cards WHERE request_id = ?1",
+                args![request_id],
+            )
+        })?;
         Ok(())
     }
 
     /// The cards drawn by another (a dead) Kotoba process and never settled.
     pub fn orphaned_discord_cards(&self) -> Result<Vec<DrawnCard>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
-             WHERE owner != ?1 ORDER BY at_ms",
-        )?;
-        let rows = stmt.query_map(params![std::process::id()], |r| {
-            Ok(DrawnCard {
-                request_id: r.get(0)?,
-                channel: as_u64(r.get(1)?),
-                message: as_u64(r.get(2)?),
-                dm: r.get(3)?,
-                card: r.get(4)?,
-                owner: r.get(5)?,
-            })
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
+                 WHERE owner != ?1 ORDER BY at_ms",
+                args![std::process::id()],
+            )
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows_into(rows, |r| {
+            Ok(DrawnCard {
+                request_id: r.text(0)?,
+                channel: as_u64(r.int(1)?),
+                message: as_u64(r.int(2)?),
+                dm: r.flag(3)?,
+                card: r.text(4)?,
+                owner: u32::try_from(r.int(5)?).unwrap_or(0),
+            })
+        })
     }
 }
 
@@ -143,41 +156,44 @@ pub(super) fn as_u64(v: i64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_newest_seen_message_is_kept_per_channel() {
-        let store = Store::in_memory().unwrap();
-        assert!(store.mark_discord_seen(1, 10).unwrap());
-        assert!(
-            !store.mark_discord_seen(1, 7).unwrap(),
-            "older than what was seen"
-        );
-        assert!(!store.mark_discord_seen(1, 10).unwrap(), "a replay");
-        assert!(store.mark_discord_seen(2, 3).unwrap());
-        assert_eq!(store.discord_last_seen(1).unwrap(), Some(10));
-        assert_eq!(store.discord_last_seen(3).unwrap(), None);
-        let mut all = store.discord_seen_channels().unwrap();
-        all.sort();
-        assert_eq!(all, vec![(1, 10), (2, 3)]);
+        for db in crate::store::testing::each() {
+            let store = db.open();
+            assert!(store.mark_discord_seen(1, 10).unwrap());
+            assert!(
+                !store.mark_discord_seen(1, 7).unwrap(),
+                "older than what was seen"
+            );
+            assert!(!store.mark_discord_seen(1, 10).unwrap(), "a replay");
+            assert!(store.mark_discord_seen(2, 3).unwrap());
+            assert_eq!(store.discord_last_seen(1).unwrap(), Some(10));
+            assert_eq!(store.discord_last_seen(3).unwrap(), None);
+            let mut all = store.discord_seen_channels().unwrap();
+            all.sort();
+            assert_eq!(all, vec![(1, 10), (2, 3)]);
+        }
     }
 
     #[test]
     fn a_card_drawn_by_this_process_is_no_orphan_and_a_settled_one_is_forgotten() {
-        let store = Store::in_memory().unwrap();
-        store.add_discord_card("r1", 5, 6, false, "{}").unwrap();
-        assert!(store.orphaned_discord_cards().unwrap().is_empty());
-        store
-            .conn()
-            .execute(
-                "UPDATE discord_cards SET owner = 1 WHERE request_id = 'r1'",
-                [],
-            )
-            .unwrap();
-        let orphans = store.orphaned_discord_cards().unwrap();
-        assert_eq!(orphans.len(), 1);
-        assert_eq!((orphans[0].channel, orphans[0].message), (5, 6));
-        store.remove_discord_card("r1").unwrap();
-        assert!(store.orphaned_discord_cards().unwrap().is_empty());
+        for db in crate::store::testing::each() {
+            let store = db.open();
+            store.add_discord_card("r1", 5, 6, false, "{}").unwrap();
+            assert!(store.orphaned_discord_cards().unwrap().is_empty());
+            store
+                .run(|c| {
+                    c.execute(
+                        "UPDATE discord_cards SET owner = 1 WHERE request_id = 'r1'",
+                        &[],
+                    )
+                })
+                .unwrap();
+            let orphans = store.orphaned_discord_cards().unwrap();
+            assert_eq!(orphans.len(), 1);
+            assert_eq!((orphans[0].channel, orphans[0].message), (5, 6));
+            store.remove_discord_card("r1").unwrap();
+            assert!(store.orphaned_discord_cards().unwrap().is_empty());
+        }
     }
 }

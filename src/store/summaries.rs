@@ -3,8 +3,7 @@
 //! line ids it covers, so a restart resumes from summary + the lines after it. The
 //! lines themselves are never deleted: they stay searchable.
 
-use rusqlite::{params, OptionalExtension};
-
+use super::db::args;
 use super::{now_ms, Store, StoreError};
 
 /// The summary a session's conversation resumes from.
@@ -22,37 +21,39 @@ impl Store {
     /// Save a summary of `session`'s lines `from_id..=upto_id`; from now on it is the
     /// one the session resumes from. Committed before it returns.
     pub fn save_summary(&self, session: &str, summary: &Summary) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO summaries(session, from_id, upto_id, text, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                session,
-                summary.from_id,
-                summary.upto_id,
-                summary.text,
-                now_ms()
-            ],
-        )?;
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO summaries(session, from_id, upto_id, text, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                args![
+                    session,
+                    summary.from_id,
+                    summary.upto_id,
+                    &summary.text,
+                    now_ms()
+                ],
+            )
+        })?;
         Ok(())
     }
 
     /// The newest summary of `session`, if it was ever compacted.
     pub fn summary(&self, session: &str) -> Result<Option<Summary>, StoreError> {
-        Ok(self
-            .conn()
-            .query_row(
+        let row = self.run(|c| {
+            c.query_opt(
                 "SELECT from_id, upto_id, text FROM summaries WHERE session = ?1
                  ORDER BY id DESC LIMIT 1",
-                [session],
-                |r| {
-                    Ok(Summary {
-                        from_id: r.get(0)?,
-                        upto_id: r.get(1)?,
-                        text: r.get(2)?,
-                    })
-                },
+                args![session],
             )
-            .optional()?)
+        })?;
+        row.map(|r| {
+            Ok(Summary {
+                from_id: r.int(0)?,
+                upto_id: r.int(1)?,
+                text: r.text(2)?,
+            })
+        })
+        .transpose()
     }
 }
 
@@ -62,54 +63,56 @@ mod tests {
 
     #[test]
     fn a_summary_survives_reopening_and_the_lines_it_covers_stay_searchable() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k.db");
-        let ids = {
-            let s = Store::open(&path).unwrap();
-            let ids = s
-                .append_lines(
-                    "c",
-                    &[
-                        ("user", "ann", "my locker code is 4471", false),
-                        ("assistant", "kotoba", "noted", false),
-                        ("user", "ann", "thanks", false),
-                    ],
-                )
-                .unwrap();
-            let summary = Summary {
-                from_id: ids[0],
-                upto_id: ids[1],
-                text: "Ann's locker code is 4471.".into(),
+        for db in crate::store::testing::each() {
+            let ids = {
+                let s = db.open();
+                let ids = s
+                    .append_lines(
+                        "c",
+                        &[
+                            ("user", "ann", "my locker code is 4471", false),
+                            ("assistant", "kotoba", "noted", false),
+                            ("user", "ann", "thanks", false),
+                        ],
+                    )
+                    .unwrap();
+                let summary = Summary {
+                    from_id: ids[0],
+                    upto_id: ids[1],
+                    text: "Ann's locker code is 4471.".into(),
+                };
+                s.save_summary("c", &summary).unwrap();
+                ids
             };
-            s.save_summary("c", &summary).unwrap();
-            ids
-        };
-        let s = Store::open(&path).unwrap();
-        let summary = s.summary("c").unwrap().unwrap();
-        assert_eq!((summary.from_id, summary.upto_id), (ids[0], ids[1]));
-        let after = s.lines_after("c", summary.upto_id, 100).unwrap();
-        assert_eq!(
-            after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
-            ["thanks"]
-        );
-        assert_eq!(s.search_messages("c", "locker", 5).unwrap().len(), 1);
-        assert!(s.summary("other").unwrap().is_none());
+            let s = db.open();
+            let summary = s.summary("c").unwrap().unwrap();
+            assert_eq!((summary.from_id, summary.upto_id), (ids[0], ids[1]));
+            let after = s.lines_after("c", summary.upto_id, 100).unwrap();
+            assert_eq!(
+                after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+                ["thanks"]
+            );
+            assert_eq!(s.search_messages("c", "locker", 5).unwrap().len(), 1);
+            assert!(s.summary("other").unwrap().is_none());
+        }
     }
 
     #[test]
     fn a_fresh_conversation_leaves_the_old_summary_behind() {
-        let s = Store::in_memory().unwrap();
-        let id = s
-            .append_message("c", "user", "ann", "hello", false)
-            .unwrap();
-        let summary = Summary {
-            from_id: id,
-            upto_id: id,
-            text: "Ann said hello.".into(),
-        };
-        s.save_summary("c", &summary).unwrap();
-        s.archive_session("c").unwrap();
-        assert!(s.summary("c").unwrap().is_none());
-        assert!(s.history("c", 10).unwrap().is_empty());
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            let id = s
+                .append_message("c", "user", "ann", "hello", false)
+                .unwrap();
+            let summary = Summary {
+                from_id: id,
+                upto_id: id,
+                text: "Ann said hello.".into(),
+            };
+            s.save_summary("c", &summary).unwrap();
+            s.archive_session("c").unwrap();
+            assert!(s.summary("c").unwrap().is_none());
+            assert!(s.history("c", 10).unwrap().is_empty());
+        }
     }
 }

@@ -30,6 +30,7 @@ mod layout;
 mod llm;
 mod long_conversation;
 mod serve;
+mod shared_store;
 mod speech;
 mod speech_stream;
 mod tools;

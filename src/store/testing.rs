@@ -1,0 +1,81 @@
+//! The store's tests run against both backends: a SQLite file in a temporary folder, and
+//! a fresh database on the PostgreSQL server the test command started
+//! (`KOTOBA_TEST_DATABASE_URL`, a URL without a database name). Outside CI a missing
+//! server skips the PostgreSQL half loudly; in CI it fails.
+
+use super::Store;
+
+/// One backend to run a test against; `open` may be called again to reopen it.
+pub struct Fixture {
+    /// "sqlite" or "postgres", for assertion messages.
+    pub name: &'static str,
+    /// The SQLite file, or the PostgreSQL URL.
+    target: Target,
+    /// Keeps the SQLite folder until the test ends.
+    _dir: Option<tempfile::TempDir>,
+}
+
+enum Target {
+    File(std::path::PathBuf),
+    Url(String),
+}
+
+impl Fixture {
+    /// Open (or reopen) this backend's store.
+    pub fn open(&self) -> Store {
+        match &self.target {
+            Target::File(p) => Store::open(p).expect("open the SQLite store"),
+            Target::Url(u) => Store::connect(u).expect("connect to the test PostgreSQL"),
+        }
+    }
+}
+
+/// A fresh database on the test server, its URL; `None` (said loudly) when there is no
+/// server outside CI.
+#[allow(clippy::print_stderr)]
+pub fn postgres_url() -> Option<String> {
+    let Ok(base) = std::env::var("KOTOBA_TEST_DATABASE_URL") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "KOTOBA_TEST_DATABASE_URL is not set: the test command starts PostgreSQL in CI"
+        );
+        eprintln!(
+            "SKIPPED (PostgreSQL half): KOTOBA_TEST_DATABASE_URL is not set; run scripts/test"
+        );
+        return None;
+    };
+    let base = base.trim_end_matches('/').to_string();
+    let name = format!("kotoba_unit_{:016x}", rand::random::<u64>());
+    // The blocking client runs a runtime of its own: off any test's runtime thread.
+    let (admin, create) = (
+        format!("{base}/postgres"),
+        format!("CREATE DATABASE {name}"),
+    );
+    std::thread::spawn(move || {
+        postgres::Client::connect(&admin, postgres::NoTls)
+            .expect("reach the test PostgreSQL")
+            .batch_execute(&create)
+            .expect("create a test database");
+    })
+    .join()
+    .expect("create a test database");
+    Some(format!("{base}/{name}"))
+}
+
+/// The backends to run a store test against.
+pub fn each() -> Vec<Fixture> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut out = vec![Fixture {
+        name: "sqlite",
+        target: Target::File(dir.path().join("kotoba.db")),
+        _dir: Some(dir),
+    }];
+    if let Some(url) = postgres_url() {
+        out.push(Fixture {
+            name: "postgres",
+            target: Target::Url(url),
+            _dir: None,
+        });
+    }
+    out
+}

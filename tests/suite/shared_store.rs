@@ -1,0 +1,108 @@
+//! One store, several processes: with `KOTOBA_DATABASE_URL` every `kotoba serve` keeps
+//! its transcripts, audit and grants in the one PostgreSQL (the real server the test
+//! command started), so any process's page shows what another's turn wrote; `kotoba
+//! doctor` names the store and whether it answers.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::process::Command;
+
+use super::crash::{get, model_env, post_message};
+use super::serve::{free_port, healthy, serve, stop};
+use crate::support::model_server::{Reply, ScriptedModel};
+use crate::support::postgres::fresh_database;
+
+fn texts(history: &Value) -> Vec<String> {
+    history
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["text"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_turn_answered_by_one_process_is_read_back_from_the_page_of_another_sharing_its_postgresql(
+) {
+    let Some(url) = fresh_database("shared transcript") else {
+        return;
+    };
+    let model = ScriptedModel::start().await;
+    model.push(Reply::text("The kettle is on."));
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (port_a, port_b) = (free_port(), free_port());
+    let mut env: Vec<(&str, String)> = model_env(&model);
+    env.push(("KOTOBA_DATABASE_URL", url.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
+    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
+    healthy(port_a).await;
+    healthy(port_b).await;
+    post_message(port_a, "kitchen", "is the kettle on?").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let seen_by_b = loop {
+        let lines = texts(&get(port_b, "/api/history?session=kitchen").await);
+        if lines.len() >= 2 || Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        seen_by_b,
+        ["is the kettle on?", "The kettle is on."],
+        "the other process reads the turn from the shared store"
+    );
+    assert!(
+        !home_a.path().join("kotoba.db").exists() && !home_b.path().join("kotoba.db").exists(),
+        "no SQLite file is made when PostgreSQL holds the store"
+    );
+    stop(a).await;
+    stop(b).await;
+}
+
+fn doctor(home: &std::path::Path, model: &ScriptedModel, url: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
+    cmd.arg("doctor")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home)
+        .env("KOTOBA_DATABASE_URL", url)
+        .kill_on_drop(true);
+    for (k, v) in model_env(model) {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+#[tokio::test]
+async fn doctor_names_the_store_backend_and_exits_1_when_postgresql_cannot_be_reached() {
+    let Some(url) = fresh_database("doctor store") else {
+        return;
+    };
+    let model = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = doctor(home.path(), &model, &url).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("store:") && text.contains("PostgreSQL at 127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("(reached)"), "{text}");
+    assert!(out.status.success(), "{text}");
+    let closed = free_port();
+    let gone = format!("postgres://kotoba:hunter2@127.0.0.1:{closed}/kotoba");
+    let out = doctor(home.path(), &model, &gone).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NOT reached") && text.contains("KOTOBA_DATABASE_URL"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("hunter2"),
+        "the password is never printed: {text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}
