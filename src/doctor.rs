@@ -143,6 +143,13 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     line(&mut out, "tools", &names.join(", "));
     match crate::surfaces::discord::DiscordSettings::resolve(&app.engine) {
         Some(discord) => {
+            match &discord.shards {
+                Ok(plan) => line(&mut out, "shards", &plan.describe()),
+                Err(e) => {
+                    healthy = false;
+                    line(&mut out, "shards", &e.to_string());
+                }
+            }
             for l in crate::surfaces::discord::check::check(&discord).await {
                 healthy &= l.ok;
                 line(&mut out, l.label, &l.text);

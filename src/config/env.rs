@@ -101,6 +101,11 @@ pub const ENV: &[EnvVar] = &[
     ),
     sets("KOTOBA_DISCORD_API_BASE", "discord.api_base"),
     own(
+        "KOTOBA_DISCORD_SHARDS",
+        "none (every shard, in this process)",
+        "`i-j/N`: this process runs shards i to j of N; `auto/N`: it claims free shards of N through the shared store (docs/deploy.md)",
+    ),
+    own(
         LOG_ENV,
         "`info` for serve, `warn` otherwise",
         "the log filter (tracing EnvFilter syntax)",

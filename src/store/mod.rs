@@ -16,6 +16,7 @@ mod grants;
 mod inflight;
 mod jobs;
 pub mod keystore;
+mod leases;
 mod people;
 mod pg_schema;
 mod postgres;

@@ -140,6 +140,22 @@ const MIGRATIONS: &[&str] = &[
         at_ms BIGINT NOT NULL
      );
      CREATE INDEX summaries_session ON summaries(session, id);",
+    // 2: Discord messages claimed for an answer (SQLite's 13).
+    "CREATE TABLE discord_claims (
+        message BIGINT PRIMARY KEY,
+        at_ms BIGINT NOT NULL
+     );
+     CREATE INDEX discord_claims_at ON discord_claims(at_ms);",
+    // 3: Discord shard leases and the processes alive (SQLite's 14).
+    "CREATE TABLE discord_shard_leases (
+        shard BIGINT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_ms BIGINT NOT NULL
+     );
+     CREATE TABLE instances (
+        id TEXT PRIMARY KEY,
+        seen_ms BIGINT NOT NULL
+     );",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -24,6 +24,31 @@ impl Store {
         Ok(changed > 0)
     }
 
+    /// Claim Discord message `id` for an answer: true for the first claim, false when
+    /// this or another process already claimed it (one answer per message, whichever
+    /// processes hold its shard).
+    pub fn claim_discord_message(&self, id: u64) -> Result<bool, StoreError> {
+        let changed = self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_claims(message, at_ms) VALUES (?1, ?2)
+                 ON CONFLICT(message) DO NOTHING",
+                args![as_i64(id), now_ms()],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Forget the claims older than `age_ms` (no event is replayed that late).
+    pub fn prune_discord_claims(&self, age_ms: i64) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "DELETE FROM discord_claims WHERE at_ms < ?1",
+                args![now_ms().saturating_sub(age_ms)],
+            )
+        })?;
+        Ok(())
+    }
+
     /// The newest message id seen in `channel`, if any.
     pub fn discord_last_seen(&self, channel: u64) -> Result<Option<u64>, StoreError> {
         let row = self.run(|c| {
@@ -156,6 +181,22 @@ pub(super) fn as_u64(v: i64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_message_is_claimed_once_across_stores_sharing_one_database() {
+        for db in crate::store::testing::each() {
+            let (one, two) = (db.open(), db.open());
+            assert!(one.claim_discord_message(42).unwrap(), "{}", db.name);
+            assert!(!two.claim_discord_message(42).unwrap(), "{}", db.name);
+            assert!(!one.claim_discord_message(42).unwrap());
+            assert!(two.claim_discord_message(43).unwrap());
+            two.prune_discord_claims(-60_000).unwrap();
+            assert!(
+                one.claim_discord_message(42).unwrap(),
+                "pruned claims are gone"
+            );
+        }
+    }
+
     #[test]
     fn the_newest_seen_message_is_kept_per_channel() {
         for db in crate::store::testing::each() {

@@ -165,6 +165,23 @@ pub(super) const MIGRATIONS: &[&str] = &[
         at_ms INTEGER NOT NULL
      );
      CREATE INDEX summaries_session ON summaries(session, id);",
+    // 13: Discord messages claimed for an answer, so one message is answered once even
+    // when two processes briefly hold its shard (docs/deploy.md).
+    "CREATE TABLE discord_claims (
+        message INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX discord_claims_at ON discord_claims(at_ms);",
+    // 14: Discord shard leases and the processes alive (docs/deploy.md, auto/N).
+    "CREATE TABLE discord_shard_leases (
+        shard INTEGER PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+     );
+     CREATE TABLE instances (
+        id TEXT PRIMARY KEY,
+        seen_ms INTEGER NOT NULL
+     );",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

@@ -511,3 +511,32 @@ async fn doctor_checks_the_discord_token_and_intents_and_prints_the_invite_url()
     );
     assert_eq!(out.status.code(), Some(1), "a refused token: {text}");
 }
+
+#[tokio::test]
+async fn doctor_names_the_shards_this_process_would_hold_and_refuses_a_bad_shard_setting() {
+    use crate::support::discord::FakeDiscord;
+    let server = ScriptedModel::start().await;
+    let discord = FakeDiscord::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let doctor = |shards: &str| {
+        let mut cmd = kotoba(&server, home.path(), &["doctor"]);
+        cmd.env("DISCORD_TOKEN", "test-token")
+            .env("KOTOBA_DISCORD_API_BASE", discord.api_base())
+            .env("KOTOBA_DISCORD_SHARDS", shards);
+        cmd
+    };
+    let out = doctor("2-3/8").output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("shards:         shards 2 to 3 of 8"),
+        "{text}"
+    );
+    assert!(out.status.success(), "{text}");
+    let out = doctor("4-2/8").output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("KOTOBA_DISCORD_SHARDS=\"4-2/8\" is not a shard setting"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}

@@ -30,6 +30,7 @@ mod layout;
 mod llm;
 mod long_conversation;
 mod serve;
+mod shards;
 mod shared_store;
 mod speech;
 mod speech_stream;

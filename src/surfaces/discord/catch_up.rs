@@ -22,6 +22,14 @@ const PAGE: u8 = 100;
 /// Answer what was said to her while she was down. Each channel is its own
 /// conversation, so channels are caught up side by side.
 pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
+    // No gateway replays a message a week old: older claims are forgotten.
+    if let Err(e) = bot
+        .engine
+        .store()
+        .prune_discord_claims(7 * 24 * 3600 * 1000)
+    {
+        tracing::warn!("Discord: forgetting old message claims: {e}");
+    }
     settle_orphaned_cards(&bot, &ctx).await;
     tell_what_the_restart_cut(&bot, &ctx).await;
     let window = bot.engine.config().settings().discord_catch_up;
@@ -65,6 +73,12 @@ async fn one_channel(bot: Arc<Bot>, ctx: Context, channel: u64, last: u64, windo
             return;
         }
     };
+    // Each shard's READY catches up its own guilds' channels (DMs: shard 0's), so every
+    // channel is read once, by the process that answers it.
+    let shard = super::shards::shard_of(guild.map_or(0, |g| g.get()), ctx.cache.shard_count());
+    if shard != ctx.shard_id.0 {
+        return;
+    }
     messages.sort_by_key(|m| m.id);
     let now = Timestamp::now().unix_timestamp();
     let fresh = |at: Timestamp| now.saturating_sub(at.unix_timestamp()) <= window as i64;

@@ -78,6 +78,13 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     if !caught_up && bot.seen_before_start(channel, msg.id.get()) {
         return;
     }
+    // One answer per message across processes, even while two briefly hold its shard (a
+    // takeover): the message is claimed in the shared store first.
+    match bot.engine.store().claim_discord_message(msg.id.get()) {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => tracing::warn!("Discord: claiming a message: {e}"),
+    }
     if let Err(e) = bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
         tracing::warn!("Discord: recording a seen message: {e}");
     }

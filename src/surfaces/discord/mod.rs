@@ -18,6 +18,7 @@ mod chat;
 pub mod check;
 pub mod commands;
 mod handler;
+mod lease;
 mod manage;
 mod port;
 mod press;
@@ -27,6 +28,7 @@ pub mod reply;
 mod rest;
 pub mod rules;
 mod send;
+pub mod shards;
 pub mod steps;
 mod view;
 pub mod voice;
@@ -59,6 +61,9 @@ pub struct DiscordSettings {
     pub home_channels: Vec<u64>,
     /// Another Discord-compatible server (None: Discord itself).
     pub api_base: Option<String>,
+    /// The shards this process runs (`KOTOBA_DISCORD_SHARDS`), or why the value was
+    /// refused (then Discord stays off: a guess could answer another process's guilds).
+    pub shards: Result<shards::ShardPlan, shards::ShardsError>,
 }
 
 impl std::fmt::Debug for DiscordSettings {
@@ -69,6 +74,7 @@ impl std::fmt::Debug for DiscordSettings {
             .field("guilds", &self.guilds)
             .field("home_channels", &self.home_channels)
             .field("api_base", &self.api_base)
+            .field("shards", &self.shards)
             .finish()
     }
 }
@@ -110,6 +116,7 @@ impl DiscordSettings {
             guilds: ids(config.env("KOTOBA_DISCORD_GUILDS")),
             home_channels: ids(config.env("KOTOBA_DISCORD_HOME_CHANNELS")),
             api_base: config.settings().discord_api_base,
+            shards: shards::ShardPlan::parse(config.env(shards::SHARDS_ENV)),
         }
     }
 }
@@ -129,6 +136,9 @@ pub enum DiscordError {
     /// The privileged intents are not enabled (gateway close 4013/4014).
     #[error("Discord refused the bot's intents: enable the Message Content and Server Members intents (Developer Portal → your application → Bot → Privileged Gateway Intents), then restart.")]
     IntentsMissing,
+    /// `KOTOBA_DISCORD_SHARDS` is not a shard setting.
+    #[error("{0}")]
+    Shards(#[from] shards::ShardsError),
     /// Anything else (network, a server that is not Discord).
     #[error("The Discord connection failed ({0}); check the network and KOTOBA_DISCORD_API_BASE.")]
     Other(String),
@@ -202,6 +212,9 @@ pub(crate) struct Bot {
     pub started: tokio::time::Instant,
     /// Ends the surface (process shutdown).
     pub shutdown: CancellationToken,
+    /// The shards this process runs now (a range's, or the leases `auto/N` holds; empty
+    /// while every shard runs here), for `/metrics`.
+    held_shards: Mutex<Vec<u32>>,
     /// The voice rooms, one per guild.
     pub rooms: voice::rooms::Rooms,
     /// songbird's voice manager, registered on the serenity client (join and leave go
@@ -219,6 +232,14 @@ impl Bot {
         self.seen_before_start
             .get(&channel)
             .is_some_and(|last| id <= *last)
+    }
+
+    /// The shards this process runs now.
+    pub fn held_shards(&self) -> std::sync::MutexGuard<'_, Vec<u32>> {
+        match self.held_shards.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
     }
 
     /// First time this message id is seen? (A resumed gateway may replay events.)
@@ -296,6 +317,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), DiscordError> {
     let settings = DiscordSettings::resolve(&engine).ok_or(DiscordError::NoToken)?;
+    let plan = settings.shards.clone()?;
     let reminders = Mutex::new(Some(engine.reminders()));
     let seen_before_start = match engine.store().discord_seen_channels() {
         Ok(seen) => seen.into_iter().collect(),
@@ -320,16 +342,21 @@ pub async fn run(
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),
+        held_shards: Mutex::new(Vec::new()),
         songbird: voice::call::manager(),
         reminders,
     });
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();
+    tracing::info!("Discord: running {}", plan.describe());
     let result = tokio::select! {
-        r = client.start() => r.map_err(|e| classify(&e)),
+        r = shards::start(&mut client, &bot, plan) => r.map_err(|e| classify(&e)),
         _ = shutdown.cancelled() => {
             voice::rooms::leave_all(&bot).await;
             shards.shutdown_all().await;
+            if let shards::ShardPlan::Auto { total } = plan {
+                lease::release_all(&bot, total);
+            }
             Ok(())
         }
     };
@@ -358,6 +385,7 @@ pub fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::Join
                 Err(
                     e @ (DiscordError::TokenRefused
                     | DiscordError::IntentsMissing
+                    | DiscordError::Shards(_)
                     | DiscordError::NoToken),
                 ) => {
                     tracing::error!("{e}");

@@ -190,9 +190,23 @@ pub(crate) struct Shared {
     pub heartbeat_ms: u64,
     pub calls: Mutex<Vec<Call>>,
     pub notify: Notify,
-    pub conn: Mutex<Option<mpsc::UnboundedSender<GwCmd>>>,
-    pub sent: Mutex<Vec<(u64, Value)>>,
-    pub seq: AtomicU64,
+    /// The live gateway connections of each shard (two while sessions overlap, as when
+    /// a process takes over a shard whose holder has not yet let go: Discord sends both
+    /// every event).
+    pub conns: Mutex<std::collections::HashMap<u32, Vec<mpsc::UnboundedSender<GwCmd>>>>,
+    /// Every dispatch with its sequence number and the shard it went to (RESUME replays
+    /// a shard's own).
+    pub sent: Mutex<Vec<(u64, u32, Value)>>,
+    /// The last sequence number of each shard's session.
+    pub seqs: Mutex<std::collections::HashMap<u32, u64>>,
+    /// How many shards GET /gateway/bot recommends.
+    pub shard_count: std::sync::atomic::AtomicU32,
+    /// The shard count the bot identified with (events are routed by it).
+    pub identified_total: std::sync::atomic::AtomicU32,
+    /// Each IDENTIFY's shard, in the order they arrived, with when.
+    pub identified: Mutex<Vec<(u32, Instant)>>,
+    /// The guild of each channel of the extra guilds ([`FakeDiscord::add_guilds`]).
+    pub channel_guilds: Mutex<std::collections::HashMap<u64, u64>>,
     pub ids: AtomicU64,
     pub guilds: Mutex<Vec<GuildDef>>,
     pub history: Mutex<Vec<Value>>,
@@ -236,13 +250,55 @@ impl Shared {
         })
     }
 
-    /// Give a dispatch its sequence number and remember it for RESUME.
-    pub fn stamp(&self, t: &str, d: Value) -> Value {
-        let s = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+    /// The READY of shard `shard` of `total`: only that shard's guilds.
+    pub fn ready_for(&self, shard: u32, total: u32) -> Value {
+        let mut ready = self.ready_payload();
+        let guilds: Vec<Value> = lock(&self.guilds)
+            .iter()
+            .filter(|g| shard_of(g.id, total) == shard)
+            .map(|g| json!({"id": g.id.to_string(), "unavailable": true}))
+            .collect();
+        ready["guilds"] = json!(guilds);
+        ready["shard"] = json!([shard, total]);
+        ready["session_id"] = json!(format!("fake-session-{shard}"));
+        ready
+    }
+
+    /// The shard an event goes to: its guild's, or shard 0 for a DM.
+    pub fn shard_for(&self, d: &Value) -> u32 {
+        let total = self.identified_total.load(Ordering::SeqCst).max(1);
+        let guild = d["guild_id"]
+            .as_str()
+            .and_then(|g| g.parse::<u64>().ok())
+            .or_else(|| d["guild_id"].as_u64());
+        guild.map_or(0, |g| shard_of(g, total))
+    }
+
+    /// Give a dispatch its sequence number and remember it (for shard `shard`) for
+    /// RESUME.
+    pub fn stamp_for(&self, shard: u32, t: &str, d: Value) -> Value {
+        // Each shard's session numbers its own events, as Discord's do.
+        let s = {
+            let mut seqs = lock(&self.seqs);
+            let n = seqs.entry(shard).or_insert(0);
+            *n += 1;
+            *n
+        };
         let v = json!({"op": 0, "t": t, "s": s, "d": d});
-        lock(&self.sent).push((s, v.clone()));
+        lock(&self.sent).push((s, shard, v.clone()));
         v
     }
+
+    /// [`Shared::stamp_for`] the shard the event's guild is on.
+    pub fn stamp(&self, t: &str, d: Value) -> Value {
+        let shard = self.shard_for(&d);
+        self.stamp_for(shard, t, d)
+    }
+}
+
+/// The shard Discord sends a guild's events to.
+pub fn shard_of(guild: u64, total: u32) -> u32 {
+    ((guild >> 22) % u64::from(total.max(1))) as u32
 }
 
 /// The running loopback Discord.
@@ -352,9 +408,13 @@ impl FakeDiscord {
             heartbeat_ms,
             calls: Mutex::new(Vec::new()),
             notify: Notify::new(),
-            conn: Mutex::new(None),
+            conns: Mutex::new(std::collections::HashMap::new()),
             sent: Mutex::new(Vec::new()),
-            seq: AtomicU64::new(0),
+            seqs: Mutex::new(std::collections::HashMap::new()),
+            shard_count: std::sync::atomic::AtomicU32::new(1),
+            identified_total: std::sync::atomic::AtomicU32::new(1),
+            identified: Mutex::new(Vec::new()),
+            channel_guilds: Mutex::new(std::collections::HashMap::new()),
             ids: AtomicU64::new(10_000),
             guilds: Mutex::new(vec![guild]),
             history: Mutex::new(Vec::new()),
@@ -516,9 +576,9 @@ impl FakeDiscord {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let notified = self.shared.notify.notified();
-            if lock(&self.shared.conn)
-                .as_ref()
-                .is_some_and(|c| !c.is_closed())
+            if lock(&self.shared.conns)
+                .get(&0)
+                .is_some_and(|c| c.iter().any(|c| !c.is_closed()))
             {
                 return;
             }
@@ -561,16 +621,19 @@ impl FakeDiscord {
                 lock(&self.shared.interaction_channels).insert(token.into(), channel.into());
             }
         }
-        let v = self.shared.stamp(t, d);
-        if let Some(tx) = lock(&self.shared.conn).as_ref() {
-            let _ = tx.send(GwCmd::Dispatch(v));
+        let shard = self.shared.shard_for(&d);
+        let v = self.shared.stamp_for(shard, t, d);
+        for tx in lock(&self.shared.conns).get(&shard).into_iter().flatten() {
+            let _ = tx.send(GwCmd::Dispatch(v.clone()));
         }
     }
 
-    /// Close the live gateway connection abruptly (the bot must RESUME).
+    /// Close every live gateway connection abruptly (the bot must RESUME).
     pub fn drop_gateway(&self) {
-        if let Some(tx) = lock(&self.shared.conn).take() {
-            let _ = tx.send(GwCmd::Drop);
+        for (_, txs) in lock(&self.shared.conns).drain() {
+            for tx in txs {
+                let _ = tx.send(GwCmd::Drop);
+            }
         }
     }
 
@@ -578,7 +641,7 @@ impl FakeDiscord {
     /// the message object (so a test can reply to it).
     pub fn say(&self, channel: u64, author: u64, content: &str, opts: Msg) -> Value {
         let id = self.shared.next_id();
-        let guild = (channel != DM).then_some(GUILD);
+        let guild = self.guild_of(channel);
         let spec = MessageSpec {
             id,
             channel,
@@ -626,7 +689,7 @@ impl FakeDiscord {
         let spec = MessageSpec {
             id,
             channel,
-            guild: (channel != DM).then_some(GUILD),
+            guild: self.guild_of(channel),
             author,
             author_name: name_of(author),
             author_bot: false,
@@ -653,7 +716,7 @@ impl FakeDiscord {
                 let spec = MessageSpec {
                     id: self.shared.next_id(),
                     channel,
-                    guild: (channel != DM).then_some(GUILD),
+                    guild: self.guild_of(channel),
                     author: *author,
                     author_name: name_of(*author),
                     author_bot: false,
@@ -693,7 +756,7 @@ impl FakeDiscord {
     /// from `user` holding `permissions` in `channel`, without its data; with its id.
     fn interaction(&self, kind: u8, channel: u64, user: u64, permissions: u64) -> (u64, Value) {
         let id = self.shared.next_id();
-        let guild = (channel != DM).then_some(GUILD);
+        let guild = self.guild_of(channel);
         let i = payloads::interaction_base(
             kind,
             id,
@@ -866,5 +929,81 @@ impl FakeDiscord {
             .iter()
             .flat_map(|g| g.members.clone())
             .collect()
+    }
+}
+
+impl FakeDiscord {
+    /// The guild a channel is in (None: the DM).
+    pub fn guild_of(&self, channel: u64) -> Option<u64> {
+        if channel == DM {
+            return None;
+        }
+        Some(
+            lock(&self.shared.channel_guilds)
+                .get(&channel)
+                .copied()
+                .unwrap_or(GUILD),
+        )
+    }
+
+    /// Recommend `n` shards (GET /gateway/bot), as Discord does for a bot in many
+    /// guilds.
+    pub fn recommend_shards(&self, n: u32) {
+        self.shared.shard_count.store(n, Ordering::SeqCst);
+    }
+
+    /// Add `count` guilds spread over the shards (guild k's id is `(k + 1) << 22 | 7`, so
+    /// it is on shard `(k + 1) % N`), each with one text channel (returned, in order) and
+    /// the owner and a guest as members.
+    pub fn add_guilds(&self, count: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        for k in 0..count {
+            let (guild, channel) = (((k + 1) << 22) | 7, 50_000_000 + k);
+            let mut me = payloads::member(BOT, "Kotoba", &[], None);
+            me["user"]["bot"] = json!(true);
+            let members = vec![
+                payloads::member(OWNER, "olive", &[], None),
+                payloads::member(GUEST, "gus", &[], None),
+                me,
+            ];
+            let channels = vec![payloads::text_channel(channel, guild, "general")];
+            let payload = payloads::guild(guild, OWNER, &channels, &members, &[]);
+            lock(&self.shared.guilds).push(GuildDef {
+                id: guild,
+                payload,
+                members,
+            });
+            lock(&self.shared.channel_guilds).insert(channel, guild);
+            out.push((guild, channel));
+        }
+        out
+    }
+
+    /// The shards that identified, in order.
+    pub fn identified_shards(&self) -> Vec<u32> {
+        lock(&self.shared.identified)
+            .iter()
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Wait until every shard of `total` has a live connection.
+    pub async fn wait_shards(&self, total: u32, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let notified = self.shared.notify.notified();
+            let live = lock(&self.shared.conns)
+                .iter()
+                .filter(|(s, c)| **s < total && c.iter().any(|c| !c.is_closed()))
+                .count();
+            if live == total as usize {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "only {live} of {total} shards connected within {within:?}"
+            );
+            let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+        }
     }
 }

@@ -58,7 +58,7 @@ pub async fn rest(
     match (m, parts.as_slice()) {
         ("GET", ["gateway"]) | ("GET", ["gateway", "bot"]) => Json(json!({
             "url": format!("ws://{}/gateway", sh.addr()),
-            "shards": 1,
+            "shards": sh.shard_count.load(Ordering::SeqCst),
             "session_start_limit": {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
         }))
         .into_response(),
@@ -118,7 +118,8 @@ pub async fn rest(
             if id == super::DM {
                 Json(payloads::dm_channel(id, super::OWNER)).into_response()
             } else {
-                Json(payloads::text_channel(id, super::GUILD, "channel")).into_response()
+                let guild = lock(&sh.channel_guilds).get(&id).copied().unwrap_or(super::GUILD);
+                Json(payloads::text_channel(id, guild, "channel")).into_response()
             }
         }
         ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
@@ -256,14 +257,22 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
                             let _ = socket.send(WsMessage::Close(Some(CloseFrame { code: 4014, reason: "Disallowed intent(s).".into() }))).await;
                             return;
                         }
-                        let ready = sh.ready_payload();
-                        if !send(&mut socket, &sh.stamp("READY", ready)).await { return; }
-                        let guilds: Vec<Value> = lock(&sh.guilds).iter().map(|g| g.payload.clone()).collect();
+                        let shard = v["d"]["shard"][0].as_u64().unwrap_or(0) as u32;
+                        let total = v["d"]["shard"][1].as_u64().unwrap_or(1).max(1) as u32;
+                        sh.identified_total.store(total, Ordering::SeqCst);
+                        lock(&sh.identified).push((shard, std::time::Instant::now()));
+                        let ready = sh.ready_for(shard, total);
+                        if !send(&mut socket, &sh.stamp_for(shard, "READY", ready)).await { return; }
+                        let guilds: Vec<Value> = lock(&sh.guilds)
+                            .iter()
+                            .filter(|g| super::shard_of(g.id, total) == shard)
+                            .map(|g| g.payload.clone())
+                            .collect();
                         for g in guilds {
-                            if !send(&mut socket, &sh.stamp("GUILD_CREATE", g)).await { return; }
+                            if !send(&mut socket, &sh.stamp_for(shard, "GUILD_CREATE", g)).await { return; }
                         }
                         live = true;
-                        *lock(&sh.conn) = Some(tx.clone());
+                        register(&sh, shard, &tx);
                         sh.notify.notify_waiters();
                     }
                     Some(4) => {
@@ -278,14 +287,24 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
                         sh.resumes.fetch_add(1, Ordering::SeqCst);
                         let after = v["d"]["seq"].as_u64().unwrap_or(0);
                         let replay_from = after.saturating_sub(sh.replay_overlap.load(Ordering::SeqCst));
-                        let missed: Vec<Value> = lock(&sh.sent).iter().filter(|(s, _)| *s > replay_from).map(|(_, v)| v.clone()).collect();
+                        // The session id READY gave says which shard resumes.
+                        let shard: u32 = v["d"]["session_id"]
+                            .as_str()
+                            .and_then(|s| s.rsplit('-').next())
+                            .and_then(|n| n.parse().ok())
+                            .unwrap_or(0);
+                        let missed: Vec<Value> = lock(&sh.sent)
+                            .iter()
+                            .filter(|(s, to, _)| *s > replay_from && *to == shard)
+                            .map(|(_, _, v)| v.clone())
+                            .collect();
                         for e in missed {
                             if !send(&mut socket, &e).await { return; }
                         }
-                        let resumed = sh.stamp("RESUMED", json!({}));
+                        let resumed = sh.stamp_for(shard, "RESUMED", json!({}));
                         if !send(&mut socket, &resumed).await { return; }
                         live = true;
-                        *lock(&sh.conn) = Some(tx.clone());
+                        register(&sh, shard, &tx);
                         sh.notify.notify_waiters();
                     }
                     _ => {}
@@ -294,6 +313,14 @@ async fn connection(sh: Arc<Shared>, mut socket: WebSocket) {
         }
         let _ = live;
     }
+}
+
+/// Add a live connection to `shard`'s (dropping the closed ones).
+fn register(sh: &Shared, shard: u32, tx: &mpsc::UnboundedSender<GwCmd>) {
+    let mut conns = lock(&sh.conns);
+    let list = conns.entry(shard).or_default();
+    list.retain(|c| !c.is_closed());
+    list.push(tx.clone());
 }
 
 /// Discord's answer to the bot's voice state update `d`: its new voice state and, when

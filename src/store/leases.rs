@@ -1,0 +1,122 @@
+//! What several processes of one bot agree on through the shared store: which process
+//! holds each Discord shard (a lease, renewed every few seconds; a lapsed one is free to
+//! claim), and which processes are alive (a heartbeat each), so `auto/N` spreads the
+//! shards evenly (docs/deploy.md).
+
+use super::db::args;
+use super::{now_ms, Store, StoreError};
+
+impl Store {
+    /// Claim or renew shard `shard` for `holder` until `ttl_ms` from now: true when
+    /// `holder` holds it now (it was free, lapsed, or already `holder`'s).
+    pub fn claim_shard(&self, shard: u32, holder: &str, ttl_ms: i64) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let changed = self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_shard_leases(shard, holder, expires_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(shard) DO UPDATE SET holder = excluded.holder,
+                   expires_ms = excluded.expires_ms
+                 WHERE discord_shard_leases.holder = excluded.holder
+                    OR discord_shard_leases.expires_ms < ?4",
+                args![i64::from(shard), holder, now.saturating_add(ttl_ms), now],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Give shard `shard` up, if `holder` holds it.
+    pub fn release_shard(&self, shard: u32, holder: &str) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "DELETE FROM discord_shard_leases WHERE shard = ?1 AND holder = ?2",
+                args![i64::from(shard), holder],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The shards whose lease has not lapsed, with their holders.
+    pub fn shard_holders(&self) -> Result<Vec<(u32, String)>, StoreError> {
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT shard, holder FROM discord_shard_leases WHERE expires_ms >= ?1
+                 ORDER BY shard",
+                args![now_ms()],
+            )
+        })?;
+        rows.iter()
+            .map(|r| Ok((u32::try_from(r.int(0)?).unwrap_or(u32::MAX), r.text(1)?)))
+            .collect()
+    }
+
+    /// Say that process `id` is alive; how many processes said so within `ttl_ms`.
+    pub fn heartbeat(&self, id: &str, ttl_ms: i64) -> Result<usize, StoreError> {
+        let now = now_ms();
+        self.tx(|c| {
+            c.execute(
+                "INSERT INTO instances(id, seen_ms) VALUES (?1, ?2)
+                 ON CONFLICT(id) DO UPDATE SET seen_ms = excluded.seen_ms",
+                args![id, now],
+            )?;
+            c.execute(
+                "DELETE FROM instances WHERE seen_ms < ?1",
+                args![now.saturating_sub(ttl_ms.saturating_mul(10))],
+            )?;
+            let live = c.query_opt(
+                "SELECT COUNT(*) FROM instances WHERE seen_ms >= ?1",
+                args![now.saturating_sub(ttl_ms)],
+            )?;
+            Ok(match live {
+                Some(r) => usize::try_from(r.int(0)?).unwrap_or(1),
+                None => 1,
+            })
+        })
+    }
+
+    /// Process `id` stops: it is no longer counted alive.
+    pub fn farewell(&self, id: &str) -> Result<(), StoreError> {
+        self.run(|c| c.execute("DELETE FROM instances WHERE id = ?1", args![id]))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_shard_is_held_by_one_process_until_its_lease_lapses_or_it_lets_go() {
+        for db in crate::store::testing::each() {
+            let (a, b) = (db.open(), db.open());
+            assert!(a.claim_shard(0, "a", 60_000).unwrap(), "{}", db.name);
+            assert!(!b.claim_shard(0, "b", 60_000).unwrap(), "held by a");
+            assert!(a.claim_shard(0, "a", 60_000).unwrap(), "a renews");
+            assert_eq!(b.shard_holders().unwrap(), [(0, "a".to_string())]);
+            // A lease that lapsed (renewed into the past here) is free to claim.
+            assert!(a.claim_shard(0, "a", -1).unwrap());
+            assert!(
+                b.claim_shard(0, "b", 60_000).unwrap(),
+                "{}: taken over",
+                db.name
+            );
+            assert!(!a.claim_shard(0, "a", 60_000).unwrap(), "a lost it");
+            b.release_shard(0, "a").unwrap();
+            assert_eq!(
+                b.shard_holders().unwrap(),
+                [(0, "b".to_string())],
+                "only its holder lets go"
+            );
+            b.release_shard(0, "b").unwrap();
+            assert!(a.claim_shard(0, "a", 60_000).unwrap());
+        }
+    }
+
+    #[test]
+    fn processes_alive_are_counted_by_their_heartbeats() {
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            assert_eq!(s.heartbeat("a", 10_000).unwrap(), 1, "{}", db.name);
+            assert_eq!(s.heartbeat("b", 10_000).unwrap(), 2);
+            s.farewell("a").unwrap();
+            assert_eq!(s.heartbeat("b", 10_000).unwrap(), 1);
+        }
+    }
+}

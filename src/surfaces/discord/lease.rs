@@ -1,0 +1,108 @@
+//! `KOTOBA_DISCORD_SHARDS=auto/N`: the processes of one bot share its N shards through
+//! the shared store. Every few seconds each process says it is alive, renews the leases
+//! of the shards it runs, gives up the ones above its even share (so a newcomer gets
+//! some) and claims free or lapsed ones up to it. A process that dies stops renewing:
+//! its leases lapse after [`TTL_MS`] and the others take its shards, well within 30 s.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serenity::all::ShardId;
+use serenity::Client;
+
+use super::Bot;
+
+/// How often leases are renewed and free shards looked for.
+const TICK: Duration = Duration::from_secs(3);
+/// How long a lease lasts unrenewed (four ticks: a slow store call never loses one).
+pub const TTL_MS: i64 = 12_000;
+
+/// This process's name in the leases and heartbeats: host, pid and a random part (a
+/// pid is reused after a restart; the random part tells the two runs apart).
+pub fn instance_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "host".into());
+        format!(
+            "{host}:{}:{:08x}",
+            std::process::id(),
+            rand::random::<u32>()
+        )
+    })
+}
+
+/// Run the shards this process can claim, for as long as it lives. Shards are started
+/// one by one through serenity's shard manager (its queue spaces the IDENTIFYs).
+pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> serenity::Result<()> {
+    if let Some(voice) = &client.voice_manager {
+        let me = client.http.get_current_user().await?;
+        voice.initialise(total, me.id).await;
+    }
+    // No shard is booted by the manager itself: each is started when claimed.
+    client.shard_manager.set_shards(0, 0, total).await;
+    let manager = client.shard_manager.clone();
+    let id = instance_id();
+    let mut held: BTreeSet<u32> = BTreeSet::new();
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        tick.tick().await;
+        let store = bot.engine.store();
+        let live = match store.heartbeat(id, TTL_MS) {
+            Ok(n) => n.max(1) as u32,
+            Err(e) => {
+                // Without the store no lease can be renewed: they lapse and another
+                // process takes the shards; this one stops running them first.
+                tracing::warn!("Discord shards: the store did not answer ({e}); letting go");
+                for s in std::mem::take(&mut held) {
+                    manager.shutdown(ShardId(s), 1000).await;
+                }
+                continue;
+            }
+        };
+        let share = total.div_ceil(live) as usize;
+        for s in held.clone() {
+            if !store.claim_shard(s, id, TTL_MS).unwrap_or(false) {
+                tracing::warn!("Discord shards: lost the lease of shard {s}; stopping it");
+                held.remove(&s);
+                manager.shutdown(ShardId(s), 1000).await;
+            }
+        }
+        while held.len() > share {
+            let Some(s) = held.pop_last() else { break };
+            tracing::info!("Discord shards: giving shard {s} up ({live} processes share {total})");
+            manager.shutdown(ShardId(s), 1000).await;
+            if let Err(e) = store.release_shard(s, id) {
+                tracing::warn!("Discord shards: releasing shard {s}: {e}");
+            }
+        }
+        for s in 0..total {
+            if held.len() >= share {
+                break;
+            }
+            if held.contains(&s) || !store.claim_shard(s, id, TTL_MS).unwrap_or(false) {
+                continue;
+            }
+            tracing::info!("Discord shards: running shard {s} of {total}");
+            held.insert(s);
+            let manager = manager.clone();
+            // restart() of a shard not running yet waits for its (absent) runner to stop
+            // first: off the renewing loop.
+            tokio::spawn(async move { manager.restart(ShardId(s)).await });
+        }
+        *bot.held_shards() = held.iter().copied().collect();
+    }
+}
+
+/// Give every lease of this process up and stop counting it alive (a clean stop: the
+/// others take its shards at their next tick, not after the lease lapses).
+pub(super) fn release_all(bot: &Bot, total: u32) {
+    let store = bot.engine.store();
+    let id = instance_id();
+    for s in 0..total {
+        let _ = store.release_shard(s, id);
+    }
+    let _ = store.farewell(id);
+}

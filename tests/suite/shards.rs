@@ -1,0 +1,266 @@
+//! One bot, several processes: `kotoba serve` processes sharing one PostgreSQL, each
+//! running its shards (`KOTOBA_DISCORD_SHARDS=i-j/N`) against the loopback Discord with
+//! guilds spread over the shards. Each guild's mention is answered exactly once, by the
+//! process holding its shard (each process talks to its own scripted model, whose
+//! words say which one answered); a DM goes to shard 0's.
+
+use std::time::{Duration, Instant};
+
+use tokio::process::Child;
+
+use super::crash::model_env;
+use super::serve::{free_port, healthy, serve, stop};
+use crate::support::discord::{FakeDiscord, DM, GUEST, OWNER};
+use crate::support::model_server::{Reply, ScriptedModel};
+use crate::support::postgres::fresh_database;
+
+/// A `kotoba serve` on the shared store and the loopback Discord, running `shards`,
+/// answering with `model`.
+pub(super) async fn shard_process(
+    discord: &FakeDiscord,
+    model: &ScriptedModel,
+    url: &str,
+    shards: &str,
+) -> (Child, tempfile::TempDir, u16) {
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut env: Vec<(String, String)> = model_env(model)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    env.extend(discord.env());
+    env.push(("KOTOBA_DATABASE_URL".into(), url.into()));
+    env.push(("KOTOBA_DISCORD_SHARDS".into(), shards.into()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let child = serve(home.path(), &format!("127.0.0.1:{port}"), &env);
+    healthy(port).await;
+    (child, home, port)
+}
+
+/// The bot's messages in `channel` so far.
+pub(super) fn answers_in(discord: &FakeDiscord, channel: u64) -> Vec<String> {
+    discord
+        .calls()
+        .iter()
+        .filter(|c| c.is("POST", &format!("/channels/{channel}/messages")))
+        .map(|c| c.content())
+        .collect()
+}
+
+fn scripted(words: &str) -> ScriptedModel {
+    let model = futures::executor::block_on(ScriptedModel::start());
+    model.set_fallback(Reply::text(words));
+    model
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_processes_each_guild_is_answered_once_by_the_process_holding_its_shard_and_a_dm_by_shard_0s(
+) {
+    let Some(url) = fresh_database("shards by range") else {
+        return;
+    };
+    let discord = FakeDiscord::start().await;
+    discord.recommend_shards(2);
+    let guilds = discord.add_guilds(4);
+    let (model_a, model_b) = (scripted("Shard zero here."), scripted("Shard one here."));
+    let (a, _home_a, _) = shard_process(&discord, &model_a, &url, "0-0/2").await;
+    let (b, _home_b, _) = shard_process(&discord, &model_b, &url, "1/2").await;
+    discord.wait_shards(2, Duration::from_secs(20)).await;
+    for (k, (_, channel)) in guilds.iter().enumerate() {
+        discord.mention(*channel, GUEST, &format!("hello from guild {k}"));
+    }
+    discord.say(DM, OWNER, "a quiet word", Default::default());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let done = guilds
+            .iter()
+            .all(|(_, c)| !answers_in(&discord, *c).is_empty())
+            && !answers_in(&discord, DM).is_empty();
+        if done {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not every mention was answered: {:?}",
+            discord
+                .calls()
+                .iter()
+                .map(|c| c.path.clone())
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Time for a second answer, were one coming.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for (guild, channel) in &guilds {
+        let said = answers_in(&discord, *channel);
+        let expected = if (guild >> 22) % 2 == 0 {
+            "Shard zero here."
+        } else {
+            "Shard one here."
+        };
+        assert_eq!(
+            said,
+            [expected],
+            "guild {guild} (shard {}) identified {:?}",
+            (guild >> 22) % 2,
+            discord.identified_shards()
+        );
+    }
+    assert_eq!(
+        answers_in(&discord, DM),
+        ["Shard zero here."],
+        "a DM is shard 0's"
+    );
+    stop(a).await;
+    stop(b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_two_processes_both_hold_a_shard_each_message_is_answered_once() {
+    let Some(url) = fresh_database("shard overlap") else {
+        return;
+    };
+    let discord = FakeDiscord::start().await;
+    let (model_a, model_b) = (scripted("From A."), scripted("From B."));
+    let (a, _home_a, _) = shard_process(&discord, &model_a, &url, "0/1").await;
+    let (b, _home_b, _) = shard_process(&discord, &model_b, &url, "0/1").await;
+    // Both sessions of shard 0 live at once: Discord sends both every event.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while discord.identified_shards().len() < 2 {
+        assert!(Instant::now() < deadline, "both processes identify");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let lines = 6;
+    for k in 0..lines {
+        discord.mention(
+            crate::support::discord::GENERAL,
+            GUEST,
+            &format!("question {k}"),
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while answers_in(&discord, crate::support::discord::GENERAL).len() < lines {
+        assert!(Instant::now() < deadline, "every question is answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let said = answers_in(&discord, crate::support::discord::GENERAL);
+    assert_eq!(
+        said.len(),
+        lines,
+        "one answer per message, never two: {said:?}"
+    );
+    stop(a).await;
+    stop(b).await;
+}
+
+/// Wait until `check` holds, or fail after `within` saying `what`.
+async fn until(what: &str, within: Duration, mut check: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < within,
+            "{what} did not happen within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_are_taken_over_within_30_s(
+) {
+    let Some(url) = fresh_database("auto shards") else {
+        return;
+    };
+    let discord = FakeDiscord::start().await;
+    discord.recommend_shards(2);
+    let guilds = discord.add_guilds(4);
+    let (model_a, model_b) = (scripted("From A."), scripted("From B."));
+    let (mut a, _home_a, _) = shard_process(&discord, &model_a, &url, "auto/2").await;
+    // Alone, A claims both shards.
+    discord.wait_shards(2, Duration::from_secs(30)).await;
+    let (b, _home_b, _) = shard_process(&discord, &model_b, &url, "auto/2").await;
+    // A gives one up for B: some shard identifies a second time.
+    until(
+        "the newcomer takes a shard",
+        Duration::from_secs(40),
+        || discord.identified_shards().len() >= 3,
+    )
+    .await;
+    discord.wait_shards(2, Duration::from_secs(20)).await;
+    for (k, (_, channel)) in guilds.iter().enumerate() {
+        discord.mention(*channel, GUEST, &format!("before {k}"));
+    }
+    until(
+        "each guild's first mention is answered",
+        Duration::from_secs(30),
+        || {
+            guilds
+                .iter()
+                .all(|(_, c)| answers_in(&discord, *c).len() == 1)
+        },
+    )
+    .await;
+    let by_a: Vec<u64> = guilds
+        .iter()
+        .filter(|(_, c)| answers_in(&discord, *c) == ["From A."])
+        .map(|(_, c)| *c)
+        .collect();
+    assert!(
+        !by_a.is_empty() && by_a.len() < guilds.len(),
+        "the two processes share the guilds: {by_a:?}"
+    );
+    a.start_kill().unwrap();
+    a.wait().await.unwrap();
+    let killed = Instant::now();
+    // Said while nobody runs A's shards: lost by the gateway, caught up by B.
+    for c in &by_a {
+        discord.mention(*c, GUEST, "while nobody listens");
+    }
+    until(
+        "B answers what was said in A's guilds",
+        Duration::from_secs(45),
+        || by_a.iter().all(|c| answers_in(&discord, *c).len() == 2),
+    )
+    .await;
+    let took_over = killed.elapsed();
+    assert!(
+        took_over < Duration::from_secs(30),
+        "A's shards were taken over after {took_over:?}"
+    );
+    for c in &by_a {
+        assert_eq!(
+            answers_in(&discord, *c),
+            ["From A.", "From B."],
+            "channel {c}"
+        );
+    }
+    for (k, (_, channel)) in guilds.iter().enumerate() {
+        discord.mention(*channel, GUEST, &format!("after {k}"));
+    }
+    until(
+        "every guild is answered by B",
+        Duration::from_secs(30),
+        || {
+            guilds.iter().all(|(_, c)| {
+                answers_in(&discord, *c).last().map(String::as_str) == Some("From B.")
+                    && answers_in(&discord, *c).len() >= 2
+            })
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for (_, c) in &guilds {
+        let said = answers_in(&discord, *c);
+        let expected = if by_a.contains(c) { 3 } else { 2 };
+        assert_eq!(
+            said.len(),
+            expected,
+            "each message answered once in {c}: {said:?}"
+        );
+    }
+    stop(b).await;
+}
