@@ -33,6 +33,9 @@ pub mod gate;
 pub mod llm;
 /// MCP servers: the client manager, their settings and catalogue.
 pub mod mcp;
+/// `GET /metrics`'s registry: turns, model errors, gate decisions, cards, voice rooms,
+/// shards.
+pub mod metrics;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
 /// The soul file (`parse.rs`) and the system prompt (`prompt.rs`).
@@ -40,7 +43,8 @@ pub mod soul;
 /// Speech, with no Discord types: resampling (`audio.rs`), WAV, voice activity, endpointing,
 /// the spoken filter (`filter/`), wake words, recognition (`stt/`), synthesis (`tts/`).
 pub mod speech;
-/// SQLite: transcripts (+FTS5 search), the audit trail, grants, the keystore, reminders.
+/// The store (SQLite, or PostgreSQL shared by processes): transcripts (+ search), the
+/// audit trail, grants, the keystore, reminders, leases.
 pub mod store;
 /// Surfaces: the terminal, the web page, /v1, and Discord (text, commands, voice rooms).
 pub mod surfaces;

@@ -197,6 +197,7 @@ fn audit(
     approver: Approver,
     detail: &str,
 ) {
+    crate::metrics::metrics().decision(approver.as_str());
     if let Err(e) = engine.store.audit(
         session,
         tool,

@@ -436,6 +436,7 @@ impl Engine {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
+        let began = tokio::time::Instant::now();
         // Whom it speaks for is fixed here, from the request, and travels with the turn
         // (a hidden announce turn's request already names its job's starter).
         let person = req.person();
@@ -493,6 +494,7 @@ impl Engine {
         };
         self.record_turn(&session, &req, user_id, &end.text);
         drop(underway);
+        crate::metrics::metrics().turn(began.elapsed(), end.status == TurnStatus::Error);
         // The finished turn's face comes from what she wrote, by the one map every
         // surface reads (docs/engine.md, "Faces").
         let face = crate::face::finished(&end.text);

@@ -153,6 +153,24 @@ mod tests {
     }
 
     #[test]
+    fn two_processes_sharing_the_store_see_a_due_reminder_and_only_one_claims_it() {
+        for db in crate::store::testing::each() {
+            let (a, b) = (db.open(), db.open());
+            let id = a.add_reminder(&one("discord:5", 1_000)).unwrap();
+            let (seen_a, seen_b) = (
+                a.due_reminders(2_000).unwrap(),
+                b.due_reminders(2_000).unwrap(),
+            );
+            assert_eq!((seen_a.len(), seen_b.len()), (1, 1), "{}", db.name);
+            let claims = [
+                b.move_reminder(id, 1_000, None).unwrap(),
+                a.move_reminder(id, 1_000, None).unwrap(),
+            ];
+            assert_eq!(claims, [true, false], "{}: one claim wins", db.name);
+        }
+    }
+
+    #[test]
     fn a_reminder_stored_before_the_asker_column_survives_the_migration_with_no_asker() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kotoba.db");

@@ -47,6 +47,19 @@ pub(super) fn answers_in(discord: &FakeDiscord, channel: u64) -> Vec<String> {
         .collect()
 }
 
+/// `GET /metrics` of the process on `port`.
+async fn metrics(port: u16) -> String {
+    let r = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    r.text().await.unwrap()
+}
+
 fn scripted(words: &str) -> ScriptedModel {
     let model = futures::executor::block_on(ScriptedModel::start());
     model.set_fallback(Reply::text(words));
@@ -63,8 +76,8 @@ async fn with_two_processes_each_guild_is_answered_once_by_the_process_holding_i
     discord.recommend_shards(2);
     let guilds = discord.add_guilds(4);
     let (model_a, model_b) = (scripted("Shard zero here."), scripted("Shard one here."));
-    let (a, _home_a, _) = shard_process(&discord, &model_a, &url, "0-0/2").await;
-    let (b, _home_b, _) = shard_process(&discord, &model_b, &url, "1/2").await;
+    let (a, _home_a, port_a) = shard_process(&discord, &model_a, &url, "0-0/2").await;
+    let (b, _home_b, port_b) = shard_process(&discord, &model_b, &url, "1/2").await;
     discord.wait_shards(2, Duration::from_secs(20)).await;
     for (k, (_, channel)) in guilds.iter().enumerate() {
         discord.mention(*channel, GUEST, &format!("hello from guild {k}"));
@@ -112,6 +125,25 @@ async fn with_two_processes_each_guild_is_answered_once_by_the_process_holding_i
         ["Shard zero here."],
         "a DM is shard 0's"
     );
+    // Each process's /metrics: its one shard, the turns it ran (three guilds and the DM
+    // on shard 0's, two guilds on shard 1's).
+    for (port, turns) in [(port_a, 3), (port_b, 2)] {
+        let text = metrics(port).await;
+        assert!(
+            text.lines().any(|l| l == "kotoba_discord_shards_held 1"),
+            "{text}"
+        );
+        let ran: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("kotoba_turns_total "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(ran >= turns, "{port}: {ran} turns:\n{text}");
+        assert!(
+            text.contains("# TYPE kotoba_turn_duration_seconds histogram"),
+            "{text}"
+        );
+    }
     stop(a).await;
     stop(b).await;
 }

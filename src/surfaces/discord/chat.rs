@@ -69,7 +69,9 @@ pub(crate) async fn on_message(bot: Arc<Bot>, ctx: Context, msg: Message) {
 /// a replay). Two live messages of this run may be handled in either order: each is
 /// answered once, by its id.
 pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up: bool) {
-    let Some(&me) = bot.me.get() else { return };
+    // Events are handled side by side: a message may come before READY's handler ran,
+    // but the cache knows who she is from READY on.
+    let me = *bot.me.get_or_init(|| ctx.cache.current_user().id.get());
     let author = msg.author.id.get();
     if author == me || !bot.first_sight(msg.id.get()) {
         return;

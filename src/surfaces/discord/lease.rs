@@ -92,7 +92,6 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
             // first: off the renewing loop.
             tokio::spawn(async move { manager.restart(ShardId(s)).await });
         }
-        *bot.held_shards() = held.iter().copied().collect();
     }
 }
 

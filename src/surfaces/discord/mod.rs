@@ -212,9 +212,6 @@ pub(crate) struct Bot {
     pub started: tokio::time::Instant,
     /// Ends the surface (process shutdown).
     pub shutdown: CancellationToken,
-    /// The shards this process runs now (a range's, or the leases `auto/N` holds; empty
-    /// while every shard runs here), for `/metrics`.
-    held_shards: Mutex<Vec<u32>>,
     /// The voice rooms, one per guild.
     pub rooms: voice::rooms::Rooms,
     /// songbird's voice manager, registered on the serenity client (join and leave go
@@ -232,14 +229,6 @@ impl Bot {
         self.seen_before_start
             .get(&channel)
             .is_some_and(|last| id <= *last)
-    }
-
-    /// The shards this process runs now.
-    pub fn held_shards(&self) -> std::sync::MutexGuard<'_, Vec<u32>> {
-        match self.held_shards.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        }
     }
 
     /// First time this message id is seen? (A resumed gateway may replay events.)
@@ -342,13 +331,13 @@ pub async fn run(
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),
-        held_shards: Mutex::new(Vec::new()),
         songbird: voice::call::manager(),
         reminders,
     });
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();
     tracing::info!("Discord: running {}", plan.describe());
+    let report = tokio::spawn(shards::report(client.shard_manager.clone(), bot.clone()));
     let result = tokio::select! {
         r = shards::start(&mut client, &bot, plan) => r.map_err(|e| classify(&e)),
         _ = shutdown.cancelled() => {
@@ -360,6 +349,8 @@ pub async fn run(
             Ok(())
         }
     };
+    report.abort();
+    crate::metrics::metrics().set_shards(Default::default());
     bot.port_slot.set(None);
     result
 }

@@ -107,10 +107,31 @@ pub(super) async fn start(
         ShardPlan::All => client.start_autosharded().await,
         // serenity's range is first..last with last included.
         ShardPlan::Range { first, last, total } => {
-            *bot.held_shards() = (first..=last).collect();
             client.start_shard_range(first..last, total).await
         }
         ShardPlan::Auto { total } => super::lease::run(client, bot, total).await,
+    }
+}
+
+/// Every few seconds, tell `/metrics` which shards run here with their gateway latency,
+/// and how many voice rooms are open.
+pub(super) async fn report(
+    manager: std::sync::Arc<serenity::gateway::ShardManager>,
+    bot: std::sync::Arc<super::Bot>,
+) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        let shards = manager
+            .runners
+            .lock()
+            .await
+            .iter()
+            .map(|(id, runner)| (id.0, runner.latency))
+            .collect();
+        let m = crate::metrics::metrics();
+        m.set_shards(shards);
+        m.set_voice_rooms(bot.rooms.count());
     }
 }
 

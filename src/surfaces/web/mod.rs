@@ -20,6 +20,7 @@ mod grants;
 mod health;
 mod history;
 mod message;
+mod metrics;
 mod relay;
 mod settings;
 mod status;
@@ -155,6 +156,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .layer(axum::middleware::from_fn(errors::json_errors));
     let open = Router::new()
         .route("/health", get(health::health))
+        .route("/metrics", get(metrics::metrics))
         .route("/login", post(auth::login))
         .route("/assets/page.js", get(assets::script))
         .route("/assets/voice.js", get(assets::voice_script))

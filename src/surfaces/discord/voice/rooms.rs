@@ -46,6 +46,11 @@ pub(crate) struct Rooms {
 }
 
 impl Rooms {
+    /// How many voice rooms are open.
+    pub fn count(&self) -> usize {
+        self.map.len()
+    }
+
     /// The voice channel she is in, in `guild`.
     pub fn channel_in(&self, guild: u64) -> Option<u64> {
         self.map.get(&guild).map(|e| e.channel)
