@@ -83,51 +83,38 @@ impl App {
                 ended.len()
             );
         }
-        let cut_turns = match self.engine.store().recover(crate::children::is_live_kotoba) {
-            Ok(done) if done.is_empty() => Vec::new(),
-            Ok(done) => {
-                tracing::warn!(
-                    "closed what an earlier Kotoba left open when it stopped: {} turn(s) cut by \
-                     the restart ({}), {} waiting card(s) expired, {} running command(s) cut",
-                    done.turns.len(),
-                    done.turns.join(", "),
-                    done.cards,
-                    done.runs
-                );
-                done.turns
-            }
-            Err(e) => {
-                tracing::error!("closing what an earlier Kotoba left open: {e}");
-                Vec::new()
-            }
-        };
-        let jobs = match self
-            .engine
-            .store()
-            .recover_jobs(crate::children::is_live_kotoba)
-        {
-            Ok(jobs) => jobs,
-            Err(e) => {
-                tracing::error!("announcing the jobs an earlier Kotoba left running: {e}");
-                Vec::new()
-            }
-        };
-        if !jobs.is_empty() {
-            tracing::warn!("{} background job(s) were cut by the restart", jobs.len());
+        close_what_dead_runs_left(&self.engine);
+    }
+
+    /// With a shared store (PostgreSQL): say every 3 s that this process is alive, and
+    /// every 15 s close what processes that stopped saying so left open (their turns
+    /// cut, cards expired, runs cut, jobs announced): a dead process on another machine
+    /// may never restart to close them itself. `None` on SQLite.
+    pub fn keep_alive(
+        &self,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        if !self.engine.store().is_shared() {
+            return None;
         }
-        // A Discord channel does not read the transcript back: the cut turns and jobs
-        // are told there too, once, when Discord connects.
-        let discord = crate::engine::session::DISCORD_SESSION_PREFIX;
-        let cut_turns = cut_turns
-            .into_iter()
-            .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
-        for (session, line) in cut_turns.chain(jobs) {
-            if session.starts_with(discord) {
-                if let Err(e) = self.engine.store().add_restart_notice(&session, &line) {
-                    tracing::warn!("keeping a restart notice for {session}: {e}");
+        let engine = self.engine.clone();
+        Some(tokio::spawn(async move {
+            let me = engine.store().owner().to_string();
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3));
+            for n in 0u64.. {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = shutdown.cancelled() => break,
+                }
+                if let Err(e) = engine.store().heartbeat(&me, crate::store::ALIVE_TTL_MS) {
+                    tracing::warn!("saying this process is alive in the shared store: {e}");
+                }
+                if n % 5 == 4 {
+                    close_what_dead_runs_left(&engine);
                 }
             }
-        }
+            let _ = engine.store().farewell(&me);
+        }))
     }
 
     /// One line saying what is missing before she can think, if anything.
@@ -150,4 +137,53 @@ pub fn missing_setup(config: &Config) -> Option<String> {
         ));
     }
     None
+}
+
+/// Close what runs that are no longer alive left open: their running turns as cut by
+/// the restart, waiting cards as expired, running executed rows as cut, jobs announced
+/// as not done; and keep a notice for each Discord channel concerned. Each is named in
+/// the log.
+fn close_what_dead_runs_left(engine: &Engine) {
+    let live = engine.store().liveness(crate::children::is_live_kotoba);
+    let cut_turns = match engine.store().recover(|o| live.is_live(o)) {
+        Ok(done) if done.is_empty() => Vec::new(),
+        Ok(done) => {
+            tracing::warn!(
+                "closed what an earlier Kotoba left open when it stopped: {} turn(s) cut by \
+                 the restart ({}), {} waiting card(s) expired, {} running command(s) cut",
+                done.turns.len(),
+                done.turns.join(", "),
+                done.cards,
+                done.runs
+            );
+            done.turns
+        }
+        Err(e) => {
+            tracing::error!("closing what an earlier Kotoba left open: {e}");
+            Vec::new()
+        }
+    };
+    let jobs = match engine.store().recover_jobs(|o| live.is_live(o)) {
+        Ok(jobs) => jobs,
+        Err(e) => {
+            tracing::error!("announcing the jobs an earlier Kotoba left running: {e}");
+            Vec::new()
+        }
+    };
+    if !jobs.is_empty() {
+        tracing::warn!("{} background job(s) were cut by the restart", jobs.len());
+    }
+    // A Discord channel does not read the transcript back: the cut turns and jobs
+    // are told there too, once, when Discord connects.
+    let discord = crate::engine::session::DISCORD_SESSION_PREFIX;
+    let cut_turns = cut_turns
+        .into_iter()
+        .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
+    for (session, line) in cut_turns.chain(jobs) {
+        if session.starts_with(discord) {
+            if let Err(e) = engine.store().add_restart_notice(&session, &line) {
+                tracing::warn!("keeping a restart notice for {session}: {e}");
+            }
+        }
+    }
 }

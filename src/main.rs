@@ -179,6 +179,7 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     let shutdown = tokio_util::sync::CancellationToken::new();
     let web = kotoba::surfaces::http::start(&app, shutdown.clone()).await?;
     let discord = kotoba::surfaces::discord::start(&app, shutdown.clone());
+    let alive = app.keep_alive(shutdown.clone());
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()
@@ -189,6 +190,9 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     app.engine.shutdown();
     if let Some(d) = discord {
         let _ = d.await;
+    }
+    if let Some(a) = alive {
+        let _ = a.await;
     }
     web.await??;
     Ok(())

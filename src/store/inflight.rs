@@ -34,10 +34,6 @@ impl Recovered {
     }
 }
 
-fn owner() -> i64 {
-    i64::from(std::process::id())
-}
-
 impl Store {
     /// A turn starts in `session`; the id closes it.
     pub fn open_turn(&self, session: &str) -> Result<i64, StoreError> {
@@ -67,7 +63,7 @@ impl Store {
             c.insert(
                 "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
-                args![kind, session, tool, action, risk, owner(), now_ms()],
+                args![kind, session, tool, action, risk, self.owner(), now_ms()],
             )
         })
     }
@@ -98,7 +94,7 @@ impl Store {
                     action,
                     risk,
                     Approver::Executed.as_str(),
-                    owner()
+                    self.owner()
                 ],
             )
         })

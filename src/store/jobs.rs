@@ -27,7 +27,7 @@ impl Store {
             c.insert(
                 "INSERT INTO jobs_underway(run_id, session, goal, owner, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
-                args![run_id, session, goal, std::process::id(), now_ms()],
+                args![run_id, session, goal, self.owner(), now_ms()],
             )
         })
     }

@@ -3,8 +3,43 @@
 //! claim), and which processes are alive (a heartbeat each), so `auto/N` spreads the
 //! shards evenly (docs/deploy.md).
 
+use std::collections::HashSet;
+
 use super::db::args;
 use super::{now_ms, Store, StoreError};
+
+/// How long a process counts as alive after its last heartbeat (every 3 s), and how
+/// long a shard lease lasts unrenewed.
+pub const ALIVE_TTL_MS: i64 = 12_000;
+
+/// Whether the process that wrote an `owner` is still running. This process always is.
+#[derive(Debug)]
+pub enum Liveness {
+    /// SQLite: one machine; the other owners are checked there (a pid).
+    Local {
+        /// This process.
+        me: i64,
+        /// The check for any other owner.
+        check: fn(i64) -> bool,
+    },
+    /// PostgreSQL: the owners whose heartbeat is recent.
+    Shared {
+        /// This process.
+        me: i64,
+        /// The owners seen alive within [`ALIVE_TTL_MS`].
+        live: HashSet<i64>,
+    },
+}
+
+impl Liveness {
+    /// Whether `owner` is still running.
+    pub fn is_live(&self, owner: i64) -> bool {
+        match self {
+            Liveness::Local { me, check } => owner == *me || check(owner),
+            Liveness::Shared { me, live } => owner == *me || live.contains(&owner),
+        }
+    }
+}
 
 impl Store {
     /// Claim or renew shard `shard` for `holder` until `ttl_ms` from now: true when
@@ -71,6 +106,35 @@ impl Store {
                 None => 1,
             })
         })
+    }
+
+    /// Who is alive: on SQLite `local` decides for the other owners; on PostgreSQL the
+    /// recent heartbeats do. When the store cannot say, every owner counts as alive (the
+    /// safe side: nothing of a running process is closed).
+    pub fn liveness(&self, local: fn(i64) -> bool) -> Liveness {
+        let me = self.owner();
+        if !self.is_shared() {
+            return Liveness::Local { me, check: local };
+        }
+        let since = now_ms().saturating_sub(ALIVE_TTL_MS);
+        let rows =
+            self.run(|c| c.query("SELECT id FROM instances WHERE seen_ms >= ?1", args![since]));
+        match rows {
+            Ok(rows) => Liveness::Shared {
+                me,
+                live: rows
+                    .iter()
+                    .filter_map(|r| r.text(0).ok()?.parse().ok())
+                    .collect(),
+            },
+            Err(e) => {
+                tracing::warn!("reading which processes are alive: {e}");
+                Liveness::Local {
+                    me,
+                    check: |_| true,
+                }
+            }
+        }
     }
 
     /// Process `id` stops: it is no longer counted alive.

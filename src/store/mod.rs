@@ -34,6 +34,7 @@ pub use audit::{Approver, AuditRow};
 pub use grants::{Grant, GrantScope};
 pub use inflight::{Recovered, CUT_TURN_LINE};
 pub use jobs::cut_job_line;
+pub use leases::{Liveness, ALIVE_TTL_MS};
 pub use people::PersonFact;
 pub use search::SearchHit;
 pub use seen::DrawnCard;
@@ -82,7 +83,12 @@ pub struct StoredMessage {
 
 /// The database, whichever backend holds it.
 pub struct Store {
+    /// Where the rows are.
     db: Db,
+    /// Who this process is in the rows it writes (`owner` columns, leases,
+    /// heartbeats): its pid on SQLite (one process per data folder), a random number on
+    /// PostgreSQL (pids repeat across machines).
+    owner: i64,
 }
 
 /// Where the store lives.
@@ -120,6 +126,7 @@ impl Store {
         sqlite::init(&mut conn)?;
         Ok(Store {
             db: Db::Sqlite(Mutex::new(conn)),
+            owner: i64::from(std::process::id()),
         })
     }
 
@@ -131,7 +138,18 @@ impl Store {
         pg_schema::migrate(&mut pool.get())?;
         Ok(Store {
             db: Db::Postgres(pool),
+            owner: rand::random::<i64>().rem_euclid(1 << 62) + 1,
         })
+    }
+
+    /// Who this process is in the rows it writes.
+    pub fn owner(&self) -> i64 {
+        self.owner
+    }
+
+    /// Whether other processes share this store (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.db, Db::Postgres(_))
     }
 
     /// The backend's name, as `kotoba doctor` says it.

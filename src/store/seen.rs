@@ -114,7 +114,7 @@ impl Store {
                     as_i64(message),
                     dm,
                     card,
-                    std::process::id(),
+                    self.owner(),
                     now_ms()
                 ],
             )
@@ -148,15 +148,23 @@ impl Store {
         Ok(())
     }
 
-    /// The cards drawn by another (a dead) Kotoba process and never settled.
-    pub fn orphaned_discord_cards(&self) -> Result<Vec<DrawnCard>, StoreError> {
+    /// The cards drawn by a Kotoba process that is no longer running (`is_live(owner)`
+    /// false) and never settled.
+    pub fn orphaned_discord_cards(
+        &self,
+        is_live: impl Fn(i64) -> bool,
+    ) -> Result<Vec<DrawnCard>, StoreError> {
         let rows = self.run(|c| {
             c.query(
                 "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
                  WHERE owner != ?1 ORDER BY at_ms",
-                args![std::process::id()],
+                args![self.owner()],
             )
         })?;
+        let rows = rows
+            .into_iter()
+            .filter(|r| r.int(5).is_ok_and(|o| !is_live(o)))
+            .collect();
         rows_into(rows, |r| {
             Ok(DrawnCard {
                 request_id: r.text(0)?,
@@ -221,7 +229,7 @@ mod tests {
         for db in crate::store::testing::each() {
             let store = db.open();
             store.add_discord_card("r1", 5, 6, false, "{}").unwrap();
-            assert!(store.orphaned_discord_cards().unwrap().is_empty());
+            assert!(store.orphaned_discord_cards(|_| false).unwrap().is_empty());
             store
                 .run(|c| {
                     c.execute(
@@ -230,11 +238,11 @@ mod tests {
                     )
                 })
                 .unwrap();
-            let orphans = store.orphaned_discord_cards().unwrap();
+            let orphans = store.orphaned_discord_cards(|_| false).unwrap();
             assert_eq!(orphans.len(), 1);
             assert_eq!((orphans[0].channel, orphans[0].message), (5, 6));
             store.remove_discord_card("r1").unwrap();
-            assert!(store.orphaned_discord_cards().unwrap().is_empty());
+            assert!(store.orphaned_discord_cards(|_| false).unwrap().is_empty());
         }
     }
 }

@@ -106,3 +106,70 @@ async fn doctor_names_the_store_backend_and_exits_1_when_postgresql_cannot_be_re
     );
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+const CUT: &str = "(This turn was cut by a restart";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_starting_beside_a_running_one_leaves_its_turn_alone_and_a_killed_ones_turn_is_closed_as_cut(
+) {
+    let Some(url) = fresh_database("liveness across processes") else {
+        return;
+    };
+    let model = ScriptedModel::start().await;
+    model.set_fallback(Reply::text("Slowly, the answer."));
+    model.set_delay(Duration::from_secs(6));
+    let mut env: Vec<(&str, String)> = model_env(&model);
+    env.push(("KOTOBA_DATABASE_URL", url.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
+    healthy(port_a).await;
+    post_message(port_a, "slow", "take your time").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // B starts while A's turn runs: A is alive, so B's start-up closes nothing of it.
+    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
+    healthy(port_b).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let lines = loop {
+        let lines = texts(&get(port_b, "/api/history?session=slow").await);
+        if lines.len() >= 2 || Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        lines,
+        ["take your time", "Slowly, the answer."],
+        "A's turn ran to its end"
+    );
+    // Now A dies in the middle of a turn: B closes it as cut once A's heartbeat stops.
+    post_message(port_a, "slow", "and once more").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut a = a;
+    a.start_kill().unwrap();
+    a.wait().await.unwrap();
+    let killed = Instant::now();
+    let deadline = killed + Duration::from_secs(45);
+    let lines = loop {
+        let lines = texts(&get(port_b, "/api/history?session=slow").await);
+        if lines.iter().any(|l| l.starts_with(CUT)) || Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        lines.last().is_some_and(|l| l.starts_with(CUT)),
+        "the dead process's turn is closed as cut by the one alive: {lines:?}"
+    );
+    assert!(
+        lines.contains(&"and once more".to_string()),
+        "nothing said is lost: {lines:?}"
+    );
+    assert!(
+        killed.elapsed() < Duration::from_secs(35),
+        "closed after {:?}",
+        killed.elapsed()
+    );
+    stop(b).await;
+}

@@ -105,7 +105,10 @@ fn nonzero(v: u64) -> Option<u64> {
 /// settled it and nothing ran, its buttons disabled, so no orphaned button remains.
 async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
     let store = &bot.engine.store();
-    let orphans = match store.orphaned_discord_cards() {
+    // One process per data folder on SQLite: any other owner is a dead run; on
+    // PostgreSQL, one whose heartbeat stopped.
+    let live = store.liveness(|_| false);
+    let orphans = match store.orphaned_discord_cards(|o| live.is_live(o)) {
         Ok(o) => o,
         Err(e) => {
             tracing::warn!("Discord: reading the cards a previous run left: {e}");

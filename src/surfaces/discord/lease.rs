@@ -5,7 +5,7 @@
 //! its leases lapse after [`TTL_MS`] and the others take its shards, well within 30 s.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serenity::all::ShardId;
@@ -16,23 +16,7 @@ use super::Bot;
 /// How often leases are renewed and free shards looked for.
 const TICK: Duration = Duration::from_secs(3);
 /// How long a lease lasts unrenewed (four ticks: a slow store call never loses one).
-pub const TTL_MS: i64 = 12_000;
-
-/// This process's name in the leases and heartbeats: host, pid and a random part (a
-/// pid is reused after a restart; the random part tells the two runs apart).
-pub fn instance_id() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_else(|_| "host".into());
-        format!(
-            "{host}:{}:{:08x}",
-            std::process::id(),
-            rand::random::<u32>()
-        )
-    })
-}
+const TTL_MS: i64 = crate::store::ALIVE_TTL_MS;
 
 /// Run the shards this process can claim, for as long as it lives. Shards are started
 /// one by one through serenity's shard manager (its queue spaces the IDENTIFYs).
@@ -44,7 +28,9 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
     // No shard is booted by the manager itself: each is started when claimed.
     client.shard_manager.set_shards(0, 0, total).await;
     let manager = client.shard_manager.clone();
-    let id = instance_id();
+    // This process in the leases and heartbeats: the store's owner number.
+    let id = bot.engine.store().owner().to_string();
+    let id = id.as_str();
     let mut held: BTreeSet<u32> = BTreeSet::new();
     let mut tick = tokio::time::interval(TICK);
     loop {
@@ -99,7 +85,8 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
 /// others take its shards at their next tick, not after the lease lapses).
 pub(super) fn release_all(bot: &Bot, total: u32) {
     let store = bot.engine.store();
-    let id = instance_id();
+    let id = store.owner().to_string();
+    let id = id.as_str();
     for s in 0..total {
         let _ = store.release_shard(s, id);
     }
