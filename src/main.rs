@@ -39,6 +39,22 @@ enum Command {
         #[command(subcommand)]
         command: GateCommand,
     },
+    /// Her memory.
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// Write her memory as Markdown (MEMORY.md and topics/<topic>.md): with a shared
+    /// store (KOTOBA_DATABASE_URL) its facts, into the data folder's memory/ or --to.
+    Export {
+        /// The folder to write into (default: `$KOTOBA_HOME/memory`).
+        #[arg(long)]
+        to: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -135,6 +151,33 @@ async fn main() -> anyhow::Result<()> {
                 3
             });
             std::process::exit(status)
+        }
+        Command::Memory {
+            command: MemoryCommand::Export { to },
+        } => {
+            let store = kotoba::app::open_store(&config)?;
+            let memory = kotoba::tools::memory::MemoryStore::with_store(
+                &config.paths.home,
+                Some(Arc::new(store)),
+            );
+            let dir = to.unwrap_or_else(|| memory.dir().to_path_buf());
+            if !memory.is_shared() && dir == memory.dir() {
+                println!(
+                    "Her memory already is Markdown in {} (no shared store is set).",
+                    dir.display()
+                );
+                return Ok(());
+            }
+            let (facts, topics) = tokio::task::spawn_blocking({
+                let dir = dir.clone();
+                move || memory.export(&dir)
+            })
+            .await??;
+            println!(
+                "Wrote {facts} fact(s) in {topics} topic(s) to {}.",
+                dir.display()
+            );
+            Ok(())
         }
         Command::Serve => serve(config).await,
     }

@@ -182,6 +182,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
         id TEXT PRIMARY KEY,
         seen_ms INTEGER NOT NULL
      );",
+    // 15: her memory's facts, for a store shared by processes (with SQLite alone her
+    // memory stays Markdown files; the table is there so both schemas match).
+    "CREATE TABLE memory_facts (
+        id INTEGER PRIMARY KEY,
+        topic TEXT NOT NULL,
+        text TEXT NOT NULL,
+        key TEXT NOT NULL,
+        date TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        UNIQUE(topic, key)
+     );",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

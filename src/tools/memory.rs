@@ -1,6 +1,8 @@
 //! The memory family: `memory_write` and `memory_recall` over plain Markdown files in the
 //! data folder (`memory/MEMORY.md`, an index of the 50 newest facts, and
 //! `memory/topics/<slug>.md`, one file per topic) that she and the owner both read and edit.
+//! With a store shared by processes (PostgreSQL) the facts live in it instead
+//! (memory/shared.rs), and `kotoba memory export` writes them as those files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -41,7 +43,7 @@ pub struct Fact {
 }
 
 impl Fact {
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let date = if self.date.is_empty() {
             String::new()
         } else {
@@ -51,10 +53,14 @@ impl Fact {
     }
 }
 
-/// The memory folder: `<home>/memory`.
+/// Her memory: the folder `<home>/memory`, or the shared store when there is one.
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
+    /// The Markdown folder (read and written without a shared store; where an export
+    /// goes by default).
     dir: PathBuf,
+    /// The store shared by every process of the bot, which then holds the facts.
+    shared: Option<std::sync::Arc<crate::store::Store>>,
 }
 
 /// What a write did.
@@ -71,6 +77,21 @@ impl MemoryStore {
     pub fn new(home: &Path) -> Self {
         MemoryStore {
             dir: home.join("memory"),
+            shared: None,
+        }
+    }
+
+    /// The memory a tool call reads and writes: the shared store's when the turn's store
+    /// is shared, else the data folder's files.
+    pub fn for_call(ctx: &ToolContext) -> Self {
+        Self::with_store(&ctx.paths.home, ctx.store.clone())
+    }
+
+    /// The memory of data folder `home` with `store` (used only when it is shared).
+    pub fn with_store(home: &Path, store: Option<std::sync::Arc<crate::store::Store>>) -> Self {
+        MemoryStore {
+            dir: home.join("memory"),
+            shared: store.filter(|s| s.is_shared()),
         }
     }
 
@@ -86,8 +107,11 @@ impl MemoryStore {
 
     /// Store one (already checked) fact under `topic` dated `date`, skipping a duplicate.
     pub fn write(&self, fact: &str, topic: &str, date: &str) -> std::io::Result<Written> {
-        let _held = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let slug = slug(topic);
+        if let Some(store) = &self.shared {
+            return shared::write(store, fact, slug, date);
+        }
+        let _held = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let topic_file = self.topic_path(&slug);
         let existing = read_or_empty(&topic_file)?;
         let key = normalize(fact);
@@ -126,8 +150,11 @@ impl MemoryStore {
     /// Every fact: the index's first (newest first), then each topic file's newest first,
     /// without repeats. `topic` limits it to one topic.
     pub fn facts(&self, topic: Option<&str>) -> std::io::Result<Vec<Fact>> {
-        let mut out: Vec<Fact> = Vec::new();
         let want = topic.map(slug);
+        if let Some(store) = &self.shared {
+            return shared::facts(store, want.as_deref());
+        }
+        let mut out: Vec<Fact> = Vec::new();
         let index = read_or_empty(&self.index_path())?;
         out.extend(index.lines().filter_map(|l| parse_line(l, DEFAULT_TOPIC)));
         let topics_dir = self.dir.join("topics");
@@ -296,7 +323,7 @@ fn is_stopword(w: &str) -> bool {
     STOP.contains(&w)
 }
 
-fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     let collapsed = text
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -341,7 +368,7 @@ fn is_date(s: &str) -> bool {
 
 /// The index with `line` placed before its first bullet and bullets past 50 dropped;
 /// everything else the owner wrote stays where it was.
-fn with_new_index_line(index: &str, line: &str) -> String {
+pub(crate) fn with_new_index_line(index: &str, line: &str) -> String {
     let base = if index.trim().is_empty() {
         INDEX_HEADER
     } else {
@@ -381,7 +408,7 @@ fn read_or_empty(path: &Path) -> std::io::Result<String> {
     }
 }
 
-fn write_atomic(path: &Path, body: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, body: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -509,7 +536,7 @@ impl Tool for MemoryWrite {
                  memory_write once per fact, each a single short sentence."
             ));
         }
-        let store = MemoryStore::new(&ctx.paths.home);
+        let store = MemoryStore::for_call(ctx);
         let stored = fact.clone();
         match blocking(move || store.write(&stored, &topic, &today())).await {
             Ok(Written::Stored(slug)) => {
@@ -578,7 +605,7 @@ impl Tool for MemoryRecall {
             (Ok(q), Ok(t)) => (q.map(str::to_string), t.map(str::to_string)),
             (Err(r), _) | (_, Err(r)) => return r,
         };
-        let store = MemoryStore::new(&ctx.paths.home);
+        let store = MemoryStore::for_call(ctx);
         let (q, t) = (query.clone(), topic.clone());
         let (facts, total) = match blocking(move || store.recall(q.as_deref(), t.as_deref())).await
         {
@@ -608,6 +635,8 @@ impl Tool for MemoryRecall {
         ToolOutput::ok(text)
     }
 }
+
+mod shared;
 
 #[cfg(test)]
 mod tests;

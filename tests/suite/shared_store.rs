@@ -173,3 +173,54 @@ async fn a_process_starting_beside_a_running_one_leaves_its_turn_alone_and_a_kil
     );
     stop(b).await;
 }
+
+#[tokio::test]
+async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
+    let Some(url) = fresh_database("memory export") else {
+        return;
+    };
+    let store = kotoba::store::Store::connect(&url).unwrap();
+    store
+        .memory_add(
+            "music",
+            "Ann plays the cello.",
+            "ann plays the cello",
+            "2026-12-01",
+        )
+        .unwrap();
+    store
+        .memory_add(
+            "work",
+            "The standup is at nine.",
+            "the standup is at nine",
+            "2026-12-02",
+        )
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kotoba"))
+        .args(["memory", "export"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KOTOBA_HOME", home.path())
+        .env("KOTOBA_DATABASE_URL", &url)
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("Wrote 2 fact(s) in 2 topic(s)"), "{said}");
+    let index = std::fs::read_to_string(home.path().join("memory/MEMORY.md")).unwrap();
+    assert!(
+        index.contains("- 2026-12-02 [work] The standup is at nine."),
+        "{index}"
+    );
+    let music = std::fs::read_to_string(home.path().join("memory/topics/music.md")).unwrap();
+    assert!(
+        music.contains("- 2026-12-01 Ann plays the cello."),
+        "{music}"
+    );
+}

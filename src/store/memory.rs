@@ -1,0 +1,110 @@
+//! Her memory in the shared store (with PostgreSQL): one row per fact with its topic
+//! and date, so every process remembers the same things. With SQLite her memory stays
+//! the Markdown files of the data folder (tools/memory.rs); `kotoba memory export`
+//! writes this table as those files.
+
+use super::db::args;
+use super::{now_ms, Store, StoreError};
+
+/// One remembered fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryRow {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// The topic's slug.
+    pub topic: String,
+    /// The fact.
+    pub text: String,
+}
+
+impl Store {
+    /// Remember `text` under `topic`; false when a fact with the same `key` (its words,
+    /// normalised by the caller) is already there.
+    pub fn memory_add(
+        &self,
+        topic: &str,
+        text: &str,
+        key: &str,
+        date: &str,
+    ) -> Result<bool, StoreError> {
+        let changed = self.run(|c| {
+            c.execute(
+                "INSERT INTO memory_facts(topic, text, key, date, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(topic, key) DO NOTHING",
+                args![topic, text, key, date, now_ms()],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Every fact, newest first (only `topic`'s when it is set).
+    pub fn memory_all(&self, topic: Option<&str>) -> Result<Vec<MemoryRow>, StoreError> {
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT date, topic, text FROM memory_facts
+                 WHERE (CAST(?1 AS TEXT) IS NULL OR topic = ?1) ORDER BY id DESC",
+                args![topic],
+            )
+        })?;
+        rows.iter()
+            .map(|r| {
+                Ok(MemoryRow {
+                    date: r.text(0)?,
+                    topic: r.text(1)?,
+                    text: r.text(2)?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fact_is_kept_once_per_topic_and_read_back_newest_first() {
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            assert!(s
+                .memory_add(
+                    "music",
+                    "Ann plays the cello.",
+                    "ann plays the cello",
+                    "2026-12-01"
+                )
+                .unwrap());
+            assert!(
+                !s.memory_add(
+                    "music",
+                    "ann plays the cello",
+                    "ann plays the cello",
+                    "2026-12-02"
+                )
+                .unwrap(),
+                "{}",
+                db.name
+            );
+            assert!(s
+                .memory_add(
+                    "work",
+                    "Ann plays the cello.",
+                    "ann plays the cello",
+                    "2026-12-02"
+                )
+                .unwrap());
+            assert!(s
+                .memory_add(
+                    "work",
+                    "Ann starts at nine.",
+                    "ann starts at nine",
+                    "2026-12-03"
+                )
+                .unwrap());
+            let all = s.memory_all(None).unwrap();
+            assert_eq!(all.len(), 3);
+            assert_eq!(all[0].text, "Ann starts at nine.");
+            let music = s.memory_all(Some("music")).unwrap();
+            assert_eq!(music.len(), 1);
+            assert_eq!(music[0].date, "2026-12-01");
+        }
+    }
+}
