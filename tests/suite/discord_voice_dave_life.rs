@@ -203,8 +203,10 @@ async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_kee
 
     assert_no_garbled_frame(voice);
     let gap = longest_gap(voice);
+    // A stall until the next epoch is seconds; a busy 2-core machine (the CI) stretches
+    // one transition's pause to about 450 ms.
     assert!(
-        gap < Duration::from_millis(450),
+        gap < Duration::from_millis(700),
         "no audible gap in her answer: {gap:?}"
     );
     let (third_opened, third_failed) =
