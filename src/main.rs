@@ -122,6 +122,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Chat { session, .. } => {
             let app = App::build(config)?;
             let notice = app.missing_setup();
+            // With a shared store the terminal's turns are alive too: no serving process
+            // closes them as a dead run's.
+            let _alive = app.keep_alive(tokio_util::sync::CancellationToken::new());
             kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await?;
             // Exit now: a read of the terminal still pending (after Ctrl-C) would hold
             // the runtime's shutdown until the next key. Everything is stored already.

@@ -296,3 +296,46 @@ async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_
     }
     stop(b).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_both_processes_know_comes_due_once() {
+    use kotoba::protocol::{Channel, Register, Reminder};
+    let Some(url) = fresh_database("reminder across processes") else {
+        return;
+    };
+    let general = crate::support::discord::GENERAL;
+    // Stored before either process starts, so both schedulers wait for the same time.
+    let store = kotoba::store::Store::connect(&url).unwrap();
+    store
+        .add_reminder(&Reminder {
+            id: 0,
+            session: format!("discord:{general}"),
+            text: "water the plants".into(),
+            due_ms: kotoba::store::now_ms() + 8_000,
+            every_secs: None,
+            register: Register::Text,
+            channel: Channel::Text,
+            asker: format!("olive ({OWNER})"),
+        })
+        .unwrap();
+    let discord = FakeDiscord::start().await;
+    discord.recommend_shards(2);
+    let (model_a, model_b) = (scripted("From A."), scripted("From B."));
+    let (a, _home_a, _) = shard_process(&discord, &model_a, &url, "0/2").await;
+    let (b, _home_b, _) = shard_process(&discord, &model_b, &url, "1/2").await;
+    let posts = || {
+        discord
+            .calls()
+            .iter()
+            .filter(|c| c.method == "POST" && c.content().contains("water the plants"))
+            .count()
+    };
+    until("the reminder comes due", Duration::from_secs(30), || {
+        posts() >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(posts(), 1, "one post, whichever process claimed it");
+    stop(a).await;
+    stop(b).await;
+}
