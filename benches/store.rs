@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 
 use kotoba::store::{Approver, Store};
 
+#[path = "../tests/support/postgres.rs"]
+#[allow(dead_code)]
+mod pg_support;
+
 const WARMUP: usize = 200;
 
 /// One turn's store work; `k` makes its message id unique.
@@ -104,16 +108,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open(&dir.path().join("kotoba.db")).unwrap();
     let (base, started) = server();
-    let name = format!("kotoba_bench_{:08x}", rand::random::<u32>());
-    {
-        let (admin, create) = (
-            format!("{base}/postgres"),
-            format!("CREATE DATABASE {name}"),
-        );
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        c.batch_execute(&create).unwrap();
-    }
-    let pg = Store::connect(&format!("{base}/{name}")).unwrap();
+    let pg = Store::connect(&pg_support::create_database(&base)).unwrap();
 
     let mut results = Vec::new();
     for (label, store) in [("SQLite (baseline)", &sqlite), ("PostgreSQL", &pg)] {

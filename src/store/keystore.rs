@@ -145,6 +145,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn on_every_backend_a_secret_is_stored_sealed_and_read_back_with_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = MasterKey::load(None, &dir.path().join("keystore.key")).unwrap();
+        for db in crate::store::testing::each() {
+            let store = db.open();
+            store
+                .put_secret(&key, "github", "ghp_TOPSECRET123")
+                .unwrap();
+            store
+                .put_secret(&key, "github", "ghp_TOPSECRET456")
+                .unwrap();
+            let sealed = store
+                .run(|c| c.query("SELECT sealed FROM secrets", &[]))
+                .unwrap();
+            assert_eq!(sealed.len(), 1, "{}: saved again, kept once", db.name);
+            let bytes = sealed[0].blob(0).unwrap();
+            assert!(
+                !bytes.windows(12).any(|w| w == b"ghp_TOPSECRE"),
+                "{}: no plaintext in the store",
+                db.name
+            );
+            let again = db.open();
+            assert_eq!(
+                again.get_secret(&key, "github").unwrap().as_deref(),
+                Some("ghp_TOPSECRET456"),
+                "{}",
+                db.name
+            );
+            assert_eq!(again.secret_names().unwrap(), ["github"]);
+            assert_eq!(again.get_secret(&key, "none").unwrap(), None);
+        }
+    }
+
+    #[test]
     fn a_secret_is_encrypted_at_rest_and_read_back_with_the_same_key() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("k.db");

@@ -30,36 +30,13 @@ impl Fixture {
     }
 }
 
+#[path = "../../tests/support/postgres.rs"]
+mod support;
+
 /// A fresh database on the test server, its URL; `None` (said loudly) when there is no
 /// server outside CI.
-#[allow(clippy::print_stderr)]
 pub fn postgres_url() -> Option<String> {
-    let Ok(base) = std::env::var("KOTOBA_TEST_DATABASE_URL") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "KOTOBA_TEST_DATABASE_URL is not set: the test command starts PostgreSQL in CI"
-        );
-        eprintln!(
-            "SKIPPED (PostgreSQL half): KOTOBA_TEST_DATABASE_URL is not set; run scripts/test"
-        );
-        return None;
-    };
-    let base = base.trim_end_matches('/').to_string();
-    let name = format!("kotoba_unit_{:016x}", rand::random::<u64>());
-    // The blocking client runs a runtime of its own: off any test's runtime thread.
-    let (admin, create) = (
-        format!("{base}/postgres"),
-        format!("CREATE DATABASE {name}"),
-    );
-    std::thread::spawn(move || {
-        postgres::Client::connect(&admin, postgres::NoTls)
-            .expect("reach the test PostgreSQL")
-            .batch_execute(&create)
-            .expect("create a test database");
-    })
-    .join()
-    .expect("create a test database");
-    Some(format!("{base}/{name}"))
+    support::fresh_database("(PostgreSQL half)")
 }
 
 /// The backends to run a store test against.

@@ -1,6 +1,7 @@
 //! The real PostgreSQL server the test command started (scripts/postgres): a fresh
 //! database per test, by URL. Outside CI a missing server skips the test loudly; in CI
-//! it fails.
+//! it fails. Also compiled into the store's unit tests (store/testing.rs) and the store
+//! benchmark, so there is one way to make a test database.
 
 /// A fresh, empty database's URL, or `None` (said on stderr) when no server was started
 /// outside CI.
@@ -14,13 +15,19 @@ pub fn fresh_database(test: &str) -> Option<String> {
         eprintln!("SKIPPED {test}: no PostgreSQL (KOTOBA_TEST_DATABASE_URL); run scripts/test");
         return None;
     };
+    Some(create_database(&base))
+}
+
+/// A new, empty database on the server at `base` (a URL without a database name); its
+/// URL.
+pub fn create_database(base: &str) -> String {
     let base = base.trim_end_matches('/').to_string();
-    let name = format!("kotoba_it_{:016x}", rand::random::<u64>());
+    let name = format!("kotoba_test_{:016x}", rand::random::<u64>());
     let (admin, create) = (
         format!("{base}/postgres"),
         format!("CREATE DATABASE {name}"),
     );
-    // The blocking client runs a runtime of its own: off the test's runtime thread.
+    // The blocking client runs a runtime of its own: off the caller's runtime thread.
     std::thread::spawn(move || {
         postgres::Client::connect(&admin, postgres::NoTls)
             .expect("reach the test PostgreSQL")
@@ -29,5 +36,5 @@ pub fn fresh_database(test: &str) -> Option<String> {
     })
     .join()
     .expect("create a test database");
-    Some(format!("{base}/{name}"))
+    format!("{base}/{name}")
 }
