@@ -163,6 +163,11 @@ fn close_what_dead_runs_left(engine: &Engine) {
             Vec::new()
         }
     };
+    match engine.store().forget_cards_of_the_dead(|o| live.is_live(o)) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!("forgot {n} card(s) a stopped Kotoba left waiting in the store"),
+        Err(e) => tracing::warn!("forgetting the cards a stopped Kotoba left: {e}"),
+    }
     let jobs = match engine.store().recover_jobs(|o| live.is_live(o)) {
         Ok(jobs) => jobs,
         Err(e) => {

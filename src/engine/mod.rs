@@ -108,6 +108,7 @@ impl Engine {
         store: Arc<Store>,
     ) -> Arc<Engine> {
         let reminder_hub = Reminders::new(store.clone());
+        let cards = Arc::new(CardBoard::with_store(store.clone()));
         let (reminder_tx, _) = broadcast::channel(REMINDER_CAPACITY);
         let engine = Arc::new_cyclic(|me| Engine {
             config,
@@ -116,7 +117,7 @@ impl Engine {
             soul,
             store,
             sessions: Sessions::default(),
-            cards: Arc::new(CardBoard::default()),
+            cards,
             deferred: Arc::new(deferred::Deferred::default()),
             shutdown: CancellationToken::new(),
             jobs: work::Jobs::default(),
@@ -131,6 +132,7 @@ impl Engine {
             fixed_sizes: context::FixedSizes::default(),
         });
         engine.start_reminders();
+        engine.cards.watch();
         engine
     }
 

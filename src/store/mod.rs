@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use rusqlite::Connection;
 
 mod audit;
+mod cards_open;
 pub mod clock;
 pub mod db;
 mod grants;
@@ -32,6 +33,7 @@ pub(crate) mod testing;
 use db::{args, Conn, Row};
 
 pub use audit::{Approver, AuditRow};
+pub use cards_open::{ClaimedAnswer, WaitingCard};
 pub use grants::{Grant, GrantScope};
 pub use inflight::{Recovered, CUT_TURN_LINE};
 pub use jobs::cut_job_line;

@@ -166,6 +166,18 @@ const MIGRATIONS: &[&str] = &[
         at_ms BIGINT NOT NULL,
         UNIQUE(topic, key)
      );",
+    // 5: the cards waiting in each process and their answers (SQLite's 16).
+    "CREATE TABLE cards_open (
+        request_id TEXT PRIMARY KEY,
+        session TEXT NOT NULL,
+        card TEXT NOT NULL,
+        owner BIGINT NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        answer TEXT,
+        by_name TEXT,
+        via TEXT
+     );
+     CREATE INDEX cards_open_owner ON cards_open(owner);",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -55,6 +55,8 @@ struct Worker {
 /// The connections of this process. `free` and `ready` change together: a call takes a
 /// worker from `free`, or waits on `ready` until one is put back.
 pub(super) struct Pool {
+    /// Where the connections go, kept for a listening connection of its own.
+    config: Box<postgres::Config>,
     /// The workers not checked out now.
     free: Mutex<Vec<Worker>>,
     /// Signalled when a worker is put back.
@@ -73,6 +75,7 @@ impl Pool {
             workers.push(spawn(config.clone())?);
         }
         Ok(Pool {
+            config: Box::new(config),
             free: Mutex::new(workers),
             ready: Condvar::new(),
         })
@@ -96,6 +99,65 @@ impl Pool {
                 Ok(g) => g,
                 Err(p) => p.into_inner(),
             };
+        }
+    }
+}
+
+impl Pool {
+    /// Wake the receiver each time `channel` is notified (`LISTEN`), on a connection of
+    /// its own kept on its own thread until the receiver is dropped. A broken connection
+    /// is opened again after a second; what was notified meanwhile is lost, so the
+    /// listener also looks for itself now and then.
+    pub(super) fn listen(&self, channel: &str) -> tokio::sync::mpsc::UnboundedReceiver<()> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let config = (*self.config).clone();
+        let listen = format!("LISTEN {channel}");
+        let spawned = std::thread::Builder::new()
+            .name("kotoba-listen".into())
+            .spawn(move || listen_until_dropped(&config, &listen, &tx));
+        if let Err(e) = spawned {
+            tracing::warn!("store: no thread to listen on: {e}");
+        }
+        rx
+    }
+}
+
+/// A listening connection's thread: forward each notification as a wake-up, until
+/// nobody receives them.
+fn listen_until_dropped(
+    config: &postgres::Config,
+    listen: &str,
+    wake: &tokio::sync::mpsc::UnboundedSender<()>,
+) {
+    use postgres::fallible_iterator::FallibleIterator;
+    let tick = std::time::Duration::from_secs(1);
+    while !wake.is_closed() {
+        let mut client = match open(config).and_then(|mut c| {
+            c.batch_execute(listen)?;
+            Ok(c)
+        }) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!("store: listening ({listen}): {e}");
+                std::thread::sleep(tick);
+                continue;
+            }
+        };
+        // Connected again: whatever was notified while it was down is looked for now.
+        let _ = wake.send(());
+        loop {
+            let next = client.notifications().timeout_iter(tick).next();
+            match next {
+                Ok(Some(_)) => {
+                    if wake.send(()).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) if client.is_closed() => break,
+                Ok(None) if wake.is_closed() => return,
+                Ok(None) => {}
+                Err(_) => break,
+            }
         }
     }
 }

@@ -193,6 +193,19 @@ pub(super) const MIGRATIONS: &[&str] = &[
         at_ms INTEGER NOT NULL,
         UNIQUE(topic, key)
      );",
+    // 16: the approval cards waiting in each process and the answer given to each, so a
+    // card drawn in one process can be answered from another (docs/deploy.md).
+    "CREATE TABLE cards_open (
+        request_id TEXT PRIMARY KEY,
+        session TEXT NOT NULL,
+        card TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        answer TEXT,
+        by_name TEXT,
+        via TEXT
+     );
+     CREATE INDEX cards_open_owner ON cards_open(owner);",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

@@ -224,3 +224,89 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
         "{music}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_another() {
+    let Some(url) = fresh_database("cards across processes") else {
+        return;
+    };
+    let model = ScriptedModel::start().await;
+    model.push(Reply::call(
+        "shell",
+        serde_json::json!({ "command": "touch approved.txt" }),
+    ));
+    model.set_fallback(Reply::text("Done, it is there."));
+    let mut env: Vec<(&str, String)> = model_env(&model);
+    env.push(("KOTOBA_DATABASE_URL", url.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
+    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
+    healthy(port_a).await;
+    healthy(port_b).await;
+    // The page of A watches the session, so its turn may draw a card there.
+    let _watching = reqwest::get(format!("http://127.0.0.1:{port_a}/api/events?session=desk"))
+        .await
+        .unwrap();
+    post_message(port_a, "desk", "make approved.txt, please").await;
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let card = loop {
+        let cards = get(port_b, "/api/cards").await;
+        if let Some(card) = cards.as_array().and_then(|c| c.first()).cloned() {
+            break card;
+        }
+        assert!(Instant::now() < deadline, "B never listed A's card");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(card["session"], "web:desk", "{card}");
+    assert_eq!(card["action"], "touch approved.txt", "{card}");
+    let id = card["request_id"].as_str().unwrap().to_string();
+    let made = home_a.path().join("workspace").join("approved.txt");
+    assert!(!made.exists(), "nothing runs before the answer");
+
+    let http = reqwest::Client::new();
+    let answer = |port: u16| {
+        http.post(format!("http://127.0.0.1:{port}/api/cards/{id}"))
+            .json(&serde_json::json!({ "decision": "approve" }))
+            .send()
+    };
+    let answered = answer(port_b).await.unwrap();
+    assert_eq!(answered.status(), 200, "{}", answered.text().await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !made.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "A's turn never took the answer given on B's page"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let again = answer(port_b).await.unwrap();
+    assert_eq!(again.status(), 409, "one card, one answer");
+    let again = answer(port_a).await.unwrap();
+    assert_eq!(again.status(), 409, "settled for A's page too");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines = texts(&get(port_b, "/api/history?session=desk").await);
+        if lines.last().is_some_and(|l| l == "Done, it is there.") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{lines:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(get(port_b, "/api/cards").await, serde_json::json!([]));
+    let audit = get(port_b, "/api/audit?session=desk").await;
+    assert!(
+        audit
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["action"] == "touch approved.txt"
+                && r["approved"] == true
+                && r["approver"] == "user"),
+        "{audit}"
+    );
+    stop(a).await;
+    stop(b).await;
+}

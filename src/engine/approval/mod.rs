@@ -3,6 +3,7 @@
 //! Until the gate issue lands every exec call asks here; nobody listening → unreachable.
 
 pub mod policy;
+mod shared;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -49,6 +50,10 @@ pub enum AnswerError {
     /// The answer does not fit the card (an edit of a card that cannot be edited…).
     #[error("{0}")]
     Invalid(String),
+    /// The card waits in another process and the shared store could not be reached to
+    /// read it or to hand it the answer; nothing changed, and answering again may work.
+    #[error("the card waits in another process and the store did not answer ({0}); nothing changed, try again")]
+    StoreUnreachable(String),
 }
 
 /// How an ask ended, from the asker's side.
@@ -126,8 +131,14 @@ struct Pending {
 /// Every open card of the process.
 #[derive(Default)]
 pub struct CardBoard {
+    /// The cards this process waits on, by request id, with where their answer goes.
     open: DashMap<String, Pending>,
+    /// The ids settled lately, so a late answer hears "already settled", not "unknown".
     settled: Mutex<VecDeque<String>>,
+    /// The store every process of the bot shares: each card is kept there while it
+    /// waits, so another process lists and answers it, and each answer is claimed there
+    /// once ([`CardBoard::with_store`]). None for a board of its own (unit tests).
+    store: Option<Arc<crate::store::Store>>,
 }
 
 const SETTLED_MEMORY: usize = 4096;
@@ -151,20 +162,25 @@ impl CardBoard {
         }
     }
 
-    /// Every card still open, in any session (the owner's view across surfaces).
+    /// Every card still open, in any session and any process sharing the store (the
+    /// owner's view across surfaces), soonest to expire first.
     pub fn all_open(&self) -> Vec<Card> {
         let mut cards: Vec<Card> = self.open.iter().map(|p| p.card.clone()).collect();
+        cards.extend(self.waiting_elsewhere(None));
         cards.sort_by_key(|c| c.expires_at_ms);
         cards
     }
 
-    /// The cards still open for a session.
+    /// The cards still open for a session, here or in another process.
     pub fn open_cards(&self, session: &str) -> Vec<Card> {
-        self.open
+        let mut cards: Vec<Card> = self
+            .open
             .iter()
             .filter(|p| p.card.session == session)
             .map(|p| p.card.clone())
-            .collect()
+            .collect();
+        cards.extend(self.waiting_elsewhere(Some(session)));
+        cards
     }
 
     /// Show `card` on the session's bus and wait up to `window` for an answer. With no
@@ -204,6 +220,7 @@ impl CardBoard {
                 tx,
             },
         );
+        self.keep_waiting(&card);
         session.emit(None, Frame::Card(card));
         Some(CardWait {
             board: self.clone(),
@@ -218,6 +235,7 @@ impl CardBoard {
     fn settle(&self, session: &Session, id: &str, settlement: CardSettlement) {
         self.open.remove(id);
         self.remember_settled(id);
+        self.forget_waiting(id);
         session.emit(
             None,
             Frame::CardSettled {
@@ -239,7 +257,7 @@ impl CardBoard {
     ) -> Result<(), AnswerError> {
         let allowed = match self.open.get(request_id) {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
-            None => return Err(AnswerError::Unknown),
+            None => return self.answer_elsewhere(request_id, &answer, who),
             Some(p) => {
                 if let Some(problem) = answer.problem(&p.card) {
                     return Err(AnswerError::Invalid(problem));
@@ -250,13 +268,22 @@ impl CardBoard {
         if !allowed {
             return Err(AnswerError::NotYours);
         }
+        if !self.claim(request_id, &answer, who) {
+            return Err(AnswerError::AlreadySettled);
+        }
+        self.deliver(request_id, (answer, who.name.clone(), who.via.clone()))
+    }
+
+    /// Hand an answer to the wait of card `request_id`: the one place a card of this
+    /// process is settled by an answer, given here or claimed in another process.
+    fn deliver(&self, request_id: &str, reply: Reply) -> Result<(), AnswerError> {
         let Some((_, pending)) = self.open.remove(request_id) else {
             return Err(AnswerError::AlreadySettled);
         };
         self.remember_settled(request_id);
         pending
             .tx
-            .send((answer, who.name.clone(), who.via.clone()))
+            .send(reply)
             .map_err(|_| AnswerError::AlreadySettled)
     }
 
@@ -265,7 +292,14 @@ impl CardBoard {
     pub fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
         match self.open.get(request_id) {
             None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
-            None => Err(AnswerError::Unknown),
+            None => {
+                let card = self.card_elsewhere(request_id)?;
+                if may_answer(&card.answerers, who) {
+                    Ok(card)
+                } else {
+                    Err(AnswerError::NotYours)
+                }
+            }
             Some(p) if may_answer(&p.card.answerers, who) => Ok(p.card.clone()),
             Some(_) => Err(AnswerError::NotYours),
         }

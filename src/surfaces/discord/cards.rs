@@ -347,6 +347,9 @@ pub fn refusal_words(err: &crate::engine::AnswerError) -> String {
         crate::engine::AnswerError::Invalid(why) => {
             format!("That answer does not fit the card ({why}), so nothing changed.")
         }
+        crate::engine::AnswerError::StoreUnreachable(_) => {
+            "That card waits in another of my processes and the database did not answer, so nothing changed; press again in a moment.".into()
+        }
     }
 }
 

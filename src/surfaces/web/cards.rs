@@ -4,8 +4,10 @@
 //! `"for_s"` (how long an "always" lasts) or `"text"` (an input card: ask_user,
 //! clarify, ask_secret): the page answers any card waiting for the owner, in any
 //! session, as its owner ([`web_owner`]). An answer that does not fit the card is a 400
-//! naming why; a card that already settled answers 409 "already settled"; nothing
-//! changes either way.
+//! naming why; a card that already settled answers 409 "already settled"; a card
+//! waiting in another process while the shared store does not answer is a 503; nothing
+//! changes either way. A card of another process sharing the store is answered here as
+//! well as one of this process (docs/deploy.md).
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -41,6 +43,9 @@ pub(super) async fn answer(
                 AnswerError::Unknown => (StatusCode::NOT_FOUND, "unknown_card"),
                 AnswerError::NotYours => (StatusCode::FORBIDDEN, "not_yours"),
                 AnswerError::Invalid(_) => (StatusCode::BAD_REQUEST, "invalid_answer"),
+                AnswerError::StoreUnreachable(_) => {
+                    (StatusCode::SERVICE_UNAVAILABLE, "store_unreachable")
+                }
             };
             json_error(status, code, &e.to_string())
         }

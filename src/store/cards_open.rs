@@ -1,0 +1,269 @@
+//! The approval cards waiting in every process that shares the store, and the answer
+//! each one got: a card drawn in one process is listed and answered from any other's
+//! page or terminal; the process whose turn waits on it reads the answer back, woken by
+//! PostgreSQL's NOTIFY or by its own look every second (docs/deploy.md). An answer is
+//! claimed once, by one conditional update, so two answers from two places never both
+//! count.
+
+use super::db::args;
+use super::{now_ms, Store, StoreError};
+
+/// The channel a claimed answer is announced on (PostgreSQL `NOTIFY`).
+const CHANNEL: &str = "kotoba_cards";
+
+/// One card waiting somewhere, as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingCard {
+    /// The card's request id.
+    pub request_id: String,
+    /// The session whose turn drew it.
+    pub session: String,
+    /// The card as JSON (protocol `Card`).
+    pub card: String,
+    /// The process waiting on it ([`Store::owner`]).
+    pub owner: i64,
+    /// Whether someone answered it already.
+    pub answered: bool,
+}
+
+/// An answer claimed for one of this process's cards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedAnswer {
+    /// The card's request id.
+    pub request_id: String,
+    /// The answer as JSON (protocol `CardAnswer`).
+    pub answer: String,
+    /// Who gave it.
+    pub by: String,
+    /// Where they answered.
+    pub via: String,
+}
+
+impl Store {
+    /// A card of this process waits until `expires_ms` (epoch ms).
+    pub fn card_waiting(
+        &self,
+        request_id: &str,
+        session: &str,
+        card: &str,
+        expires_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "INSERT INTO cards_open(request_id, session, card, owner, expires_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(request_id) DO UPDATE SET session = excluded.session,
+                   card = excluded.card, owner = excluded.owner,
+                   expires_ms = excluded.expires_ms, answer = NULL, by_name = NULL, via = NULL",
+                args![request_id, session, card, self.owner(), expires_ms],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// A card settled (answered, expired, dismissed): it waits nowhere any more.
+    pub fn card_settled(&self, request_id: &str) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "DELETE FROM cards_open WHERE request_id = ?1",
+                args![request_id],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The card `request_id`, if it still waits (answered or not) and has not expired.
+    pub fn waiting_card(&self, request_id: &str) -> Result<Option<WaitingCard>, StoreError> {
+        let row = self.run(|c| {
+            c.query_opt(
+                "SELECT request_id, session, card, owner, answer IS NOT NULL FROM cards_open
+                 WHERE request_id = ?1 AND expires_ms >= ?2",
+                args![request_id, now_ms()],
+            )
+        })?;
+        row.map(|r| waiting_of(&r)).transpose()
+    }
+
+    /// Every card still waiting for an answer, in every process, soonest to expire first.
+    pub fn waiting_cards(&self) -> Result<Vec<WaitingCard>, StoreError> {
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT request_id, session, card, owner, answer IS NOT NULL FROM cards_open
+                 WHERE answer IS NULL AND expires_ms >= ?1 ORDER BY expires_ms",
+                args![now_ms()],
+            )
+        })?;
+        rows.iter().map(waiting_of).collect()
+    }
+
+    /// Claim the one answer card `request_id` gets: true when this is it (the card still
+    /// waits, unanswered and unexpired). The process waiting on it is woken.
+    pub fn claim_card_answer(
+        &self,
+        request_id: &str,
+        answer: &str,
+        by: &str,
+        via: &str,
+    ) -> Result<bool, StoreError> {
+        let shared = self.is_shared();
+        self.tx(|c| {
+            let won = c.execute(
+                "UPDATE cards_open SET answer = ?2, by_name = ?3, via = ?4
+                 WHERE request_id = ?1 AND answer IS NULL AND expires_ms >= ?5",
+                args![request_id, answer, by, via, now_ms()],
+            )? == 1;
+            if won && shared {
+                // Delivered when the transaction commits, to every listening process.
+                c.execute("SELECT pg_notify(?1, ?2)", args![CHANNEL, request_id])?;
+            }
+            Ok(won)
+        })
+    }
+
+    /// The answers claimed for this process's cards that it has not settled yet.
+    pub fn answers_for_me(&self) -> Result<Vec<ClaimedAnswer>, StoreError> {
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT request_id, answer, by_name, via FROM cards_open
+                 WHERE owner = ?1 AND answer IS NOT NULL",
+                args![self.owner()],
+            )
+        })?;
+        rows.iter()
+            .map(|r| {
+                Ok(ClaimedAnswer {
+                    request_id: r.text(0)?,
+                    answer: r.text(1)?,
+                    by: r.text(2)?,
+                    via: r.text(3)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A wake-up each time an answer is claimed in another process (PostgreSQL); `None`
+    /// on SQLite, where the waiting process looks for itself.
+    pub fn listen_for_answers(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<()>> {
+        match &self.db {
+            super::Db::Postgres(pool) => Some(pool.listen(CHANNEL)),
+            super::Db::Sqlite(_) => None,
+        }
+    }
+
+    /// Forget the cards of processes no longer running (`is_live(owner)` false); how many.
+    pub fn forget_cards_of_the_dead(
+        &self,
+        is_live: impl Fn(i64) -> bool,
+    ) -> Result<usize, StoreError> {
+        let owners = self.run(|c| c.query("SELECT DISTINCT owner FROM cards_open", &[]))?;
+        let mut gone = 0;
+        for r in owners {
+            let owner = r.int(0)?;
+            if !is_live(owner) {
+                gone += self
+                    .run(|c| c.execute("DELETE FROM cards_open WHERE owner = ?1", args![owner]))?;
+            }
+        }
+        Ok(gone as usize)
+    }
+}
+
+fn waiting_of(r: &super::db::Row) -> Result<WaitingCard, StoreError> {
+    Ok(WaitingCard {
+        request_id: r.text(0)?,
+        session: r.text(1)?,
+        card: r.text(2)?,
+        owner: r.int(3)?,
+        answered: r.flag(4)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_waiting_in_one_process_is_listed_by_another_and_answered_once() {
+        for db in crate::store::testing::each() {
+            let (a, b) = (db.open(), db.open());
+            let later = now_ms() + 60_000;
+            a.card_waiting("r1", "web:x", "{\"card\":1}", later)
+                .unwrap();
+            let seen = b.waiting_cards().unwrap();
+            assert_eq!(seen.len(), 1, "{}", db.name);
+            assert_eq!(seen[0].owner, a.owner());
+            assert_eq!(seen[0].card, "{\"card\":1}");
+            assert!(b
+                .claim_card_answer("r1", "{}", "ann", "the web page")
+                .unwrap());
+            assert!(
+                !a.claim_card_answer("r1", "{}", "bob", "Discord").unwrap(),
+                "the second answer does not count"
+            );
+            assert!(
+                b.waiting_cards().unwrap().is_empty(),
+                "answered: not listed"
+            );
+            assert!(b.waiting_card("r1").unwrap().unwrap().answered);
+            if db.name == "postgres" {
+                // (Two SQLite stores of one process are one owner: its pid.)
+                assert!(b.answers_for_me().unwrap().is_empty(), "not b's card");
+            }
+            let got = a.answers_for_me().unwrap();
+            assert_eq!(
+                got,
+                [ClaimedAnswer {
+                    request_id: "r1".into(),
+                    answer: "{}".into(),
+                    by: "ann".into(),
+                    via: "the web page".into()
+                }]
+            );
+            a.card_settled("r1").unwrap();
+            assert!(a.answers_for_me().unwrap().is_empty());
+            assert!(b.waiting_card("r1").unwrap().is_none());
+        }
+    }
+
+    #[test]
+    fn an_expired_card_is_not_listed_nor_answerable_and_a_dead_processes_cards_are_forgotten() {
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            s.card_waiting("old", "web:x", "{}", now_ms() - 1).unwrap();
+            assert!(s.waiting_cards().unwrap().is_empty(), "{}", db.name);
+            assert!(s.waiting_card("old").unwrap().is_none());
+            assert!(!s.claim_card_answer("old", "{}", "ann", "x").unwrap());
+            s.card_waiting("new", "web:x", "{}", now_ms() + 60_000)
+                .unwrap();
+            assert_eq!(s.forget_cards_of_the_dead(|_| true).unwrap(), 0);
+            assert_eq!(s.forget_cards_of_the_dead(|_| false).unwrap(), 2);
+            assert!(s.waiting_cards().unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_claimed_answer_wakes_a_process_listening_on_postgresql() {
+        let Some(url) = crate::store::testing::postgres_url() else {
+            return;
+        };
+        let (a, b) = (Store::connect(&url).unwrap(), Store::connect(&url).unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut woken = a.listen_for_answers().expect("PostgreSQL listens");
+            // The first wake says the connection is up (and to look once).
+            tokio::time::timeout(std::time::Duration::from_secs(10), woken.recv())
+                .await
+                .unwrap();
+            a.card_waiting("r2", "web:x", "{}", now_ms() + 60_000)
+                .unwrap();
+            assert!(b.claim_card_answer("r2", "{}", "ann", "x").unwrap());
+            tokio::time::timeout(std::time::Duration::from_secs(5), woken.recv())
+                .await
+                .expect("the answer wakes the listener")
+                .unwrap();
+        });
+    }
+}
