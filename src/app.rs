@@ -47,6 +47,20 @@ pub fn open_store(config: &Config) -> anyhow::Result<Store> {
     }
 }
 
+/// The settings every process of the bot shares, kept in the shared store.
+#[derive(Debug)]
+struct SettingsInStore(Arc<Store>);
+
+impl crate::config::SharedSettings for SettingsInStore {
+    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        self.0.save_setting(key, value).map_err(|e| e.to_string())
+    }
+
+    fn load(&self) -> Result<Vec<(String, String)>, String> {
+        self.0.saved_settings().map_err(|e| e.to_string())
+    }
+}
+
 impl App {
     /// Open the store in the data folder and build the engine.
     pub fn build(config: Arc<Config>) -> anyhow::Result<App> {
@@ -57,13 +71,16 @@ impl App {
         if let Err(e) = config.ensure_workspace() {
             tracing::warn!("creating the workspace: {e}");
         }
-        let store = open_store(&config)?;
+        let store = Arc::new(open_store(&config)?);
+        if store.is_shared() {
+            config.share_settings(Arc::new(SettingsInStore(store.clone())));
+        }
         crate::children::set_home(&config.paths.home);
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));
         let discord_port = PortSlot::default();
         let tools = registry(&config, &discord_port);
-        let engine = Engine::new(config, model, tools, soul, Arc::new(store));
+        let engine = Engine::new(config, model, tools, soul, store);
         Ok(App {
             engine,
             discord_port,
@@ -109,6 +126,9 @@ impl App {
                 if let Err(e) = engine.store().heartbeat(&me, crate::store::ALIVE_TTL_MS) {
                     tracing::warn!("saying this process is alive in the shared store: {e}");
                 }
+                // Settings saved in another process reach the parts that read them
+                // between turns (Discord's owners, the voice rooms) within a tick.
+                engine.config().refresh_shared();
                 if n % 5 == 4 {
                     close_what_dead_runs_left(&engine);
                 }

@@ -32,9 +32,17 @@ fn flatten_sections(map: &mut Mapping) {
 /// The cached state of settings.yaml between reads.
 #[derive(Debug, Default)]
 pub(super) struct LiveState {
+    /// The file's modification time and length at the last read: unchanged, no re-read.
     stamp: Option<(SystemTime, u64)>,
+    /// Whether the file was read at all yet.
     read_once: bool,
+    /// The keys saved for every process in the shared store (each wins over the file's).
+    shared: Mapping,
+    /// `shared` changed since the last read: read again even if the file did not.
+    shared_changed: bool,
+    /// The settings as last read, each bad key at its last good value.
     pub(super) current: Settings,
+    /// What the last read found wrong, one sentence per key.
     pub(super) warnings: Vec<String>,
 }
 
@@ -44,20 +52,18 @@ impl LiveState {
         let stamp = std::fs::metadata(path)
             .ok()
             .and_then(|m| Some((m.modified().ok()?, m.len())));
-        if self.read_once && stamp == self.stamp {
+        if self.read_once && stamp == self.stamp && !self.shared_changed {
             return;
         }
         self.read_once = true;
         self.stamp = stamp;
+        self.shared_changed = false;
         self.warnings.clear();
-        let Some(_) = stamp else {
-            // No file: defaults (a deleted file returns to defaults).
-            self.current = Settings::default();
-            return;
-        };
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => {
+        // No file: defaults (a deleted file returns to defaults), under the shared keys.
+        let text = match stamp.map(|_| std::fs::read_to_string(path)) {
+            None => String::new(),
+            Some(Ok(t)) => t,
+            Some(Err(e)) => {
                 return self.warn(format!(
                     "settings file {}: {e}; keeping the last good settings",
                     path.display()
@@ -74,6 +80,9 @@ impl LiveState {
             }
         };
         flatten_sections(&mut map);
+        for (k, v) in &self.shared {
+            map.insert(k.clone(), v.clone());
+        }
         let mut next = Settings::default();
         for key in KEYS {
             let Some(v) = map.get(key.name) else {
@@ -110,10 +119,35 @@ impl LiveState {
         self.current = next;
     }
 
+    /// The keys saved for every process, as the shared store holds them now (YAML
+    /// text each); read again at the next use when they changed.
+    pub(super) fn set_shared(&mut self, keys: &[(String, String)]) {
+        let mut shared = Mapping::new();
+        for (k, v) in keys {
+            shared.insert(Value::String(k.clone()), yaml_value(v));
+        }
+        if shared != self.shared {
+            self.shared = shared;
+            self.shared_changed = true;
+        }
+    }
+
+    /// One key saved for every process here, before the store is read again.
+    pub(super) fn set_shared_key(&mut self, key: &str, value: &str) {
+        self.shared
+            .insert(Value::String(key.to_string()), yaml_value(value));
+        self.shared_changed = true;
+    }
+
     fn warn(&mut self, w: String) {
         tracing::warn!("{w}");
         self.warnings.push(w);
     }
+}
+
+/// YAML text as its value; text that is not YAML is a string.
+fn yaml_value(text: &str) -> Value {
+    serde_yaml_ng::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
 /// Validate `value` (YAML text) for `key`, writing nothing; the value as YAML.
@@ -121,8 +155,7 @@ pub(super) fn check_key(key: &str, value: &str) -> Result<Value, SettingError> {
     let Some(k) = keys::find(key) else {
         return Err(SettingError::UnknownKey(key.to_string()));
     };
-    let v: Value =
-        serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let v = yaml_value(value);
     let mut probe = Settings::default();
     (k.apply)(&mut probe, &v).map_err(|reason| SettingError::BadValue {
         key: key.to_string(),

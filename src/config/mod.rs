@@ -14,6 +14,7 @@ pub mod mcp;
 #[cfg(test)]
 mod readme;
 mod settings;
+mod shared;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ pub use settings::{
     ApiStyle, Secret, SettingError, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
     VoiceSettings, WORK_TIMEOUT,
 };
+pub use shared::SharedSettings;
 
 /// Where things live.
 #[derive(Debug, Clone)]
@@ -57,8 +59,13 @@ pub struct Config {
     pub paths: Paths,
     /// Companion caps, read once at start.
     pub caps: CompanionCaps,
+    /// The environment as it was at start (every override is read from here).
     env: HashMap<String, String>,
+    /// settings.yaml as last read, and the keys saved for every process.
     live: Mutex<live::LiveState>,
+    /// Where settings saved here reach the bot's other processes (the shared store);
+    /// unset with a store of this process's own.
+    shared: std::sync::OnceLock<Arc<dyn SharedSettings>>,
 }
 
 impl Config {
@@ -88,6 +95,7 @@ impl Config {
             caps,
             env,
             live: Mutex::new(live::LiveState::default()),
+            shared: std::sync::OnceLock::new(),
         })
     }
 
@@ -116,10 +124,7 @@ impl Config {
     /// The live settings: settings.yaml re-read when it changed, each key validated,
     /// environment overrides applied on top.
     pub fn settings(&self) -> Settings {
-        let mut live = match self.live.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut live = self.lock_live();
         live.refresh(&self.paths.settings);
         let mut s = live.current.clone();
         s.apply_env(|k| self.env(k));
@@ -146,18 +151,57 @@ impl Config {
 
     /// Warnings from the last read of settings.yaml (bad keys, unreadable file).
     pub fn settings_warnings(&self) -> Vec<String> {
-        let mut live = match self.live.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut live = self.lock_live();
         live.refresh(&self.paths.settings);
         live.warnings.clone()
     }
 
-    /// Validate and write one key of settings.yaml. A bad value is refused with an
-    /// error naming the key, and the file is left as it was.
+    /// Validate and write one key of settings.yaml, and, with a shared store, keep it
+    /// there for every process too. A bad value is refused with an error naming the
+    /// key, and nothing is written.
     pub fn set(&self, key: &str, value: &str) -> Result<(), SettingError> {
-        live::write_key(&self.paths.settings, key, value)
+        live::write_key(&self.paths.settings, key, value)?;
+        let Some(shared) = self.shared.get() else {
+            return Ok(());
+        };
+        shared
+            .save(key, value)
+            .map_err(|reason| SettingError::Shared {
+                key: key.to_string(),
+                reason,
+            })?;
+        self.lock_live().set_shared_key(key, value);
+        Ok(())
+    }
+
+    /// Share settings with the bot's other processes through `shared`: what is saved
+    /// here is kept there, and what is kept there wins over settings.yaml from the next
+    /// [`Config::refresh_shared`] on (the environment still wins over both).
+    pub fn share_settings(&self, shared: Arc<dyn SharedSettings>) {
+        if self.shared.set(shared).is_ok() {
+            self.refresh_shared();
+        }
+    }
+
+    /// Read the keys saved for every process again (each turn starts with this). When
+    /// the store does not answer, the keys last read stay.
+    pub fn refresh_shared(&self) {
+        let Some(shared) = self.shared.get() else {
+            return;
+        };
+        match shared.load() {
+            Ok(keys) => self.lock_live().set_shared(&keys),
+            Err(e) => {
+                tracing::warn!("settings saved for every process: {e}; keeping the last read")
+            }
+        }
+    }
+
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, live::LiveState> {
+        match self.live.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     /// Validate `value` for `key` as [`Config::set`] would, writing nothing (a save of
@@ -168,6 +212,7 @@ impl Config {
 
     /// The listing of every live settings.yaml key (docs/surfaces.md).
     pub fn listing(&self) -> Vec<listing::Listed> {
+        self.refresh_shared();
         listing::listing(&self.settings())
     }
 

@@ -284,6 +284,15 @@ pub enum SettingError {
         /// Why.
         reason: String,
     },
+    /// The key was written to this process's settings.yaml, but the shared store did
+    /// not keep it, so the other processes do not have it yet.
+    #[error("setting '{key}' was saved here but not for the other processes (the shared store said: {reason}); save it again")]
+    Shared {
+        /// The key.
+        key: String,
+        /// What the store said.
+        reason: String,
+    },
 }
 
 #[cfg(test)]

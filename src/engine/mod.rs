@@ -439,6 +439,8 @@ impl Engine {
         }
         let _turn = session.turn_lock.lock().await;
         let began = tokio::time::Instant::now();
+        // Settings saved in another process sharing the store apply from this turn on.
+        self.config.refresh_shared();
         // Whom it speaks for is fixed here, from the request, and travels with the turn
         // (a hidden announce turn's request already names its job's starter).
         let person = req.person();

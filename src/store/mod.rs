@@ -25,6 +25,7 @@ mod postgres;
 mod reminders;
 mod search;
 mod seen;
+mod settings;
 mod sqlite;
 mod summaries;
 #[cfg(test)]

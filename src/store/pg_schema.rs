@@ -178,6 +178,12 @@ const MIGRATIONS: &[&str] = &[
         via TEXT
      );
      CREATE INDEX cards_open_owner ON cards_open(owner);",
+    // 6: settings saved for every process (SQLite's 17).
+    "CREATE TABLE settings_shared (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        at_ms BIGINT NOT NULL
+     );",
 ];
 
 /// Bring the schema up to date, one process at a time.

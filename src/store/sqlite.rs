@@ -206,6 +206,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
         via TEXT
      );
      CREATE INDEX cards_open_owner ON cards_open(owner);",
+    // 17: settings saved for every process of the bot (docs/deploy.md); read only
+    // with a shared store, here so both schemas match.
+    "CREATE TABLE settings_shared (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        at_ms INTEGER NOT NULL
+     );",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

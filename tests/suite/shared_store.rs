@@ -310,3 +310,62 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     stop(a).await;
     stop(b).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_another() {
+    let Some(url) = fresh_database("settings across processes") else {
+        return;
+    };
+    let model = ScriptedModel::start().await;
+    model.set_fallback(Reply::text("Hello."));
+    // The model's name is left to the settings (no KOTOBA_MODEL), so the request says
+    // which value a turn used.
+    let mut env: Vec<(&str, String)> = model_env(&model)
+        .into_iter()
+        .filter(|(k, _)| *k != "KOTOBA_MODEL")
+        .collect();
+    env.push(("KOTOBA_DATABASE_URL", url.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(home_a.path().join("settings.yaml"), "model: file-model\n").unwrap();
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
+    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
+    healthy(port_a).await;
+    healthy(port_b).await;
+
+    let saved = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port_b}/api/settings"))
+        .json(&serde_json::json!({ "model": "shared-model", "work_max_iter": 17 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(saved.status(), 200, "{}", saved.text().await.unwrap());
+
+    // A's page lists what B saved.
+    let listed = get(port_a, "/api/settings").await;
+    let value = |key: &str| {
+        listed["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["key"] == key)
+            .map(|s| s["value"].clone())
+    };
+    assert_eq!(
+        value("work_max_iter"),
+        Some(serde_json::json!("17")),
+        "{listed}"
+    );
+
+    // A's next turn uses it, over A's own settings.yaml.
+    post_message(port_a, "hall", "hello").await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "A never asked the model");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(model.requests()[0]["model"], "shared-model");
+    stop(a).await;
+    stop(b).await;
+}
