@@ -54,7 +54,8 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(request_id) DO UPDATE SET session = excluded.session,
                    card = excluded.card, owner = excluded.owner,
-                   expires_ms = excluded.expires_ms, answer = NULL, by_name = NULL, via = NULL",
+                   expires_ms = excluded.expires_ms, answer = NULL, by_name = NULL, via = NULL,
+                   claimed_by = NULL",
                 args![request_id, session, card, self.owner(), expires_ms],
             )
         })?;
@@ -108,9 +109,9 @@ impl Store {
         let shared = self.is_shared();
         self.tx(|c| {
             let won = c.execute(
-                "UPDATE cards_open SET answer = ?2, by_name = ?3, via = ?4
+                "UPDATE cards_open SET answer = ?2, by_name = ?3, via = ?4, claimed_by = ?6
                  WHERE request_id = ?1 AND answer IS NULL AND expires_ms >= ?5",
-                args![request_id, answer, by, via, now_ms()],
+                args![request_id, answer, by, via, now_ms(), self.owner()],
             )? == 1;
             if won && shared {
                 // Delivered when the transaction commits, to every listening process.
@@ -120,12 +121,13 @@ impl Store {
         })
     }
 
-    /// The answers claimed for this process's cards that it has not settled yet.
+    /// The answers other processes claimed for this process's cards that it has not
+    /// settled yet (an answer claimed here is handed over here, not read back).
     pub fn answers_for_me(&self) -> Result<Vec<ClaimedAnswer>, StoreError> {
         let rows = self.run(|c| {
             c.query(
                 "SELECT request_id, answer, by_name, via FROM cards_open
-                 WHERE owner = ?1 AND answer IS NOT NULL",
+                 WHERE owner = ?1 AND answer IS NOT NULL AND claimed_by != ?1",
                 args![self.owner()],
             )
         })?;
@@ -205,20 +207,35 @@ mod tests {
                 "answered: not listed"
             );
             assert!(b.waiting_card("r1").unwrap().unwrap().answered);
-            if db.name == "postgres" {
-                // (Two SQLite stores of one process are one owner: its pid.)
-                assert!(b.answers_for_me().unwrap().is_empty(), "not b's card");
-            }
             let got = a.answers_for_me().unwrap();
-            assert_eq!(
-                got,
-                [ClaimedAnswer {
-                    request_id: "r1".into(),
-                    answer: "{}".into(),
-                    by: "ann".into(),
-                    via: "the web page".into()
-                }]
+            if db.name == "postgres" {
+                assert!(b.answers_for_me().unwrap().is_empty(), "not b's card");
+                assert_eq!(
+                    got,
+                    [ClaimedAnswer {
+                        request_id: "r1".into(),
+                        answer: "{}".into(),
+                        by: "ann".into(),
+                        via: "the web page".into()
+                    }]
+                );
+            } else {
+                // Two SQLite stores of one process are one owner (its pid): an answer
+                // claimed by the owner itself is handed over in place, never read back.
+                assert!(got.is_empty());
+            }
+            a.card_waiting("r3", "web:x", "{}", later).unwrap();
+            assert!(a
+                .claim_card_answer("r3", "{}", "me", "the terminal")
+                .unwrap());
+            assert!(
+                a.answers_for_me()
+                    .unwrap()
+                    .iter()
+                    .all(|c| c.request_id != "r3"),
+                "an answer claimed here is not read back here"
             );
+            a.card_settled("r3").unwrap();
             a.card_settled("r1").unwrap();
             assert!(a.answers_for_me().unwrap().is_empty());
             assert!(b.waiting_card("r1").unwrap().is_none());

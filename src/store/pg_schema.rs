@@ -175,7 +175,8 @@ const MIGRATIONS: &[&str] = &[
         expires_ms BIGINT NOT NULL,
         answer TEXT,
         by_name TEXT,
-        via TEXT
+        via TEXT,
+        claimed_by BIGINT
      );
      CREATE INDEX cards_open_owner ON cards_open(owner);",
     // 6: settings saved for every process (SQLite's 17).

@@ -203,7 +203,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
         expires_ms INTEGER NOT NULL,
         answer TEXT,
         by_name TEXT,
-        via TEXT
+        via TEXT,
+        claimed_by INTEGER
      );
      CREATE INDEX cards_open_owner ON cards_open(owner);",
     // 17: settings saved for every process of the bot (docs/deploy.md); read only

@@ -272,7 +272,7 @@ mod tests {
         };
         let session = Sessions::default().get_or_load("web:desk", &store_a);
         let _listening = session.subscribe();
-        for round in 0..24 {
+        for round in 0..100 {
             let id = format!("race-{round}");
             let wait = a
                 .post(&session, card(&id), Duration::from_secs(60))
@@ -314,6 +314,35 @@ mod tests {
             assert_eq!((decision, via.as_str()), winner, "round {round}");
             assert!(b.all_open().is_empty(), "settled everywhere");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_claimed_here_is_handed_over_here_and_the_watcher_leaves_it_alone() {
+        let Some((a, _b, store_a)) = two_boards() else {
+            return;
+        };
+        let session = Sessions::default().get_or_load("web:desk", &store_a);
+        let _listening = session.subscribe();
+        let wait = a
+            .post(&session, card("mine"), Duration::from_secs(60))
+            .unwrap();
+        let me = person("local", true, "the terminal");
+        let answer = CardAnswer::of(Decision::Approve);
+        assert!(a.claim("mine", &answer, &me));
+        // The watcher looks between the claim and the hand-over: not its answer to take.
+        a.take_answers(&store_a);
+        assert!(
+            a.open.contains_key("mine"),
+            "the watcher took this process's own answer"
+        );
+        assert_eq!(
+            a.deliver("mine", (answer, me.name.clone(), me.via.clone())),
+            Ok(())
+        );
+        let end = tokio::time::timeout(Duration::from_secs(5), wait.wait())
+            .await
+            .unwrap();
+        assert!(matches!(end, AskEnd::Decided { ref via, .. } if via == "the terminal"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
