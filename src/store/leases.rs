@@ -84,6 +84,40 @@ impl Store {
             .collect()
     }
 
+    /// Take the turn to IDENTIFY in Discord's identify bucket `bucket` (shard id modulo
+    /// `max_concurrency`) for the next `hold_ms`: true when it was free or its last turn
+    /// is over. Whoever holds it, no other process identifies in that bucket meanwhile.
+    pub fn claim_identify(
+        &self,
+        bucket: u32,
+        holder: &str,
+        hold_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let changed = self.run(|c| {
+            c.execute(
+                "INSERT INTO discord_identify(bucket, holder, until_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(bucket) DO UPDATE SET holder = excluded.holder,
+                   until_ms = excluded.until_ms
+                 WHERE discord_identify.until_ms <= ?4",
+                args![i64::from(bucket), holder, now.saturating_add(hold_ms), now],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+
+    /// Hold `bucket`'s turn, already `holder`'s, until `hold_ms` from now (its IDENTIFY
+    /// just went out: the next one in the bucket waits for this one's 5 s).
+    pub fn hold_identify(&self, bucket: u32, holder: &str, hold_ms: i64) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "UPDATE discord_identify SET until_ms = ?3 WHERE bucket = ?1 AND holder = ?2",
+                args![i64::from(bucket), holder, now_ms().saturating_add(hold_ms)],
+            )
+        })?;
+        Ok(())
+    }
+
     /// Say that process `id` is alive; how many processes said so within `ttl_ms`.
     pub fn heartbeat(&self, id: &str, ttl_ms: i64) -> Result<usize, StoreError> {
         let now = now_ms();
@@ -146,6 +180,34 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_identify_bucket_is_one_processs_turn_until_its_hold_is_over() {
+        for db in crate::store::testing::each() {
+            let (a, b) = (db.open(), db.open());
+            assert!(a.claim_identify(0, "a", 60_000).unwrap(), "{}", db.name);
+            assert!(!b.claim_identify(0, "b", 60_000).unwrap(), "a's turn");
+            assert!(
+                !a.claim_identify(0, "a", 60_000).unwrap(),
+                "a's next waits too"
+            );
+            assert!(
+                b.claim_identify(1, "b", 60_000).unwrap(),
+                "another bucket is free"
+            );
+            // Held on from when the IDENTIFY went out; another's hold changes nothing.
+            a.hold_identify(1, "a", -1).unwrap();
+            assert!(!a.claim_identify(1, "a", 60_000).unwrap(), "still b's");
+            b.hold_identify(1, "b", -1).unwrap();
+            assert!(
+                a.claim_identify(1, "a", 60_000).unwrap(),
+                "b's turn is over"
+            );
+            // A turn that is over (held into the past here) is free to take.
+            assert!(b.claim_identify(2, "b", -1).unwrap());
+            assert!(a.claim_identify(2, "a", 60_000).unwrap());
+        }
+    }
+
     #[test]
     fn a_shard_is_held_by_one_process_until_its_lease_lapses_or_it_lets_go() {
         for db in crate::store::testing::each() {

@@ -185,6 +185,13 @@ const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         at_ms BIGINT NOT NULL
      );",
+    // 7: whose turn it is to IDENTIFY in each of Discord's identify buckets (shard id
+    // modulo max_concurrency), so processes starting shards together take turns (SQLite's 18).
+    "CREATE TABLE discord_identify (
+        bucket BIGINT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        until_ms BIGINT NOT NULL
+     );",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -214,6 +214,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         at_ms INTEGER NOT NULL
      );",
+    // 18: whose turn it is to IDENTIFY in each of Discord's identify buckets (shard id
+    // modulo max_concurrency), so processes starting shards together take turns.
+    "CREATE TABLE discord_identify (
+        bucket INTEGER PRIMARY KEY,
+        holder TEXT NOT NULL,
+        until_ms INTEGER NOT NULL
+     );",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

@@ -60,6 +60,24 @@ async fn metrics(port: u16) -> String {
     r.text().await.unwrap()
 }
 
+/// Every two IDENTIFYs in one identify bucket (shard modulo `buckets`), whichever
+/// process sent them, came Discord's 5 s apart (4.5 s: a tolerance for a busy machine).
+fn assert_identifies_spaced(discord: &FakeDiscord, buckets: u32) {
+    let ids = discord.identify_times();
+    for (i, (shard, at)) in ids.iter().enumerate() {
+        for (other, later) in &ids[i + 1..] {
+            if shard % buckets == other % buckets {
+                let gap = later.duration_since(*at);
+                assert!(
+                    gap >= Duration::from_millis(4_500),
+                    "shards {shard} and {other} (bucket {}) identified {gap:?} apart",
+                    shard % buckets
+                );
+            }
+        }
+    }
+}
+
 fn scripted(words: &str) -> ScriptedModel {
     let model = futures::executor::block_on(ScriptedModel::start());
     model.set_fallback(Reply::text(words));
@@ -78,7 +96,9 @@ async fn with_two_processes_each_guild_is_answered_once_by_the_process_holding_i
     let (model_a, model_b) = (scripted("Shard zero here."), scripted("Shard one here."));
     let (a, _home_a, port_a) = shard_process(&discord, &model_a, &url, "0-0/2").await;
     let (b, _home_b, port_b) = shard_process(&discord, &model_b, &url, "1/2").await;
-    discord.wait_shards(2, Duration::from_secs(20)).await;
+    discord.wait_shards(2, Duration::from_secs(40)).await;
+    // One identify bucket (max_concurrency 1): the two processes took turns.
+    assert_identifies_spaced(&discord, 1);
     for (k, (_, channel)) in guilds.iter().enumerate() {
         discord.mention(*channel, GUEST, &format!("hello from guild {k}"));
     }
@@ -338,4 +358,47 @@ async fn a_reminder_both_processes_know_comes_due_once() {
     assert_eq!(posts(), 1, "one post, whichever process claimed it");
     stop(a).await;
     stop(b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_started_together_identify_in_turns_per_bucket_and_answer_each_guild_once()
+{
+    let Some(url) = fresh_database("three processes") else {
+        return;
+    };
+    let discord = FakeDiscord::start().await;
+    discord.recommend_shards(3);
+    // Two identify buckets: shards 0 and 2 share one, shard 1 has the other.
+    discord.set_max_concurrency(2);
+    let guilds = discord.add_guilds(6);
+    let models = [
+        scripted("Process zero."),
+        scripted("Process one."),
+        scripted("Process two."),
+    ];
+    let (p0, p1, p2) = tokio::join!(
+        shard_process(&discord, &models[0], &url, "0/3"),
+        shard_process(&discord, &models[1], &url, "1/3"),
+        shard_process(&discord, &models[2], &url, "2/3"),
+    );
+    discord.wait_shards(3, Duration::from_secs(60)).await;
+    assert_identifies_spaced(&discord, 2);
+    for (k, (_, channel)) in guilds.iter().enumerate() {
+        discord.mention(*channel, GUEST, &format!("hello from guild {k}"));
+    }
+    until("every guild answered", Duration::from_secs(30), || {
+        guilds
+            .iter()
+            .all(|(_, c)| !answers_in(&discord, *c).is_empty())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for (guild, channel) in &guilds {
+        let shard = ((guild >> 22) % 3) as usize;
+        let expected = ["Process zero.", "Process one.", "Process two."][shard];
+        assert_eq!(answers_in(&discord, *channel), [expected], "guild {guild}");
+    }
+    for (child, _home, _port) in [p0, p1, p2] {
+        stop(child).await;
+    }
 }

@@ -11,25 +11,63 @@ use std::time::Duration;
 use serenity::all::ShardId;
 use serenity::Client;
 
-use super::Bot;
+use super::{identify, Bot};
 
 /// How often leases are renewed and free shards looked for.
 const TICK: Duration = Duration::from_secs(3);
 /// How long a lease lasts unrenewed (four ticks: a slow store call never loses one).
 const TTL_MS: i64 = crate::store::ALIVE_TTL_MS;
 
-/// Run the shards this process can claim, for as long as it lives. Shards are started
-/// one by one through serenity's shard manager (its queue spaces the IDENTIFYs).
-pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> serenity::Result<()> {
+/// Get the manager ready to start shards of `total` one by one: the token checked, the
+/// voice manager told the shard count, no shard booted by the manager itself.
+async fn prepare(client: &mut Client, total: u32) -> serenity::Result<()> {
+    let me = client.http.get_current_user().await?;
     if let Some(voice) = &client.voice_manager {
-        let me = client.http.get_current_user().await?;
         voice.initialise(total, me.id).await;
     }
-    // No shard is booted by the manager itself: each is started when claimed.
     client.shard_manager.set_shards(0, 0, total).await;
+    Ok(())
+}
+
+/// `i-j/N` with the shared store: this process runs shards `first..=last`, each started
+/// in its identify bucket's turn across processes; runs until the process stops.
+pub(super) async fn run_range(
+    client: &mut Client,
+    bot: &Arc<Bot>,
+    (first, last, total): (u32, u32, u32),
+) -> serenity::Result<()> {
+    prepare(client, total).await?;
+    let start = identify::starter(
+        client.shard_manager.clone(),
+        bot.engine.store().clone(),
+        identify::max_concurrency(&client.http).await,
+        bot.engine.store().owner().to_string(),
+        Arc::new(|_| true),
+    );
+    for s in first..=last {
+        let _ = start.send(s);
+    }
+    std::future::pending().await
+}
+
+/// Run the shards this process can claim, for as long as it lives. Each claimed shard
+/// starts in its identify bucket's turn across processes (identify.rs).
+pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> serenity::Result<()> {
+    prepare(client, total).await?;
     let manager = client.shard_manager.clone();
     // This process in the leases and heartbeats: the store's owner number.
     let id = bot.engine.store().owner().to_string();
+    let still_ours: identify::StillWanted = {
+        let (store, id) = (bot.engine.store().clone(), id.clone());
+        Arc::new(move |s| store.claim_shard(s, &id, TTL_MS).unwrap_or(false))
+    };
+    let start = identify::starter(
+        manager.clone(),
+        bot.engine.store().clone(),
+        identify::max_concurrency(&client.http).await,
+        id.clone(),
+        still_ours,
+    );
     let id = id.as_str();
     let mut held: BTreeSet<u32> = BTreeSet::new();
     let mut tick = tokio::time::interval(TICK);
@@ -73,10 +111,8 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
             }
             tracing::info!("Discord shards: running shard {s} of {total}");
             held.insert(s);
-            let manager = manager.clone();
-            // restart() of a shard not running yet waits for its (absent) runner to stop
-            // first: off the renewing loop.
-            tokio::spawn(async move { manager.restart(ShardId(s)).await });
+            // Started off the renewing loop, in its turn.
+            let _ = start.send(s);
         }
     }
 }

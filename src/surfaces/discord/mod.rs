@@ -18,6 +18,7 @@ mod chat;
 pub mod check;
 pub mod commands;
 mod handler;
+mod identify;
 mod lease;
 mod manage;
 mod port;

@@ -105,6 +105,11 @@ pub(super) async fn start(
 ) -> serenity::Result<()> {
     match plan {
         ShardPlan::All => client.start_autosharded().await,
+        // With the shared store other processes run the other shards: each start takes
+        // its identify turn (identify.rs).
+        ShardPlan::Range { first, last, total } if bot.engine.store().is_shared() => {
+            super::lease::run_range(client, bot, (first, last, total)).await
+        }
         // serenity's range is first..last with last included.
         ShardPlan::Range { first, last, total } => {
             client.start_shard_range(first..last, total).await

@@ -201,6 +201,8 @@ pub(crate) struct Shared {
     pub seqs: Mutex<std::collections::HashMap<u32, u64>>,
     /// How many shards GET /gateway/bot recommends.
     pub shard_count: std::sync::atomic::AtomicU32,
+    /// The `max_concurrency` GET /gateway/bot says (identify buckets).
+    pub max_concurrency: std::sync::atomic::AtomicU32,
     /// The shard count the bot identified with (events are routed by it).
     pub identified_total: std::sync::atomic::AtomicU32,
     /// Each IDENTIFY's shard, in the order they arrived, with when.
@@ -412,6 +414,7 @@ impl FakeDiscord {
             sent: Mutex::new(Vec::new()),
             seqs: Mutex::new(std::collections::HashMap::new()),
             shard_count: std::sync::atomic::AtomicU32::new(1),
+            max_concurrency: std::sync::atomic::AtomicU32::new(1),
             identified_total: std::sync::atomic::AtomicU32::new(1),
             identified: Mutex::new(Vec::new()),
             channel_guilds: Mutex::new(std::collections::HashMap::new()),
@@ -977,6 +980,16 @@ impl FakeDiscord {
             out.push((guild, channel));
         }
         out
+    }
+
+    /// Say `max_concurrency` is `n` (GET /gateway/bot): shards in `n` identify buckets.
+    pub fn set_max_concurrency(&self, n: u32) {
+        self.shared.max_concurrency.store(n, Ordering::SeqCst);
+    }
+
+    /// Each IDENTIFY with its shard and when it came, in order.
+    pub fn identify_times(&self) -> Vec<(u32, Instant)> {
+        lock(&self.shared.identified).clone()
     }
 
     /// The shards that identified, in order.

@@ -59,7 +59,8 @@ pub async fn rest(
         ("GET", ["gateway"]) | ("GET", ["gateway", "bot"]) => Json(json!({
             "url": format!("ws://{}/gateway", sh.addr()),
             "shards": sh.shard_count.load(Ordering::SeqCst),
-            "session_start_limit": {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
+            "session_start_limit": {"total": 1000, "remaining": 1000, "reset_after": 0,
+                "max_concurrency": sh.max_concurrency.load(Ordering::SeqCst)}
         }))
         .into_response(),
         // A token containing "revoked" is refused here, as Discord does a reset token.
@@ -68,7 +69,9 @@ pub async fn rest(
             Json(json!({"message": "401: Unauthorized", "code": 0})),
         )
             .into_response(),
-        ("GET", ["users", "@me"]) => Json(payloads::user(sh.bot_id, "Kotoba", true)).into_response(),
+        ("GET", ["users", "@me"]) => {
+            Json(payloads::user(sh.bot_id, "Kotoba", true)).into_response()
+        }
         ("GET", ["applications", "@me"]) => Json(json!({
             "id": sh.app_id.to_string(),
             "name": "Kotoba",
@@ -92,12 +95,19 @@ pub async fn rest(
             let ch = ch.to_string();
             let query = |key: &str| {
                 uri.query().unwrap_or("").split('&').find_map(|kv| {
-                    kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')).and_then(|v| v.parse::<u64>().ok())
+                    kv.strip_prefix(key)
+                        .and_then(|v| v.strip_prefix('='))
+                        .and_then(|v| v.parse::<u64>().ok())
                 })
             };
             let after = query("after").unwrap_or(0);
             let limit = query("limit").unwrap_or(50) as usize;
-            let id_of = |m: &Value| m["id"].as_str().and_then(|i| i.parse::<u64>().ok()).unwrap_or(0);
+            let id_of = |m: &Value| {
+                m["id"]
+                    .as_str()
+                    .and_then(|i| i.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
             let mut list: Vec<Value> = lock(&sh.history)
                 .iter()
                 .filter(|m| m["channel_id"] == json!(ch) && id_of(m) > after)
@@ -118,12 +128,17 @@ pub async fn rest(
             if id == super::DM {
                 Json(payloads::dm_channel(id, super::OWNER)).into_response()
             } else {
-                let guild = lock(&sh.channel_guilds).get(&id).copied().unwrap_or(super::GUILD);
+                let guild = lock(&sh.channel_guilds)
+                    .get(&id)
+                    .copied()
+                    .unwrap_or(super::GUILD);
                 Json(payloads::text_channel(id, guild, "channel")).into_response()
             }
         }
         ("POST", ["channels", _, "typing"]) => StatusCode::NO_CONTENT.into_response(),
-        ("PUT", ["channels", _, "messages", _, "reactions", _, "@me"]) => StatusCode::NO_CONTENT.into_response(),
+        ("PUT", ["channels", _, "messages", _, "reactions", _, "@me"]) => {
+            StatusCode::NO_CONTENT.into_response()
+        }
         ("POST", ["interactions", _, _, "callback"]) => StatusCode::NO_CONTENT.into_response(),
         ("POST", ["webhooks", _, token]) | ("PATCH", ["webhooks", _, token, "messages", _]) => {
             let id = sh.next_id();
@@ -131,7 +146,8 @@ pub async fn rest(
             let channel = channel.unwrap_or_else(|| super::GENERAL.to_string());
             Json(bot_message(&sh, id, &channel, &body)).into_response()
         }
-        ("PUT", ["applications", _, "commands"]) | ("PUT", ["applications", _, "guilds", _, "commands"]) => {
+        ("PUT", ["applications", _, "commands"])
+        | ("PUT", ["applications", _, "guilds", _, "commands"]) => {
             let list: Vec<Value> = body
                 .as_array()
                 .cloned()
@@ -160,10 +176,12 @@ pub async fn rest(
         }
         ("GET", ["guilds", g, "members", u]) => {
             let g: u64 = g.parse().unwrap_or(0);
-            let found = lock(&sh.guilds)
-                .iter()
-                .find(|x| x.id == g)
-                .and_then(|x| x.members.iter().find(|m| m["user"]["id"] == json!(u)).cloned());
+            let found = lock(&sh.guilds).iter().find(|x| x.id == g).and_then(|x| {
+                x.members
+                    .iter()
+                    .find(|m| m["user"]["id"] == json!(u))
+                    .cloned()
+            });
             match found {
                 Some(m) => Json(m).into_response(),
                 None => unknown(10007, "Unknown Member"),
