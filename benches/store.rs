@@ -4,9 +4,8 @@
 //! One turn's store work, as a plain Discord turn does it: the message claimed, the
 //! turn marked under way, the conversation read back (the last 50 lines), her two lines
 //! appended in one transaction, one audit row, the mark cleared. SQLite is the real
-//! file store (WAL) in a temp dir; PostgreSQL is the server at
-//! `KOTOBA_TEST_DATABASE_URL` (a URL without a database name, as the test command sets
-//! it) or, when that is unset, a throwaway one started with `scripts/postgres`.
+//! file store (WAL) in a temp dir; PostgreSQL is the one benches/support/pg_server.rs
+//! finds or starts.
 //! `KOTOBA_BENCH_TURNS=N` sets the turns per backend (default 2000, after 200 warm-up).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
@@ -17,11 +16,12 @@
     clippy::print_stdout
 )]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use kotoba::store::{Approver, Store};
 
+#[path = "support/pg_server.rs"]
+mod pg_server;
 #[path = "../tests/support/postgres.rs"]
 #[allow(dead_code)]
 mod pg_support;
@@ -72,33 +72,6 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// A URL without a database name, and the data folder to stop when we started it.
-fn server() -> (String, Option<String>) {
-    if let Ok(url) = std::env::var("KOTOBA_TEST_DATABASE_URL") {
-        return (url, None);
-    }
-    let out = Command::new("scripts/postgres")
-        .arg("start")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "scripts/postgres start: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let value = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("export {name}=")))
-            .map(str::to_string)
-            .unwrap()
-    };
-    (
-        value("KOTOBA_TEST_DATABASE_URL"),
-        Some(value("KOTOBA_TEST_PGDATA")),
-    )
-}
-
 fn main() {
     let n: usize = std::env::var("KOTOBA_BENCH_TURNS")
         .ok()
@@ -107,7 +80,7 @@ fn main() {
         .unwrap_or(2000);
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open(&dir.path().join("kotoba.db")).unwrap();
-    let (base, started) = server();
+    let (base, _started) = pg_server::server();
     let pg = Store::connect(&pg_support::create_database(&base)).unwrap();
 
     let mut results = Vec::new();
@@ -129,9 +102,4 @@ fn main() {
         );
     }
     drop(pg);
-    if let Some(data) = started {
-        let _ = Command::new("scripts/postgres")
-            .args(["stop", &data])
-            .status();
-    }
 }
