@@ -24,6 +24,46 @@ fn texts(history: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// One `kotoba serve` of a pair sharing a store.
+struct Proc {
+    child: tokio::process::Child,
+    home: tempfile::TempDir,
+    port: u16,
+}
+
+/// Two `kotoba serve` processes on the store at `url`, answering with `model`, both
+/// healthy; the model's environment less the names in `without`, and A's data folder
+/// given `settings_a` as its settings.yaml first.
+async fn two_processes(
+    model: &ScriptedModel,
+    url: &str,
+    without: &[&str],
+    settings_a: Option<&str>,
+) -> (Proc, Proc) {
+    let mut env: Vec<(&str, String)> = model_env(model)
+        .into_iter()
+        .filter(|(k, _)| !without.contains(k))
+        .collect();
+    env.push(("KOTOBA_DATABASE_URL", url.to_string()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut procs = Vec::new();
+    for settings in [settings_a, None] {
+        let home = tempfile::tempdir().unwrap();
+        if let Some(text) = settings {
+            std::fs::write(home.path().join("settings.yaml"), text).unwrap();
+        }
+        let port = free_port();
+        let child = serve(home.path(), &format!("127.0.0.1:{port}"), &env);
+        procs.push(Proc { child, home, port });
+    }
+    for p in &procs {
+        healthy(p.port).await;
+    }
+    let b = procs.pop().unwrap();
+    let a = procs.pop().unwrap();
+    (a, b)
+}
+
 #[tokio::test]
 async fn a_turn_answered_by_one_process_is_read_back_from_the_page_of_another_sharing_its_postgresql(
 ) {
@@ -32,15 +72,8 @@ async fn a_turn_answered_by_one_process_is_read_back_from_the_page_of_another_sh
     };
     let model = ScriptedModel::start().await;
     model.push(Reply::text("The kettle is on."));
-    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (port_a, port_b) = (free_port(), free_port());
-    let mut env: Vec<(&str, String)> = model_env(&model);
-    env.push(("KOTOBA_DATABASE_URL", url.clone()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
-    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
-    healthy(port_a).await;
-    healthy(port_b).await;
+    let (a, b) = two_processes(&model, &url, &[], None).await;
+    let (port_a, port_b) = (a.port, b.port);
     post_message(port_a, "kitchen", "is the kettle on?").await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let seen_by_b = loop {
@@ -56,11 +89,11 @@ async fn a_turn_answered_by_one_process_is_read_back_from_the_page_of_another_sh
         "the other process reads the turn from the shared store"
     );
     assert!(
-        !home_a.path().join("kotoba.db").exists() && !home_b.path().join("kotoba.db").exists(),
+        !a.home.path().join("kotoba.db").exists() && !b.home.path().join("kotoba.db").exists(),
         "no SQLite file is made when PostgreSQL holds the store"
     );
-    stop(a).await;
-    stop(b).await;
+    stop(a.child).await;
+    stop(b.child).await;
 }
 
 fn doctor(home: &std::path::Path, model: &ScriptedModel, url: &str) -> Command {
@@ -236,15 +269,8 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
         serde_json::json!({ "command": "touch approved.txt" }),
     ));
     model.set_fallback(Reply::text("Done, it is there."));
-    let mut env: Vec<(&str, String)> = model_env(&model);
-    env.push(("KOTOBA_DATABASE_URL", url.clone()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (port_a, port_b) = (free_port(), free_port());
-    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
-    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
-    healthy(port_a).await;
-    healthy(port_b).await;
+    let (a, b) = two_processes(&model, &url, &[], None).await;
+    let (port_a, port_b) = (a.port, b.port);
     // The page of A watches the session, so its turn may draw a card there.
     let _watching = reqwest::get(format!("http://127.0.0.1:{port_a}/api/events?session=desk"))
         .await
@@ -263,7 +289,7 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     assert_eq!(card["session"], "web:desk", "{card}");
     assert_eq!(card["action"], "touch approved.txt", "{card}");
     let id = card["request_id"].as_str().unwrap().to_string();
-    let made = home_a.path().join("workspace").join("approved.txt");
+    let made = a.home.path().join("workspace").join("approved.txt");
     assert!(!made.exists(), "nothing runs before the answer");
 
     let http = reqwest::Client::new();
@@ -307,8 +333,8 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
                 && r["approver"] == "user"),
         "{audit}"
     );
-    stop(a).await;
-    stop(b).await;
+    stop(a.child).await;
+    stop(b.child).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -320,19 +346,8 @@ async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_anothe
     model.set_fallback(Reply::text("Hello."));
     // The model's name is left to the settings (no KOTOBA_MODEL), so the request says
     // which value a turn used.
-    let mut env: Vec<(&str, String)> = model_env(&model)
-        .into_iter()
-        .filter(|(k, _)| *k != "KOTOBA_MODEL")
-        .collect();
-    env.push(("KOTOBA_DATABASE_URL", url.clone()));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(home_a.path().join("settings.yaml"), "model: file-model\n").unwrap();
-    let (port_a, port_b) = (free_port(), free_port());
-    let a = serve(home_a.path(), &format!("127.0.0.1:{port_a}"), &env);
-    let b = serve(home_b.path(), &format!("127.0.0.1:{port_b}"), &env);
-    healthy(port_a).await;
-    healthy(port_b).await;
+    let (a, b) = two_processes(&model, &url, &["KOTOBA_MODEL"], Some("model: file-model\n")).await;
+    let (port_a, port_b) = (a.port, b.port);
 
     let saved = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port_b}/api/settings"))
@@ -366,6 +381,6 @@ async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_anothe
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(model.requests()[0]["model"], "shared-model");
-    stop(a).await;
-    stop(b).await;
+    stop(a.child).await;
+    stop(b.child).await;
 }
