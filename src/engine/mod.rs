@@ -572,4 +572,6 @@ mod tests_mcp;
 #[cfg(test)]
 mod tests_rules;
 #[cfg(test)]
+mod tests_shared;
+#[cfg(test)]
 mod tests_work;

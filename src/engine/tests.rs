@@ -249,6 +249,26 @@ pub(crate) fn rig_with(
     }
 }
 
+/// An engine on `store` (one process of several sharing it), no tools, the replies
+/// scripted.
+pub(crate) fn rig_on(store: Arc<Store>, replies: Vec<Result<ModelReply, LlmError>>) -> Rig {
+    let home = tempfile::tempdir().unwrap();
+    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+    let script = Script::new(replies);
+    let engine = Engine::new(
+        config,
+        script.clone(),
+        Registry::new(),
+        Soul::shipped(),
+        store,
+    );
+    Rig {
+        engine,
+        script,
+        _home: home,
+    }
+}
+
 pub(crate) fn rig(replies: Vec<Result<ModelReply, LlmError>>, tools: Vec<Fake>) -> Rig {
     rig_with(replies, tools, &[], "")
 }

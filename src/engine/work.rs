@@ -258,6 +258,19 @@ impl Engine {
                 secs: running.elapsed.as_secs(),
             });
         }
+        // One job per session across the processes sharing the store, too.
+        let live = self.store.liveness(crate::children::is_live_kotoba);
+        match self.store.job_elsewhere(session, |o| live.is_live(o)) {
+            Ok(Some((goal, at_ms))) => {
+                let secs = crate::store::now_ms().saturating_sub(at_ms).max(0) / 1000;
+                return Err(EngineError::JobRunning {
+                    goal,
+                    secs: secs as u64,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("jobs: reading the jobs of other processes: {e}"),
+        }
         let budget = if starter.el_call_bound == Some(true) {
             WORK_TIMEOUT_EL_BOUND
         } else {

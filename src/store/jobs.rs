@@ -32,6 +32,28 @@ impl Store {
         })
     }
 
+    /// The job another process still running (`is_live(owner)`) runs in `session`: its
+    /// goal and when it started (epoch ms).
+    pub fn job_elsewhere(
+        &self,
+        session: &str,
+        is_live: impl Fn(i64) -> bool,
+    ) -> Result<Option<(String, i64)>, StoreError> {
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT goal, owner, at_ms FROM jobs_underway
+                 WHERE session = ?1 AND owner != ?2 ORDER BY at_ms",
+                args![session, self.owner()],
+            )
+        })?;
+        for r in rows {
+            if is_live(r.int(1)?) {
+                return Ok(Some((r.text(0)?, r.int(2)?)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The job ended (however it ended).
     pub fn close_job(&self, id: i64) -> Result<(), StoreError> {
         self.run(|c| c.execute("DELETE FROM jobs_underway WHERE id = ?1", args![id]))?;

@@ -1,0 +1,44 @@
+//! The engine's rules across processes sharing one store (PostgreSQL): each test runs
+//! two engines, as two processes would, on one database of the test server.
+
+use std::sync::Arc;
+
+use super::tests::{local_starter, rig_on};
+use crate::store::Store;
+use crate::tools::port::EngineError;
+
+/// Two stores of one PostgreSQL database, both processes alive; `None` without a server.
+fn two_stores() -> Option<(Arc<Store>, Arc<Store>)> {
+    let url = crate::store::testing::postgres_url()?;
+    let (a, b) = (Store::connect(&url).unwrap(), Store::connect(&url).unwrap());
+    for s in [&a, &b] {
+        s.heartbeat(&s.owner().to_string(), 12_000).unwrap();
+    }
+    Some((Arc::new(a), Arc::new(b)))
+}
+
+#[tokio::test]
+async fn a_session_runs_one_job_across_processes() {
+    let Some((a, b)) = two_stores() else {
+        return;
+    };
+    // Process A runs a job in the session.
+    let marked = a
+        .open_job("run-a", "web:garden", "tidy the garden")
+        .unwrap();
+    let rig_b = rig_on(b, vec![]);
+    match rig_b
+        .engine
+        .start_job(&local_starter("web:garden"), "water the plants")
+    {
+        Err(EngineError::JobRunning { goal, .. }) => assert_eq!(goal, "tidy the garden"),
+        other => panic!("a second job started beside A's: {other:?}"),
+    }
+    // Another session, or the same once A's job ended, may start one.
+    a.close_job(marked).unwrap();
+    assert!(rig_b
+        .engine
+        .start_job(&local_starter("web:garden"), "water the plants")
+        .is_ok());
+    rig_b.engine.stop("web:garden", super::StopScope::Work);
+}
