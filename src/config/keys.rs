@@ -31,6 +31,77 @@ pub enum Shown {
     ByName,
 }
 
+/// How the Settings panel lets a person edit a key (docs/surfaces.md).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Input {
+    /// true or false: a toggle.
+    Toggle,
+    /// One of a few words: a choice (an empty word reads "not set").
+    Choice {
+        /// The words, as a save takes them.
+        choices: &'static [&'static str],
+    },
+    /// A number from `min` up to `max` (none: no upper bound).
+    Number {
+        /// The least it may be.
+        min: f64,
+        /// The most it may be, if there is a most.
+        max: Option<f64>,
+        /// A whole number (a count, seconds of a cap) rather than any number.
+        whole: bool,
+    },
+    /// Words, written `[a, b]` or `a, b`.
+    List,
+    /// Any text.
+    Text,
+}
+
+impl Input {
+    /// A whole number from `min`, with no upper bound.
+    const fn whole(min: f64) -> Input {
+        Input::Number {
+            min,
+            max: None,
+            whole: true,
+        }
+    }
+
+    /// Any number from `min` to `max`.
+    const fn between(min: f64, max: f64) -> Input {
+        Input::Number {
+            min,
+            max: Some(max),
+            whole: false,
+        }
+    }
+}
+
+/// The input a field's type asks for, when its key does not name one.
+trait Edited {
+    fn input() -> Input;
+}
+
+macro_rules! edited {
+    ($input:expr => $($t:ty),*) => {$(
+        impl Edited for $t {
+            fn input() -> Input {
+                $input
+            }
+        }
+    )*};
+}
+edited!(Input::Toggle => bool);
+edited!(Input::whole(0.0) => u32, u64, Option<u64>);
+edited!(Input::Number { min: 0.0, max: None, whole: false } => f64);
+edited!(Input::Text => String, Option<String>, Option<std::path::PathBuf>, Option<Secret>);
+edited!(Input::List => Vec<String>, Vec<McpServer>, Vec<CatalogueEntry>);
+
+/// The input of the field `field` reads.
+fn input_of<T: Edited>(_field: fn(&Settings) -> &T) -> Input {
+    T::input()
+}
+
 /// What validating one value gives: the warnings for entries that were skipped (a
 /// list-like key keeps its good entries), or why the whole value is refused.
 pub(super) type Applied = Result<Vec<String>, String>;
@@ -55,6 +126,8 @@ pub struct Key {
     pub(super) keep: fn(&mut Settings, &Settings),
     /// This key's value as text (a secret's in the clear: the listing hides it).
     pub(super) value: fn(&Settings) -> String,
+    /// How the Settings panel edits it: named by the key, else from its field's type.
+    pub input: fn() -> Input,
 }
 
 impl Key {
@@ -196,6 +269,11 @@ macro_rules! word_enum {
             fn as_text(&self) -> String {
                 $(if *self == $variant { return $word.into(); })+
                 String::new()
+            }
+        }
+        impl Edited for $t {
+            fn input() -> Input {
+                Input::Choice { choices: &[$($word),+] }
             }
         }
         impl Word for $t {
@@ -447,11 +525,11 @@ fn same<T: Clone>(t: &T) -> T {
 /// README's unset default, and its doc line.
 macro_rules! key {
     ($name:literal, $($field:ident).+, $parse:expr, $group:ident, $shown:ident,
-     $unset:expr, $doc:literal) => {
+     $unset:expr, $doc:literal $(, input $input:expr)?) => {
         key!(@row $name, $($field).+, |s: &mut Settings, v: &Value| {
             s.$($field).+ = ($parse)(v)?;
             Ok(Vec::new())
-        }, $group, $shown, $unset, $doc)
+        }, $group, $shown, $unset, $doc, [$($input)?])
     };
     ($name:literal, $($field:ident).+, warns $parse:expr, $group:ident, $shown:ident,
      $unset:expr, $doc:literal) => {
@@ -459,10 +537,12 @@ macro_rules! key {
             let (parsed, warnings) = ($parse)(v)?;
             s.$($field).+ = parsed;
             Ok(warnings)
-        }, $group, $shown, $unset, $doc)
+        }, $group, $shown, $unset, $doc, [])
     };
+    (@input [$input:expr] $($field:ident).+) => { || $input };
+    (@input [] $($field:ident).+) => { || input_of(|s: &Settings| &s.$($field).+) };
     (@row $name:literal, $($field:ident).+, $apply:expr, $group:ident, $shown:ident,
-     $unset:expr, $doc:literal) => {
+     $unset:expr, $doc:literal, [$($input:expr)?]) => {
         Key {
             name: $name,
             doc: $doc,
@@ -472,6 +552,7 @@ macro_rules! key {
             apply: $apply,
             keep: |to: &mut Settings, from: &Settings| to.$($field).+ = same(&from.$($field).+),
             value: |s: &Settings| s.$($field).+.as_text(),
+            input: key!(@input [$($input)?] $($field).+),
         }
     };
 }
@@ -489,17 +570,17 @@ pub static KEYS: &[Key] = &[
     key! { "api_key_env", api_key_env, |v| env_name(v, false), General, Value, None,
     "the environment variable that holds the model key" },
     key! { "reasoning_effort", reasoning_effort, reasoning_effort, General, Value, None,
-    "off/empty (not a reasoning model), minimal, low, medium, high" },
+    "off/empty (not a reasoning model), minimal, low, medium, high", input Input::Choice { choices: &["", "off", "minimal", "low", "medium", "high", "xhigh"] } },
     key! { "voice_mode", voice_mode, word, General, Value, None,
     "local (she speaks, with heartbeats) or agent (an ElevenLabs agent speaks)" },
     key! { "work_max_iter", work_max_iter, count32, Work, Value, None,
-    "iterations of a background job (≥ 1)" },
+    "iterations of a background job (≥ 1)", input Input::whole(1.0) },
     key! { "work_max_tool_calls", work_max_tool_calls, count32, Work, Value, None,
-    "tool calls of a background job (≥ 1)" },
+    "tool calls of a background job (≥ 1)", input Input::whole(1.0) },
     key! { "work_fail_limit", work_fail_limit, count32, Work, Value, None,
-    "failures of a background job (≥ 1)" },
+    "failures of a background job (≥ 1)", input Input::whole(1.0) },
     key! { "work_timeout", work_timeout, |v| count(v, 30), Work, Value, None,
-    "compute seconds of a background job (≥ 30)" },
+    "compute seconds of a background job (≥ 30)", input Input::whole(30.0) },
     key! { "disabled_toolsets", disabled_toolsets, words, General, Value, None,
     "tool families switched off" },
     key! { "workspace", workspace,
@@ -528,9 +609,9 @@ pub static KEYS: &[Key] = &[
     the model as context (0: off)" },
     key! { "context.window", context_window, window, General, Value,
     Some("the model's own (a small table of known models), else `128000`"),
-    "the model's context window, in tokens (≥ 1000)" },
+    "the model's context window, in tokens (≥ 1000)", input Input::whole(1000.0) },
     key! { "context.compact_at", context_compact_at, |v| fraction(v, 0.1, 0.95), General, Value,
-    None, "the fraction of the window at which the oldest lines are summarised" },
+    None, "the fraction of the window at which the oldest lines are summarised", input Input::between(0.1, 0.95) },
     key! { "web_addr", web_addr, web_addr, General, Value, None,
     "where the web page and /v1 listen; read at start" },
     key! { "web_password", web_password, |v| text(v).map(|t| some_if_set(t).map(Secret)),
@@ -561,19 +642,78 @@ pub static KEYS: &[Key] = &[
     key! { "tts.api_key_env", voice.tts_api_key_env, |v| env_name(v, true), General, Value,
     EITHER_KEY, "the variable holding the speech key" },
     key! { "voice.silence_commit", voice.silence_commit, |v| seconds(v, 0.2, 10.0), General,
-    Value, None, "seconds of silence that end an utterance" },
+    Value, None, "seconds of silence that end an utterance", input Input::between(0.2, 10.0) },
     key! { "voice.unsure_commit", voice.unsure_commit, |v| seconds(v, 0.2, 10.0), General,
-    Value, None, "seconds of silence when unsure" },
+    Value, None, "seconds of silence when unsure", input Input::between(0.2, 10.0) },
     key! { "voice.min_speech", voice.min_speech, |v| seconds(v, 0.0, 5.0), General, Value,
-    None, "bursts shorter than this many seconds are ignored" },
+    None, "bursts shorter than this many seconds are ignored", input Input::between(0.0, 5.0) },
     key! { "voice.early_pause", voice.early_pause, |v| seconds(v, 0.0, 5.0), General, Value,
-    None, "seconds of silence after which what was said so far is recognised (0: never)" },
+    None, "seconds of silence after which what was said so far is recognised (0: never)", input Input::between(0.0, 5.0) },
     key! { "voice.early_commit", voice.early_commit, |v| seconds(v, 0.2, 10.0), General,
-    Value, None, "seconds of silence that end an utterance already a complete request" },
+    Value, None, "seconds of silence that end an utterance already a complete request", input Input::between(0.2, 10.0) },
     key! { "voice.speculate", voice.speculate, flag, General, Value, None,
     "ask the model at the short pause, before the commit" },
     key! { "voice.aliases", voice.aliases, words, General, Value, None,
     "other names she answers to in a busy room" },
     key! { "voice.idle_leave", voice.idle_leave, |v| count(v, 10), General, Value, None,
-    "seconds with no human in the channel before she leaves" },
+    "seconds with no human in the channel before she leaves", input Input::whole(10.0) },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn takes(key: &Key, v: Value) -> bool {
+        (key.apply)(&mut Settings::default(), &v).is_ok()
+    }
+
+    /// A number as settings.yaml would hold it: whole numbers without a point.
+    fn num(n: f64) -> Value {
+        if n.fract() == 0.0 && n >= 0.0 {
+            Value::Number((n as u64).into())
+        } else {
+            serde_yaml_ng::to_value(n).unwrap()
+        }
+    }
+
+    #[test]
+    fn each_keys_input_says_what_its_parser_takes() {
+        for key in KEYS {
+            match (key.input)() {
+                Input::Toggle => {
+                    assert!(takes(key, Value::Bool(true)) && takes(key, Value::Bool(false)));
+                }
+                Input::Choice { choices } => {
+                    for c in choices {
+                        assert!(takes(key, Value::String((*c).into())), "{}: {c}", key.name);
+                    }
+                    assert!(!takes(key, Value::String("neither".into())), "{}", key.name);
+                }
+                Input::Number { min, max, whole } => {
+                    assert!(takes(key, num(min)), "{} takes its min {min}", key.name);
+                    let below = if whole { min - 1.0 } else { min - 0.01 };
+                    if min > 0.0 {
+                        assert!(!takes(key, num(below)), "{} refuses {below}", key.name);
+                    }
+                    if let Some(max) = max {
+                        assert!(takes(key, num(max)), "{} takes its max {max}", key.name);
+                        assert!(!takes(key, num(max + 0.01)), "{} refuses above", key.name);
+                    }
+                    if whole {
+                        assert!(!takes(key, num(min + 0.5)), "{} is whole", key.name);
+                    }
+                }
+                Input::List => {
+                    let two =
+                        Value::Sequence(vec![Value::String("a".into()), Value::String("b".into())]);
+                    assert!(
+                        key.shown == Shown::ByName || takes(key, two),
+                        "{} takes a list",
+                        key.name
+                    );
+                }
+                Input::Text => {}
+            }
+        }
+    }
+}

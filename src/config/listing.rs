@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-pub use super::keys::Group;
+pub use super::keys::{Group, Input};
 use super::keys::{Shown, KEYS};
 use super::settings::Settings;
 
@@ -20,7 +20,7 @@ impl Group {
 }
 
 /// One key of the listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Listed {
     /// The settings.yaml key.
     pub key: &'static str,
@@ -35,10 +35,22 @@ pub struct Listed {
     pub set: bool,
     /// Shown, but edited in settings.yaml (a structure), not from the panel.
     pub read_only: bool,
+    /// How the panel edits it: `kind` toggle, choice (`choices`), number (`min`,
+    /// `max`, `whole`), list or text.
+    #[serde(flatten)]
+    pub input: Input,
+    /// Its default, as the README shows it (without the backticks).
+    pub default: String,
+    /// What it is for, in one line.
+    pub doc: &'static str,
+    /// The environment variable that wins over it here, when one is set: the value
+    /// shown is that variable's, and a save changes the file but not what applies.
+    pub overridden_by: Option<&'static str>,
 }
 
-/// Every settings.yaml key with its live value, in the order of [`KEYS`].
-pub fn listing(s: &Settings) -> Vec<Listed> {
+/// Every settings.yaml key with its live value, in the order of [`KEYS`];
+/// `overridden_by(key)` names the environment variable set for it, if any.
+pub fn listing(s: &Settings, overridden_by: impl Fn(&str) -> Option<&'static str>) -> Vec<Listed> {
     KEYS.iter()
         .map(|key| {
             let value = (key.value)(s);
@@ -50,6 +62,10 @@ pub fn listing(s: &Settings) -> Vec<Listed> {
                 group: key.group,
                 secret,
                 read_only: key.shown == Shown::ByName,
+                input: (key.input)(),
+                default: key.readme_default().replace('`', ""),
+                doc: key.doc,
+                overridden_by: overridden_by(key.name),
             }
         })
         .collect()
@@ -66,7 +82,10 @@ pub fn lines(listed: &[Listed]) -> Vec<String> {
                 (true, false) => "(not set)".to_string(),
                 _ => l.value.clone(),
             };
-            out.push(format!("  {}: {value}", l.key));
+            match l.overridden_by {
+                Some(var) => out.push(format!("  {}: {value} (overridden by {var})", l.key)),
+                None => out.push(format!("  {}: {value}", l.key)),
+            }
         }
     }
     out
@@ -82,7 +101,7 @@ mod tests {
             web_password: Some(super::super::Secret("hunter2".into())),
             ..Settings::default()
         };
-        let listed = listing(&s);
+        let listed = listing(&s, |_| None);
         assert_eq!(listed.len(), KEYS.len());
         let work: Vec<&str> = listed
             .iter()
@@ -105,5 +124,50 @@ mod tests {
         );
         assert!(text.contains("web_password: (set)") && !text.contains("hunter2"));
         assert!(!text.contains("KOTOBA_MAX_TOOL_CALLS") && !text.contains("per_tool"));
+    }
+
+    fn find<'a>(listed: &'a [Listed], key: &str) -> &'a Listed {
+        listed.iter().find(|l| l.key == key).unwrap()
+    }
+
+    #[test]
+    fn each_key_is_listed_with_its_input_default_doc_and_the_variable_that_overrides_it() {
+        let listed = listing(&Settings::default(), |k| {
+            (k == "model").then_some("KOTOBA_MODEL")
+        });
+        assert_eq!(find(&listed, "force_ask").input, Input::Toggle);
+        assert_eq!(
+            find(&listed, "api").input,
+            Input::Choice {
+                choices: &["responses", "chat"]
+            }
+        );
+        assert_eq!(
+            find(&listed, "work_timeout").input,
+            Input::Number {
+                min: 30.0,
+                max: None,
+                whole: true
+            }
+        );
+        assert_eq!(find(&listed, "owners").input, Input::List);
+        assert_eq!(find(&listed, "model").input, Input::Text);
+        assert_eq!(find(&listed, "work_timeout").default, "3600");
+        assert_eq!(find(&listed, "web_search_url").default, "none");
+        assert!(find(&listed, "force_ask").doc.contains("asks"));
+        assert_eq!(find(&listed, "model").overridden_by, Some("KOTOBA_MODEL"));
+        assert_eq!(find(&listed, "api").overridden_by, None);
+        let json = serde_json::to_value(find(&listed, "context.compact_at")).unwrap();
+        assert_eq!(
+            (
+                json["kind"].as_str(),
+                json["min"].as_f64(),
+                json["max"].as_f64()
+            ),
+            (Some("number"), Some(0.1), Some(0.95))
+        );
+        assert!(lines(&listed)
+            .iter()
+            .any(|l| l.ends_with("(overridden by KOTOBA_MODEL)")));
     }
 }

@@ -213,7 +213,14 @@ impl Config {
     /// The listing of every live settings.yaml key (docs/surfaces.md).
     pub fn listing(&self) -> Vec<listing::Listed> {
         self.refresh_shared();
-        listing::listing(&self.settings())
+        listing::listing(&self.settings(), |key| self.overridden_by(key))
+    }
+
+    /// The environment variable set here that wins over settings.yaml key `key`.
+    pub fn overridden_by(&self, key: &str) -> Option<&'static str> {
+        env::overrides()
+            .find(|(var, k)| k.name == key && self.env(var).is_some_and(|v| !v.trim().is_empty()))
+            .map(|(var, _)| var)
     }
 
     /// Every owner id: the `owners` setting plus `KOTOBA_DISCORD_OWNER_IDS` (comma or

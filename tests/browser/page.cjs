@@ -67,6 +67,7 @@ async function faceBecomes(page, face) {
     seen.row_action = await page.textContent(".row .action");
     await page.waitForSelector('.card button[data-decision="approve"]', { timeout: 15000 });
     seen.card_action = await page.textContent(".card pre.action");
+    seen.row_waiting = await page.textContent('.row[data-outcome="running"] .status');
     await page.waitForFunction(() => /expires in \d+ s/.test(document.querySelector(".card .countdown").textContent));
     seen.countdown = await page.textContent(".card .countdown");
     await page.screenshot({ path: path.join(shots, "card.png"), fullPage: true });

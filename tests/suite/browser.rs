@@ -189,6 +189,10 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         seen["card_action"],
         "touch browser-made.txt && echo made browser-made.txt"
     );
+    assert_eq!(
+        seen["row_waiting"], "waiting for your answer",
+        "a row waiting on a card says so: {seen}"
+    );
     assert!(
         seen["countdown"]
             .as_str()
@@ -253,4 +257,57 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         "{seen}"
     );
     assert_eq!(seen["mic_state"], "off", "{seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_360_px_the_page_fits_and_the_settings_panel_draws_each_key_as_the_table_says() {
+    if !can_run() {
+        return;
+    }
+    let r = start().await;
+    let seen = run_script("settings.cjs", &r.base, &[]).await;
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert!(
+        seen["scroll_width"].as_f64().unwrap() <= 360.0,
+        "nothing overflows sideways: {seen}"
+    );
+    assert!(
+        seen["panel_scroll_width"].as_f64().unwrap() <= 360.0,
+        "the open settings panel fits too: {seen}"
+    );
+    assert!(
+        seen["text_width"].as_f64().unwrap() >= 180.0,
+        "the message box is wide enough to type in: {seen}"
+    );
+    assert_eq!(seen["force_ask"]["type"], "checkbox", "{seen}");
+    assert_eq!(seen["api"]["tag"], "select", "{seen}");
+    assert_eq!(
+        seen["api"]["options"],
+        json!(["responses", "chat"]),
+        "{seen}"
+    );
+    assert_eq!(
+        (&seen["work_timeout"]["type"], &seen["work_timeout"]["min"]),
+        (&json!("number"), &json!("30")),
+        "{seen}"
+    );
+    assert_eq!(seen["min_speech"]["max"], "5", "{seen}");
+    assert!(
+        seen["work_timeout"]["about"]
+            .as_str()
+            .is_some_and(|a| a.contains("default: 3600")),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["model"]["overridden"], "overridden by KOTOBA_MODEL",
+        "{seen}"
+    );
+    assert!(
+        seen["note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Saved: force_ask")),
+        "{seen}"
+    );
+    assert_eq!(seen["force_ask_after"], true, "{seen}");
+    assert!(r.engine.config().settings().force_ask, "the file says so");
 }

@@ -44,10 +44,11 @@ async fn the_settings_panel_lists_the_live_keys_with_the_four_work_caps_under_ad
     assert_eq!(entry(&list, "work_timeout")["value"], "3600");
     assert_eq!(entry(&list, "model")["group"], "general");
     assert_eq!(entry(&list, "model")["value"], "scripted");
-    let text = serde_json::to_string(&list).unwrap();
     assert!(
-        !text.contains("KOTOBA_"),
-        "an environment-only cap is listed: {text}"
+        !list
+            .iter()
+            .any(|s| s["key"].as_str().unwrap().starts_with("KOTOBA_")),
+        "an environment-only cap is listed: {list:?}"
     );
     for cap in [
         "max_tool_calls",
@@ -181,4 +182,47 @@ async fn a_save_from_the_page_edits_only_its_keys_and_keeps_every_comment_in_set
         20,
         "and they apply"
     );
+}
+
+#[tokio::test]
+async fn each_setting_comes_with_its_input_default_doc_and_the_variable_that_overrides_it() {
+    let r = start().await;
+    let list = listing(&r).await;
+    let force_ask = entry(&list, "force_ask");
+    assert_eq!(force_ask["kind"], "toggle");
+    assert_eq!(force_ask["default"], "false");
+    assert!(force_ask["doc"].as_str().unwrap().contains("asks"));
+    let api = entry(&list, "api");
+    assert_eq!(api["kind"], "choice");
+    assert_eq!(api["choices"], json!(["responses", "chat"]));
+    let timeout = entry(&list, "work_timeout");
+    assert_eq!(
+        (&timeout["kind"], &timeout["min"], &timeout["whole"]),
+        (&json!("number"), &json!(30.0), &json!(true))
+    );
+    assert_eq!(entry(&list, "voice.min_speech")["max"], json!(5.0));
+    // The rig sets KOTOBA_MODEL: it wins over the file, and the listing says so.
+    assert_eq!(entry(&list, "model")["overridden_by"], "KOTOBA_MODEL");
+    assert_eq!(entry(&list, "work_timeout")["overridden_by"], Value::Null);
+
+    // Saving an overridden key: kept in the file, and the answer says it does not apply.
+    let saved = r
+        .post(
+            "/api/settings",
+            json!({"model": "from-the-page", "work_max_iter": 9}),
+        )
+        .await;
+    assert_eq!(saved.status(), 200);
+    let body: Value = saved.json().await.unwrap();
+    assert_eq!(
+        body["overridden"],
+        json!([{"key": "model", "by": "KOTOBA_MODEL"}]),
+        "{body}"
+    );
+    assert_eq!(
+        entry(body["settings"].as_array().unwrap(), "model")["value"],
+        "scripted"
+    );
+    let file = std::fs::read_to_string(&r.engine.config().paths.settings).unwrap();
+    assert!(file.contains("from-the-page"), "{file}");
 }

@@ -1,7 +1,9 @@
-//! `GET /api/settings` (every live settings.yaml key, the work caps under "Advanced
+//! `GET /api/settings` (every live settings.yaml key with its input, default, doc line
+//! and the environment variable that overrides it here; the work caps under "Advanced
 //! (work)") and `POST /api/settings` (`{key: value, …}`: every value is checked before
-//! any is written; a bad one answers 400 naming its key and nothing changes) — the
-//! page's Settings panel (docs/surfaces.md).
+//! any is written; a bad one answers 400 naming its key and nothing changes; the answer
+//! names each saved key the environment overrides) — the page's Settings panel
+//! (docs/surfaces.md).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -58,5 +60,16 @@ pub(super) async fn save(State(st): State<Shared>, Json(body): Json<Value>) -> R
         }
         saved.push((*key).clone());
     }
-    Json(json!({ "saved": saved, "settings": config.listing() })).into_response()
+    // A key the environment overrides is saved in the file but does not apply here:
+    // the answer says so, naming the variable.
+    let overridden: Vec<Value> = saved
+        .iter()
+        .filter_map(|k| {
+            config
+                .overridden_by(k)
+                .map(|by| json!({ "key": k, "by": by }))
+        })
+        .collect();
+    Json(json!({ "saved": saved, "overridden": overridden, "settings": config.listing() }))
+        .into_response()
 }

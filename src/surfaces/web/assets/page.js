@@ -107,6 +107,7 @@
       r = el("div", "row");
       r.dataset.rowId = row.id;
       r.dataset.kind = row.step_kind;
+      r.dataset.tool = row.tool;
       const line = el("div", "line");
       line.appendChild(el("span", "mark", "◌"));
       line.appendChild(el("code", "action", row.action));
@@ -138,6 +139,25 @@
       r.dataset.outcome = "running";
     }
     scroll();
+  }
+
+  // A running row whose tool asks on a card says so until the card settles: the
+  // newest running row of that tool (an inline card holds its turn).
+  function markWaiting(card) {
+    const running = [...rows.values()].filter((r) =>
+      r.dataset.outcome === "running" && r.dataset.tool === card.tool && !r.dataset.waiting);
+    const r = running[running.length - 1];
+    if (!r) return;
+    r.dataset.waiting = card.request_id;
+    r.querySelector(".status").textContent = "waiting for your answer";
+  }
+
+  function unmarkWaiting(id) {
+    for (const r of rows.values()) {
+      if (r.dataset.waiting !== id) continue;
+      delete r.dataset.waiting;
+      if (r.dataset.outcome === "running") r.querySelector(".status").textContent = "running";
+    }
   }
 
   // ---- cards -----------------------------------------------------------------------
@@ -383,8 +403,11 @@
         }
         break;
       }
-      case "card": drawCard(ev); break;
-      case "card_settled": settleCard(ev.request_id, settlementText(ev.settlement)); break;
+      case "card": drawCard(ev); markWaiting(ev); break;
+      case "card_settled":
+        settleCard(ev.request_id, settlementText(ev.settlement));
+        unmarkWaiting(ev.request_id);
+        break;
       case "link_card": {
         const a = el("a", "link", ev.title || ev.url);
         a.href = /^https?:\/\//.test(ev.url) ? ev.url : "#";
@@ -541,22 +564,66 @@
     drawSettings((await resp.json()).settings);
   }
 
+  // One input per key, as the settings table says: a toggle, a choice, a number with
+  // its range, or text; its default and doc line under it, and the variable that
+  // overrides it here, if one does.
+  function settingInput(s) {
+    let input;
+    if (s.kind === "toggle") {
+      input = el("input");
+      input.type = "checkbox";
+      input.checked = s.value === "true";
+    } else if (s.kind === "choice") {
+      input = el("select");
+      const words = s.choices.includes(s.value) ? s.choices : [s.value].concat(s.choices);
+      for (const w of words) {
+        const o = el("option", null, w === "" ? "(not set)" : w);
+        o.value = w;
+        input.appendChild(o);
+      }
+      input.value = s.value;
+    } else {
+      input = el("input");
+      if (s.kind === "number") {
+        input.type = "number";
+        input.min = String(s.min);
+        if (s.max !== null && s.max !== undefined) input.max = String(s.max);
+        input.step = s.whole ? "1" : "any";
+      }
+      input.value = s.value;
+    }
+    input.name = s.key;
+    input.dataset.was = valueOf(input);
+    if (s.read_only) input.readOnly = true;
+    if (s.secret) {
+      input.type = "password";
+      input.placeholder = s.set ? "(set)" : "(not set)";
+    }
+    return input;
+  }
+
+  function valueOf(input) {
+    return input.type === "checkbox" ? String(input.checked) : input.value;
+  }
+
   function drawSettings(list) {
     $("settings-general").textContent = "";
     $("settings-work-rows").textContent = "";
     for (const s of list) {
       const row = el("label", "setting");
+      row.dataset.key = s.key;
       row.appendChild(el("span", "key mono", s.key));
-      const input = el("input");
-      input.name = s.key;
-      input.value = s.value;
-      input.dataset.was = s.value;
-      input.readOnly = s.read_only;
-      if (s.secret) {
-        input.type = "password";
-        input.placeholder = s.set ? "(set)" : "(not set)";
+      row.appendChild(settingInput(s));
+      let about = s.doc + " (default: " + (s.default === "" ? "empty" : s.default) + ")";
+      if (s.kind === "number") {
+        about += s.max !== null && s.max !== undefined
+          ? " — from " + s.min + " to " + s.max : " — at least " + s.min;
       }
-      row.appendChild(input);
+      row.appendChild(el("span", "about", about));
+      if (s.overridden_by) {
+        row.classList.add("overridden");
+        row.appendChild(el("span", "overridden-by", "overridden by " + s.overridden_by));
+      }
       $(s.group === "work" ? "settings-work-rows" : "settings-general").appendChild(row);
     }
   }
@@ -564,8 +631,10 @@
   async function saveSettings(e) {
     e.preventDefault();
     const body = {};
-    for (const input of $("settings-form").querySelectorAll("input[name]")) {
-      if (input.value !== input.dataset.was) body[input.name] = input.value;
+    for (const input of $("settings-form").querySelectorAll("[name]")) {
+      if (input.readOnly) continue;
+      const value = valueOf(input);
+      if (value !== input.dataset.was) body[input.name] = value;
     }
     if (!Object.keys(body).length) { $("settings-note").textContent = "Nothing changed."; return; }
     const resp = await api("/api/settings", { method: "POST", body });
@@ -574,7 +643,11 @@
       $("settings-note").textContent = (answer.key ? answer.key + ": " : "") + (answer.message || "Not saved.");
       return;
     }
-    $("settings-note").textContent = "Saved: " + answer.saved.join(", ") + ". It applies from the next turn.";
+    let note = "Saved: " + answer.saved.join(", ") + ". It applies from the next turn.";
+    for (const o of answer.overridden || []) {
+      note += " " + o.key + " is overridden by " + o.by + " here: the saved value applies once " + o.by + " is unset.";
+    }
+    $("settings-note").textContent = note;
     drawSettings(answer.settings);
   }
 
