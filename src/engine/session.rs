@@ -58,6 +58,65 @@ struct Running {
     /// The turn's private copy of the frames (a /v1 reply and a voice room stream from
     /// it); not a listener, so it never makes `has_listener` true.
     tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
+    /// What a listener arriving mid-turn is shown first ([`Session::replay`]).
+    so_far: SoFar,
+}
+
+/// The running turn as a page reloaded mid-turn must see it: its start, the chip, the
+/// words written so far and each step row at its latest.
+#[derive(Default)]
+struct SoFar {
+    /// The turn's id, once it started.
+    turn_id: Option<String>,
+    /// Whether the working chip is on.
+    working: bool,
+    /// Her answer so far.
+    text: String,
+    /// Each row of the turn, at its latest frame, in the order they opened.
+    rows: Vec<crate::protocol::StepRow>,
+}
+
+impl SoFar {
+    /// Keep what `frame` changes of the turn's picture (a job's frames, with a run id,
+    /// are not the turn's).
+    fn note(&mut self, run_id: Option<&str>, frame: &Frame) {
+        if run_id.is_some() {
+            return;
+        }
+        match frame {
+            Frame::TurnStarted { turn_id } => {
+                *self = SoFar::default();
+                self.turn_id = Some(turn_id.clone());
+            }
+            Frame::Working { on } => self.working = *on,
+            Frame::TextDelta { text } => self.text.push_str(text),
+            Frame::Step(row) => match self.rows.iter_mut().find(|r| r.id == row.id) {
+                Some(r) => *r = row.clone(),
+                None => self.rows.push(row.clone()),
+            },
+            _ => {}
+        }
+    }
+
+    /// The frames that draw it again, in order.
+    fn frames(&self) -> Vec<Frame> {
+        let mut out = Vec::new();
+        if let Some(turn_id) = &self.turn_id {
+            out.push(Frame::TurnStarted {
+                turn_id: turn_id.clone(),
+            });
+        }
+        if self.working {
+            out.push(Frame::Working { on: true });
+        }
+        if !self.text.is_empty() {
+            out.push(Frame::TextDelta {
+                text: self.text.clone(),
+            });
+        }
+        out.extend(self.rows.iter().cloned().map(Frame::Step));
+        out
+    }
 }
 
 /// The running turn's mark on its session: set by [`Session::begin`] (cancel token and
@@ -118,10 +177,41 @@ impl Session {
             run_id: run_id.map(str::to_string),
             frame,
         });
-        if let Some(tap) = lock(&self.running).as_ref().and_then(|r| r.tap.as_ref()) {
-            let _ = tap.send(event.clone());
+        // Under the running turn's lock, so a listener joining ([`Session::watch`])
+        // sees each frame either in its replay or live, never both, never neither.
+        let mut running = lock(&self.running);
+        if let Some(running) = running.as_mut() {
+            running.so_far.note(run_id, &event.frame);
+            if let Some(tap) = running.tap.as_ref() {
+                let _ = tap.send(event.clone());
+            }
         }
         let _ = self.bus.send(event);
+    }
+
+    /// Listen to this session's frames, starting with what a listener arriving now
+    /// must see first: the running turn's start, the working chip, her words so far
+    /// and its step rows at their latest (a page reloaded mid-turn draws them again);
+    /// with no turn running, the chip when a background job runs.
+    pub fn watch(&self) -> (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>) {
+        let running = lock(&self.running);
+        let frames = match running.as_ref() {
+            Some(running) => running.so_far.frames(),
+            None if self.job_running() => vec![Frame::Working { on: true }],
+            None => Vec::new(),
+        };
+        let rx = self.bus.subscribe();
+        drop(running);
+        let replay = frames
+            .into_iter()
+            .map(|frame| {
+                Arc::new(Event {
+                    run_id: None,
+                    frame,
+                })
+            })
+            .collect();
+        (replay, rx)
     }
 
     /// Mark a turn as running, cancelled by `cancel`, its frames copied to `tap`: both
@@ -131,7 +221,11 @@ impl Session {
         cancel: CancellationToken,
         tap: Option<mpsc::UnboundedSender<Arc<Event>>>,
     ) -> TurnGuard<'_> {
-        *lock(&self.running) = Some(Running { cancel, tap });
+        *lock(&self.running) = Some(Running {
+            cancel,
+            tap,
+            so_far: SoFar::default(),
+        });
         TurnGuard(self)
     }
 
@@ -235,5 +329,87 @@ impl Sessions {
     /// Whether none is loaded.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Outcome, Phase, StepKind, StepRow};
+
+    fn row(id: &str, phase: Phase) -> Frame {
+        Frame::Step(StepRow {
+            id: id.into(),
+            tool: "shell".into(),
+            step_kind: StepKind::Shell,
+            action: format!("$ {id}"),
+            phase,
+            outcome: (phase == Phase::Done).then_some(Outcome::Ok),
+            ending: None,
+            result: None,
+            full_output: None,
+            clipped: false,
+        })
+    }
+
+    #[test]
+    fn a_listener_joining_mid_turn_first_sees_the_turn_as_it_stands_and_nothing_twice() {
+        let s = Session::new("web:x", Transcript::default());
+        let (replay, _rx) = s.watch();
+        assert!(replay.is_empty(), "no turn, no job: nothing to replay");
+        let guard = s.begin(CancellationToken::new(), None);
+        s.emit(
+            None,
+            Frame::TurnStarted {
+                turn_id: "t1".into(),
+            },
+        );
+        s.emit(None, Frame::Working { on: true });
+        s.emit(
+            None,
+            Frame::TextDelta {
+                text: "Let me ".into(),
+            },
+        );
+        s.emit(None, row("ls", Phase::Start));
+        s.emit(None, row("ls", Phase::Done));
+        s.emit(
+            None,
+            Frame::TextDelta {
+                text: "look.".into(),
+            },
+        );
+        s.emit(None, row("make", Phase::Start));
+        // A job's frame is not the turn's.
+        s.emit(Some("job1"), row("job-step", Phase::Start));
+        let (replay, mut rx) = s.watch();
+        let frames: Vec<Frame> = replay.iter().map(|e| e.frame.clone()).collect();
+        assert_eq!(
+            frames,
+            [
+                Frame::TurnStarted {
+                    turn_id: "t1".into()
+                },
+                Frame::Working { on: true },
+                Frame::TextDelta {
+                    text: "Let me look.".into()
+                },
+                row("ls", Phase::Done),
+                row("make", Phase::Start),
+            ]
+        );
+        // What comes after the join arrives live, once.
+        s.emit(None, row("make", Phase::Done));
+        assert_eq!(rx.try_recv().unwrap().frame, row("make", Phase::Done));
+        assert!(rx.try_recv().is_err());
+        drop(guard);
+        s.set_job_running(true);
+        let (replay, _rx) = s.watch();
+        let frames: Vec<Frame> = replay.iter().map(|e| e.frame.clone()).collect();
+        assert_eq!(
+            frames,
+            [Frame::Working { on: true }],
+            "a job keeps the chip on"
+        );
     }
 }

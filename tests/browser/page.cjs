@@ -1,6 +1,7 @@
 // Drives Kotoba's page in a real headless Chromium (Debian's /usr/bin/chromium) with
 // playwright-core: load the page, send a message, see the streamed answer, send one
 // that runs a command, see its step row and card, press Approve, see the row close ok;
+// reloaded while the card waits, the row, the chip and the card are drawn again;
 // muted, the page says she writes and sends the written register;
 // a second card offers an edit and a time box and is denied with a reason.
 // Saves screenshots. Started by tests/suite/browser.rs, which runs the server and
@@ -71,6 +72,16 @@ async function faceBecomes(page, face) {
     await page.waitForFunction(() => /expires in \d+ s/.test(document.querySelector(".card .countdown").textContent));
     seen.countdown = await page.textContent(".card .countdown");
     await page.screenshot({ path: path.join(shots, "card.png"), fullPage: true });
+
+    step("reload while the turn waits: its row, chip and card are drawn again");
+    await page.reload();
+    await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+    await page.waitForSelector('.card button[data-decision="approve"]', { timeout: 15000 });
+    seen.reload_row_status = await page
+      .textContent('.row[data-outcome="running"] .status', { timeout: 5000 })
+      .catch(() => "no running row");
+    seen.reload_chip = await page.evaluate(() => !document.querySelector("#chip").hidden);
+    seen.reload_rows = await page.evaluate(() => document.querySelectorAll(".row").length);
 
     step("press Approve and see the row close ok");
     await page.click('.card button[data-decision="approve"]');

@@ -193,6 +193,14 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         seen["row_waiting"], "waiting for your answer",
         "a row waiting on a card says so: {seen}"
     );
+    // Reloaded mid-turn, the page draws the running turn again: its one row (still
+    // waiting on the card), the working chip, and the card, answerable there.
+    assert_eq!(
+        seen["reload_row_status"], "waiting for your answer",
+        "{seen}"
+    );
+    assert_eq!(seen["reload_chip"], true, "{seen}");
+    assert_eq!(seen["reload_rows"], 1, "{seen}");
     assert!(
         seen["countdown"]
             .as_str()

@@ -1,6 +1,7 @@
 //! `GET /api/events?session=ID[&text_only=1]`: the page's one event stream (SSE). Every
 //! `data:` is one engine frame serialised as JSON, unchanged (`Event`: `type`, the
-//! frame's fields, `run_id` for a background job's frames). It opens with the cards
+//! frame's fields, `run_id` for a background job's frames). It opens with the running
+//! turn as it stands (its start, the chip, her words so far, its rows) and the cards
 //! still waiting in the session, keeps alive with a comment every 15 s, reports a
 //! slow reader's skipped frames as an `event: lagged`, and ends when the server stops.
 //! While it is open the session has a listener: gated /v1 calls defer to its cards.
@@ -87,24 +88,21 @@ pub(super) async fn events(State(st): State<Shared>, Query(q): Query<EventsQuery
     };
     let session_id = engine_session(&id);
     let session = st.engine.session(&session_id);
-    let rx = session.subscribe();
-    let first = st
-        .engine
-        .open_cards(&session_id)
-        .into_iter()
-        .map(|card| {
-            Arc::new(Event {
-                run_id: None,
-                frame: Frame::Card(card),
-            })
+    // A page (re)opened mid-turn draws the running turn first: its rows, chip and
+    // words so far; then every card still waiting.
+    let (mut first, rx) = session.watch();
+    first.extend(st.engine.open_cards(&session_id).into_iter().map(|card| {
+        Arc::new(Event {
+            run_id: None,
+            frame: Frame::Card(card),
         })
-        .collect();
+    }));
     let text_only = q
         .text_only
         .as_deref()
         .is_some_and(|v| matches!(v, "1" | "true" | "yes"));
     let feed = Feed {
-        first,
+        first: first.into(),
         rx,
         shutdown: st.shutdown.clone(),
         relay: st.relay.clone(),
