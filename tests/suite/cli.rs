@@ -428,6 +428,44 @@ async fn help_lists_the_commands_without_asking_her_and_a_resumed_session_shows_
 }
 
 #[tokio::test]
+async fn the_spinner_stops_above_a_card_and_never_writes_over_its_prompt() {
+    let server = ScriptedModel::start().await;
+    server.push(Reply::call("shell", json!({"command": "touch spun.txt"})));
+    server.set_fallback(Reply::text("Made it."));
+    let home = tempfile::tempdir().unwrap();
+    let mut child = kotoba(&server, home.path(), &["chat"]).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"touch the file\n").await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut child, &mut seen, "[y]es").await;
+    // The spinner ticks every 120 ms: a second with the card up would show it.
+    let out = child.stdout.as_mut().unwrap();
+    let mut buf = [0u8; 4096];
+    let mut after = String::new();
+    let until = tokio::time::Instant::now() + Duration::from_millis(1200);
+    while let Ok(Ok(n)) = tokio::time::timeout_at(until, out.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        after.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let prompt_at = seen.find("[y]es").unwrap();
+    let tail = format!("{}{after}", &seen[prompt_at..]);
+    assert!(
+        !tail.contains('\r') && !tail.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c)),
+        "the spinner wrote over the card's prompt: {tail:?}"
+    );
+    let spun = seen.rfind('⠋').expect("the spinner started");
+    assert!(
+        seen[spun..prompt_at].contains('\n'),
+        "the card is drawn below the stopped spinner: {seen:?}"
+    );
+    stdin.write_all(b"y\n").await.unwrap();
+    read_until(&mut child, &mut seen, "Made it.").await;
+    assert!(home.path().join("workspace/spun.txt").exists());
+}
+
+#[tokio::test]
 async fn ctrl_c_on_a_waiting_card_records_it_as_dismissed_before_she_exits() {
     let server = ScriptedModel::start().await;
     server.push(Reply::call(

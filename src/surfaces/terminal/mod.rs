@@ -187,7 +187,9 @@ pub async fn run(
                     },
                     _ = tick.tick() => {
                         let p = lock(&prompt);
-                        if let Some(action) = &p.spinning {
+                        // Still while a card waits: its prompt and the typed answer
+                        // stay as they are.
+                        if let (Some(action), None) = (&p.spinning, &p.card) {
                             n += 1;
                             out(&format!("\r{} {action}", render::SPINNER[n % render::SPINNER.len()]));
                         }
@@ -331,6 +333,11 @@ fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
             p.spinning = Some(row.action.clone());
         }
         Frame::Card(card) => {
+            // The spinner stops on its own line; the card is drawn below it and
+            // answered on its own line.
+            if p.spinning.is_some() {
+                out("\n");
+            }
             let input = card.kind == CardKind::Input;
             p.card = Some(Waiting {
                 request_id: card.request_id.clone(),
