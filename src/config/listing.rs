@@ -46,6 +46,9 @@ pub struct Listed {
     /// The environment variable that wins over it here, when one is set: the value
     /// shown is that variable's, and a save changes the file but not what applies.
     pub overridden_by: Option<&'static str>,
+    /// What the last read of settings.yaml found wrong with this key (its value kept
+    /// as it was, or fallen to the safe side), in one sentence.
+    pub warning: Option<String>,
 }
 
 /// Every settings.yaml key with its live value, in the order of [`KEYS`];
@@ -66,6 +69,7 @@ pub fn listing(s: &Settings, overridden_by: impl Fn(&str) -> Option<&'static str
                 default: key.readme_default().replace('`', ""),
                 doc: key.doc,
                 overridden_by: overridden_by(key.name),
+                warning: None,
             }
         })
         .collect()

@@ -213,7 +213,13 @@ impl Config {
     /// The listing of every live settings.yaml key (docs/surfaces.md).
     pub fn listing(&self) -> Vec<listing::Listed> {
         self.refresh_shared();
-        listing::listing(&self.settings(), |key| self.overridden_by(key))
+        let mut listed = listing::listing(&self.settings(), |key| self.overridden_by(key));
+        let warnings = self.settings_warnings();
+        for l in &mut listed {
+            let named = format!("setting '{}'", l.key);
+            l.warning = warnings.iter().find(|w| w.starts_with(&named)).cloned();
+        }
+        listed
     }
 
     /// The environment variable set here that wins over settings.yaml key `key`.

@@ -226,3 +226,26 @@ async fn each_setting_comes_with_its_input_default_doc_and_the_variable_that_ove
     let file = std::fs::read_to_string(&r.engine.config().paths.settings).unwrap();
     assert!(file.contains("from-the-page"), "{file}");
 }
+
+#[tokio::test]
+async fn a_bad_value_in_settings_yaml_is_shown_beside_its_key() {
+    let r = start().await;
+    let path = r.engine.config().paths.settings.clone();
+    std::fs::write(&path, "force_ask: perhaps\nwork_max_iter: lots\n").unwrap();
+    let list = listing(&r).await;
+    let force_ask = entry(&list, "force_ask");
+    assert!(
+        force_ask["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("force_ask") && w.contains("on until it is fixed")),
+        "{force_ask}"
+    );
+    assert_eq!(force_ask["value"], "true", "fell to the safe side");
+    assert!(
+        entry(&list, "work_max_iter")["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("keeping work_max_iter as it was")),
+        "{list:?}"
+    );
+    assert_eq!(entry(&list, "model")["warning"], Value::Null);
+}

@@ -620,6 +620,7 @@
           ? " — from " + s.min + " to " + s.max : " — at least " + s.min;
       }
       row.appendChild(el("span", "about", about));
+      if (s.warning) row.appendChild(el("span", "warning", s.warning));
       if (s.overridden_by) {
         row.classList.add("overridden");
         row.appendChild(el("span", "overridden-by", "overridden by " + s.overridden_by));
