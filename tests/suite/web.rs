@@ -223,7 +223,7 @@ async fn a_card_is_answered_by_post_and_a_second_answer_is_already_settled() {
 }
 
 #[tokio::test]
-async fn a_reloaded_page_gets_the_cards_still_waiting() {
+async fn a_reloaded_page_gets_the_running_turn_then_the_cards_still_waiting() {
     let r = start().await;
     r.model
         .push(Reply::call("shell", json!({"command": "touch x"})));
@@ -232,9 +232,16 @@ async fn a_reloaded_page_gets_the_cards_still_waiting() {
     r.say("reload", "touch x").await;
     let card = first.until(|v| v["type"] == "card").await.pop().unwrap();
     let mut second = r.events("reload").await;
-    let replay = second.next_within().await.unwrap().json();
-    assert_eq!(replay["type"], "card");
-    assert_eq!(replay["request_id"], card["request_id"]);
+    // The running turn as it stands comes first (its start, the chip, its row), then
+    // the card still waiting.
+    let mut replay = Vec::new();
+    for _ in 0..4 {
+        replay.push(second.next_within().await.unwrap().json());
+    }
+    let types: Vec<&str> = replay.iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["turn_started", "working", "step", "card"], "{replay:?}");
+    assert_eq!(replay[2]["action"], "$ touch x");
+    assert_eq!(replay[3]["request_id"], card["request_id"]);
     let id = card["request_id"].as_str().unwrap();
     r.post(&format!("/api/cards/{id}"), json!({"decision": "deny"}))
         .await;
