@@ -239,7 +239,11 @@ async fn a_reloaded_page_gets_the_running_turn_then_the_cards_still_waiting() {
         replay.push(second.next_within().await.unwrap().json());
     }
     let types: Vec<&str> = replay.iter().map(|v| v["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["turn_started", "working", "step", "card"], "{replay:?}");
+    assert_eq!(
+        types,
+        ["turn_started", "working", "step", "card"],
+        "{replay:?}"
+    );
     assert_eq!(replay[2]["action"], "$ touch x");
     assert_eq!(replay[3]["request_id"], card["request_id"]);
     let id = card["request_id"].as_str().unwrap();
