@@ -1,25 +1,12 @@
 //! The engine's rules across processes sharing one store (PostgreSQL): each test runs
 //! two engines, as two processes would, on one database of the test server.
 
-use std::sync::Arc;
-
 use super::tests::{local_starter, rig_on};
-use crate::store::Store;
 use crate::tools::port::EngineError;
-
-/// Two stores of one PostgreSQL database, both processes alive; `None` without a server.
-fn two_stores() -> Option<(Arc<Store>, Arc<Store>)> {
-    let url = crate::store::testing::postgres_url()?;
-    let (a, b) = (Store::connect(&url).unwrap(), Store::connect(&url).unwrap());
-    for s in [&a, &b] {
-        s.heartbeat(&s.owner().to_string(), 12_000).unwrap();
-    }
-    Some((Arc::new(a), Arc::new(b)))
-}
 
 #[tokio::test]
 async fn a_session_runs_one_job_across_processes() {
-    let Some((a, b)) = two_stores() else {
+    let Some((a, b)) = crate::store::testing::two_live_processes() else {
         return;
     };
     // Process A runs a job in the session.

@@ -130,6 +130,45 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use super::super::db::args;
+
+    #[test]
+    fn a_job_of_another_running_process_is_found_by_its_session_and_a_dead_ones_is_not() {
+        for db in crate::store::testing::each() {
+            let s = db.open();
+            let mine = s.open_job("run-me", "web:garden", "my own job").unwrap();
+            assert_eq!(
+                s.job_elsewhere("web:garden", |_| true).unwrap(),
+                None,
+                "this process's own job is not another's ({})",
+                db.name
+            );
+            s.close_job(mine).unwrap();
+            let theirs = s
+                .open_job("run-7", "web:garden", "tidy the garden")
+                .unwrap();
+            // As if another process (owner 7) had written it.
+            s.run(|c| {
+                c.execute(
+                    "UPDATE jobs_underway SET owner = 7 WHERE id = ?1",
+                    args![theirs],
+                )
+            })
+            .unwrap();
+            let found = s.job_elsewhere("web:garden", |o| o == 7).unwrap();
+            assert_eq!(
+                found.map(|(goal, _)| goal).as_deref(),
+                Some("tidy the garden")
+            );
+            assert_eq!(s.job_elsewhere("web:other", |_| true).unwrap(), None);
+            assert_eq!(
+                s.job_elsewhere("web:garden", |_| false).unwrap(),
+                None,
+                "a dead process's job does not count"
+            );
+        }
+    }
+
     #[test]
     fn a_job_a_crash_cut_is_announced_once_with_its_goal_and_steps() {
         for db in crate::store::testing::each() {

@@ -39,6 +39,19 @@ pub fn postgres_url() -> Option<String> {
     support::fresh_database("(PostgreSQL half)")
 }
 
+/// Two stores on one fresh PostgreSQL database, as two processes would hold them, both
+/// alive in the store's eyes (a heartbeat each); `None` without a test server.
+pub fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
+    let url = postgres_url()?;
+    let open = || {
+        let s = Store::connect(&url).expect("connect to the test PostgreSQL");
+        s.heartbeat(&s.owner().to_string(), super::ALIVE_TTL_MS)
+            .expect("a heartbeat");
+        std::sync::Arc::new(s)
+    };
+    Some((open(), open()))
+}
+
 /// The backends to run a store test against.
 pub fn each() -> Vec<Fixture> {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -146,7 +146,7 @@ impl CardBoard {
             .filter(|w| w.owner != store.owner() && session.is_none_or(|s| w.session == s))
             .collect();
         if rows.is_empty() {
-            return rows_into_cards(rows);
+            return Vec::new();
         }
         let live = store.liveness(crate::children::is_live_kotoba);
         rows_into_cards(rows.into_iter().filter(|w| live.is_live(w.owner)).collect())
@@ -253,12 +253,7 @@ mod tests {
 
     /// Two processes' boards on one PostgreSQL; `None` without a test server.
     fn two_boards() -> Option<(Arc<CardBoard>, Arc<CardBoard>, Arc<Store>)> {
-        let url = crate::store::testing::postgres_url()?;
-        let a = Arc::new(Store::connect(&url).unwrap());
-        let b = Arc::new(Store::connect(&url).unwrap());
-        // Both processes are alive in the store's eyes.
-        a.heartbeat(&a.owner().to_string(), 12_000).unwrap();
-        b.heartbeat(&b.owner().to_string(), 12_000).unwrap();
+        let (a, b) = crate::store::testing::two_live_processes()?;
         let board_a = Arc::new(CardBoard::with_store(a.clone()));
         let board_b = Arc::new(CardBoard::with_store(b));
         board_a.watch();
