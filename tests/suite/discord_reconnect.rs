@@ -1,5 +1,6 @@
 //! A service that starts before the network is up: when Discord cannot be reached at
-//! start, the surface tries again with backoff until it can, and then answers.
+//! start, the surface tries again with backoff until it can, and then answers; `/health`
+//! says whether Discord is connecting, connected or reconnecting after a drop.
 
 use std::time::Duration;
 
@@ -9,7 +10,8 @@ use crate::support::discord::{FakeDiscord, GENERAL, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
 
 #[tokio::test]
-async fn discord_unreachable_at_start_is_connected_to_once_it_answers() {
+async fn discord_unreachable_at_start_is_connected_to_once_it_answers_and_health_follows_a_later_drop(
+) {
     let discord = FakeDiscord::start().await;
     discord.set_down(true);
     let model = ScriptedModel::start().await;
@@ -47,7 +49,44 @@ async fn discord_unreachable_at_start_is_connected_to_once_it_answers() {
     tokio::time::timeout(Duration::from_secs(20), discord.wait_ready())
         .await
         .expect("connected once Discord answered");
-    assert_eq!(discord_state().await, "connected");
+    // The report sees the shard up within a second or two.
+    let mut state = String::new();
+    for _ in 0..50 {
+        state = discord_state().await;
+        if state == "connected" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "connected");
+    // The gateway drops and stays down for a while: /health says so, then comes back.
+    discord.set_down(true);
+    discord.drop_gateway();
+    let mut seen_down = false;
+    for _ in 0..60 {
+        if discord_state().await == "reconnecting" {
+            seen_down = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        seen_down,
+        "/health never said the dropped gateway was reconnecting"
+    );
+    discord.set_down(false);
+    let mut back = false;
+    for _ in 0..300 {
+        if discord_state().await == "connected" {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        back,
+        "/health never said connected again after the gateway came back"
+    );
     let from = discord.calls().len();
     discord.mention(GENERAL, OWNER, "are you there?");
     discord

@@ -3,7 +3,8 @@
 //! closed with 4014 ends the room with one sentence in the voice channel's text chat; a
 //! voice server that never answers makes the join fail at its timeout with one
 //! sentence and no half-open call. The 4015 and 4014 faults run again with DAVE on
-//! (the resumed call keeps its MLS group and is heard end-to-end encrypted).
+//! (the resumed call keeps its MLS group and is heard end-to-end encrypted). `/health`
+//! lists the room as connected while it lasts, and no room once it ended.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use kotoba::surfaces::discord::voice::call::CONNECT_TIMEOUT;
 use kotoba::surfaces::discord::voice::rooms::{DAVE_REQUIRED, DISCONNECTED};
 use serde_json::json;
 
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
+use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca_at, spoken};
 use super::serve::stop;
 use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use crate::support::model_server::{Reply, ScriptedModel};
@@ -27,6 +28,8 @@ struct Rig {
     model: ScriptedModel,
     speech: SpeechServer,
     child: tokio::process::Child,
+    /// Her page's address (`/health`).
+    web: String,
     _home: tempfile::TempDir,
 }
 
@@ -50,7 +53,8 @@ async fn rig_with(dave: bool) -> Rig {
     let speech = SpeechServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let extra = speech.openai_env();
-    let child = serve_trusting_the_test_ca(&discord, &model, home.path(), &extra).await;
+    let web = format!("127.0.0.1:{}", super::serve::free_port());
+    let child = serve_trusting_the_test_ca_at(&discord, &model, home.path(), &extra, &web).await;
     discord.voice_state(OWNER, Some(LOUNGE));
     Rig {
         discord,
@@ -58,7 +62,35 @@ async fn rig_with(dave: bool) -> Rig {
         model,
         speech,
         child,
+        web,
         _home: home,
+    }
+}
+
+/// The voice rooms `/health` lists once it lists `want` of them (waited ≤ 10 s), each
+/// as (guild, channel, connected).
+async fn health_rooms(r: &Rig, want: usize) -> Vec<(String, String, bool)> {
+    let url = format!("http://{}/health", r.web);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v: serde_json::Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+        let rooms: Vec<_> = v["voice"]
+            .as_array()
+            .unwrap_or(&Vec::new())
+            .iter()
+            .map(|room| {
+                (
+                    room["guild"].as_str().unwrap_or("").to_string(),
+                    room["channel"].as_str().unwrap_or("").to_string(),
+                    room["connected"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect();
+        let settled = rooms.len() == want && rooms.iter().all(|r| r.2);
+        if settled || Instant::now() > deadline {
+            return rooms;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -123,6 +155,12 @@ async fn with_dave_on_a_voice_socket_closed_with_4015_is_resumed_and_the_room_ke
 /// token, no second Identify), and what the person says next is answered aloud (with
 /// DAVE on, both ways end-to-end encrypted, on the group made before the close).
 async fn resumed_and_still_hearing(r: Rig, dave: bool) {
+    let room = (GUILD.to_string(), LOUNGE.to_string(), true);
+    assert_eq!(
+        health_rooms(&r, 1).await,
+        vec![room.clone()],
+        "/health lists the room"
+    );
     r.model.push(Reply::text("It is noon in Tokyo."));
     r.speech.set_default_transcript("What time is it in Tokyo?");
     r.voice.close(4015);
@@ -156,6 +194,11 @@ async fn resumed_and_still_hearing(r: Rig, dave: bool) {
         posts_of(&r.discord, DISCONNECTED),
         0,
         "a resumed call is not ended"
+    );
+    assert_eq!(
+        health_rooms(&r, 1).await,
+        vec![room],
+        "/health says the resumed room is connected"
     );
     if dave {
         let spoke = r.voice.person_packets();
@@ -210,6 +253,11 @@ async fn ended_with_one_sentence(r: Rig, code: u16, sentence: &str) {
         .await;
     wait_for_gateway_leave(&r.discord).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        health_rooms(&r, 0).await,
+        vec![],
+        "/health lists no room once it ended"
+    );
     assert_eq!(posts_of(&r.discord, sentence), 1, "one sentence");
     assert!(
         r.voice.sent(7).is_empty(),

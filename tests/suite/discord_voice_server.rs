@@ -35,6 +35,18 @@ pub(super) async fn serve_trusting_the_test_ca(
     home: &std::path::Path,
     extra: &[(&str, String)],
 ) -> tokio::process::Child {
+    let addr = format!("127.0.0.1:{}", free_port());
+    serve_trusting_the_test_ca_at(discord, model, home, extra, &addr).await
+}
+
+/// [`serve_trusting_the_test_ca`] with its page at `addr`.
+pub(super) async fn serve_trusting_the_test_ca_at(
+    discord: &FakeDiscord,
+    model: &ScriptedModel,
+    home: &std::path::Path,
+    extra: &[(&str, String)],
+    addr: &str,
+) -> tokio::process::Child {
     let mut env = discord.env();
     env.extend([
         ("KOTOBA_LLM_BASE_URL".to_string(), model.base_url()),
@@ -46,7 +58,7 @@ pub(super) async fn serve_trusting_the_test_ca(
     ]);
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let child = serve(home, &format!("127.0.0.1:{}", free_port()), &env);
+    let child = serve(home, addr, &env);
     discord.wait_connected().await;
     discord
         .wait_for_from(0, 20, |c| c.method == "PUT" && c.path.contains("/commands"))

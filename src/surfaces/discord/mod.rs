@@ -215,6 +215,9 @@ pub(crate) struct Bot {
     pub shutdown: CancellationToken,
     /// The voice rooms, one per guild.
     pub rooms: voice::rooms::Rooms,
+    /// Each shard this process runs and whether its gateway is connected, as the
+    /// shard report last saw it (`shards::report`, every second): `/health` reads it.
+    pub shard_links: Mutex<std::collections::BTreeMap<u32, bool>>,
     /// songbird's voice manager, registered on the serenity client (join and leave go
     /// through [`voice::call`] only).
     pub songbird: Arc<songbird::Songbird>,
@@ -332,6 +335,7 @@ pub async fn run(
         started: tokio::time::Instant::now(),
         shutdown: shutdown.clone(),
         rooms: voice::rooms::Rooms::default(),
+        shard_links: Mutex::default(),
         songbird: voice::call::manager(),
         reminders,
     });

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
-use crate::tools::discord::{ApiError, Change, DiscordPort, Guild, PortError, VoiceAction};
+use crate::tools::discord::{
+    ApiError, Change, DiscordPort, Guild, Link, PortError, VoiceAction, VoiceLink,
+};
 use crate::turn::TurnContext;
 
 use super::rest::Rest;
@@ -102,6 +104,26 @@ impl Port {
 
 #[async_trait]
 impl DiscordPort for Port {
+    async fn link(&self) -> Link {
+        let shards = match self.0.shard_links.lock() {
+            Ok(g) => g.iter().map(|(id, up)| (*id, *up)).collect(),
+            Err(p) => p.into_inner().iter().map(|(id, up)| (*id, *up)).collect(),
+        };
+        let mut voice = Vec::new();
+        for (guild, channel) in self.0.rooms.list() {
+            let connected = match self.0.songbird.get(GuildId::new(guild.max(1))) {
+                Some(call) => call.lock().await.current_connection().is_some(),
+                None => false,
+            };
+            voice.push(VoiceLink {
+                guild,
+                channel,
+                connected,
+            });
+        }
+        Link { shards, voice }
+    }
+
     async fn read_history(
         &self,
         turn: &TurnContext,

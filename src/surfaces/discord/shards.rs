@@ -5,6 +5,10 @@
 //! to shard `(guild_id >> 22) % N` and DMs to shard 0, so a process answers exactly the
 //! guilds of the shards it holds.
 
+use std::collections::BTreeMap;
+
+use serenity::gateway::ConnectionStage;
+
 /// The environment variable.
 pub const SHARDS_ENV: &str = "KOTOBA_DISCORD_SHARDS";
 
@@ -118,25 +122,27 @@ pub(super) async fn start(
     }
 }
 
-/// Every few seconds, tell `/metrics` which shards run here with their gateway latency,
-/// and how many voice rooms are open.
+/// Every second, tell `/metrics` which shards run here with their gateway latency and
+/// how many voice rooms are open, and the bot which shards are connected (`/health`).
 pub(super) async fn report(
     manager: std::sync::Arc<serenity::gateway::ShardManager>,
     bot: std::sync::Arc<super::Bot>,
 ) {
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tick.tick().await;
-        let shards = manager
-            .runners
-            .lock()
-            .await
-            .iter()
-            .map(|(id, runner)| (id.0, runner.latency))
-            .collect();
+        let (mut latency, mut links) = (BTreeMap::new(), BTreeMap::new());
+        for (id, runner) in manager.runners.lock().await.iter() {
+            latency.insert(id.0, runner.latency);
+            links.insert(id.0, runner.stage == ConnectionStage::Connected);
+        }
         let m = crate::metrics::metrics();
-        m.set_shards(shards);
+        m.set_shards(latency);
         m.set_voice_rooms(bot.rooms.count());
+        match bot.shard_links.lock() {
+            Ok(mut g) => *g = links,
+            Err(p) => *p.into_inner() = links,
+        }
     }
 }
 

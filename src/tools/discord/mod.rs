@@ -149,6 +149,11 @@ pub trait DiscordPort: Send + Sync {
         Err(PortError::NotHere("Posting is not available here.".into()))
     }
 
+    /// How the gateway shards and voice rooms of this process are connected.
+    async fn link(&self) -> Link {
+        Link::default()
+    }
+
     /// Apply one change to this session's server; a created channel's or role's id.
     /// Rate limits are waited out, never answered as errors.
     async fn apply(&self, turn: &TurnContext, change: &Change) -> Result<Option<u64>, ApiError> {
@@ -159,6 +164,35 @@ pub trait DiscordPort: Send + Sync {
             message: "server management is not available here".into(),
         })
     }
+}
+
+/// How the surface is connected right now, for `/health` and `/api/status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Link {
+    /// Each gateway shard this process runs, and whether its socket is connected (a
+    /// shard resuming or reconnecting is not).
+    pub shards: Vec<(u32, bool)>,
+    /// Each voice room she is in.
+    pub voice: Vec<VoiceLink>,
+}
+
+impl Link {
+    /// Every shard this process runs is connected (none reported yet counts: READY was
+    /// seen, which is what a registered port means).
+    pub fn connected(&self) -> bool {
+        self.shards.iter().all(|(_, up)| *up)
+    }
+}
+
+/// One voice room's connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VoiceLink {
+    /// The guild.
+    pub guild: u64,
+    /// The voice channel she is in.
+    pub channel: u64,
+    /// Whether the voice socket is connected (false while it reconnects).
+    pub connected: bool,
 }
 
 /// What discord_voice is asked to do.

@@ -56,6 +56,11 @@ impl Rooms {
         self.map.get(&guild).map(|e| e.channel)
     }
 
+    /// Each room as (guild, voice channel).
+    pub fn list(&self) -> Vec<(u64, u64)> {
+        self.map.iter().map(|e| (*e.key(), e.channel)).collect()
+    }
+
     /// The DAVE state of her call in `guild`, if she is in one.
     pub fn dave_in(&self, guild: u64) -> Option<songbird::driver::DaveStatus> {
         self.map.get(&guild).map(|e| e.dave.status())
