@@ -48,7 +48,18 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
         "NOT set"
     };
     line(&mut out, "api key", &format!("{} is {key}", s.api_key_env));
-    let server = match OpenAiClient::new(config.clone()).reach().await {
+    // A server that needs a key is not asked without one: the missing line says what
+    // to set.
+    let reach = match crate::app::missing_setup(&config) {
+        Some(_) => None,
+        None => Some(OpenAiClient::new(config.clone()).reach().await),
+    };
+    let server = match reach {
+        None => {
+            healthy = false;
+            "not asked until the key below is set".to_string()
+        }
+        Some(reach) => match reach {
         Ok(Reach::Listed { has_model: true, count }) => {
             format!("answers ({count} models, {} among them)", s.model)
         }
@@ -61,6 +72,7 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
             healthy = false;
             format!("NOT reached — {}", e.user_sentence())
         }
+        },
     };
     line(&mut out, "model server", &server);
     let set = |b: bool| if b { "set" } else { "NOT set" };
@@ -84,18 +96,8 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
             c.max_tool_calls, c.fail_limit, c.per_tool_limit, c.delegate_limit, c.web_search_limit
         ),
     );
-    let hearing = match crate::speech::stt::recognizer(&config) {
-        Ok(r) => format!("{} (ready)", r.name()),
-        Err(e) => format!(
-            "{} — {e}",
-            crate::speech::stt::provider_name(s.voice.stt_provider)
-        ),
-    };
+    let (hearing, speaking) = voice_lines(&config).await;
     line(&mut out, "voice hearing", &hearing);
-    let speaking = match crate::speech::tts::synthesizer_or_floor(&config) {
-        (v, None) => format!("{} (ready)", v.name()),
-        (v, Some(e)) => format!("{} stands in — {e}", v.name()),
-    };
     line(&mut out, "voice speaking", &speaking);
     let latency = crate::voice::latency::read(&config.paths.home);
     if latency.is_empty() {
@@ -186,6 +188,39 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
         line(&mut out, "missing", &m);
     }
     Ok((out, healthy))
+}
+
+/// How she will hear and speak: each provider, whether it is set up, and — for one
+/// with a server — whether that server answers and takes the key (both asked at once).
+/// Voice is not needed for text, so these lines never fail the doctor.
+async fn voice_lines(config: &Config) -> (String, String) {
+    use crate::speech::stt::Probe;
+    async fn reached(name: &str, probe: Option<&Probe>) -> String {
+        let Some(p) = probe else {
+            return format!("{name} (ready, on this machine)");
+        };
+        match p.reach().await {
+            Ok(()) => format!("{name} (ready) — its server answers at {}", p.url()),
+            Err(e) => format!("{name} — NOT reached: {e}"),
+        }
+    }
+    let s = config.settings();
+    let hearing = async {
+        match crate::speech::stt::recognizer(config) {
+            Ok(r) => reached(r.name(), r.probe()).await,
+            Err(e) => format!(
+                "{} — {e}",
+                crate::speech::stt::provider_name(s.voice.stt_provider)
+            ),
+        }
+    };
+    let speaking = async {
+        match crate::speech::tts::synthesizer_or_floor(config) {
+            (v, None) => reached(v.name(), v.probe()).await,
+            (v, Some(e)) => format!("{} stands in — {e}", v.name()),
+        }
+    };
+    tokio::join!(hearing, speaking)
 }
 
 /// One `label: text` line, the texts aligned.

@@ -18,6 +18,9 @@ fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Comm
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("KOTOBA_HOME", home)
         .env("KOTOBA_LLM_BASE_URL", server.base_url())
+        // Speech at loopback too: the doctor asks each provider's server.
+        .env("KOTOBA_STT_BASE_URL", server.base_url())
+        .env("KOTOBA_TTS_BASE_URL", server.base_url())
         .env("KOTOBA_LLM_API", "chat")
         .env("KOTOBA_REASONING_EFFORT", "off")
         .env("OPENAI_API_KEY", "test-key")
@@ -193,6 +196,10 @@ async fn doctor_names_the_missing_key_without_printing_any_secret() {
         text.contains("missing:") && text.contains("set OPENAI_API_KEY"),
         "{text}"
     );
+    assert!(
+        text.contains("model server:   not asked until the key below is set"),
+        "OpenAI's own service is not asked without a key: {text}"
+    );
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -230,8 +237,11 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
     assert!(text.contains("voice hearing:  openai (ready)"), "{text}");
     assert!(text.contains("voice speaking: openai (ready)"), "{text}");
     assert!(!text.contains("sk-secret-value"));
+    // OpenAI's own service (the default base) needs the key; without it nothing is asked.
     let out = kotoba(&server, home.path(), &["doctor"])
         .env_remove("OPENAI_API_KEY")
+        .env_remove("KOTOBA_STT_BASE_URL")
+        .env_remove("KOTOBA_TTS_BASE_URL")
         .output()
         .await
         .unwrap();
@@ -241,6 +251,91 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
         "{text}"
     );
     assert!(text.contains("voice speaking: espeak stands in"), "{text}");
+}
+
+#[tokio::test]
+async fn doctor_asks_each_speech_providers_server_whether_it_answers_and_takes_the_key() {
+    use crate::support::speech_server::SpeechServer;
+    let server = ScriptedModel::start().await;
+    let speech = SpeechServer::start().await;
+    speech.require_key("speech-key");
+    let home = tempfile::tempdir().unwrap();
+    let voice_line = |text: &str, label: &str| -> String {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line: {text}"))
+            .to_string()
+    };
+    // Hearing at an OpenAI-compatible server that refuses OPENAI_API_KEY's value;
+    // speaking at ElevenLabs with the key it wants.
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("KOTOBA_STT_PROVIDER", "openai")
+        .env("KOTOBA_STT_BASE_URL", speech.openai_base())
+        .env("KOTOBA_TTS_PROVIDER", "elevenlabs")
+        .env("KOTOBA_TTS_BASE_URL", speech.elevenlabs_base())
+        .env("ELEVENLABS_API_KEY", "speech-key")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hearing = voice_line(&text, "voice hearing:");
+    assert!(
+        hearing.contains("openai — NOT reached")
+            && hearing.contains("HTTP 401")
+            && hearing.contains("OPENAI_API_KEY"),
+        "the refused key is named: {hearing}"
+    );
+    assert!(
+        !text.contains("test-key") && !text.contains("speech-key"),
+        "no key is printed, not even one the server repeats: {text}"
+    );
+    let speaking = voice_line(&text, "voice speaking:");
+    assert_eq!(
+        speaking,
+        format!(
+            "voice speaking: elevenlabs (ready) — its server answers at {}/v1/models",
+            speech.elevenlabs_base()
+        )
+    );
+    assert!(
+        out.status.success(),
+        "voice is not needed for text, so it does not fail the doctor: {text}"
+    );
+    let asked: Vec<_> = speech
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v1/models")
+        .collect();
+    assert!(
+        asked
+            .iter()
+            .any(|r| r.xi_api_key.as_deref() == Some("speech-key"))
+            && asked
+                .iter()
+                .any(|r| r.authorization.as_deref() == Some("Bearer test-key")),
+        "each provider was asked with its own key, as it takes it: {asked:?}"
+    );
+
+    // A hearing server that is not there.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("KOTOBA_STT_BASE_URL", &gone)
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hearing = voice_line(&text, "voice hearing:");
+    assert!(
+        hearing.contains("NOT reached") && hearing.contains("could not connect"),
+        "{hearing}"
+    );
+    let speaking = voice_line(&text, "voice speaking:");
+    assert!(
+        speaking.contains("openai (ready) — its server answers"),
+        "the loopback model server answers for speaking: {speaking}"
+    );
 }
 
 #[tokio::test]

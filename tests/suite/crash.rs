@@ -71,6 +71,9 @@ pub(super) async fn post_message(port: u16, session: &str, text: &str) {
 pub(super) fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
     vec![
         ("KOTOBA_LLM_BASE_URL", model.base_url()),
+        // Speech at loopback too (`kotoba doctor` asks each provider's server).
+        ("KOTOBA_STT_BASE_URL", model.base_url()),
+        ("KOTOBA_TTS_BASE_URL", model.base_url()),
         ("KOTOBA_LLM_API", "chat".into()),
         ("KOTOBA_REASONING_EFFORT", "off".into()),
         ("OPENAI_API_KEY", "test-key".into()),

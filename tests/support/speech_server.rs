@@ -22,7 +22,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use axum::Router;
@@ -140,6 +140,7 @@ impl SpeechServer {
         let app = Router::new()
             .route("/v1/audio/transcriptions", post(openai_transcribe))
             .route("/v1/audio/speech", post(openai_speech))
+            .route("/v1/models", get(models))
             .route("/v1/speech-to-text", post(elevenlabs_transcribe))
             .route("/v1/realtime", get(realtime::realtime))
             .route("/v1/text-to-speech/{voice}/stream", post(elevenlabs_speech))
@@ -520,6 +521,33 @@ async fn transcribe(
         Api::ElevenLabs => json_reply(json!({
             "language_code": "en", "language_probability": 0.98, "text": text, "words": [],
         })),
+    }
+}
+
+/// `GET /v1/models`: the model list both OpenAI (bearer, `{"data": [...]}`) and
+/// ElevenLabs (`xi-api-key`, a bare array) serve, which `kotoba doctor` reads to see
+/// that the provider answers and takes the key.
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let req = base_request("/v1/models", None, &headers);
+    let api = if req.xi_api_key.is_some() {
+        Api::ElevenLabs
+    } else {
+        Api::OpenAi
+    };
+    let refused = shared.refusal(api, &req);
+    shared.note(req);
+    if let Some(r) = refused {
+        return r;
+    }
+    match api {
+        Api::OpenAi => axum::Json(serde_json::json!({
+            "object": "list",
+            "data": [{"id": "gpt-4o-mini-transcribe"}, {"id": "gpt-4o-mini-tts"}],
+        }))
+        .into_response(),
+        Api::ElevenLabs => {
+            axum::Json(serde_json::json!([{"model_id": "eleven_flash_v2_5"}])).into_response()
+        }
     }
 }
 

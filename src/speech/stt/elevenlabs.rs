@@ -4,8 +4,8 @@
 use reqwest::multipart::Form;
 
 use super::{
-    api_key, elevenlabs_root, on_host, or_default, transcription, wav_part, Recognizer,
-    ELEVENLABS_BASE,
+    api_key, elevenlabs_root, on_host, or_default, transcription, wav_part, Probe, Recognizer,
+    Task, ELEVENLABS_BASE,
 };
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::SpeechError;
@@ -25,6 +25,8 @@ pub struct ElevenLabsRecognizer {
     model: String,
     language: String,
     key: Option<Secret>,
+    /// Where the doctor asks whether the server answers.
+    probe: Probe,
 }
 
 impl ElevenLabsRecognizer {
@@ -43,6 +45,7 @@ impl ElevenLabsRecognizer {
             url: format!("{root}/v1/speech-to-text"),
             model: or_default(&s.stt_model, DEFAULT_MODEL),
             language: s.stt_language.trim().to_string(),
+            probe: Probe::elevenlabs(Task::Recognition, &root, key.clone(), &key_env),
             key,
         })
     }
@@ -52,6 +55,10 @@ impl ElevenLabsRecognizer {
 impl Recognizer for ElevenLabsRecognizer {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn probe(&self) -> Option<&Probe> {
+        Some(&self.probe)
     }
 
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {

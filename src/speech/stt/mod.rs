@@ -7,6 +7,7 @@
 mod elevenlabs;
 mod local;
 mod openai;
+mod probe;
 mod realtime;
 mod stream;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 pub use elevenlabs::ElevenLabsRecognizer;
 pub use local::LocalRecognizer;
 pub use openai::OpenAiRecognizer;
+pub use probe::{Probe, REACH_TIMEOUT};
 pub use realtime::{
     REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT, REST_AFTER_FAILURE as STREAM_REST,
 };
@@ -34,6 +36,12 @@ pub trait Recognizer: Send + Sync {
 
     /// The words in `pcm` (16 kHz mono i16), trimmed; empty when nothing was said.
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError>;
+
+    /// Where `kotoba doctor` asks whether the provider's server answers; `None`: it
+    /// runs on this machine.
+    fn probe(&self) -> Option<&Probe> {
+        None
+    }
 
     /// A stream for one utterance, heard as it is spoken, where the provider offers
     /// streaming (and `stt.streaming` allows it); `None`: only [`Recognizer::transcribe`].

@@ -7,8 +7,8 @@ use reqwest::multipart::Form;
 
 use super::realtime::Realtime;
 use super::{
-    api_key, on_host, or_default, transcription, wav_part, RecognitionStream, Recognizer,
-    OPENAI_BASE,
+    api_key, on_host, or_default, transcription, wav_part, Probe, RecognitionStream, Recognizer,
+    Task, OPENAI_BASE,
 };
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::SpeechError;
@@ -30,6 +30,8 @@ pub struct OpenAiRecognizer {
     key: Option<Secret>,
     /// Where utterances are streamed, when they are.
     realtime: Option<Realtime>,
+    /// Where the doctor asks whether the server answers.
+    probe: Probe,
 }
 
 impl OpenAiRecognizer {
@@ -55,6 +57,7 @@ impl OpenAiRecognizer {
             url: format!("{base}/audio/transcriptions"),
             model,
             language,
+            probe: Probe::openai(Task::Recognition, base, key.clone(), &key_env),
             key,
             realtime,
         })
@@ -65,6 +68,10 @@ impl OpenAiRecognizer {
 impl Recognizer for OpenAiRecognizer {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn probe(&self) -> Option<&Probe> {
+        Some(&self.probe)
     }
 
     async fn transcribe(&self, pcm: &[i16]) -> Result<String, SpeechError> {

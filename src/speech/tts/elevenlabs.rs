@@ -7,7 +7,8 @@ use serde_json::json;
 use super::{nothing_to_say, speech_reply, voice_from, AudioReader, Synthesizer, Voice};
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::stt::{
-    api_key, elevenlabs_root, http_client, on_host, or_default, send_failed, Task, ELEVENLABS_BASE,
+    api_key, elevenlabs_root, http_client, on_host, or_default, send_failed, Probe, Task,
+    ELEVENLABS_BASE,
 };
 use crate::speech::SpeechError;
 
@@ -29,6 +30,8 @@ pub struct ElevenLabsSynthesizer {
     url: String,
     model: String,
     key: Option<Secret>,
+    /// Where the doctor asks whether the server answers.
+    probe: Probe,
 }
 
 impl ElevenLabsSynthesizer {
@@ -56,6 +59,7 @@ impl ElevenLabsSynthesizer {
             http: http_client(),
             url: format!("{root}/v1/text-to-speech/{voice}/stream?output_format=pcm_{PCM_RATE}"),
             model: or_default(&s.tts_model, DEFAULT_MODEL),
+            probe: Probe::elevenlabs(Task::Synthesis, &root, key.clone(), &key_env),
             key,
         })
     }
@@ -65,6 +69,10 @@ impl ElevenLabsSynthesizer {
 impl Synthesizer for ElevenLabsSynthesizer {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn probe(&self) -> Option<&Probe> {
+        Some(&self.probe)
     }
 
     async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError> {

@@ -51,6 +51,12 @@ pub trait Synthesizer: Send + Sync {
     /// The provider's name: "openai", "elevenlabs" or "espeak".
     fn name(&self) -> &'static str;
 
+    /// Where `kotoba doctor` asks whether the provider's server answers; `None`: it
+    /// runs on this machine.
+    fn probe(&self) -> Option<&crate::speech::stt::Probe> {
+        None
+    }
+
     /// Speak `text`. Returns once the first audio arrived (or the request failed); the
     /// rest streams in [`Voice::audio`].
     async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError>;

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{nothing_to_say, speech_reply, voice_from, AudioReader, Synthesizer, Voice};
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::stt::{
-    api_key, failed, http_client, on_host, or_default, send_failed, Task, OPENAI_BASE,
+    api_key, failed, http_client, on_host, or_default, send_failed, Probe, Task, OPENAI_BASE,
 };
 use crate::speech::SpeechError;
 
@@ -31,6 +31,8 @@ pub struct OpenAiSynthesizer {
     model: String,
     voice: String,
     key: Option<Secret>,
+    /// Where the doctor asks whether the server answers.
+    probe: Probe,
 }
 
 impl OpenAiSynthesizer {
@@ -51,6 +53,7 @@ impl OpenAiSynthesizer {
             url: format!("{base}/audio/speech"),
             model: or_default(&s.tts_model, DEFAULT_MODEL),
             voice: or_default(&s.tts_voice, DEFAULT_VOICE),
+            probe: Probe::openai(Task::Synthesis, base, key.clone(), &key_env),
             key,
         })
     }
@@ -60,6 +63,10 @@ impl OpenAiSynthesizer {
 impl Synthesizer for OpenAiSynthesizer {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn probe(&self) -> Option<&Probe> {
+        Some(&self.probe)
     }
 
     async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError> {
