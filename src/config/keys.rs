@@ -143,9 +143,10 @@ impl Key {
 
 /// A bad value of a key that protects the owner falls to the safe side instead of
 /// keeping the last good one: `force_ask` asks, `owners` and `allowlist` are empty (no
-/// one remote answers host cards, every line asks), and a `base_url` that is not a URL
-/// stops every model call rather than leave it at another host. What it fell to, or
-/// `None` for any other key (which keeps its last good value).
+/// one remote answers host cards, every line asks), a `base_url` that is not a URL
+/// stops every model call rather than leave it at another host, and a `web_password`
+/// that is not text locks the page (a random password no one knows) rather than open
+/// it. What it fell to, or `None` for any other key (which keeps its last good value).
 pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'static str> {
     match name {
         "force_ask" => {
@@ -165,6 +166,13 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
                 "the model server's address is not usable ({reason}); set base_url or KOTOBA_LLM_BASE_URL to an http(s) URL"
             ));
             Some("the model is not called until it is fixed")
+        }
+        "web_password" => {
+            use rand::Rng;
+            let lock: [u8; 32] = rand::thread_rng().gen();
+            let lock: String = lock.iter().map(|b| format!("{b:02x}")).collect();
+            s.web_password = Some(crate::config::Secret(lock));
+            Some("the page is locked (no password opens it) until it is fixed")
         }
         _ => None,
     }

@@ -96,6 +96,12 @@ impl LiveState {
                 }
                 Err(reason) => {
                     let name = key.name;
+                    // A secret's bad value is never repeated (a log, the page).
+                    let reason = if key.shown == keys::Shown::Secret {
+                        "is not usable (its value is not shown)".to_string()
+                    } else {
+                        reason
+                    };
                     match keys::safe_side(name, &mut next, &reason) {
                         Some(fell) => self.warn(format!("setting '{name}': {reason}; {fell}")),
                         None => {
@@ -247,9 +253,21 @@ mod tests {
         assert_eq!(live.current.base_url_refused, None);
         write(
             &path,
-            "force_ask: perhaps\nowners: {a: 1}\nallowlist: {b: 2}\nbase_url: localhost:11434\n",
+            "force_ask: perhaps\nowners: {a: 1}\nallowlist: {b: 2}\nbase_url: localhost:11434\nweb_password: {c: 3}\n",
         );
         live.refresh(&path);
+        let lock = live
+            .current
+            .web_password
+            .clone()
+            .expect("a bad web_password locks the page");
+        assert!(lock.0.len() >= 32, "a password no one can guess");
+        assert_ne!(lock.0, "{c: 3}");
+        assert!(
+            !live.warnings.iter().any(|w| w.contains("c: 3")),
+            "a secret's bad value is never repeated: {:?}",
+            live.warnings
+        );
         assert!(live.current.force_ask, "a bad force_ask asks");
         assert!(
             live.current.owners.is_empty(),
@@ -267,7 +285,13 @@ mod tests {
             "a bad base_url calls no model: {:?}",
             live.current.base_url_refused
         );
-        for key in ["force_ask", "owners", "allowlist", "base_url"] {
+        for key in [
+            "force_ask",
+            "owners",
+            "allowlist",
+            "base_url",
+            "web_password",
+        ] {
             assert!(
                 live.warnings.iter().any(|w| w.contains(key)),
                 "{key}: {:?}",

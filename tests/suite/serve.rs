@@ -149,6 +149,42 @@ async fn a_non_loopback_address_needs_a_password() {
 }
 
 #[tokio::test]
+async fn a_web_password_that_is_not_text_locks_the_page_and_is_never_repeated() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        "web_password: [hunter2, swordfish]\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let child = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
+    healthy(port).await;
+    let anon = reqwest::get(format!("http://127.0.0.1:{port}/api/status"))
+        .await
+        .unwrap();
+    assert_eq!(anon.status(), 401, "locked, not left open");
+    let client = reqwest::Client::new();
+    for guess in ["hunter2", "swordfish", "[hunter2, swordfish]", ""] {
+        let login = client
+            .post(format!("http://127.0.0.1:{port}/login"))
+            .form(&[("password", guess)])
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            !login.headers().contains_key("set-cookie"),
+            "no password opens a locked page: {guess:?}"
+        );
+    }
+    let log = stop(child).await;
+    assert!(log.contains("web_password"), "the key is named: {log}");
+    assert!(
+        !log.contains("hunter2") && !log.contains("swordfish"),
+        "the bad value is never repeated: {log}"
+    );
+}
+
+#[tokio::test]
 async fn logs_are_plain_text_off_a_terminal_and_one_json_object_a_line_when_asked() {
     for json in [false, true] {
         let home = tempfile::tempdir().unwrap();
