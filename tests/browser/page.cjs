@@ -1,9 +1,11 @@
 // Drives Kotoba's page in a real headless Chromium (Debian's /usr/bin/chromium) with
 // playwright-core: load the page, send a message, see the streamed answer, send one
 // that runs a command, see its step row and card, press Approve, see the row close ok;
-// reloaded while the card waits, the row, the chip and the card are drawn again;
+// reloaded while the card waits, the row, the chip, the card and the mute choice are
+// drawn again;
 // muted, the page says she writes and sends the written register;
-// a second card offers an edit and a time box and is denied with a reason.
+// a second card offers an edit and a time box and is denied with a reason; a third,
+// dangerous, is drawn as dangerous with the gate's label and offers no always.
 // Saves screenshots. Started by tests/suite/browser.rs, which runs the server and
 // scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
 "use strict";
@@ -82,6 +84,7 @@ async function faceBecomes(page, face) {
       .catch(() => "no running row");
     seen.reload_chip = await page.evaluate(() => !document.querySelector("#chip").hidden);
     seen.reload_rows = await page.evaluate(() => document.querySelectorAll(".row").length);
+    seen.reload_muted = await page.evaluate(() => document.querySelector("#text-only").checked);
 
     step("press Approve and see the row close ok");
     await page.click('.card button[data-decision="approve"]');
@@ -106,6 +109,25 @@ async function faceBecomes(page, face) {
     await page.waitForSelector('.row[data-outcome="refused"]', { timeout: 15000 });
     await herTextIncludes(page, "Left it alone.");
     seen.denied = await page.evaluate(() => [...document.querySelectorAll(".card .settled")].map((e) => e.textContent).pop());
+
+    step("a dangerous card: drawn as dangerous with the gate's label, no always offered");
+    await page.fill("#text", "clear out the old builds");
+    await page.click("#send");
+    await page.waitForSelector('.card:not(.done) button[data-decision="deny"]', { timeout: 15000 });
+    seen.danger = await page.evaluate(() => {
+      const c = document.querySelector(".card:not(.done)");
+      const d = c.querySelector(".danger");
+      return {
+        marked: c.classList.contains("dangerous"),
+        label: d ? d.textContent : null,
+        colour: d ? getComputedStyle(d).color : null,
+        always: c.querySelectorAll("select.for-s option").length,
+        plain_colour: getComputedStyle(c.querySelector(".tool")).color,
+      };
+    });
+    await page.screenshot({ path: path.join(shots, "dangerous.png"), fullPage: true });
+    await page.click('.card:not(.done) button[data-decision="deny"]');
+    await herTextIncludes(page, "Not that one, then.");
 
     step("no microphone allowed: one sentence, and typing still works");
     await page.click("#mic");

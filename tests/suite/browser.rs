@@ -179,6 +179,11 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
         json!({"command": "touch browser-denied.txt"}),
     ));
     r.model.push(Reply::text("Left it alone."));
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "rm -rf old-builds"}),
+    ));
+    r.model.push(Reply::text("Not that one, then."));
     let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser");
     let seen = run_script("page.cjs", &r.base, &[]).await;
     assert_eq!(
@@ -201,6 +206,10 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
     );
     assert_eq!(seen["reload_chip"], true, "{seen}");
     assert_eq!(seen["reload_rows"], 1, "{seen}");
+    assert_eq!(
+        seen["reload_muted"], true,
+        "the mute choice survives a reload: {seen}"
+    );
     assert!(
         seen["countdown"]
             .as_str()
@@ -251,12 +260,26 @@ async fn the_page_in_headless_chromium_streams_an_answer_and_approves_a_card() {
             .is_some_and(|d| d.starts_with("Denied by the owner on the web page")),
         "{seen}"
     );
-    let told = r.model.requests().last().cloned().unwrap_or_default();
     assert!(
-        told.to_string().contains("not in this folder today"),
-        "the typed reason reaches her: {told}"
+        r.model
+            .requests()
+            .iter()
+            .any(|q| q.to_string().contains("not in this folder today")),
+        "the typed reason reaches her"
     );
     assert!(!r.workspace().join("browser-denied.txt").exists());
+    // A dangerous card is drawn as dangerous, with the gate's label, in its own
+    // colour, and offers no always.
+    let danger = &seen["danger"];
+    assert_eq!(danger["marked"], true, "{seen}");
+    assert!(
+        danger["label"]
+            .as_str()
+            .is_some_and(|l| l.contains("Dangerous") && l.contains("recursive delete")),
+        "{seen}"
+    );
+    assert_ne!(danger["colour"], danger["plain_colour"], "{seen}");
+    assert_eq!(danger["always"], 0, "no always on a dangerous card: {seen}");
     // A page whose microphone is not allowed says so in one sentence and stays in text.
     assert!(
         seen["mic_note"]
