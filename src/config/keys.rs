@@ -7,7 +7,7 @@ use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
 use super::settings::{
-    ApiStyle, Secret, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
+    ApiStyle, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
 };
 
 /// Which part of the listing a key is in.
@@ -301,8 +301,9 @@ trait Word: Sized {
 
 word_enum!(ApiStyle, "'responses' or 'chat'",
     "responses" => ApiStyle::Responses, "chat" | "chat_completions" => ApiStyle::Chat);
-word_enum!(VoiceMode, "'local' or 'agent'",
-    "local" => VoiceMode::Local, "agent" => VoiceMode::Agent);
+word_enum!(VoiceMode, "'local', 'agent' or 'realtime'",
+    "local" => VoiceMode::Local, "agent" => VoiceMode::Agent, "realtime" => VoiceMode::Realtime);
+word_enum!(RealtimeProvider, "'openai'", "openai" => RealtimeProvider::OpenAi);
 word_enum!(SttProvider, "'openai', 'elevenlabs' or 'local'",
     "openai" => SttProvider::OpenAi, "elevenlabs" => SttProvider::ElevenLabs,
     "local" => SttProvider::Local);
@@ -580,7 +581,8 @@ pub static KEYS: &[Key] = &[
     key! { "reasoning_effort", reasoning_effort, reasoning_effort, General, Value, None,
     "off/empty (not a reasoning model), minimal, low, medium, high", input Input::Choice { choices: &["", "off", "minimal", "low", "medium", "high", "xhigh"] } },
     key! { "voice_mode", voice_mode, word, General, Value, None,
-    "local (she speaks, with heartbeats) or agent (an ElevenLabs agent speaks)" },
+    "local (she speaks, with heartbeats), agent (an ElevenLabs agent speaks) or realtime (a \
+    speech-to-speech model speaks in the room and consults her)" },
     key! { "work_max_iter", work_max_iter, count32, Work, Value, None,
     "iterations of a background job (≥ 1)", input Input::whole(1.0) },
     key! { "work_max_tool_calls", work_max_tool_calls, count32, Work, Value, None,
@@ -665,6 +667,16 @@ pub static KEYS: &[Key] = &[
     "other names she answers to in a busy room" },
     key! { "voice.idle_leave", voice.idle_leave, |v| count(v, 10), General, Value, None,
     "seconds with no human in the channel before she leaves", input Input::whole(10.0) },
+    key! { "realtime.provider", voice.realtime_provider, word, General, Value, None,
+    "the realtime speech-to-speech provider of voice_mode realtime: openai" },
+    key! { "realtime.model", voice.realtime_model, trimmed, General, Value,
+    Some("`gpt-realtime`"), "the realtime model" },
+    key! { "realtime.voice", voice.realtime_voice, trimmed, General, Value, Some("`marin`"),
+    "the realtime model's voice" },
+    key! { "realtime.base_url", voice.realtime_base_url, |v| url(v, true), General, Value,
+    PROVIDERS_OWN, "the realtime provider's API base (its WebSocket is {base}/realtime)" },
+    key! { "realtime.api_key_env", voice.realtime_api_key_env, |v| env_name(v, true), General,
+    Value, Some("`OPENAI_API_KEY`"), "the variable holding the realtime key" },
 ];
 
 #[cfg(test)]

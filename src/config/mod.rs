@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
 pub use settings::{
-    ApiStyle, Secret, SettingError, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
-    VoiceSettings, WORK_TIMEOUT,
+    ApiStyle, RealtimeProvider, Secret, SettingError, Settings, SttProvider, SttStreaming,
+    TtsProvider, VoiceMode, VoiceSettings, WORK_TIMEOUT,
 };
 pub use shared::SharedSettings;
 

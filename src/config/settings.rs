@@ -18,13 +18,24 @@ pub enum ApiStyle {
     Chat,
 }
 
-/// How voice is produced: locally, or by an ElevenLabs agent that fills gaps itself.
+/// How voice is produced: locally, by an ElevenLabs agent that fills gaps itself, or
+/// by a realtime speech-to-speech model in the room that consults her loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VoiceMode {
     /// Kotoba speaks herself: heartbeats are spoken (or hummed).
     Local,
     /// An agent speaks: no heartbeats.
     Agent,
+    /// A realtime speech-to-speech model speaks in the room and asks her loop for real
+    /// work (a consult is an agent call): no heartbeats.
+    Realtime,
+}
+
+/// Which realtime speech-to-speech provider `voice_mode: realtime` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RealtimeProvider {
+    /// OpenAI's Realtime API (or a server speaking its events) over a WebSocket.
+    OpenAi,
 }
 
 /// The live settings, defaults filled in. Each field is one key of
@@ -176,6 +187,16 @@ pub struct VoiceSettings {
     pub aliases: Vec<String>,
     /// Seconds with no human before she leaves.
     pub idle_leave: u64,
+    /// The realtime provider (`voice_mode: realtime`).
+    pub realtime_provider: RealtimeProvider,
+    /// The realtime model ("": gpt-realtime).
+    pub realtime_model: String,
+    /// The realtime voice ("": marin).
+    pub realtime_voice: String,
+    /// The realtime provider's API base ("": OpenAI's own).
+    pub realtime_base_url: String,
+    /// The env variable with the realtime key ("": OPENAI_API_KEY).
+    pub realtime_api_key_env: String,
 }
 
 impl Default for VoiceSettings {
@@ -201,6 +222,11 @@ impl Default for VoiceSettings {
             speculate: true,
             aliases: Vec::new(),
             idle_leave: 300,
+            realtime_provider: RealtimeProvider::OpenAi,
+            realtime_model: String::new(),
+            realtime_voice: String::new(),
+            realtime_base_url: String::new(),
+            realtime_api_key_env: String::new(),
         }
     }
 }

@@ -50,7 +50,7 @@ pub fn heartbeat_plan(
 ) -> HeartbeatPlan {
     match (register, voice_mode, reasoning) {
         (Register::Text, _, _) => HeartbeatPlan::Silent,
-        (Register::Voice, VoiceMode::Agent, _) => HeartbeatPlan::Silent,
+        (Register::Voice, VoiceMode::Agent | VoiceMode::Realtime, _) => HeartbeatPlan::Silent,
         (Register::Voice, VoiceMode::Local, true) => HeartbeatPlan::Hums,
         (Register::Voice, VoiceMode::Local, false) if lines.is_empty() => HeartbeatPlan::Silent,
         (Register::Voice, VoiceMode::Local, false) => HeartbeatPlan::Lines(lines.to_vec()),
@@ -197,6 +197,18 @@ mod tests {
                 VoiceMode::Local,
                 false,
                 HeartbeatPlan::Lines(lines.clone()),
+            ),
+            (
+                Register::Voice,
+                VoiceMode::Realtime,
+                true,
+                HeartbeatPlan::Silent,
+            ),
+            (
+                Register::Voice,
+                VoiceMode::Realtime,
+                false,
+                HeartbeatPlan::Silent,
             ),
         ];
         for (register, mode, reasoning, want) in table {

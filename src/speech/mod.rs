@@ -2,12 +2,14 @@
 //! and exact resampling ([`audio`]), WAV ([`wav`]), voice activity ([`vad`]) and
 //! per-speaker end of utterance ([`endpoint`]), recognition providers ([`stt`]),
 //! synthesis providers ([`tts`]), the spoken filter and sentence streaming
-//! ([`filter`]), and who an utterance is for ([`wake`]).
+//! ([`filter`]), who an utterance is for ([`wake`]), and a realtime speech-to-speech
+//! session ([`realtime_voice`]).
 
 pub mod audio;
 pub mod consent;
 pub mod endpoint;
 pub mod filter;
+pub mod realtime_voice;
 pub mod stt;
 #[cfg(test)]
 pub(crate) mod test_audio;

@@ -29,6 +29,7 @@ mod gate_corpus;
 mod layout;
 mod llm;
 mod long_conversation;
+mod realtime_voice;
 mod serve;
 mod shards;
 mod shared_store;

@@ -70,6 +70,17 @@ pub(super) async fn realtime(
     if let Some(refused) = shared.refusal(Api::OpenAi, &probe) {
         return refused;
     }
+    if !query
+        .as_deref()
+        .is_some_and(|q| q.contains("intent=transcription"))
+    {
+        // A speech-to-speech conversation (`?model=…`).
+        return ws
+            .on_upgrade(move |socket| {
+                super::converse::session(shared, query, authorization, socket)
+            })
+            .into_response();
+    }
     let at = {
         let mut sessions = lock(&shared.streams);
         sessions.push(StreamSession {

@@ -5,13 +5,17 @@
 //! answers scripted transcripts, streams a tone whose length grows with the text in
 //! chunks split at odd bytes, can wait fixed latencies, fail with a status, or demand
 //! a key, and records every request. OpenAI's realtime transcription WebSocket is in
-//! [`realtime`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
+//! [`realtime`], its speech-to-speech session at the same address in [`converse`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
 //! benches can `#[path]`-include it.
 #![allow(dead_code)]
 
 #[path = "speech_realtime.rs"]
 mod realtime;
 pub use realtime::{StreamFault, StreamSession};
+#[path = "speech_converse.rs"]
+mod converse;
+#[allow(unused_imports)]
+pub use converse::Converse;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -98,6 +102,8 @@ struct Shared {
     stream_delay: Mutex<Duration>,
     stream_fault: Mutex<Option<StreamFault>>,
     streams: Mutex<Vec<StreamSession>>,
+    /// Realtime conversations (speech to speech): the script and each session seen.
+    converse: Mutex<converse::ConverseState>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -136,6 +142,7 @@ impl SpeechServer {
             stream_delay: Mutex::new(Duration::ZERO),
             stream_fault: Mutex::new(None),
             streams: Mutex::new(Vec::new()),
+            converse: Mutex::new(Default::default()),
         });
         let app = Router::new()
             .route("/v1/audio/transcriptions", post(openai_transcribe))

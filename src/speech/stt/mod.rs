@@ -324,7 +324,7 @@ fn one_line(s: &str) -> String {
 
 /// Hide the key and any word shaped like an OpenAI key (`sk-…`, even masked); a hidden
 /// word at the end is dropped with the colon before it.
-fn redact(s: &str, key: Option<&Secret>) -> String {
+pub(crate) fn redact(s: &str, key: Option<&Secret>) -> String {
     let key = key.map(|k| k.0.as_str()).filter(|k| k.len() >= 4);
     let words: Vec<&str> = s.split(' ').collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len());

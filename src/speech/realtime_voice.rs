@@ -1,0 +1,419 @@
+//! A realtime speech-to-speech session (`voice_mode: realtime`, docs/voice.md): OpenAI's
+//! Realtime API over a WebSocket (`{base}/realtime?model=…`). The person's audio goes up
+//! as it is heard (`input_audio_buffer.append`, pcm16 at 24 kHz); the server's voice
+//! activity detection ends each utterance and answers it; her audio comes back as
+//! `response.output_audio.delta`. The model has one function, `consult`, which runs a
+//! turn of her loop: its call comes out as [`RealtimeEvent::Consult`], its answer goes
+//! back as the function's output, and the model says it. A new utterance over her
+//! answer is a barge-in: the server cancels the response, and the caller cuts her audio
+//! at [`RealtimeEvent::SpeechStarted`]. No Discord or page types: the voice room drives
+//! it.
+
+use base64::Engine as _;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_websockets::{MaybeTlsStream, Message, WebSocketStream};
+
+use crate::config::{Config, Secret, VoiceSettings};
+use crate::speech::audio::{f32_to_i16, i16_to_f32, Resampler, HEAR_RATE};
+use crate::speech::stt::{api_key, on_host, or_default, redact};
+
+/// The rate the realtime API hears and speaks (`audio/pcm`).
+pub const RATE: u32 = 24_000;
+/// The model used when `realtime.model` is empty.
+pub const DEFAULT_MODEL: &str = "gpt-realtime";
+/// The voice used when `realtime.voice` is empty.
+pub const DEFAULT_VOICE: &str = "marin";
+/// The env variable read when `realtime.api_key_env` is empty.
+pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+/// OpenAI's own API base.
+const OPENAI_BASE: &str = "https://api.openai.com/v1";
+/// The one function the realtime model is given.
+pub const CONSULT: &str = "consult";
+/// How long connecting may take.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A realtime session that could not start or broke: one sentence naming the provider
+/// and the fix, never the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RealtimeError {
+    /// OpenAI's own service needs a key and none is set: the variable to set.
+    #[error("Realtime voice (openai) needs an API key: set {0} (realtime.api_key_env names the variable), or point realtime.base_url at another server.")]
+    NoKey(String),
+    /// `realtime.base_url` is not an http(s) or ws(s) address.
+    #[error("Realtime voice (openai) cannot use realtime.base_url {0:?}: it must be an http(s) or ws(s) address.")]
+    BadBase(String),
+    /// The socket could not be opened (refused, unreachable, an HTTP error at the
+    /// upgrade): what went wrong.
+    #[error("Realtime voice (openai) could not connect: {0}.")]
+    Connect(String),
+    /// The provider answered with an `error` event: its message.
+    #[error("Realtime voice (openai) failed: {0}.")]
+    Provider(String),
+    /// The socket closed or broke during the session: how.
+    #[error("Realtime voice (openai) lost its connection: {0}.")]
+    Dropped(String),
+}
+
+/// Where and how to open realtime sessions, from the live settings.
+#[derive(Debug, Clone)]
+pub struct RealtimeConfig {
+    /// The WebSocket address, with the model.
+    url: String,
+    /// The model.
+    model: String,
+    /// Her voice.
+    voice: String,
+    /// The key (a server other than OpenAI's own may need none).
+    key: Option<Secret>,
+}
+
+impl RealtimeConfig {
+    /// The `realtime.*` settings; a missing key for OpenAI's own service or a base that
+    /// is not a web address is refused here, in one sentence.
+    pub fn from_settings(config: &Config, s: &VoiceSettings) -> Result<Self, RealtimeError> {
+        let base = or_default(&s.realtime_base_url, OPENAI_BASE);
+        let base = base.trim_end_matches('/');
+        let key_env = or_default(&s.realtime_api_key_env, DEFAULT_KEY_ENV);
+        let key = api_key(config, &key_env);
+        if key.is_none() && on_host(base, "api.openai.com") {
+            return Err(RealtimeError::NoKey(key_env));
+        }
+        let ws = if let Some(rest) = base.strip_prefix("https://") {
+            format!("wss://{rest}")
+        } else if let Some(rest) = base.strip_prefix("http://") {
+            format!("ws://{rest}")
+        } else if base.starts_with("ws://") || base.starts_with("wss://") {
+            base.to_string()
+        } else {
+            return Err(RealtimeError::BadBase(base.to_string()));
+        };
+        let model = or_default(&s.realtime_model, DEFAULT_MODEL);
+        Ok(RealtimeConfig {
+            url: format!("{ws}/realtime?model={model}"),
+            model,
+            voice: or_default(&s.realtime_voice, DEFAULT_VOICE),
+            key,
+        })
+    }
+
+    /// The session's WebSocket address.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The sentence for a failure, with the key hidden.
+    fn hide(&self, s: &str) -> String {
+        redact(s, self.key.as_ref())
+    }
+}
+
+/// What a realtime session reports, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RealtimeEvent {
+    /// The session is set up (`session.updated`): audio may flow.
+    Ready,
+    /// The server heard speech begin: over her answer, that is a barge-in (cut her
+    /// audio now; the server cancels its response).
+    SpeechStarted,
+    /// The server heard the utterance end, at `at`; its answer comes next.
+    SpeechStopped {
+        /// When the stop arrived here (the end of speech, in the room's clock).
+        at: Instant,
+    },
+    /// What the person said, as the server transcribed it.
+    Heard(String),
+    /// Her voice: 24 kHz mono pcm16.
+    Audio(Vec<i16>),
+    /// Her words as she says them (a piece of the transcript of her audio).
+    Words(String),
+    /// The model asks her loop: run a turn with `request`, then answer `call_id`
+    /// ([`RealtimeSession::answer`]).
+    Consult {
+        /// The function call's id.
+        call_id: String,
+        /// What the person wants, in the model's words.
+        request: String,
+    },
+    /// A response ended: `completed`, `cancelled` (a barge-in), `failed` …
+    Done {
+        /// The response's status.
+        status: String,
+    },
+    /// The session is over: a failure, or `None` when it was closed from here.
+    Closed(Option<RealtimeError>),
+}
+
+/// What goes up to the server.
+enum Up {
+    /// Heard audio, 16 kHz mono.
+    Audio(Vec<i16>),
+    /// A consult's answer.
+    Answer { call_id: String, output: String },
+    /// Cut the response now (Stop, leave).
+    Cancel,
+}
+
+/// One open realtime session. Dropping it closes the socket.
+pub struct RealtimeSession {
+    up: mpsc::UnboundedSender<Up>,
+}
+
+impl RealtimeSession {
+    /// Open a session with `instructions` (her soul and the voice register) and the
+    /// consult function; events come on the receiver until [`RealtimeEvent::Closed`].
+    pub async fn open(
+        config: &RealtimeConfig,
+        instructions: &str,
+    ) -> Result<(RealtimeSession, mpsc::UnboundedReceiver<RealtimeEvent>), RealtimeError> {
+        let mut ws = connect(config).await?;
+        send(&mut ws, &session_update(config, instructions), config).await?;
+        let (up_tx, up_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        tokio::spawn(run(config.clone(), ws, up_rx, events_tx));
+        Ok((RealtimeSession { up: up_tx }, events_rx))
+    }
+
+    /// Heard audio (16 kHz mono), as it comes.
+    pub fn append(&self, pcm: &[i16]) {
+        let _ = self.up.send(Up::Audio(pcm.to_vec()));
+    }
+
+    /// The consult `call_id` answered with `output`; the model then says it.
+    pub fn answer(&self, call_id: &str, output: &str) {
+        let _ = self.up.send(Up::Answer {
+            call_id: call_id.to_string(),
+            output: output.to_string(),
+        });
+    }
+
+    /// Cancel the response in progress (Stop).
+    pub fn cancel(&self) {
+        let _ = self.up.send(Up::Cancel);
+    }
+}
+
+/// The consult function as the session offers it.
+pub fn consult_tool() -> Value {
+    json!({
+        "type": "function",
+        "name": CONSULT,
+        "description": "Ask Kotoba's own mind for anything beyond small talk: a fact you are \
+            not sure of, anything on the owner's machine, files, the web, memory, reminders, \
+            the Discord server. Pass the person's request in their words; say the answer \
+            you get back, in your own voice, briefly.",
+        "parameters": {
+            "type": "object",
+            "properties": { "request": {
+                "type": "string",
+                "description": "What the person asked, in their words.",
+            }},
+            "required": ["request"],
+        },
+    })
+}
+
+/// The `session.update` that makes this a speech-to-speech session with server turn
+/// detection, her voice and the consult function.
+fn session_update(config: &RealtimeConfig, instructions: &str) -> Value {
+    let format = json!({ "type": "audio/pcm", "rate": RATE });
+    json!({
+        "type": "session.update",
+        "session": {
+            "type": "realtime",
+            "model": config.model,
+            "instructions": instructions,
+            "output_modalities": ["audio"],
+            "audio": {
+                "input": {
+                    "format": format,
+                    "transcription": { "model": "gpt-4o-mini-transcribe" },
+                    "turn_detection": {
+                        "type": "server_vad",
+                        "create_response": true,
+                        "interrupt_response": true,
+                    },
+                },
+                "output": { "format": format, "voice": config.voice },
+            },
+            "tools": [consult_tool()],
+            "tool_choice": "auto",
+        },
+    })
+}
+
+async fn connect(config: &RealtimeConfig) -> Result<Socket, RealtimeError> {
+    let bad = |e: String| RealtimeError::Connect(config.hide(&e));
+    let mut builder = tokio_websockets::ClientBuilder::new()
+        .uri(&config.url)
+        .map_err(|e| bad(format!("{} is not a valid address ({e})", config.url)))?;
+    if let Some(k) = &config.key {
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.0))
+            .map_err(|_| bad("the key is not valid in a header".into()))?;
+        builder = builder
+            .add_header(reqwest::header::AUTHORIZATION, value)
+            .map_err(|e| bad(e.to_string()))?;
+    }
+    match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
+        Ok(Ok((socket, _))) => Ok(socket),
+        Ok(Err(e)) => Err(bad(format!(
+            "{} refused or could not be reached ({e})",
+            config.url
+        ))),
+        Err(_) => Err(bad(format!(
+            "no answer from {} within {} s",
+            config.url,
+            CONNECT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+async fn send(
+    ws: &mut Socket,
+    event: &Value,
+    config: &RealtimeConfig,
+) -> Result<(), RealtimeError> {
+    ws.send(Message::text(event.to_string()))
+        .await
+        .map_err(|e| RealtimeError::Dropped(config.hide(&format!("a send failed ({e})"))))
+}
+
+/// The session's task: audio and answers up, events down, until either side ends.
+async fn run(
+    config: RealtimeConfig,
+    mut ws: Socket,
+    mut up: mpsc::UnboundedReceiver<Up>,
+    events: mpsc::UnboundedSender<RealtimeEvent>,
+) {
+    let mut resampler = Resampler::new(HEAR_RATE, RATE);
+    let end = loop {
+        tokio::select! {
+            u = up.recv() => match u {
+                None => {
+                    let _ = ws.close().await;
+                    break None;
+                }
+                Some(u) => {
+                    let event = match u {
+                        Up::Audio(pcm) => {
+                            let mut out = Vec::new();
+                            resampler.push(&i16_to_f32(&pcm), &mut out);
+                            if out.is_empty() {
+                                continue;
+                            }
+                            append_event(&f32_to_i16(&out))
+                        }
+                        Up::Answer { call_id, output } => {
+                            let item = json!({
+                                "type": "conversation.item.create",
+                                "item": { "type": "function_call_output", "call_id": call_id, "output": output },
+                            });
+                            if let Err(e) = send(&mut ws, &item, &config).await {
+                                break Some(e);
+                            }
+                            json!({ "type": "response.create" })
+                        }
+                        Up::Cancel => json!({ "type": "response.cancel" }),
+                    };
+                    if let Err(e) = send(&mut ws, &event, &config).await {
+                        break Some(e);
+                    }
+                }
+            },
+            m = ws.next() => match m {
+                None => break Some(RealtimeError::Dropped("the server closed the connection".into())),
+                Some(Err(e)) => break Some(RealtimeError::Dropped(config.hide(&e.to_string()))),
+                Some(Ok(msg)) => {
+                    if msg.is_close() {
+                        break Some(RealtimeError::Dropped("the server closed the connection".into()));
+                    }
+                    let Some(text) = msg.as_text() else { continue };
+                    let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                    match read_event(&v, &config) {
+                        Read::Event(e) => {
+                            if events.send(e).is_err() {
+                                let _ = ws.close().await;
+                                break None;
+                            }
+                        }
+                        Read::Fatal(e) => break Some(e),
+                        Read::Nothing => {}
+                    }
+                }
+            },
+        }
+    };
+    let _ = events.send(RealtimeEvent::Closed(end));
+}
+
+/// What one server event means here.
+enum Read {
+    Event(RealtimeEvent),
+    Fatal(RealtimeError),
+    Nothing,
+}
+
+/// A server event as the room needs it. Both the GA names and the beta names
+/// (`response.audio.delta` …) are read.
+fn read_event(v: &Value, config: &RealtimeConfig) -> Read {
+    let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let event = match v["type"].as_str().unwrap_or_default() {
+        "session.updated" => RealtimeEvent::Ready,
+        "input_audio_buffer.speech_started" => RealtimeEvent::SpeechStarted,
+        "input_audio_buffer.speech_stopped" => RealtimeEvent::SpeechStopped { at: Instant::now() },
+        "conversation.item.input_audio_transcription.completed" => {
+            RealtimeEvent::Heard(text("transcript"))
+        }
+        "response.output_audio.delta" | "response.audio.delta" => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(v["delta"].as_str().unwrap_or_default())
+                .unwrap_or_default();
+            let pcm = bytes
+                .chunks_exact(2)
+                .map(|b| i16::from_le_bytes([b[0], b[1]]))
+                .collect();
+            RealtimeEvent::Audio(pcm)
+        }
+        "response.output_audio_transcript.delta" | "response.audio_transcript.delta" => {
+            RealtimeEvent::Words(text("delta"))
+        }
+        "response.function_call_arguments.done" if v["name"] == CONSULT => {
+            let args: Value = serde_json::from_str(v["arguments"].as_str().unwrap_or("{}"))
+                .unwrap_or(Value::Null);
+            RealtimeEvent::Consult {
+                call_id: text("call_id"),
+                request: args["request"].as_str().unwrap_or_default().to_string(),
+            }
+        }
+        "response.done" => RealtimeEvent::Done {
+            status: v["response"]["status"]
+                .as_str()
+                .unwrap_or("completed")
+                .to_string(),
+        },
+        "error" => {
+            let message = v["error"]["message"].as_str().unwrap_or("an error");
+            let message = config.hide(message.trim_end_matches('.'));
+            // Cancelling a response that already ended is not a failure.
+            if v["error"]["code"] == "response_cancel_not_active" {
+                return Read::Nothing;
+            }
+            return Read::Fatal(RealtimeError::Provider(message));
+        }
+        _ => return Read::Nothing,
+    };
+    Read::Event(event)
+}
+
+/// `input_audio_buffer.append` with `pcm` (24 kHz) as base64 little-endian pcm16.
+fn append_event(pcm: &[i16]) -> Value {
+    let bytes: Vec<u8> = pcm.iter().flat_map(|s| s.to_le_bytes()).collect();
+    json!({
+        "type": "input_audio_buffer.append",
+        "audio": base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
+}

@@ -1,0 +1,427 @@
+//! The loopback speech server's realtime speech-to-speech session: OpenAI's WebSocket at
+//! `/v1/realtime?model=…`, speaking its events. `session.update` (type `realtime`,
+//! `audio/pcm` at 24 kHz both ways, server voice-activity detection, the tools) →
+//! `session.updated`; `input_audio_buffer.append` of base64 pcm16 is heard by a loudness
+//! threshold standing in for the server's VAD: `input_audio_buffer.speech_started`,
+//! then after 300 ms of quiet `…speech_stopped`, `…committed`, the scripted transcript
+//! (`conversation.item.input_audio_transcription.completed`) and a response. A response
+//! either says a scripted line (`response.output_audio_transcript.delta` and
+//! `response.output_audio.delta`, a tone as long as the words, 100 ms a chunk at twice
+//! real time) or calls a function (`response.function_call_arguments.done`); a
+//! `function_call_output` item and `response.create` make it say the output verbatim.
+//! Speech starting over a response cancels it (`response.done`, `cancelled`), as
+//! `interrupt_response` does; so does `response.cancel`. Every session is recorded.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ws::{Message, WebSocket};
+use base64::Engine as _;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{lock, tone, Shared};
+
+/// The rate both ways.
+const RATE: usize = 24_000;
+/// A chunk louder than this (RMS) is speech.
+const LOUD: f64 = 500.0;
+/// Quiet this long ends an utterance.
+const QUIET: Duration = Duration::from_millis(300);
+/// One audio delta: 100 ms.
+const CHUNK: usize = RATE / 10;
+/// The time between deltas (twice real time).
+const PACE: Duration = Duration::from_millis(50);
+
+/// What the realtime model does with the next utterance it hears.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Converse {
+    /// Say this.
+    Say(String),
+    /// Call `name` with `arguments` (JSON text); once answered, say the output.
+    Call { name: String, arguments: String },
+}
+
+/// One scripted exchange: what the person is heard to say, and the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub heard: String,
+    pub answer: Converse,
+}
+
+/// One realtime conversation as the server saw it.
+#[derive(Debug, Clone, Default)]
+pub struct ConverseSession {
+    /// The query string (`model=…`).
+    pub query: Option<String>,
+    /// The `Authorization` header.
+    pub authorization: Option<String>,
+    /// The last `session.update`'s `session`, or Null.
+    pub session: Value,
+    /// 24 kHz samples appended, all told.
+    pub samples: usize,
+    /// Utterances the VAD ended.
+    pub utterances: usize,
+    /// Function outputs received: (call id, output).
+    pub outputs: Vec<(String, String)>,
+    /// Each response's end: (status, the words it said).
+    pub responses: Vec<(String, String)>,
+    /// `response.cancel` events received.
+    pub cancels: usize,
+    /// When each utterance's speech stopped and when its first audio delta went out.
+    pub first_audio: Vec<(Instant, Instant)>,
+}
+
+/// The script and what was seen.
+#[derive(Default)]
+pub(super) struct ConverseState {
+    script: VecDeque<Exchange>,
+    /// Waited between the end of speech and the first audio (the provider's own time).
+    delay: Duration,
+    sessions: Vec<ConverseSession>,
+    /// Close the socket at the next utterance, unanswered.
+    drop_next: bool,
+}
+
+pub(super) async fn session(
+    shared: Arc<Shared>,
+    query: Option<String>,
+    authorization: Option<String>,
+    socket: WebSocket,
+) {
+    let at = {
+        let mut c = lock(&shared.converse);
+        c.sessions.push(ConverseSession {
+            query,
+            authorization,
+            ..Default::default()
+        });
+        c.sessions.len() - 1
+    };
+    let (mut sink, mut source) = socket.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Option<Value>>();
+    let writer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            let Some(event) = event else {
+                let _ = sink.close().await;
+                break;
+            };
+            if sink
+                .send(Message::Text(event.to_string().into()))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let _ = tx.send(Some(
+        json!({ "type": "session.created", "event_id": "event_0",
+        "session": { "type": "realtime" } }),
+    ));
+    let mut vad = Vad::default();
+    // The response streaming now, cancelled by dropping its sender.
+    let mut speaking: Option<Response> = None;
+    // The function call waiting for its output, with its exchange.
+    let mut pending_call: Option<String> = None;
+    let mut responses = 0usize;
+    while let Some(Ok(msg)) = source.next().await {
+        let Message::Text(text) = msg else {
+            if matches!(msg, Message::Close(_)) {
+                break;
+            }
+            continue;
+        };
+        let v: Value = serde_json::from_str(text.as_str()).unwrap_or(Value::Null);
+        let send = |v: Value| {
+            let _ = tx.send(Some(v));
+        };
+        match v["type"].as_str().unwrap_or_default() {
+            "session.update" => {
+                let s = &v["session"];
+                let format = json!({ "type": "audio/pcm", "rate": RATE });
+                let good = s["type"] == "realtime"
+                    && s["audio"]["input"]["format"] == format
+                    && s["audio"]["output"]["format"] == format
+                    && s["audio"]["input"]["turn_detection"]["type"] == "server_vad";
+                lock(&shared.converse).sessions[at].session = s.clone();
+                if good {
+                    send(json!({ "type": "session.updated", "session": s }));
+                } else {
+                    send(error_event("invalid_request_error",
+                        "This session needs type 'realtime', audio/pcm at 24000 Hz both ways and server_vad."));
+                }
+            }
+            "input_audio_buffer.append" => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(v["audio"].as_str().unwrap_or_default())
+                    .unwrap_or_default();
+                let pcm: Vec<i16> = bytes
+                    .chunks_exact(2)
+                    .map(|b| i16::from_le_bytes([b[0], b[1]]))
+                    .collect();
+                lock(&shared.converse).sessions[at].samples += pcm.len();
+                match vad.hear(&pcm) {
+                    Some(Turn::Started) => {
+                        send(json!({ "type": "input_audio_buffer.speech_started" }));
+                        if let Some(r) = speaking.take() {
+                            r.cancel();
+                        }
+                    }
+                    Some(Turn::Stopped) => {
+                        let stopped = Instant::now();
+                        send(json!({ "type": "input_audio_buffer.speech_stopped" }));
+                        let (exchange, delay, drop_now) = {
+                            let mut c = lock(&shared.converse);
+                            c.sessions[at].utterances += 1;
+                            let drop_now = std::mem::take(&mut c.drop_next);
+                            (c.script.pop_front(), c.delay, drop_now)
+                        };
+                        if drop_now {
+                            let _ = tx.send(None);
+                            break;
+                        }
+                        let item = format!("item_{at}_{}", vad.utterances);
+                        send(json!({ "type": "input_audio_buffer.committed", "item_id": item }));
+                        let exchange = exchange.unwrap_or(Exchange {
+                            heard: String::new(),
+                            answer: Converse::Say("I did not catch that.".into()),
+                        });
+                        send(
+                            json!({ "type": "conversation.item.input_audio_transcription.completed",
+                            "item_id": item, "content_index": 0, "transcript": exchange.heard }),
+                        );
+                        responses += 1;
+                        match exchange.answer {
+                            Converse::Say(words) => {
+                                speaking = Some(Response::say(
+                                    &shared,
+                                    at,
+                                    &tx,
+                                    responses,
+                                    words,
+                                    stopped + delay,
+                                    Some(stopped),
+                                ));
+                            }
+                            Converse::Call { name, arguments } => {
+                                let call_id = format!("call_{at}_{responses}");
+                                let tx2 = tx.clone();
+                                let id = call_id.clone();
+                                tokio::spawn(async move {
+                                    tokio::time::sleep_until(stopped + delay).await;
+                                    let _ = tx2.send(Some(json!({ "type": "response.created", "response": { "id": format!("resp_{responses}") } })));
+                                    let _ = tx2.send(Some(
+                                        json!({ "type": "response.function_call_arguments.done",
+                                        "call_id": id, "name": name, "arguments": arguments }),
+                                    ));
+                                    let _ = tx2.send(Some(json!({ "type": "response.done",
+                                        "response": { "id": format!("resp_{responses}"), "status": "completed" } })));
+                                });
+                                pending_call = Some(call_id);
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            "conversation.item.create" => {
+                let item = &v["item"];
+                if item["type"] == "function_call_output" {
+                    let call_id = item["call_id"].as_str().unwrap_or_default().to_string();
+                    let output = item["output"].as_str().unwrap_or_default().to_string();
+                    if pending_call.as_deref() == Some(call_id.as_str()) {
+                        pending_call = None;
+                    }
+                    lock(&shared.converse).sessions[at]
+                        .outputs
+                        .push((call_id, output));
+                }
+            }
+            "response.create" => {
+                let said = lock(&shared.converse).sessions[at]
+                    .outputs
+                    .last()
+                    .map(|(_, o)| o.clone())
+                    .unwrap_or_default();
+                responses += 1;
+                speaking = Some(Response::say(
+                    &shared,
+                    at,
+                    &tx,
+                    responses,
+                    said,
+                    Instant::now(),
+                    None,
+                ));
+            }
+            "response.cancel" => {
+                lock(&shared.converse).sessions[at].cancels += 1;
+                match speaking.take() {
+                    Some(r) => r.cancel(),
+                    None => send(
+                        json!({ "type": "error", "error": { "type": "invalid_request_error",
+                        "code": "response_cancel_not_active",
+                        "message": "Cancellation failed: no active response found." } }),
+                    ),
+                }
+            }
+            other => {
+                send(error_event(
+                    "invalid_request_error",
+                    &format!("Invalid value: '{other}'."),
+                ));
+            }
+        }
+    }
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// A response being said; dropping or cancelling it stops its deltas.
+struct Response {
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl Response {
+    /// Say `words` from `start`: the transcript, then the tone in 100 ms deltas.
+    fn say(
+        shared: &Arc<Shared>,
+        at: usize,
+        tx: &mpsc::UnboundedSender<Option<Value>>,
+        n: usize,
+        words: String,
+        start: Instant,
+        stopped: Option<Instant>,
+    ) -> Response {
+        let (stop, mut stopped_rx) = tokio::sync::watch::channel(false);
+        let (shared, tx) = (shared.clone(), tx.clone());
+        tokio::spawn(async move {
+            let id = format!("resp_{n}");
+            let send = |v: Value| {
+                let _ = tx.send(Some(v));
+            };
+            tokio::time::sleep_until(start).await;
+            send(json!({ "type": "response.created", "response": { "id": id } }));
+            send(
+                json!({ "type": "response.output_audio_transcript.delta", "response_id": id, "delta": words }),
+            );
+            let audio = tone(&words, RATE as u32);
+            let mut status = "completed";
+            for (i, chunk) in audio.chunks(CHUNK).enumerate() {
+                if *stopped_rx.borrow() {
+                    status = "cancelled";
+                    break;
+                }
+                if i == 0 {
+                    if let Some(s) = stopped {
+                        lock(&shared.converse).sessions[at]
+                            .first_audio
+                            .push((s, Instant::now()));
+                    }
+                }
+                let bytes: Vec<u8> = chunk.iter().flat_map(|s| s.to_le_bytes()).collect();
+                send(
+                    json!({ "type": "response.output_audio.delta", "response_id": id,
+                    "delta": base64::engine::general_purpose::STANDARD.encode(bytes) }),
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(PACE) => {}
+                    _ = stopped_rx.changed() => {}
+                }
+            }
+            if *stopped_rx.borrow() {
+                status = "cancelled";
+            }
+            send(json!({ "type": "response.done", "response": { "id": id, "status": status } }));
+            lock(&shared.converse).sessions[at]
+                .responses
+                .push((status.to_string(), words));
+        });
+        Response { stop }
+    }
+
+    fn cancel(self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+enum Turn {
+    Started,
+    Stopped,
+}
+
+/// Loudness standing in for the server's voice-activity detection.
+#[derive(Default)]
+struct Vad {
+    /// In an utterance: the quiet samples since its last loud chunk.
+    quiet: Option<usize>,
+    utterances: usize,
+}
+
+impl Vad {
+    fn hear(&mut self, pcm: &[i16]) -> Option<Turn> {
+        if pcm.is_empty() {
+            return None;
+        }
+        let rms =
+            (pcm.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>() / pcm.len() as f64).sqrt();
+        let loud = rms > LOUD;
+        match (self.quiet, loud) {
+            (None, true) => {
+                self.quiet = Some(0);
+                Some(Turn::Started)
+            }
+            (None, false) => None,
+            (Some(_), true) => {
+                self.quiet = Some(0);
+                None
+            }
+            (Some(q), false) => {
+                let q = q + pcm.len();
+                if q * 1000 / RATE >= QUIET.as_millis() as usize {
+                    self.quiet = None;
+                    self.utterances += 1;
+                    Some(Turn::Stopped)
+                } else {
+                    self.quiet = Some(q);
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn error_event(kind: &str, message: &str) -> Value {
+    json!({ "type": "error", "error": {
+        "type": kind, "code": null, "message": message, "param": null, "event_id": null,
+    }})
+}
+
+impl super::SpeechServer {
+    /// Queue an exchange; realtime utterances take them in order.
+    pub fn push_exchange(&self, heard: &str, answer: Converse) {
+        lock(&self.shared.converse).script.push_back(Exchange {
+            heard: heard.to_string(),
+            answer,
+        });
+    }
+
+    /// Wait this long between the end of speech and the first audio of the answer.
+    pub fn set_converse_delay(&self, d: Duration) {
+        lock(&self.shared.converse).delay = d;
+    }
+
+    /// Close the realtime socket at the next utterance's end, unanswered.
+    pub fn drop_next_utterance(&self) {
+        lock(&self.shared.converse).drop_next = true;
+    }
+
+    /// Every realtime conversation, in order, as it stands now.
+    pub fn converse_sessions(&self) -> Vec<ConverseSession> {
+        lock(&self.shared.converse).sessions.clone()
+    }
+}
