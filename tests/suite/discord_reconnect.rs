@@ -49,42 +49,31 @@ async fn discord_unreachable_at_start_is_connected_to_once_it_answers_and_health
     tokio::time::timeout(Duration::from_secs(20), discord.wait_ready())
         .await
         .expect("connected once Discord answered");
-    // The report sees the shard up within a second or two.
-    let mut state = String::new();
-    for _ in 0..50 {
-        state = discord_state().await;
-        if state == "connected" {
-            break;
+    // Whether /health says `want` within `tries` looks 100 ms apart.
+    let says = |want: &'static str, tries: usize| {
+        let discord_state = &discord_state;
+        async move {
+            for _ in 0..tries {
+                if discord_state().await == want {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            false
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(state, "connected");
+    };
+    // The report sees the shard up within a second or two.
+    assert!(says("connected", 50).await, "/health never said connected");
     // The gateway drops and stays down for a while: /health says so, then comes back.
     discord.set_down(true);
     discord.drop_gateway();
-    let mut seen_down = false;
-    for _ in 0..60 {
-        if discord_state().await == "reconnecting" {
-            seen_down = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(
-        seen_down,
+        says("reconnecting", 60).await,
         "/health never said the dropped gateway was reconnecting"
     );
     discord.set_down(false);
-    let mut back = false;
-    for _ in 0..300 {
-        if discord_state().await == "connected" {
-            back = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(
-        back,
+        says("connected", 300).await,
         "/health never said connected again after the gateway came back"
     );
     let from = discord.calls().len();

@@ -26,6 +26,19 @@ fn config(home: &Path, server: &SpeechServer, key: &str) -> RealtimeConfig {
     RealtimeConfig::from_settings(&config, &config.settings().voice).unwrap()
 }
 
+/// A session on `server` (OPENAI_API_KEY `rt-key`), once it is set up.
+async fn open_ready(
+    server: &SpeechServer,
+    home: &Path,
+) -> (RealtimeSession, UnboundedReceiver<RealtimeEvent>) {
+    let cfg = config(home, server, "rt-key");
+    let (session, mut rx) = RealtimeSession::open(&cfg, "You are Kotoba.")
+        .await
+        .unwrap();
+    events_until(&mut rx, |e| *e == RealtimeEvent::Ready).await;
+    (session, rx)
+}
+
 /// 16 kHz: `ms` of a loud tone, then `quiet_ms` of silence.
 fn utterance(ms: usize, quiet_ms: usize) -> Vec<i16> {
     let loud = (0..ms * 16).map(|i| ((i % 32) as i16 - 16) * 600);
@@ -105,11 +118,7 @@ async fn an_utterance_is_heard_at_24_khz_and_answered_with_her_audio_and_words()
     let server = SpeechServer::start().await;
     server.push_exchange("hello there", Converse::Say("Hi! Good to hear you.".into()));
     let home = tempfile::tempdir().unwrap();
-    let cfg = config(home.path(), &server, "rt-key");
-    let (session, mut rx) = RealtimeSession::open(&cfg, "You are Kotoba.")
-        .await
-        .unwrap();
-    events_until(&mut rx, |e| *e == RealtimeEvent::Ready).await;
+    let (session, mut rx) = open_ready(&server, home.path()).await;
     speak(&session, &utterance(600, 500)).await;
     let events = events_until(&mut rx, |e| matches!(e, RealtimeEvent::Done { .. })).await;
     assert!(events.contains(&RealtimeEvent::SpeechStarted), "{events:?}");
@@ -143,11 +152,7 @@ async fn a_consult_call_comes_out_with_its_request_and_its_answer_is_said() {
         },
     );
     let home = tempfile::tempdir().unwrap();
-    let cfg = config(home.path(), &server, "rt-key");
-    let (session, mut rx) = RealtimeSession::open(&cfg, "You are Kotoba.")
-        .await
-        .unwrap();
-    events_until(&mut rx, |e| *e == RealtimeEvent::Ready).await;
+    let (session, mut rx) = open_ready(&server, home.path()).await;
     speak(&session, &utterance(500, 400)).await;
     let events = events_until(&mut rx, |e| matches!(e, RealtimeEvent::Consult { .. })).await;
     let Some(RealtimeEvent::Consult { call_id, request }) = events.last().cloned() else {
@@ -180,11 +185,7 @@ async fn speech_over_her_answer_cancels_it_and_the_next_utterance_is_answered() 
     server.push_exchange("tell me everything", Converse::Say(long.into()));
     server.push_exchange("stop, what time is it", Converse::Say("It is noon.".into()));
     let home = tempfile::tempdir().unwrap();
-    let cfg = config(home.path(), &server, "rt-key");
-    let (session, mut rx) = RealtimeSession::open(&cfg, "You are Kotoba.")
-        .await
-        .unwrap();
-    events_until(&mut rx, |e| *e == RealtimeEvent::Ready).await;
+    let (session, mut rx) = open_ready(&server, home.path()).await;
     speak(&session, &utterance(500, 400)).await;
     events_until(&mut rx, |e| matches!(e, RealtimeEvent::Audio(_))).await;
     // Over her answer: the server hears speech start and cancels the response.
@@ -213,11 +214,7 @@ async fn a_dropped_socket_and_a_refused_key_are_one_sentence_each_without_the_ke
     let server = SpeechServer::start().await;
     server.drop_next_utterance();
     let home = tempfile::tempdir().unwrap();
-    let cfg = config(home.path(), &server, "rt-key");
-    let (session, mut rx) = RealtimeSession::open(&cfg, "You are Kotoba.")
-        .await
-        .unwrap();
-    events_until(&mut rx, |e| *e == RealtimeEvent::Ready).await;
+    let (session, mut rx) = open_ready(&server, home.path()).await;
     speak(&session, &utterance(500, 400)).await;
     let end = events_until(&mut rx, |e| matches!(e, RealtimeEvent::Closed(_))).await;
     let Some(RealtimeEvent::Closed(Some(e))) = end.last() else {
