@@ -306,6 +306,7 @@ async fn at_the_boundary(
             speculate: true,
             idle_leave: Duration::from_secs(3600),
             trace: Some(trace_tx),
+            realtime: None,
         },
         1,
     );

@@ -427,6 +427,12 @@ impl Engine {
         self.shutdown.cancel();
     }
 
+    /// What a realtime speech-to-speech model in a voice room is told (her soul, the
+    /// spoken register, when to consult her loop).
+    pub fn realtime_instructions(&self) -> String {
+        crate::soul::realtime_instructions(&self.soul)
+    }
+
     /// Run one turn: one at a time per session (a new one waits, unless it replaces the
     /// running one). The turn's frames go to the session's bus; the result comes back.
     /// Whom it speaks for is fixed from the request's origin and author when the turn is

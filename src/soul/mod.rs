@@ -15,7 +15,7 @@ mod prompt;
 mod tests;
 
 pub use parse::SoulError;
-pub use prompt::build_system_prompt;
+pub use prompt::{build_system_prompt, realtime_instructions};
 
 /// The soul file compiled into the binary.
 pub const SHIPPED_SOUL: &str = include_str!("../../soul/default.md");

@@ -75,6 +75,29 @@ pub fn build_system_prompt(
     kept.join("\n\n")
 }
 
+/// The instructions of a realtime speech-to-speech model standing in front of her loop
+/// (`voice_mode: realtime`): her personality, the spoken register, language and
+/// honesty, and when to consult her loop.
+pub fn realtime_instructions(soul: &crate::soul::Soul) -> String {
+    [
+        soul.personality.trim(),
+        SPOKEN_RULES,
+        LANGUAGE,
+        HONESTY,
+        CONSULT_RULE,
+    ]
+    .into_iter()
+    .filter(|b| !b.is_empty())
+    .collect::<Vec<_>>()
+    .join("\n\n")
+}
+
+/// When the realtime model asks her loop.
+const CONSULT_RULE: &str = "\
+You are the voice of this conversation; your own mind works behind you through the consult function.
+Answer small talk yourself. For anything else (a fact you are not sure of, anything on the owner's machine, files, code, the web, memory, reminders, the Discord server), call consult with the person's request in their words, then say what it returns, briefly and in your own voice.
+Never claim something ran, was found or was saved unless consult's answer says so.";
+
 /// `text` for the written register, nothing for the spoken one.
 fn written(register: Register, text: &str) -> String {
     match register {

@@ -178,6 +178,31 @@ impl RealtimeSession {
         Ok((RealtimeSession { up: up_tx }, events_rx))
     }
 
+    /// Start a session at once: it connects in its task while the first audio queues,
+    /// and a failure to connect comes as [`RealtimeEvent::Closed`].
+    pub fn start(
+        config: &RealtimeConfig,
+        instructions: &str,
+    ) -> (RealtimeSession, mpsc::UnboundedReceiver<RealtimeEvent>) {
+        let (up_tx, up_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (config, update) = (config.clone(), session_update(config, instructions));
+        tokio::spawn(async move {
+            let opened = async {
+                let mut ws = connect(&config).await?;
+                send(&mut ws, &update, &config).await?;
+                Ok(ws)
+            };
+            match opened.await {
+                Ok(ws) => run(config, ws, up_rx, events_tx).await,
+                Err(e) => {
+                    let _ = events_tx.send(RealtimeEvent::Closed(Some(e)));
+                }
+            }
+        });
+        (RealtimeSession { up: up_tx }, events_rx)
+    }
+
     /// Heard audio (16 kHz mono), as it comes.
     pub fn append(&self, pcm: &[i16]) {
         let _ = self.up.send(Up::Audio(pcm.to_vec()));

@@ -18,9 +18,11 @@ pub struct Providers {
     pub recognizer: Arc<dyn Recognizer>,
     /// Speech synthesis.
     pub synthesizer: Arc<dyn Synthesizer>,
-    /// When espeak-ng stands in for the configured voice: one sentence saying why, to
-    /// show where the room is.
+    /// When espeak-ng stands in for the configured voice, or the realtime session
+    /// cannot be set up: the sentences saying why, to show where the room is.
     pub stood_in: Option<String>,
+    /// With `voice_mode: realtime`, where each person's realtime session opens.
+    pub realtime: Option<crate::speech::realtime_voice::RealtimeConfig>,
 }
 
 /// The providers the live settings name.
@@ -28,14 +30,36 @@ pub fn providers(config: &Config) -> Providers {
     let recognizer: Arc<dyn Recognizer> =
         stt::recognizer(config).unwrap_or_else(|e| Arc::new(Broken(e)));
     let (synthesizer, why) = tts::synthesizer_or_floor(config);
-    let stood_in = why.map(|why| {
+    let mut stood_in = why.map(|why| {
         tracing::warn!("voice: {why}; speaking with espeak-ng instead");
         format!("{why} I'll speak with espeak-ng until that is fixed.")
     });
+    let settings = config.settings();
+    let realtime = match settings.voice_mode {
+        crate::config::VoiceMode::Realtime => {
+            match crate::speech::realtime_voice::RealtimeConfig::from_settings(
+                config,
+                &settings.voice,
+            ) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::warn!("voice: {e}");
+                    let line = format!("{e} I'll answer with my usual voice until that is fixed.");
+                    stood_in = Some(match stood_in {
+                        Some(s) => format!("{s} {line}"),
+                        None => line,
+                    });
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     Providers {
         recognizer,
         synthesizer,
         stood_in,
+        realtime,
     }
 }
 

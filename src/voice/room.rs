@@ -23,6 +23,7 @@ use crate::speech::SpeechError;
 mod early;
 mod parts;
 mod pause;
+mod realtime;
 mod streams;
 mod turns;
 
@@ -63,6 +64,11 @@ enum RoomEvent {
     Frame {
         turn: u64,
         event: Arc<Event>,
+    },
+    /// What a person's realtime session reported (`voice_mode: realtime`).
+    Realtime {
+        user: u64,
+        event: crate::speech::realtime_voice::RealtimeEvent,
     },
 }
 
@@ -176,6 +182,9 @@ struct Room {
     /// Stops of the session's turn (the page's Stop, /stop, "stop" in the chat): she
     /// goes quiet with each one that is not the room's own.
     stops: tokio::sync::watch::Receiver<u64>,
+    /// With `voice_mode: realtime`: each person's speech-to-speech session and the
+    /// consult in flight (`room/realtime.rs`).
+    realtime: realtime::Realtime,
 }
 
 impl Room {
@@ -207,6 +216,7 @@ impl Room {
             acks: 0,
             speculation: None,
             stops,
+            realtime: realtime::Realtime::default(),
         }
     }
 
@@ -281,6 +291,7 @@ impl Room {
 
     /// One frame of audio time for every ear.
     fn tick(&mut self, heard: Heard) {
+        self.realtime_tick(&heard.frames);
         let mut sent: HashSet<u64> = HashSet::new();
         let mut happened = Vec::new();
         for (user, frame) in heard.frames {
@@ -305,14 +316,30 @@ impl Room {
     }
 
     fn on_ear(&mut self, user: u64, heard: Ear) {
+        // A person's realtime session hears and answers their utterances itself; their
+        // ear still pauses her when they speak over her.
+        let realtime = self.realtime_takes(user);
         match heard {
+            Ear::Committed(_) | Ear::Paused(_) if realtime => {
+                if self.pausing.is_some_and(|p| p.user == user) {
+                    self.pausing = None;
+                    self.barge_in();
+                }
+                if let Ear::Committed(utterance) = heard {
+                    // Kept until the session answers it: if the session fails first,
+                    // the chained pipeline answers it instead.
+                    self.realtime_unanswered(user, utterance);
+                }
+            }
             Ear::Started => {
                 if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.as_mut()) {
                     h.resumed = true;
                 }
                 // They went on: what was asked at their pause is cancelled, silently.
                 self.drop_speculation(user);
-                self.open_stream(user);
+                if !realtime {
+                    self.open_stream(user);
+                }
                 let serving = self.humans <= 1 || self.served == Some(user);
                 match self.pausing.as_mut() {
                     Some(p) if p.user == user => p.speech_started(),
@@ -326,35 +353,7 @@ impl Room {
                     None => {}
                 }
             }
-            Ear::Committed(utterance) => {
-                if self.pausing.is_some_and(|p| p.user == user) {
-                    self.pausing = None;
-                    self.barge_in();
-                }
-                let now = Instant::now();
-                let quiet = utterance.ended_at.saturating_sub(utterance.last_voiced());
-                let commit = Commit {
-                    at: now,
-                    ended_at: utterance.ended_at,
-                    speech_end: now
-                        .checked_sub(FRAME * u32::try_from(quiet).unwrap_or(0))
-                        .unwrap_or(now),
-                };
-                // Recognised at the pause and nothing said since: no second ask.
-                if let Some(e) = self.take_early(user, &utterance) {
-                    self.close_stream(user);
-                    self.on_transcript(user, Ok(e.text), commit, e.stt);
-                    return;
-                }
-                self.recognise(user, true, utterance.pcm, move |text, stt| {
-                    RoomEvent::Transcript {
-                        user,
-                        text,
-                        commit,
-                        stt,
-                    }
-                });
-            }
+            Ear::Committed(utterance) => self.answer_utterance(user, utterance),
             Ear::Paused(so_far) => self.on_paused(user, so_far),
             Ear::Dropped => {
                 self.close_stream(user);
@@ -368,6 +367,42 @@ impl Room {
                 }
             }
         }
+    }
+
+    /// `user`'s utterance ended: recognise it (or take its words recognised at the
+    /// pause) and answer it.
+    pub(super) fn answer_utterance(
+        &mut self,
+        user: u64,
+        utterance: crate::speech::endpoint::Utterance,
+    ) {
+        if self.pausing.is_some_and(|p| p.user == user) {
+            self.pausing = None;
+            self.barge_in();
+        }
+        let now = Instant::now();
+        let quiet = utterance.ended_at.saturating_sub(utterance.last_voiced());
+        let commit = Commit {
+            at: now,
+            ended_at: utterance.ended_at,
+            speech_end: now
+                .checked_sub(FRAME * u32::try_from(quiet).unwrap_or(0))
+                .unwrap_or(now),
+        };
+        // Recognised at the pause and nothing said since: no second ask.
+        if let Some(e) = self.take_early(user, &utterance) {
+            self.close_stream(user);
+            self.on_transcript(user, Ok(e.text), commit, e.stt);
+            return;
+        }
+        self.recognise(user, true, utterance.pcm, move |text, stt| {
+            RoomEvent::Transcript {
+                user,
+                text,
+                commit,
+                stt,
+            }
+        });
     }
 
     /// Go quiet at once for `pause` (the frames handed ahead are dropped).
@@ -645,6 +680,7 @@ impl Room {
                 stt,
             } => self.on_early(user, text, last_voiced, stt),
             RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
+            RoomEvent::Realtime { user, event } => self.on_realtime(user, event),
         }
     }
 

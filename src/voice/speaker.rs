@@ -55,6 +55,9 @@ pub struct Speaker {
     pending: Arc<AtomicUsize>,
     lines: Option<mpsc::UnboundedSender<String>>,
     task: Option<Aborting<()>>,
+    /// Audio another voice made (a realtime model's answer, 24 kHz), being turned
+    /// into frames as it streams in.
+    stream: Option<Playout>,
 }
 
 impl Speaker {
@@ -67,6 +70,31 @@ impl Speaker {
             pending: Arc::new(AtomicUsize::new(0)),
             lines: None,
             task: None,
+            stream: None,
+        }
+    }
+
+    /// Play audio already spoken at `rate` (a realtime model's answer) as it streams
+    /// in, after whatever is queued; [`Speaker::end_stream`] flushes its tail.
+    pub fn play(&mut self, pcm: &[i16], rate: u32) {
+        let stream = self.stream.get_or_insert_with(|| Playout::new(rate));
+        stream.push(pcm);
+        let mut frames = lock(&self.frames);
+        while let Some(f) = stream.pop() {
+            frames.push_back(f);
+        }
+        drop(frames);
+        let _ = self.notes.send(SpeakerNote::Audio);
+    }
+
+    /// The streamed audio is over: its last frames are queued.
+    pub fn end_stream(&mut self) {
+        if let Some(mut stream) = self.stream.take() {
+            stream.finish();
+            let mut frames = lock(&self.frames);
+            while let Some(f) = stream.pop() {
+                frames.push_back(f);
+            }
         }
     }
 
@@ -107,6 +135,7 @@ impl Speaker {
     pub fn hush(&mut self) {
         self.lines = None;
         self.task = None;
+        self.stream = None;
         // Fresh queues: a cut task that still runs for a moment fills orphans.
         self.pending = Arc::new(AtomicUsize::new(0));
         self.frames = Arc::new(Mutex::new(VecDeque::new()));

@@ -269,6 +269,7 @@ pub(super) fn stage_with(
             speculate: true,
             idle_leave: Duration::from_secs(300),
             trace: None,
+            realtime: None,
         },
         humans,
     );

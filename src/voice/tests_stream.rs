@@ -144,6 +144,7 @@ fn streaming(streamed: Vec<Result<&str, &str>>, uploaded: &[&str], answer: &str)
             speculate: true,
             idle_leave: Duration::from_secs(300),
             trace: Some(trace),
+            realtime: None,
         },
         1,
     );

@@ -41,6 +41,7 @@ mod v1_python;
 mod voice;
 mod web;
 mod web_answers;
+mod web_realtime;
 mod web_settings;
 mod web_tools;
 mod web_voice;

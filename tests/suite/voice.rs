@@ -122,6 +122,7 @@ async fn voice_room(provider: &str) -> Voice {
             speculate: true,
             idle_leave: Duration::from_secs(300),
             trace: Some(trace_tx),
+            realtime: None,
         },
         1,
     );

@@ -23,23 +23,23 @@ type Sink = futures::stream::SplitSink<
 
 /// What the page received on its socket.
 #[derive(Default)]
-struct Heard {
-    texts: Vec<Value>,
-    samples: usize,
+pub(super) struct Heard {
+    pub(super) texts: Vec<Value>,
+    pub(super) samples: usize,
     peak: i32,
 }
 
-struct PageVoice {
+pub(super) struct PageVoice {
     sink: Sink,
     heard: Arc<Mutex<Heard>>,
 }
 
 impl PageVoice {
-    fn texts(&self) -> Vec<Value> {
+    pub(super) fn texts(&self) -> Vec<Value> {
         self.heard.lock().unwrap().texts.clone()
     }
 
-    fn samples(&self) -> usize {
+    pub(super) fn samples(&self) -> usize {
         self.heard.lock().unwrap().samples
     }
 
@@ -49,7 +49,7 @@ impl PageVoice {
 
     /// `pcm` then `silence` seconds of silence, as little-endian bytes in chunks that
     /// do not line up with 20 ms frames, as fast as the socket takes them.
-    async fn speak(&mut self, pcm: &[i16], silence: f64) {
+    pub(super) async fn speak(&mut self, pcm: &[i16], silence: f64) {
         let mut all = pcm.to_vec();
         all.extend(std::iter::repeat_n(0i16, (silence * 16_000.0) as usize));
         let bytes: Vec<u8> = all.iter().flat_map(|s| s.to_le_bytes()).collect();
@@ -66,7 +66,7 @@ impl PageVoice {
     }
 
     /// Wait (at most `secs`) until `done` holds of what the page received.
-    async fn wait(&self, secs: u64, what: &str, done: impl Fn(&Heard) -> bool) {
+    pub(super) async fn wait(&self, secs: u64, what: &str, done: impl Fn(&Heard) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {
             if done(&self.heard.lock().unwrap()) {
@@ -84,7 +84,7 @@ impl PageVoice {
     }
 }
 
-fn has_text(h: &Heard, kind: &str, field: &str, needle: &str) -> bool {
+pub(super) fn has_text(h: &Heard, kind: &str, field: &str, needle: &str) -> bool {
     h.texts.iter().any(|t| {
         (t["type"] == kind || t["kind"] == kind)
             && t[field].as_str().is_some_and(|s| s.contains(needle))
@@ -92,7 +92,7 @@ fn has_text(h: &Heard, kind: &str, field: &str, needle: &str) -> bool {
 }
 
 /// A page server whose speech providers are the loopback OpenAI-compatible ones.
-async fn rig(extra: Vec<Arc<dyn kotoba::tools::Tool>>) -> (WebRig, SpeechServer) {
+pub(super) async fn rig(extra: Vec<Arc<dyn kotoba::tools::Tool>>) -> (WebRig, SpeechServer) {
     rig_speaking(extra, "openai").await
 }
 
@@ -108,7 +108,7 @@ async fn rig_speaking(
 }
 
 /// Open the page's voice socket on `session` and wait for its `ready`.
-async fn open(r: &WebRig, session: &str) -> PageVoice {
+pub(super) async fn open(r: &WebRig, session: &str) -> PageVoice {
     let uri = format!(
         "{}/api/voice?session={session}",
         r.base.replace("http://", "ws://")

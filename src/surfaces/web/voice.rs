@@ -159,6 +159,7 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
         // The page's owner is there while the socket is open.
         idle_leave: Duration::from_secs(u64::from(u32::MAX)),
         trace: Some(crate::voice::latency::keeper(config.paths.home.clone())),
+        realtime: providers.realtime.clone(),
     };
     let ready = json!({
         "type": "ready",

@@ -98,6 +98,9 @@ pub struct RoomParts {
     pub idle_leave: Duration,
     /// Where per-utterance timings go (the benchmark listens), if anywhere.
     pub trace: Option<mpsc::UnboundedSender<Trace>>,
+    /// With `voice_mode: realtime`: where each person's realtime speech-to-speech
+    /// session opens (`room/realtime.rs`); `None`: the chained pipeline.
+    pub realtime: Option<crate::speech::realtime_voice::RealtimeConfig>,
 }
 
 /// What the surface tells a running room.

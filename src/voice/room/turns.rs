@@ -162,6 +162,7 @@ impl Room {
         if event.run_id.is_some() {
             return;
         }
+        let consult = self.is_consult(no);
         let Some(live) = self.turn.as_mut().filter(|l| l.no == no) else {
             return;
         };
@@ -212,6 +213,13 @@ impl Room {
                 self.hush();
                 return;
             }
+            Frame::TurnDone { text, .. } if consult => {
+                // A consult's answer is the realtime model's to say.
+                self.turn = None;
+                let text = text.clone();
+                self.consult_done(no, &text);
+                return;
+            }
             Frame::TurnDone { text, .. } => {
                 if let Some(rest) = live.sentences.finish() {
                     lines.push(rest);
@@ -222,6 +230,10 @@ impl Room {
                 }
             }
             _ => {}
+        }
+        if consult {
+            // Her loop's words go back to the realtime model, which says them.
+            return;
         }
         for line in lines {
             self.say(&line);
@@ -245,6 +257,7 @@ impl Room {
     pub(super) fn barge_in(&mut self) {
         let cut = self.turn.is_some();
         self.hush();
+        self.cancel_realtime();
         if cut {
             self.stop_turn();
         }

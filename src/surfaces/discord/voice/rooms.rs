@@ -221,6 +221,7 @@ async fn start_room(
         speculate: voice.speculate,
         idle_leave: std::time::Duration::from_secs(voice.idle_leave),
         trace: Some(crate::voice::latency::keeper(config.paths.home.clone())),
+        realtime: providers.realtime.clone(),
     };
     let handle = room::spawn(parts, humans);
     if let Some(text) = providers.stood_in {

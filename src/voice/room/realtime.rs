@@ -1,0 +1,212 @@
+//! `voice_mode: realtime` in the room (docs/voice.md): each person's audio also goes
+//! to a realtime speech-to-speech session of their own, which hears, answers aloud and
+//! calls `consult` for real work. A consult is a turn of her loop for that person (their
+//! origin, register voice, an agent call: a gated tool defers with its card in the
+//! text chat); its answer goes back as the function's output and the model says it.
+//! Her audio plays through the room's speaker, so barge-in, Stop and leave cut it as
+//! they cut her own voice, and a barge-in also cancels the session's response. The
+//! person's transcript is captioned and answers a waiting card by a spoken yes. A
+//! session that fails says so once in the text chat, and that person's utterances go
+//! through the chained pipeline from then on.
+
+use std::collections::HashMap;
+
+use super::{Caption, Room, RoomEvent};
+use crate::protocol::TurnRequest;
+use crate::speech::endpoint::Utterance;
+use crate::speech::realtime_voice::{RealtimeEvent, RealtimeSession, RATE};
+
+/// One person's realtime session.
+pub(super) struct Conversation {
+    /// The open session.
+    session: RealtimeSession,
+    /// Her words of the answer being said, for its caption.
+    words: String,
+}
+
+/// The room's realtime side: sessions by person, and the consult in flight.
+#[derive(Default)]
+pub(super) struct Realtime {
+    /// Each person's open session.
+    sessions: HashMap<u64, Conversation>,
+    /// People whose session failed: the chained pipeline serves them.
+    failed: std::collections::HashSet<u64>,
+    /// The consult turn running: (its room turn number, the person, the call id).
+    consult: Option<(u64, u64, String)>,
+    /// Each person's last utterance their session has not answered yet: if the
+    /// session fails first, the chained pipeline answers it.
+    unanswered: HashMap<u64, Utterance>,
+}
+
+impl Room {
+    /// Whether `user`'s utterances belong to a realtime session (the chained pipeline
+    /// leaves them alone).
+    pub(super) fn realtime_takes(&self, user: u64) -> bool {
+        self.parts.realtime.is_some() && !self.realtime.failed.contains(&user)
+    }
+
+    /// One tick of audio to every realtime session: each person's frame, silence for
+    /// those who sent none (the server's turn detection counts audio time).
+    pub(super) fn realtime_tick(&mut self, frames: &[(u64, Vec<i16>)]) {
+        if self.parts.realtime.is_none() {
+            return;
+        }
+        for (user, frame) in frames {
+            if self.realtime_takes(*user) && !self.realtime.sessions.contains_key(user) {
+                self.open_conversation(*user);
+            }
+            if let Some(c) = self.realtime.sessions.get(user) {
+                c.session.append(frame);
+            }
+        }
+        let silence = vec![0i16; crate::speech::audio::HEAR_FRAME];
+        for (user, c) in &self.realtime.sessions {
+            if !frames.iter().any(|(u, _)| u == user) {
+                c.session.append(&silence);
+            }
+        }
+    }
+
+    fn open_conversation(&mut self, user: u64) {
+        let Some(config) = &self.parts.realtime else {
+            return;
+        };
+        let instructions = self.parts.engine.realtime_instructions();
+        let (session, mut events) = RealtimeSession::start(config, &instructions);
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if tx.send(RoomEvent::Realtime { user, event }).is_err() {
+                    break;
+                }
+            }
+        });
+        self.realtime.sessions.insert(
+            user,
+            Conversation {
+                session,
+                words: String::new(),
+            },
+        );
+    }
+
+    /// `user`'s ear ended an utterance their session hears itself: kept until the
+    /// session answers it.
+    pub(super) fn realtime_unanswered(&mut self, user: u64, utterance: Utterance) {
+        self.realtime.unanswered.insert(user, utterance);
+    }
+
+    /// Cancel every session's answer in progress (a barge-in, Stop).
+    pub(super) fn cancel_realtime(&mut self) {
+        for c in self.realtime.sessions.values_mut() {
+            c.session.cancel();
+            c.words.clear();
+        }
+    }
+
+    pub(super) fn on_realtime(&mut self, user: u64, event: RealtimeEvent) {
+        match event {
+            RealtimeEvent::Ready | RealtimeEvent::SpeechStopped { .. } => {}
+            RealtimeEvent::SpeechStarted => {
+                // The server cancels its own answer; she goes quiet here at once.
+                if self.speaker.speaking() && self.realtime.consult.is_none() {
+                    self.hush();
+                }
+            }
+            RealtimeEvent::Heard(words) => {
+                let words = words.trim().to_string();
+                if words.is_empty() {
+                    return;
+                }
+                self.post(Caption::Heard {
+                    user,
+                    name: self.parts.side.name_of(user),
+                    words: words.clone(),
+                });
+                self.spoken_answer(user, &words);
+            }
+            RealtimeEvent::Audio(pcm) => {
+                if !self.parts.out.muted() {
+                    self.speaker.play(&pcm, RATE);
+                }
+            }
+            RealtimeEvent::Words(w) => {
+                if let Some(c) = self.realtime.sessions.get_mut(&user) {
+                    c.words.push_str(&w);
+                }
+            }
+            RealtimeEvent::Done { status } => {
+                self.speaker.end_stream();
+                self.feed();
+                let words = self
+                    .realtime
+                    .sessions
+                    .get_mut(&user)
+                    .map(|c| std::mem::take(&mut c.words))
+                    .unwrap_or_default();
+                if status == "completed" {
+                    self.realtime.unanswered.remove(&user);
+                }
+                if status == "completed" && !words.trim().is_empty() {
+                    self.post(Caption::Said(words.trim().to_string()));
+                }
+            }
+            RealtimeEvent::Consult { call_id, request } => {
+                self.realtime.unanswered.remove(&user);
+                self.consult(user, call_id, request);
+            }
+            RealtimeEvent::Closed(why) => {
+                self.realtime.sessions.remove(&user);
+                if let Some(e) = why {
+                    tracing::warn!("voice: {e}");
+                    self.realtime.failed.insert(user);
+                    self.post(Caption::Notice(format!(
+                        "{e} I'll answer with my usual voice until it works again."
+                    )));
+                    // What they said that it never answered: the chain answers it.
+                    if let Some(utterance) = self.realtime.unanswered.remove(&user) {
+                        self.answer_utterance(user, utterance);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Run a turn of her loop for `user` with `request`; its answer goes back to the
+    /// session as `call_id`'s output.
+    fn consult(&mut self, user: u64, call_id: String, request: String) {
+        let mut req: TurnRequest = self.turn_request(user, request);
+        // The realtime model holds the clock: a gated tool defers (its card in the
+        // chat), as for any agent call.
+        req.el_call_bound = Some(true);
+        self.run_turn(user, req, None, None);
+        self.realtime.consult = Some((self.turn_no, user, call_id));
+    }
+
+    /// Whether the room's turn `no` is a consult (her words go back to the realtime
+    /// model, not to her own voice).
+    pub(super) fn is_consult(&self, no: u64) -> bool {
+        self.realtime.consult.as_ref().is_some_and(|c| c.0 == no)
+    }
+
+    /// The consult turn `no` ended with `text`: the realtime model says it.
+    pub(super) fn consult_done(&mut self, no: u64, text: &str) {
+        let Some((n, user, call_id)) = self.realtime.consult.take() else {
+            return;
+        };
+        if n != no {
+            self.realtime.consult = Some((n, user, call_id));
+            return;
+        }
+        let output = if text.trim().is_empty() {
+            "Nothing came of it."
+        } else {
+            text
+        };
+        match self.realtime.sessions.get(&user) {
+            Some(c) => c.session.answer(&call_id, output),
+            // The session is gone: she says it herself.
+            None => self.say(output),
+        }
+    }
+}
