@@ -572,6 +572,7 @@ impl Room {
         self.speaker.hush();
         self.parts.out.stop();
         self.handed_ahead = 0;
+        self.cancel_realtime();
     }
 
     // ---- the clock -------------------------------------------------------------

@@ -141,3 +141,47 @@ async fn a_realtime_server_that_cannot_be_reached_is_one_sentence_and_the_chain_
         .count();
     assert_eq!(notices, 1, "said once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speaking_over_the_realtime_answer_stops_her_audio_and_cancels_the_answer() {
+    let (r, speech) = rig(Vec::new()).await;
+    realtime_at(&r, &speech, &speech.openai_base());
+    let long = "This is a long answer about the history of tea, from its first leaves \
+                to the kettles of today, and it would go on for a good while longer.";
+    speech.push_exchange("tell me about tea", Converse::Say(long.into()));
+    speech.push_exchange("okay, stop", Converse::Say("Sure.".into()));
+    let mut page = open(&r, "barge").await;
+    page.speak(&espeak_16k("tell me about tea").await, 1.0)
+        .await;
+    page.wait(20, "the start of her long answer", |h| h.samples >= 24_000)
+        .await;
+    page.speak(&espeak_16k("okay, stop").await, 1.0).await;
+    page.wait(10, "a stop", |h| {
+        h.texts.iter().any(|t| t["type"] == "stop")
+    })
+    .await;
+    page.wait(20, "the next answer's caption", |h| {
+        has_text(h, "said", "text", "Sure.")
+    })
+    .await;
+    let whole = crate::support::speech_server::tone(long, 24_000).len();
+    assert!(
+        page.samples() < whole,
+        "her long answer was cut: {} of {whole} samples",
+        page.samples()
+    );
+    let session = &speech.converse_sessions()[0];
+    assert_eq!(
+        session.responses.first().map(|r| r.0.as_str()),
+        Some("cancelled"),
+        "the realtime answer was cancelled: {:?}",
+        session.responses
+    );
+    assert!(
+        !page
+            .texts()
+            .iter()
+            .any(|t| t["kind"] == "said" && t["text"].as_str() == Some(long)),
+        "a cut answer is not captioned as said"
+    );
+}

@@ -22,6 +22,11 @@ pub(super) struct Conversation {
     session: RealtimeSession,
     /// Her words of the answer being said, for its caption.
     words: String,
+    /// Its answer was cut (a barge-in, Stop): audio still in flight from it is dropped
+    /// until that response's end arrives.
+    cut: bool,
+    /// An answer of its is under way (audio or words came, its end not yet).
+    answering: bool,
 }
 
 /// The room's realtime side: sessions by person, and the consult in flight.
@@ -86,6 +91,8 @@ impl Room {
             Conversation {
                 session,
                 words: String::new(),
+                cut: false,
+                answering: false,
             },
         );
     }
@@ -96,11 +103,16 @@ impl Room {
         self.realtime.unanswered.insert(user, utterance);
     }
 
-    /// Cancel every session's answer in progress (a barge-in, Stop).
+    /// Cancel every session's answer in progress and forget the consult (a barge-in,
+    /// Stop: the consult's turn is cut with the room's turn; nothing answers it).
     pub(super) fn cancel_realtime(&mut self) {
+        self.realtime.consult = None;
         for c in self.realtime.sessions.values_mut() {
-            c.session.cancel();
-            c.words.clear();
+            if c.answering {
+                c.session.cancel();
+                c.words.clear();
+                c.cut = true;
+            }
         }
     }
 
@@ -108,7 +120,8 @@ impl Room {
         match event {
             RealtimeEvent::Ready | RealtimeEvent::SpeechStopped { .. } => {}
             RealtimeEvent::SpeechStarted => {
-                // The server cancels its own answer; she goes quiet here at once.
+                // The server cancels its own answer; she goes quiet here at once, and
+                // what was in flight of it is not played.
                 if self.speaker.speaking() && self.realtime.consult.is_none() {
                     self.hush();
                 }
@@ -126,16 +139,32 @@ impl Room {
                 self.spoken_answer(user, &words);
             }
             RealtimeEvent::Audio(pcm) => {
-                if !self.parts.out.muted() {
+                let cut = match self.realtime.sessions.get_mut(&user) {
+                    Some(c) => {
+                        c.answering = true;
+                        c.cut
+                    }
+                    None => false,
+                };
+                if !cut && !self.parts.out.muted() {
                     self.speaker.play(&pcm, RATE);
                 }
             }
             RealtimeEvent::Words(w) => {
                 if let Some(c) = self.realtime.sessions.get_mut(&user) {
+                    c.answering = true;
                     c.words.push_str(&w);
                 }
             }
             RealtimeEvent::Done { status } => {
+                if let Some(c) = self.realtime.sessions.get_mut(&user) {
+                    c.answering = false;
+                    if std::mem::take(&mut c.cut) {
+                        // The end of the answer that was cut: nothing more of it plays.
+                        c.words.clear();
+                        return;
+                    }
+                }
                 self.speaker.end_stream();
                 self.feed();
                 let words = self

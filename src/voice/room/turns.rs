@@ -257,7 +257,6 @@ impl Room {
     pub(super) fn barge_in(&mut self) {
         let cut = self.turn.is_some();
         self.hush();
-        self.cancel_realtime();
         if cut {
             self.stop_turn();
         }
