@@ -185,3 +185,57 @@ async fn speaking_over_the_realtime_answer_stops_her_audio_and_cancels_the_answe
         "a cut answer is not captioned as said"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_runs_once() {
+    let shell = std::sync::Arc::new(crate::support::web::FakeShell::new("cleaned"));
+    let runs = shell.runs.clone();
+    let (r, speech) = rig(vec![shell]).await;
+    realtime_at(&r, &speech, &speech.openai_base());
+    speech.push_exchange(
+        "clean the build folder",
+        Converse::Call {
+            name: "consult".into(),
+            arguments: r#"{"request":"clean the build folder"}"#.into(),
+        },
+    );
+    speech.push_exchange("yes, go ahead", Converse::Say("Okay.".into()));
+    r.model.push(Reply::call(
+        "shell",
+        serde_json::json!({"command": "rm -rf build"}),
+    ));
+    let mut events = r.events("deferred").await;
+    let mut page = open(&r, "deferred").await;
+    page.speak(&espeak_16k("clean the build folder").await, 1.0)
+        .await;
+    events.until(|f| f["type"] == "card").await;
+    // The consult deferred: its turn ended with the card still waiting.
+    page.wait(20, "the consult's answer said", |h| {
+        has_text(h, "said", "text", "permission")
+    })
+    .await;
+    assert_eq!(
+        crate::support::web::FakeShell::run_count(&runs),
+        0,
+        "nothing ran before the yes"
+    );
+    page.speak(&espeak_16k("yes, go ahead").await, 1.0).await;
+    let frames = events.until(|f| f["type"] == "card_settled").await;
+    let settled = frames.last().unwrap().to_string();
+    assert!(settled.contains("approve"), "{settled}");
+    assert!(settled.contains("the voice call"), "said where: {settled}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    while crate::support::web::FakeShell::run_count(&runs) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the deferred command never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(
+        crate::support::web::FakeShell::run_count(&runs),
+        1,
+        "it ran once"
+    );
+}

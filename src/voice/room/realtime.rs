@@ -41,6 +41,9 @@ pub(super) struct Realtime {
     /// Each person's last utterance their session has not answered yet: if the
     /// session fails first, the chained pipeline answers it.
     unanswered: HashMap<u64, Utterance>,
+    /// Cards a consult left waiting when it deferred (its turn has ended): a spoken
+    /// yes or no answers the oldest still waiting.
+    deferred: Vec<String>,
 }
 
 impl Room {
@@ -101,6 +104,24 @@ impl Room {
     /// session answers it.
     pub(super) fn realtime_unanswered(&mut self, user: u64, utterance: Utterance) {
         self.realtime.unanswered.insert(user, utterance);
+    }
+
+    /// A consult's card, waiting after its turn ends.
+    pub(super) fn realtime_deferred(&mut self, request_id: &str) {
+        self.realtime.deferred.push(request_id.to_string());
+    }
+
+    /// The oldest card a consult left that still waits (settled ones are forgotten).
+    pub(super) fn deferred_card(&mut self) -> Option<String> {
+        let open: std::collections::HashSet<String> = self
+            .parts
+            .engine
+            .all_open_cards()
+            .into_iter()
+            .map(|c| c.request_id)
+            .collect();
+        self.realtime.deferred.retain(|id| open.contains(id));
+        self.realtime.deferred.first().cloned()
     }
 
     /// Cancel every session's answer in progress and forget the consult (a barge-in,

@@ -22,11 +22,13 @@ impl Room {
     /// what was decided; an unclear one makes her ask again, once; anyone else's changes
     /// nothing. True when the utterance was taken as such an answer.
     pub(super) fn spoken_answer(&mut self, user: u64, text: &str) -> bool {
-        let Some(card) = self
+        // The live turn's card, else a card a consult left waiting when it deferred.
+        let card = self
             .turn
             .as_ref()
             .and_then(|l| l.cards.iter().next().cloned())
-        else {
+            .or_else(|| self.deferred_card());
+        let Some(card) = card else {
             return false;
         };
         let Some(said) = consent(text) else {
@@ -202,6 +204,10 @@ impl Room {
             Frame::Card(card) => {
                 lines.extend(live.sentences.finish());
                 live.cards.insert(card.request_id.clone());
+                if consult {
+                    // A consult defers: its card outlives its turn.
+                    self.realtime_deferred(&card.request_id);
+                }
             }
             Frame::CardSettled { request_id, .. } => {
                 live.cards.remove(request_id);
