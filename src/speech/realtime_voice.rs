@@ -14,11 +14,13 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_websockets::{MaybeTlsStream, Message, WebSocketStream};
+use tokio_websockets::Message;
 
 use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::audio::{f32_to_i16, i16_to_f32, Resampler, HEAR_RATE};
-use crate::speech::stt::{api_key, on_host, or_default, redact};
+use crate::speech::stt::{
+    api_key, on_host, open_socket, or_default, redact, RealtimeSocket as Socket,
+};
 
 /// The rate the realtime API hears and speaks (`audio/pcm`).
 pub const RATE: u32 = 24_000;
@@ -32,10 +34,6 @@ pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 const OPENAI_BASE: &str = "https://api.openai.com/v1";
 /// The one function the realtime model is given.
 pub const CONSULT: &str = "consult";
-/// How long connecting may take.
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A realtime session that could not start or broke: one sentence naming the provider
 /// and the fix, never the key.
@@ -272,29 +270,9 @@ fn session_update(config: &RealtimeConfig, instructions: &str) -> Value {
 }
 
 async fn connect(config: &RealtimeConfig) -> Result<Socket, RealtimeError> {
-    let bad = |e: String| RealtimeError::Connect(config.hide(&e));
-    let mut builder = tokio_websockets::ClientBuilder::new()
-        .uri(&config.url)
-        .map_err(|e| bad(format!("{} is not a valid address ({e})", config.url)))?;
-    if let Some(k) = &config.key {
-        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.0))
-            .map_err(|_| bad("the key is not valid in a header".into()))?;
-        builder = builder
-            .add_header(reqwest::header::AUTHORIZATION, value)
-            .map_err(|e| bad(e.to_string()))?;
-    }
-    match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
-        Ok(Ok((socket, _))) => Ok(socket),
-        Ok(Err(e)) => Err(bad(format!(
-            "{} refused or could not be reached ({e})",
-            config.url
-        ))),
-        Err(_) => Err(bad(format!(
-            "no answer from {} within {} s",
-            config.url,
-            CONNECT_TIMEOUT.as_secs()
-        ))),
-    }
+    open_socket(&config.url, config.key.as_ref())
+        .await
+        .map_err(|why| RealtimeError::Connect(config.hide(&why)))
 }
 
 async fn send(

@@ -18,6 +18,7 @@ pub use elevenlabs::ElevenLabsRecognizer;
 pub use local::LocalRecognizer;
 pub use openai::OpenAiRecognizer;
 pub use probe::{Probe, REACH_TIMEOUT};
+pub(crate) use realtime::{open_socket, Socket as RealtimeSocket};
 pub use realtime::{
     REALTIME_RATE, REPLY_TIMEOUT as STREAM_REPLY_TIMEOUT, REST_AFTER_FAILURE as STREAM_REST,
 };

@@ -43,7 +43,7 @@ pub const REST_AFTER_FAILURE: Duration = Duration::from_secs(60);
 
 const NAME: &str = "openai";
 
-type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+pub(crate) type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Where and how to open realtime transcription sessions.
 #[derive(Debug, Clone)]
@@ -117,25 +117,9 @@ impl Realtime {
     }
 
     async fn connect(&self) -> Result<Socket, SpeechError> {
-        let mut builder = tokio_websockets::ClientBuilder::new()
-            .uri(&self.url)
-            .map_err(|e| self.fail(&format!("{} is not a valid address ({e})", self.url)))?;
-        if let Some(k) = &self.key {
-            let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.0))
-                .map_err(|_| self.fail("the key is not valid in a header"))?;
-            builder = builder
-                .add_header(reqwest::header::AUTHORIZATION, value)
-                .map_err(|e| self.fail(&e.to_string()))?;
-        }
-        match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
-            Ok(Ok((socket, _))) => Ok(socket),
-            Ok(Err(e)) => Err(self.fail(&format!("could not connect to {} ({e})", self.url))),
-            Err(_) => Err(self.fail(&format!(
-                "no answer from {} within {} s",
-                self.url,
-                CONNECT_TIMEOUT.as_secs()
-            ))),
-        }
+        open_socket(&self.url, self.key.as_ref())
+            .await
+            .map_err(|why| self.fail(&why))
     }
 
     /// The `session.update` that makes this a manual-commit transcription session.
@@ -249,6 +233,30 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// Open a realtime WebSocket at `url` with `key` as a bearer token, within
+/// [`CONNECT_TIMEOUT`]; what went wrong, in words, when it does not open (the caller
+/// names the provider and hides the key).
+pub(crate) async fn open_socket(url: &str, key: Option<&Secret>) -> Result<Socket, String> {
+    let mut builder = tokio_websockets::ClientBuilder::new()
+        .uri(url)
+        .map_err(|e| format!("{url} is not a valid address ({e})"))?;
+    if let Some(k) = key {
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.0))
+            .map_err(|_| "the key is not valid in a header".to_string())?;
+        builder = builder
+            .add_header(reqwest::header::AUTHORIZATION, value)
+            .map_err(|e| e.to_string())?;
+    }
+    match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
+        Ok(Ok((socket, _))) => Ok(socket),
+        Ok(Err(e)) => Err(format!("could not connect to {url} ({e})")),
+        Err(_) => Err(format!(
+            "no answer from {url} within {} s",
+            CONNECT_TIMEOUT.as_secs()
+        )),
     }
 }
 
