@@ -43,7 +43,7 @@ pub use dispatch::{
     withheld_sentence, work_only_sentence,
 };
 pub use fitting::{ContextUse, Room};
-pub use session::{Session, Sessions};
+pub use session::{CallMark, Session, Sessions};
 pub use turn::{guest_may_use, LoopEnd};
 pub use work::{JobInfo, StopScope, Stopped};
 

@@ -48,6 +48,20 @@ pub struct Session {
     /// How many times its turn was stopped ([`Session::stops`]): a voice room goes
     /// quiet with a stop even after the turn's words were all written.
     stops: tokio::sync::watch::Sender<u64>,
+    /// How many voice rooms speak in it now ([`Session::enter_call`]): the end of a job
+    /// or a deferred run is then said aloud by the room, not written by a text surface.
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+/// A voice room's mark on its session, held for the room's life.
+pub struct CallMark(Arc<Session>);
+
+impl Drop for CallMark {
+    fn drop(&mut self) {
+        self.0
+            .calls
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// What a running turn leaves on its session while it runs; they change together. Whom
@@ -147,7 +161,21 @@ impl Session {
             transcript: Mutex::new(transcript),
             job_running: AtomicBool::new(false),
             stops: tokio::sync::watch::channel(0).0,
+            calls: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// A voice room speaks in `session` until the mark is dropped.
+    pub fn enter_call(session: &Arc<Session>) -> CallMark {
+        session
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        CallMark(session.clone())
+    }
+
+    /// Whether a voice room speaks in it now.
+    pub fn in_call(&self) -> bool {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
     /// Changes each time a stop names this session's turn (`Engine::stop` with

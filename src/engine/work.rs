@@ -402,7 +402,34 @@ impl Engine {
     /// result in her own words. Announced once per run_id however many surfaces ask: a
     /// second call returns `None` and runs nothing. The sentinel never reaches the
     /// transcript or memory.
+    /// While a voice room speaks in the session, the room says it
+    /// ([`Engine::announce_aloud`]) and this returns `None`.
     pub async fn announce_work(
+        &self,
+        session: &str,
+        run_id: &str,
+        summary: &str,
+        register: Register,
+    ) -> Option<crate::protocol::TurnResult> {
+        if self.session(session).in_call() {
+            return None;
+        }
+        self.announce(session, run_id, summary, register).await
+    }
+
+    /// The voice room's announce of a run that ended in its session, spoken (once per
+    /// run_id, as [`Engine::announce_work`]).
+    pub async fn announce_aloud(
+        &self,
+        session: &str,
+        run_id: &str,
+        summary: &str,
+    ) -> Option<crate::protocol::TurnResult> {
+        self.announce(session, run_id, summary, Register::Voice)
+            .await
+    }
+
+    async fn announce(
         &self,
         session: &str,
         run_id: &str,

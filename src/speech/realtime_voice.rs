@@ -154,6 +154,13 @@ enum Up {
     Answer { call_id: String, output: String },
     /// Cut the response now (Stop, leave).
     Cancel,
+    /// Answer what was heard now (a busy room: after her name was heard).
+    Respond,
+    /// Say these words of hers, as they are (an announce).
+    Say(String),
+    /// Whether the server answers each utterance itself and cuts its answer when
+    /// speech starts (alone with her), or waits for [`RealtimeSession::respond`].
+    Auto(bool),
 }
 
 /// One open realtime session. Dropping it closes the socket.
@@ -163,13 +170,14 @@ pub struct RealtimeSession {
 
 impl RealtimeSession {
     /// Open a session with `instructions` (her soul and the voice register) and the
-    /// consult function; events come on the receiver until [`RealtimeEvent::Closed`].
+    /// consult function, answering by itself; events come on the receiver until
+    /// [`RealtimeEvent::Closed`].
     pub async fn open(
         config: &RealtimeConfig,
         instructions: &str,
     ) -> Result<(RealtimeSession, mpsc::UnboundedReceiver<RealtimeEvent>), RealtimeError> {
         let mut ws = connect(config).await?;
-        send(&mut ws, &session_update(config, instructions), config).await?;
+        send(&mut ws, &session_update(config, instructions, true), config).await?;
         let (up_tx, up_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         tokio::spawn(run(config.clone(), ws, up_rx, events_tx));
@@ -177,14 +185,16 @@ impl RealtimeSession {
     }
 
     /// Start a session at once: it connects in its task while the first audio queues,
-    /// and a failure to connect comes as [`RealtimeEvent::Closed`].
+    /// and a failure to connect comes as [`RealtimeEvent::Closed`]. `auto` as for
+    /// [`RealtimeSession::auto_answer`].
     pub fn start(
         config: &RealtimeConfig,
         instructions: &str,
+        auto: bool,
     ) -> (RealtimeSession, mpsc::UnboundedReceiver<RealtimeEvent>) {
         let (up_tx, up_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        let (config, update) = (config.clone(), session_update(config, instructions));
+        let (config, update) = (config.clone(), session_update(config, instructions, auto));
         tokio::spawn(async move {
             let opened = async {
                 let mut ws = connect(&config).await?;
@@ -218,7 +228,27 @@ impl RealtimeSession {
     pub fn cancel(&self) {
         let _ = self.up.send(Up::Cancel);
     }
+
+    /// Answer the last utterance now (when the server does not answer by itself).
+    pub fn respond(&self) {
+        let _ = self.up.send(Up::Respond);
+    }
+
+    /// Say `words` of hers in the session's voice (a result announced after its turn).
+    pub fn say(&self, words: &str) {
+        let _ = self.up.send(Up::Say(words.to_string()));
+    }
+
+    /// `true`: the server answers each utterance and a new one cuts its answer (one
+    /// person with her). `false`: it only listens until [`RealtimeSession::respond`]
+    /// (a busy room, where only her name makes an utterance hers).
+    pub fn auto_answer(&self, auto: bool) {
+        let _ = self.up.send(Up::Auto(auto));
+    }
 }
+
+/// The instruction that makes the model say `words` as they are.
+pub const SAY_AS_IS: &str = "Say this to the person, word for word, and nothing else: ";
 
 /// The consult function as the session offers it.
 pub fn consult_tool() -> Value {
@@ -240,9 +270,18 @@ pub fn consult_tool() -> Value {
     })
 }
 
+/// The server's turn detection: `auto` answers each utterance and lets speech cut it.
+fn turn_detection(auto: bool) -> Value {
+    json!({
+        "type": "server_vad",
+        "create_response": auto,
+        "interrupt_response": auto,
+    })
+}
+
 /// The `session.update` that makes this a speech-to-speech session with server turn
 /// detection, her voice and the consult function.
-fn session_update(config: &RealtimeConfig, instructions: &str) -> Value {
+fn session_update(config: &RealtimeConfig, instructions: &str, auto: bool) -> Value {
     let format = json!({ "type": "audio/pcm", "rate": RATE });
     json!({
         "type": "session.update",
@@ -255,11 +294,7 @@ fn session_update(config: &RealtimeConfig, instructions: &str) -> Value {
                 "input": {
                     "format": format,
                     "transcription": { "model": "gpt-4o-mini-transcribe" },
-                    "turn_detection": {
-                        "type": "server_vad",
-                        "create_response": true,
-                        "interrupt_response": true,
-                    },
+                    "turn_detection": turn_detection(auto),
                 },
                 "output": { "format": format, "voice": config.voice },
             },
@@ -321,6 +356,18 @@ async fn run(
                             json!({ "type": "response.create" })
                         }
                         Up::Cancel => json!({ "type": "response.cancel" }),
+                        Up::Respond => json!({ "type": "response.create" }),
+                        Up::Say(words) => json!({
+                            "type": "response.create",
+                            "response": { "instructions": format!("{SAY_AS_IS}{words}") },
+                        }),
+                        Up::Auto(auto) => json!({
+                            "type": "session.update",
+                            "session": {
+                                "type": "realtime",
+                                "audio": { "input": { "turn_detection": turn_detection(auto) } },
+                            },
+                        }),
                     };
                     if let Err(e) = send(&mut ws, &event, &config).await {
                         break Some(e);

@@ -20,6 +20,7 @@ use crate::speech::filter::Sentences;
 use crate::speech::wake::{wake, Names, Wake, ACKNOWLEDGEMENTS, WAKE_WINDOW};
 use crate::speech::SpeechError;
 
+mod announce;
 mod early;
 mod parts;
 mod pause;
@@ -70,6 +71,13 @@ enum RoomEvent {
         user: u64,
         event: crate::speech::realtime_voice::RealtimeEvent,
     },
+    /// A job or a deferred run ended in the room's session.
+    RunDone {
+        run_id: String,
+        summary: String,
+    },
+    /// Its announce turn's words, to say.
+    Announce(String),
 }
 
 struct Hold {
@@ -185,13 +193,17 @@ struct Room {
     /// With `voice_mode: realtime`: each person's speech-to-speech session and the
     /// consult in flight (`room/realtime.rs`).
     realtime: realtime::Realtime,
+    /// The room's mark on its session: runs that end there are announced aloud here.
+    _call: crate::engine::CallMark,
 }
 
 impl Room {
     fn new(parts: RoomParts, humans: usize) -> Room {
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
-        let stops = parts.engine.session(&parts.session).stops();
+        let session = parts.engine.session(&parts.session);
+        let stops = session.stops();
+        let call = crate::engine::Session::enter_call(&session);
         Room {
             names: Names::new(&parts.names),
             speaker: Speaker::new(parts.synthesizer.clone(), notes_tx),
@@ -217,6 +229,7 @@ impl Room {
             speculation: None,
             stops,
             realtime: realtime::Realtime::default(),
+            _call: call,
         }
     }
 
@@ -227,11 +240,15 @@ impl Room {
     ) -> RoomEnd {
         let mut clock = tokio::time::interval(FRAME);
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        self.listen_for_runs();
         let end = loop {
             tokio::select! {
                 biased;
                 c = control.recv() => match c {
-                    Some(Control::Humans(n)) => self.humans = n,
+                    Some(Control::Humans(n)) => {
+                        self.humans = n;
+                        self.realtime_auto();
+                    }
                     Some(Control::Leave(reply)) => match self.leaving.as_mut() {
                         Some((replies, _)) => replies.push(reply),
                         None => self.leaving = Some((vec![reply], Instant::now() + LEAVE_WAIT)),
@@ -591,6 +608,7 @@ impl Room {
         }
         self.handed_ahead = self.handed_ahead.saturating_sub(1);
         self.feed();
+        self.realtime_played();
         if self.speaker.speaking() {
             if let Some(live) = self.turn.as_mut() {
                 live.last_voice = now;
@@ -682,6 +700,8 @@ impl Room {
             } => self.on_early(user, text, last_voiced, stt),
             RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
             RoomEvent::Realtime { user, event } => self.on_realtime(user, event),
+            RoomEvent::RunDone { run_id, summary } => self.on_run_done(run_id, summary),
+            RoomEvent::Announce(words) => self.on_announce(words),
         }
     }
 

@@ -13,6 +13,7 @@ mod discord_identity;
 mod discord_manage;
 mod discord_plans;
 mod discord_questions;
+mod discord_realtime;
 mod discord_reconnect;
 mod discord_reminders;
 mod discord_rules;

@@ -187,6 +187,56 @@ async fn speaking_over_the_realtime_answer_stops_her_audio_and_cancels_the_answe
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_realtime_socket_dropping_mid_answer_is_one_sentence_and_the_chain_answers_that_utterance(
+) {
+    let (r, speech) = rig(Vec::new()).await;
+    realtime_at(&r, &speech, &speech.openai_base());
+    speech.push_exchange(
+        "tell me about tea",
+        Converse::Say("Tea is a long story, so let me start at its very beginning.".into()),
+    );
+    speech.drop_mid_answer();
+    // Its answer starts after the room's own ear has ended the utterance.
+    speech.set_converse_delay(std::time::Duration::from_millis(1500));
+    speech.set_default_transcript("tell me about tea");
+    r.model.push(Reply::text("Tea is a drink from a leaf."));
+    let mut page = open(&r, "dropped").await;
+    page.speak(&espeak_16k("tell me about tea").await, 1.0)
+        .await;
+    page.wait(20, "one sentence about the lost connection", |h| {
+        has_text(
+            h,
+            "notice",
+            "text",
+            "Realtime voice (openai) lost its connection",
+        )
+    })
+    .await;
+    page.wait(30, "the chain's answer to that utterance", |h| {
+        has_text(h, "said", "text", "Tea is a drink from a leaf.")
+    })
+    .await;
+    let asked = r.model.requests();
+    assert_eq!(asked.len(), 1, "her loop answered it once");
+    assert!(asked[0].to_string().contains("tell me about tea"));
+    assert!(
+        speech
+            .requests()
+            .iter()
+            .any(|q| q.path == "/v1/audio/transcriptions" && q.audio_samples > 8_000),
+        "the chained recognizer heard the utterance the session left"
+    );
+    assert!(
+        !page
+            .texts()
+            .iter()
+            .any(|t| t["kind"] == "said"
+                && t["text"].as_str().is_some_and(|s| s.contains("long story"))),
+        "the broken answer is not captioned as said"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_runs_once() {
     let shell = std::sync::Arc::new(crate::support::web::FakeShell::new("cleaned"));
     let runs = shell.runs.clone();

@@ -10,7 +10,10 @@
 //! real time) or calls a function (`response.function_call_arguments.done`); a
 //! `function_call_output` item and `response.create` make it say the output verbatim.
 //! Speech starting over a response cancels it (`response.done`, `cancelled`), as
-//! `interrupt_response` does; so does `response.cancel`. Every session is recorded.
+//! `interrupt_response` does; so does `response.cancel`. With `create_response` off
+//! (a partial `session.update` may turn it off and on) an utterance is only heard
+//! until the client's `response.create` answers it; a `response.create` whose
+//! instructions ask for words as they are says them. Every session is recorded.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -23,6 +26,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use kotoba::speech::realtime_voice::SAY_AS_IS;
+
 use super::{lock, tone, Shared};
 
 /// The rate both ways.
@@ -33,7 +38,7 @@ const LOUD: f64 = 500.0;
 const QUIET: Duration = Duration::from_millis(300);
 /// One audio delta: 100 ms.
 const CHUNK: usize = RATE / 10;
-/// The time between deltas (twice real time).
+/// The time between deltas unless a test sets another (twice real time).
 const PACE: Duration = Duration::from_millis(50);
 
 /// What the realtime model does with the next utterance it hears.
@@ -73,6 +78,12 @@ pub struct ConverseSession {
     pub cancels: usize,
     /// When each utterance's speech stopped and when its first audio delta went out.
     pub first_audio: Vec<(Instant, Instant)>,
+    /// `session.update` events received.
+    pub updates: usize,
+    /// Utterances answered at the client's `response.create` (create_response off).
+    pub asked: usize,
+    /// Words the client asked to be said as they are (`response.create` instructions).
+    pub said_as_is: Vec<String>,
 }
 
 /// The script and what was seen.
@@ -81,9 +92,13 @@ pub(super) struct ConverseState {
     script: VecDeque<Exchange>,
     /// Waited between the end of speech and the first audio (the provider's own time).
     delay: Duration,
+    /// The time between audio deltas, when not [`PACE`].
+    pace: Option<Duration>,
     sessions: Vec<ConverseSession>,
     /// Close the socket at the next utterance, unanswered.
     drop_next: bool,
+    /// Close the socket after the next answer's first audio delta.
+    drop_mid: bool,
 }
 
 pub(super) async fn session(
@@ -128,6 +143,10 @@ pub(super) async fn session(
     // The function call waiting for its output, with its exchange.
     let mut pending_call: Option<String> = None;
     let mut responses = 0usize;
+    // With create_response off: the last utterance's answer, held for response.create.
+    let mut waiting: Option<(Converse, Instant)> = None;
+    // A function output came and no response.create has used it yet.
+    let mut output_waiting = false;
     while let Some(Ok(msg)) = source.next().await {
         let Message::Text(text) = msg else {
             if matches!(msg, Message::Close(_)) {
@@ -141,13 +160,20 @@ pub(super) async fn session(
         };
         match v["type"].as_str().unwrap_or_default() {
             "session.update" => {
-                let s = &v["session"];
+                // An update changes only the fields it names.
+                let mut merged = lock(&shared.converse).sessions[at].session.clone();
+                merge(&mut merged, &v["session"]);
+                let s = &merged;
                 let format = json!({ "type": "audio/pcm", "rate": RATE });
                 let good = s["type"] == "realtime"
                     && s["audio"]["input"]["format"] == format
                     && s["audio"]["output"]["format"] == format
                     && s["audio"]["input"]["turn_detection"]["type"] == "server_vad";
-                lock(&shared.converse).sessions[at].session = s.clone();
+                {
+                    let mut c = lock(&shared.converse);
+                    c.sessions[at].session = s.clone();
+                    c.sessions[at].updates += 1;
+                }
                 if good {
                     send(json!({ "type": "session.updated", "session": s }));
                 } else {
@@ -167,8 +193,14 @@ pub(super) async fn session(
                 match vad.hear(&pcm) {
                     Some(Turn::Started) => {
                         send(json!({ "type": "input_audio_buffer.speech_started" }));
-                        if let Some(r) = speaking.take() {
-                            r.cancel();
+                        let interrupt = turn_detection(
+                            &lock(&shared.converse).sessions[at].session,
+                            "interrupt_response",
+                        );
+                        if interrupt {
+                            if let Some(r) = speaking.take() {
+                                r.cancel();
+                            }
                         }
                     }
                     Some(Turn::Stopped) => {
@@ -194,35 +226,24 @@ pub(super) async fn session(
                             json!({ "type": "conversation.item.input_audio_transcription.completed",
                             "item_id": item, "content_index": 0, "transcript": exchange.heard }),
                         );
-                        responses += 1;
-                        match exchange.answer {
-                            Converse::Say(words) => {
-                                speaking = Some(Response::say(
-                                    &shared,
-                                    at,
-                                    &tx,
-                                    responses,
-                                    words,
-                                    stopped + delay,
-                                    Some(stopped),
-                                ));
-                            }
-                            Converse::Call { name, arguments } => {
-                                let call_id = format!("call_{at}_{responses}");
-                                let tx2 = tx.clone();
-                                let id = call_id.clone();
-                                tokio::spawn(async move {
-                                    tokio::time::sleep_until(stopped + delay).await;
-                                    let _ = tx2.send(Some(json!({ "type": "response.created", "response": { "id": format!("resp_{responses}") } })));
-                                    let _ = tx2.send(Some(
-                                        json!({ "type": "response.function_call_arguments.done",
-                                        "call_id": id, "name": name, "arguments": arguments }),
-                                    ));
-                                    let _ = tx2.send(Some(json!({ "type": "response.done",
-                                        "response": { "id": format!("resp_{responses}"), "status": "completed" } })));
-                                });
-                                pending_call = Some(call_id);
-                            }
+                        if turn_detection(
+                            &lock(&shared.converse).sessions[at].session,
+                            "create_response",
+                        ) {
+                            let answer = Answer {
+                                shared: &shared,
+                                at,
+                                tx: &tx,
+                            };
+                            (speaking, pending_call) = answer.exchange(
+                                &mut responses,
+                                exchange.answer,
+                                stopped + delay,
+                                stopped,
+                            );
+                        } else {
+                            // Listening only: the client's response.create answers it.
+                            waiting = Some((exchange.answer, stopped));
                         }
                     }
                     None => {}
@@ -236,27 +257,47 @@ pub(super) async fn session(
                     if pending_call.as_deref() == Some(call_id.as_str()) {
                         pending_call = None;
                     }
+                    output_waiting = true;
                     lock(&shared.converse).sessions[at]
                         .outputs
                         .push((call_id, output));
                 }
             }
             "response.create" => {
+                let instructions = v["response"]["instructions"].as_str().unwrap_or_default();
+                let answer = Answer {
+                    shared: &shared,
+                    at,
+                    tx: &tx,
+                };
                 let said = lock(&shared.converse).sessions[at]
                     .outputs
                     .last()
                     .map(|(_, o)| o.clone())
                     .unwrap_or_default();
-                responses += 1;
-                speaking = Some(Response::say(
-                    &shared,
-                    at,
-                    &tx,
-                    responses,
-                    said,
-                    Instant::now(),
-                    None,
-                ));
+                if let Some(words) = instructions.split_once(SAY_AS_IS).map(|(_, w)| w) {
+                    lock(&shared.converse).sessions[at]
+                        .said_as_is
+                        .push(words.to_string());
+                    (speaking, _) = answer.exchange(
+                        &mut responses,
+                        Converse::Say(words.into()),
+                        Instant::now(),
+                        Instant::now(),
+                    );
+                } else if std::mem::take(&mut output_waiting) {
+                    speaking = Some(answer.say(&mut responses, said, Instant::now(), None));
+                } else if let Some((reply, stopped)) = waiting.take() {
+                    lock(&shared.converse).sessions[at].asked += 1;
+                    (speaking, pending_call) = answer.exchange(
+                        &mut responses,
+                        reply,
+                        Instant::now().max(stopped + delay_of(&shared)),
+                        stopped,
+                    );
+                } else {
+                    speaking = Some(answer.say(&mut responses, said, Instant::now(), None));
+                }
             }
             "response.cancel" => {
                 lock(&shared.converse).sessions[at].cancels += 1;
@@ -279,6 +320,90 @@ pub(super) async fn session(
     }
     drop(tx);
     let _ = writer.await;
+}
+
+/// Where a session's responses go.
+struct Answer<'a> {
+    shared: &'a Arc<Shared>,
+    at: usize,
+    tx: &'a mpsc::UnboundedSender<Option<Value>>,
+}
+
+impl Answer<'_> {
+    /// Answer an utterance whose speech stopped at `stopped`, from `start`: say the
+    /// words, or call the function (its call id, waiting for the output).
+    fn exchange(
+        &self,
+        responses: &mut usize,
+        answer: Converse,
+        start: Instant,
+        stopped: Instant,
+    ) -> (Option<Response>, Option<String>) {
+        match answer {
+            Converse::Say(words) => (Some(self.say(responses, words, start, Some(stopped))), None),
+            Converse::Call { name, arguments } => {
+                *responses += 1;
+                let n = *responses;
+                let call_id = format!("call_{}_{n}", self.at);
+                let tx = self.tx.clone();
+                let id = call_id.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep_until(start).await;
+                    let _ = tx.send(Some(json!({ "type": "response.created", "response": { "id": format!("resp_{n}") } })));
+                    let _ = tx.send(Some(
+                        json!({ "type": "response.function_call_arguments.done",
+                        "call_id": id, "name": name, "arguments": arguments }),
+                    ));
+                    let _ = tx.send(Some(json!({ "type": "response.done",
+                        "response": { "id": format!("resp_{n}"), "status": "completed" } })));
+                });
+                (None, Some(call_id))
+            }
+        }
+    }
+
+    /// Say `words` from `start`.
+    fn say(
+        &self,
+        responses: &mut usize,
+        words: String,
+        start: Instant,
+        stopped: Option<Instant>,
+    ) -> Response {
+        *responses += 1;
+        Response::say(
+            self.shared,
+            self.at,
+            self.tx,
+            *responses,
+            words,
+            start,
+            stopped,
+        )
+    }
+}
+
+/// Whether the session's turn detection has `key` on (the API's default is on).
+fn turn_detection(session: &Value, key: &str) -> bool {
+    session["audio"]["input"]["turn_detection"][key]
+        .as_bool()
+        .unwrap_or(true)
+}
+
+/// Merge `update` into `into`, object by object.
+fn merge(into: &mut Value, update: &Value) {
+    match (into.as_object_mut(), update.as_object()) {
+        (Some(a), Some(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        _ => *into = update.clone(),
+    }
+}
+
+fn delay_of(shared: &Arc<Shared>) -> Duration {
+    lock(&shared.converse).delay
 }
 
 /// A response being said; dropping or cancelling it stops its deltas.
@@ -328,8 +453,13 @@ impl Response {
                     json!({ "type": "response.output_audio.delta", "response_id": id,
                     "delta": base64::engine::general_purpose::STANDARD.encode(bytes) }),
                 );
+                if std::mem::take(&mut lock(&shared.converse).drop_mid) {
+                    let _ = tx.send(None);
+                    return;
+                }
+                let pace = lock(&shared.converse).pace.unwrap_or(PACE);
                 tokio::select! {
-                    _ = tokio::time::sleep(PACE) => {}
+                    _ = tokio::time::sleep(pace) => {}
                     _ = stopped_rx.changed() => {}
                 }
             }
@@ -415,9 +545,19 @@ impl super::SpeechServer {
         lock(&self.shared.converse).delay = d;
     }
 
+    /// Send each 100 ms audio delta `pace` after the last (50 ms unless set).
+    pub fn set_converse_pace(&self, pace: Duration) {
+        lock(&self.shared.converse).pace = Some(pace);
+    }
+
     /// Close the realtime socket at the next utterance's end, unanswered.
     pub fn drop_next_utterance(&self) {
         lock(&self.shared.converse).drop_next = true;
+    }
+
+    /// Close the realtime socket after the next answer's first audio delta.
+    pub fn drop_mid_answer(&self) {
+        lock(&self.shared.converse).drop_mid = true;
     }
 
     /// Every realtime conversation, in order, as it stands now.
