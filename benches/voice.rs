@@ -21,8 +21,14 @@
 //! 300 ms after a segment's last audio chunk (a streaming recognizer hears the audio
 //! as it comes) instead of 300 ms after an upload; both at the boundary and over the
 //! protocol, reported beside the upload's figures as ratios.
+//! Realtime voice, in the same run (`support/voice_realtime.rs`): the same phrase into
+//! a room with `voice_mode: realtime` at the loopback speech server's realtime session
+//! (its end of turn after 300 ms of quiet, its first audio 500 ms after that): end of
+//! speech → first frame beside the chain's, and the bot's own share (upstream +
+//! downstream) against the target of 30 ms.
 //! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count,
-//! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30).
+//! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30),
+//! `KOTOBA_BENCH_REALTIME_UTTERANCES=N` the realtime part's (default 30).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
@@ -38,6 +44,8 @@ mod model_server;
 mod speech_server;
 #[path = "support/voice_protocol.rs"]
 mod voice_protocol;
+#[path = "support/voice_realtime.rs"]
+mod voice_realtime;
 
 /// The loopback Discord and voice server, as the tests use them.
 #[allow(dead_code)]
@@ -273,6 +281,19 @@ struct Boundary {
     model_calls: usize,
 }
 
+/// An engine over `config`'s store and model.
+fn engine_for(config: &Arc<Config>) -> Arc<Engine> {
+    let store = Arc::new(Store::open(&config.paths.db).unwrap());
+    let client = Arc::new(OpenAiClient::new(config.clone()));
+    Engine::new(
+        config.clone(),
+        client,
+        builtin_registry(),
+        Soul::shipped(),
+        store,
+    )
+}
+
 /// `n` utterances of `phrase` and the phrases paused mid-sentence, into a room built
 /// from `config`, at real pace.
 async fn at_the_boundary(
@@ -282,15 +303,7 @@ async fn at_the_boundary(
     speech: &speech_server::SpeechServer,
     model: &model_server::ScriptedModel,
 ) -> Boundary {
-    let store = Arc::new(Store::open(&config.paths.db).unwrap());
-    let client = Arc::new(OpenAiClient::new(config.clone()));
-    let engine = Engine::new(
-        config.clone(),
-        client,
-        builtin_registry(),
-        Soul::shipped(),
-        store,
-    );
+    let engine = engine_for(config);
     let out = Arc::new(Out::default());
     let (trace_tx, mut traces) = tokio::sync::mpsc::unbounded_channel::<Trace>();
     let room = room::spawn(
@@ -473,6 +486,27 @@ async fn main() {
     let over = voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base, false).await;
     let over_streamed =
         voice_protocol::run(protocol_n, &phrase, &model_base, &speech_base, true).await;
+    let realtime_n: usize = std::env::var("KOTOBA_BENCH_REALTIME_UTTERANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let realtime = {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("settings.yaml"),
+            format!("voice_mode: realtime\nrealtime:\n  base_url: {speech_base}\nstt:\n  provider: openai\n  base_url: {speech_base}\ntts:\n  provider: openai\n  base_url: {speech_base}\n"),
+        )
+        .unwrap();
+        let config = Config::for_home(home.path(), &env);
+        voice_realtime::run(
+            engine_for(&config),
+            Arc::new(Quiet),
+            realtime_n,
+            &phrase,
+            &speech,
+        )
+        .await
+    };
     totals.sort();
     barge.sort();
     let p50 = pct(&totals, 0.5);
@@ -603,6 +637,49 @@ async fn main() {
             "NOT met"
         }
     );
+    let sorted = |mut v: Vec<Duration>| {
+        v.sort();
+        v
+    };
+    let rt_end = sorted(realtime.from_speech_end.clone());
+    let rt_bot = sorted(realtime.bot.clone());
+    println!();
+    println!(
+        "realtime voice: {} answers; provider stand-in: end of turn after {} ms of quiet, first audio {} ms after its stop",
+        rt_end.len(),
+        voice_realtime::QUIET.as_millis(),
+        voice_realtime::PROVIDER.as_millis()
+    );
+    println!();
+    println!("| figure | p50 | p99 |");
+    println!("|---|---|---|");
+    row(
+        "realtime: end of speech → first frame handed to songbird",
+        rt_end.clone(),
+    );
+    row(
+        "realtime: the provider's own time (its stop → its first audio)",
+        realtime.provider.clone(),
+    );
+    row(
+        "realtime, bot share: upstream (the last audio handed to the room → the provider's stop)",
+        realtime.upstream.clone(),
+    );
+    row(
+        "realtime, bot share: downstream (the provider's first audio → first frame handed out)",
+        realtime.downstream.clone(),
+    );
+    row("realtime, bot share: total", rt_bot.clone());
+    println!();
+    println!(
+        "realtime vs the chain (p50, same loopback providers, same run): end of speech → first audio {:.3}×; target: the bot adds ≤ 30 ms to the realtime provider's own time → {}",
+        ratio(&rt_end, &from_speech_end),
+        if !rt_bot.is_empty() && pct(&rt_bot, 0.5) <= Duration::from_millis(30) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
     let ms_of = |d: Duration| (d.as_secs_f64() * 10_000.0).round() / 10.0;
     println!(
         "{}",
@@ -622,6 +699,17 @@ async fn main() {
             "protocol_speech_end_to_first_audio_ms": {
                 "p50": ms_of(pct(&answer, 0.5)),
                 "p99": ms_of(pct(&answer, 0.99)),
+            },
+            "realtime": {
+                "speech_end_to_first_audio_ms": {
+                    "p50": ms_of(pct(&rt_end, 0.5)),
+                    "p99": ms_of(pct(&rt_end, 0.99)),
+                },
+                "bot_share_ms": {
+                    "p50": ms_of(pct(&rt_bot, 0.5)),
+                    "p99": ms_of(pct(&rt_bot, 0.99)),
+                },
+                "ratio_to_chain_p50": (ratio(&rt_end, &from_speech_end) * 1000.0).round() / 1000.0,
             },
             "streamed": {
                 "speech_end_to_first_audio_ms": {

@@ -99,6 +99,9 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     let (hearing, speaking) = voice_lines(&config).await;
     line(&mut out, "voice hearing", &hearing);
     line(&mut out, "voice speaking", &speaking);
+    if let Some(realtime) = realtime_line(&config).await {
+        line(&mut out, "realtime voice", &realtime);
+    }
     let latency = crate::voice::latency::read(&config.paths.home);
     if latency.is_empty() {
         line(&mut out, "voice latency", "no spoken reply yet");
@@ -221,6 +224,23 @@ async fn voice_lines(config: &Config) -> (String, String) {
         }
     };
     tokio::join!(hearing, speaking)
+}
+
+/// With `voice_mode: realtime`, whether a realtime session opens and is set up at
+/// `realtime.base_url` with its key (never printed). Not needed for text either.
+async fn realtime_line(config: &Config) -> Option<String> {
+    use crate::speech::realtime_voice::{probe, RealtimeConfig};
+    let s = config.settings();
+    if s.voice_mode != crate::config::VoiceMode::Realtime {
+        return None;
+    }
+    Some(match RealtimeConfig::from_settings(config, &s.voice) {
+        Err(e) => format!("NOT ready — {e}"),
+        Ok(c) => match probe(&c).await {
+            Ok(()) => format!("{} (ready) — a session opens at {}", c.model(), c.url()),
+            Err(e) => format!("{} — NOT reached: {e}", c.model()),
+        },
+    })
 }
 
 /// One `label: text` line, the texts aligned.

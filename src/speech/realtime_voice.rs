@@ -104,6 +104,11 @@ impl RealtimeConfig {
         &self.url
     }
 
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// The sentence for a failure, with the key hidden.
     fn hide(&self, s: &str) -> String {
         redact(s, self.key.as_ref())
@@ -249,6 +254,39 @@ impl RealtimeSession {
 
 /// The instruction that makes the model say `words` as they are.
 pub const SAY_AS_IS: &str = "Say this to the person, word for word, and nothing else: ";
+
+/// How long the doctor waits for a session to be set up.
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// Whether a session opens and is set up (the doctor): the socket, the key and the
+/// `session.update` all taken. Nothing is said or heard; the socket is closed at once.
+pub async fn probe(config: &RealtimeConfig) -> Result<(), RealtimeError> {
+    let set_up = async {
+        let (session, mut events) = RealtimeSession::open(config, "A check: say nothing.").await?;
+        let ready = loop {
+            match events.recv().await {
+                Some(RealtimeEvent::Ready) => break Ok(()),
+                Some(RealtimeEvent::Closed(Some(e))) => break Err(e),
+                Some(RealtimeEvent::Closed(None)) | None => {
+                    break Err(RealtimeError::Dropped(
+                        "the server closed the connection".into(),
+                    ))
+                }
+                Some(_) => {}
+            }
+        };
+        drop(session);
+        ready
+    };
+    tokio::time::timeout(PROBE_WAIT, set_up)
+        .await
+        .unwrap_or_else(|_| {
+            Err(RealtimeError::Connect(format!(
+                "the session was not set up within {} s",
+                PROBE_WAIT.as_secs()
+            )))
+        })
+}
 
 /// The consult function as the session offers it.
 pub fn consult_tool() -> Value {

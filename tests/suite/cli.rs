@@ -254,6 +254,77 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
 }
 
 #[tokio::test]
+async fn with_voice_mode_realtime_doctor_opens_a_realtime_session_and_names_a_refused_key() {
+    use crate::support::speech_server::SpeechServer;
+    let server = ScriptedModel::start().await;
+    let speech = SpeechServer::start().await;
+    speech.require_key("realtime-key");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        format!(
+            "voice_mode: realtime\nrealtime:\n  base_url: {}\n  api_key_env: REALTIME_KEY\n",
+            speech.openai_base()
+        ),
+    )
+    .unwrap();
+    let realtime_line = |out: &std::process::Output| -> String {
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            !text.contains("realtime-key") && !text.contains("wrong-key"),
+            "{text}"
+        );
+        assert!(
+            out.status.success(),
+            "voice does not fail the doctor: {text}"
+        );
+        text.lines()
+            .find(|l| l.starts_with("realtime voice:"))
+            .unwrap_or_else(|| panic!("no realtime voice line: {text}"))
+            .to_string()
+    };
+    let refused = kotoba(&server, home.path(), &["doctor"])
+        .env("REALTIME_KEY", "wrong-key")
+        .output()
+        .await
+        .unwrap();
+    let line = realtime_line(&refused);
+    assert!(
+        line.contains("NOT reached") && line.contains("401"),
+        "a refused key is said: {line}"
+    );
+    let ready = kotoba(&server, home.path(), &["doctor"])
+        .env("REALTIME_KEY", "realtime-key")
+        .output()
+        .await
+        .unwrap();
+    let line = realtime_line(&ready);
+    assert!(
+        line.contains("gpt-realtime (ready)") && line.contains("/v1/realtime?model=gpt-realtime"),
+        "{line}"
+    );
+    let sessions = speech.converse_sessions();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "one session opened, with the key it takes"
+    );
+    assert_eq!(
+        sessions[0].authorization.as_deref(),
+        Some("Bearer realtime-key")
+    );
+    assert_eq!(sessions[0].session["type"], "realtime", "and set up");
+    assert_eq!(sessions[0].samples, 0, "nothing was said to it");
+    // Without realtime voice there is no such line.
+    std::fs::remove_file(home.path().join("settings.yaml")).unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("realtime voice:"));
+}
+
+#[tokio::test]
 async fn doctor_asks_each_speech_providers_server_whether_it_answers_and_takes_the_key() {
     use crate::support::speech_server::SpeechServer;
     let server = ScriptedModel::start().await;

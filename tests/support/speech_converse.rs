@@ -78,6 +78,9 @@ pub struct ConverseSession {
     pub cancels: usize,
     /// When each utterance's speech stopped and when its first audio delta went out.
     pub first_audio: Vec<(Instant, Instant)>,
+    /// Each utterance's end as the VAD saw it: when, and how many samples had come by
+    /// then (the audio time of the stop).
+    pub stops: Vec<(Instant, usize)>,
     /// `session.update` events received.
     pub updates: usize,
     /// Utterances answered at the client's `response.create` (create_response off).
@@ -209,6 +212,8 @@ pub(super) async fn session(
                         let (exchange, delay, drop_now) = {
                             let mut c = lock(&shared.converse);
                             c.sessions[at].utterances += 1;
+                            let samples = c.sessions[at].samples;
+                            c.sessions[at].stops.push((stopped, samples));
                             let drop_now = std::mem::take(&mut c.drop_next);
                             (c.script.pop_front(), c.delay, drop_now)
                         };
