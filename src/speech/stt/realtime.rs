@@ -251,7 +251,17 @@ pub(crate) async fn open_socket(url: &str, key: Option<&Secret>) -> Result<Socke
             .map_err(|e| e.to_string())?;
     }
     match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
-        Ok(Ok((socket, _))) => Ok(socket),
+        Ok(Ok((socket, _))) => {
+            // Audio goes up in small frames as it is heard: none may wait for an ACK.
+            let tcp = match socket.get_ref() {
+                MaybeTlsStream::Plain(tcp) => tcp,
+                MaybeTlsStream::Rustls(tls) => tls.get_ref().0,
+            };
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("realtime socket: TCP_NODELAY not set ({e})");
+            }
+            Ok(socket)
+        }
         Ok(Err(e)) => Err(format!("could not connect to {url} ({e})")),
         Err(_) => Err(format!(
             "no answer from {url} within {} s",
