@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::discord_voice_dave::{
     assert_media_end_to_end, dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
+    whole_answer,
 };
 use super::discord_voice_server::serve_trusting_the_test_ca;
 use super::serve::stop;
@@ -99,15 +100,7 @@ async fn in_a_dave_call_a_spoken_question_is_answered_by_the_realtime_models_aud
     r.voice.speak(OWNER, 5555, &utterance("Hello there.")).await;
     // Her answer is the realtime model's audio: the tone for its words at 24 kHz.
     let expected = Duration::from_millis(tone(answer, 24_000).len() as u64 * 1000 / 24_000);
-    let voice = &r.voice;
-    let child = wait_or_explain(child, Duration::from_secs(30), "her whole answer", || {
-        let heard = voice.bot_audible();
-        heard.len() as u64 * 20 >= expected.as_millis() as u64 - 100
-            && heard
-                .last()
-                .is_some_and(|t| t.elapsed() > Duration::from_millis(500))
-    })
-    .await;
+    let child = whole_answer(child, &r.voice, expected).await;
     let discord = &r.discord;
     let child = wait_or_explain(child, Duration::from_secs(10), "both captions", || {
         let posts = lounge_posts(discord);

@@ -78,6 +78,23 @@ pub(super) async fn wait_or_explain(
     child
 }
 
+/// Wait (≤ 30 s) until she has said an answer lasting about `expected` (within 100
+/// ms) and has been quiet for half a second.
+pub(super) async fn whole_answer(
+    child: tokio::process::Child,
+    voice: &FakeVoice,
+    expected: Duration,
+) -> tokio::process::Child {
+    wait_or_explain(child, Duration::from_secs(30), "her whole answer", || {
+        let heard = voice.bot_audible();
+        heard.len() as u64 * 20 >= expected.as_millis() as u64 - 100
+            && heard
+                .last()
+                .is_some_and(|t| t.elapsed() > Duration::from_millis(500))
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_dave_on_what_a_person_says_is_heard_and_answered_aloud_end_to_end_encrypted() {
     let discord = FakeDiscord::start().await;
@@ -104,14 +121,7 @@ async fn with_dave_on_what_a_person_says_is_heard_and_answered_aloud_end_to_end_
     // Her answer: the tone for its text (100 ms + 50 ms a character), in audible
     // frames that only the person's DAVE session could open.
     let expected = Duration::from_millis(100 + 50 * answer.chars().count() as u64);
-    let child = wait_or_explain(child, Duration::from_secs(30), "whole answer", || {
-        let heard = voice.bot_audible();
-        heard.len() as u64 * 20 >= expected.as_millis() as u64 - 100
-            && heard
-                .last()
-                .is_some_and(|t| t.elapsed() > Duration::from_millis(500))
-    })
-    .await;
+    let child = whole_answer(child, &voice, expected).await;
     let transcriptions: Vec<_> = speech
         .requests()
         .into_iter()
