@@ -181,8 +181,7 @@ impl RealtimeSession {
         config: &RealtimeConfig,
         instructions: &str,
     ) -> Result<(RealtimeSession, mpsc::UnboundedReceiver<RealtimeEvent>), RealtimeError> {
-        let mut ws = connect(config).await?;
-        send(&mut ws, &session_update(config, instructions, true), config).await?;
+        let ws = set_up(config, &session_update(config, instructions, true)).await?;
         let (up_tx, up_rx) = mpsc::unbounded_channel();
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         tokio::spawn(run(config.clone(), ws, up_rx, events_tx));
@@ -201,12 +200,7 @@ impl RealtimeSession {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (config, update) = (config.clone(), session_update(config, instructions, auto));
         tokio::spawn(async move {
-            let opened = async {
-                let mut ws = connect(&config).await?;
-                send(&mut ws, &update, &config).await?;
-                Ok(ws)
-            };
-            match opened.await {
+            match set_up(&config, &update).await {
                 Ok(ws) => run(config, ws, up_rx, events_tx).await,
                 Err(e) => {
                     let _ = events_tx.send(RealtimeEvent::Closed(Some(e)));
@@ -342,10 +336,13 @@ fn session_update(config: &RealtimeConfig, instructions: &str, auto: bool) -> Va
     })
 }
 
-async fn connect(config: &RealtimeConfig) -> Result<Socket, RealtimeError> {
-    open_socket(&config.url, config.key.as_ref())
+/// Open the socket and send the session's `update`.
+async fn set_up(config: &RealtimeConfig, update: &Value) -> Result<Socket, RealtimeError> {
+    let mut ws = open_socket(&config.url, config.key.as_ref())
         .await
-        .map_err(|why| RealtimeError::Connect(config.hide(&why)))
+        .map_err(|why| RealtimeError::Connect(config.hide(&why)))?;
+    send(&mut ws, update, config).await?;
+    Ok(ws)
 }
 
 async fn send(

@@ -338,10 +338,7 @@ impl Room {
         let realtime = self.realtime_takes(user);
         match heard {
             Ear::Committed(_) | Ear::Paused(_) if realtime => {
-                if self.pausing.is_some_and(|p| p.user == user) {
-                    self.pausing = None;
-                    self.barge_in();
-                }
+                self.paused_speech_goes_on(user);
                 if let Ear::Committed(utterance) = heard {
                     // Kept until the session answers it: if the session fails first,
                     // the chained pipeline answers it instead.
@@ -393,10 +390,7 @@ impl Room {
         user: u64,
         utterance: crate::speech::endpoint::Utterance,
     ) {
-        if self.pausing.is_some_and(|p| p.user == user) {
-            self.pausing = None;
-            self.barge_in();
-        }
+        self.paused_speech_goes_on(user);
         let now = Instant::now();
         let quiet = utterance.ended_at.saturating_sub(utterance.last_voiced());
         let commit = Commit {
@@ -420,6 +414,15 @@ impl Room {
                 stt,
             }
         });
+    }
+
+    /// `user`, whom she paused for, spoke on to the end of an utterance or a pause: it
+    /// was a barge-in.
+    fn paused_speech_goes_on(&mut self, user: u64) {
+        if self.pausing.is_some_and(|p| p.user == user) {
+            self.pausing = None;
+            self.barge_in();
+        }
     }
 
     /// Go quiet at once for `pause` (the frames handed ahead are dropped).
@@ -549,28 +552,36 @@ impl Room {
         if self.leaving.is_some() || self.spoken_answer(user, &text) {
             return;
         }
-        let now = Instant::now();
-        let window_open = self.window_until.is_some_and(|t| now < t);
-        match wake(&text, &self.names, self.humans, window_open) {
-            Wake::Ignore => {}
-            Wake::NameOnly => {
-                if self.speaker.speaking() || self.turn.is_some() {
-                    self.barge_in();
-                }
+        match self.addressed(user, &text) {
+            Some(Wake::NameOnly) => {
                 let ack = ACKNOWLEDGEMENTS[self.acks % ACKNOWLEDGEMENTS.len().max(1)];
                 self.acks += 1;
                 self.speaker.say(ack);
+            }
+            Some(Wake::ForHer(words)) => self.start_turn(user, words, trace),
+            Some(Wake::Ignore) | None => {}
+        }
+    }
+
+    /// Whether `text` from `user` is for her (her name, or the window her name alone
+    /// opened): if so she stops what she is saying (a barge-in), her name alone opens
+    /// the window for them, and a request closes it. `None` when it is not for her.
+    fn addressed(&mut self, user: u64, text: &str) -> Option<Wake> {
+        let now = Instant::now();
+        let window_open = self.window_until.is_some_and(|t| now < t);
+        let wake = wake(text, &self.names, self.humans, window_open);
+        match &wake {
+            Wake::Ignore => return None,
+            Wake::NameOnly => {
                 self.window_until = Some(now + WAKE_WINDOW);
                 self.served = Some(user);
             }
-            Wake::ForHer(words) => {
-                if self.speaker.speaking() || self.turn.is_some() {
-                    self.barge_in();
-                }
-                self.window_until = None;
-                self.start_turn(user, words, trace);
-            }
+            Wake::ForHer(_) => self.window_until = None,
         }
+        if self.speaker.speaking() || self.turn.is_some() {
+            self.barge_in();
+        }
+        Some(wake)
     }
 
     /// Cut the room's turn in the engine (barge-in, the watchdog, the room ending);

@@ -79,22 +79,14 @@ impl Speaker {
     pub fn play(&mut self, pcm: &[i16], rate: u32) {
         let stream = self.stream.get_or_insert_with(|| Playout::new(rate));
         stream.push(pcm);
-        let mut frames = lock(&self.frames);
-        while let Some(f) = stream.pop() {
-            frames.push_back(f);
-        }
-        drop(frames);
-        let _ = self.notes.send(SpeakerNote::Audio);
+        queue(stream, &self.frames, &self.notes);
     }
 
     /// The streamed audio is over: its last frames are queued.
     pub fn end_stream(&mut self) {
         if let Some(mut stream) = self.stream.take() {
             stream.finish();
-            let mut frames = lock(&self.frames);
-            while let Some(f) = stream.pop() {
-                frames.push_back(f);
-            }
+            queue(&mut stream, &self.frames, &self.notes);
         }
     }
 

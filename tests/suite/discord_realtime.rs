@@ -187,6 +187,28 @@ async fn in_a_dave_call_a_consult_defers_its_card_to_the_text_chat_a_spoken_yes_
     )
     .await;
     assert!(!marker.exists(), "nothing ran before the yes");
+    // A consult is an agent call: its card waits as a deferred card (180 s).
+    let card = r
+        .discord
+        .calls()
+        .into_iter()
+        .find(|c| {
+            c.method == "POST"
+                && c.buttons()
+                    .iter()
+                    .any(|(_, label, _)| label == "Approve once")
+        })
+        .expect("the card");
+    let expires = super::discord_voice_rules::expires_at(&card).expect("its expiry");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let window = expires.saturating_sub(now);
+    assert!(
+        (170..=181).contains(&window),
+        "a consult's card is deferred, waiting 180 s (not a spoken turn's 60 s): {window} s"
+    );
     let output = r.speech.converse_sessions()[0].outputs[0].1.clone();
     assert!(
         output.contains("permission") || output.contains("approv"),

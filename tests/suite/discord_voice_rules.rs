@@ -87,7 +87,7 @@ async fn joining_another_voice_channel_in_the_same_guild_moves_her_one_room_ther
 }
 
 /// The Unix seconds of the card's "Expires" field (`<t:SECS:R>`).
-fn expires_at(card: &Call) -> Option<u64> {
+pub(super) fn expires_at(card: &Call) -> Option<u64> {
     let fields = card.body["embeds"][0]["fields"].as_array()?;
     let value = fields
         .iter()

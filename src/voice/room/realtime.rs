@@ -21,7 +21,7 @@ use super::{Caption, Room, RoomEvent};
 use crate::protocol::TurnRequest;
 use crate::speech::endpoint::Utterance;
 use crate::speech::realtime_voice::{RealtimeEvent, RealtimeSession, RATE};
-use crate::speech::wake::{wake, Wake, WAKE_WINDOW};
+use crate::speech::wake::Wake;
 
 /// How long after a person's session failed the chained pipeline serves them before a
 /// new session is tried.
@@ -337,25 +337,11 @@ impl Room {
             }
             return;
         }
-        let now = Instant::now();
-        let window_open = self.window_until.is_some_and(|t| now < t);
-        let words = match wake(&words, &self.names, self.humans, window_open) {
-            Wake::Ignore => return,
-            Wake::NameOnly => {
-                self.window_until = Some(now + WAKE_WINDOW);
-                self.served = Some(user);
-                None
-            }
-            Wake::ForHer(words) => {
-                self.window_until = None;
-                Some(words)
-            }
+        let Some(wake) = self.addressed(user, &words) else {
+            return;
         };
-        if self.speaker.speaking() || self.turn.is_some() || self.realtime.consult.is_some() {
-            self.barge_in();
-        }
-        if let Some(words) = words {
-            caption(self, &words);
+        if let Wake::ForHer(words) = &wake {
+            caption(self, words);
         }
         if let Some(c) = self.realtime.sessions.get(&user) {
             c.session.respond();
