@@ -76,6 +76,7 @@ impl App {
             config.share_settings(Arc::new(SettingsInStore(store.clone())));
         }
         crate::children::set_home(&config.paths.home);
+        crate::trust::child_env::follow(&config);
         let soul = Soul::load(&config.paths.home);
         let model = Arc::new(OpenAiClient::new(config.clone()));
         let discord_port = PortSlot::default();
@@ -92,7 +93,11 @@ impl App {
     /// by the restart, its waiting cards as expired and its running executed rows as cut.
     /// Each is named in the log.
     pub fn recover(&self) {
-        let home = &self.engine.config().paths.home;
+        let config = self.engine.config();
+        let home = &config.paths.home;
+        // Her files are hers: whatever an older Kotoba (or a person) left looser is
+        // made private, in one log line.
+        crate::trust::modes::tighten(home, &crate::trust::private_skip(&config));
         let ended = crate::children::end_leftovers(home);
         if !ended.is_empty() {
             tracing::warn!(

@@ -1,7 +1,9 @@
 //! Children die with her: every process a tool starts is marked with this process and
-//! its data folder, asks the kernel for SIGKILL when Kotoba dies (PR_SET_PDEATHSIG), and
-//! whatever a killed Kotoba left behind is found by its mark and ended on the next
-//! start-up (docs/tools.md: "never left running after the process exits").
+//! its data folder and runs in its own process group under a guard that ends the whole
+//! group the moment Kotoba dies (PR_SET_PDEATHSIG, and the parent pid looked at every
+//! second), grandchildren included; whatever a killed Kotoba still left behind is found
+//! by its mark and ended on the next start-up (docs/tools.md: "never left running after
+//! the process exits"). Children get her environment without her secrets.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -29,38 +31,126 @@ fn mark() -> String {
     format!("{}:{home}", std::process::id())
 }
 
-/// Prepare a command so its process dies with Kotoba: it carries the mark, and on Linux
-/// the kernel sends it SIGKILL the moment Kotoba dies, however she dies.
+/// Prepare a command so its process — and everything it starts — dies with Kotoba, and
+/// gets her environment without her secrets ([`crate::trust::child_env`]): it carries the
+/// mark, runs in its own process group under a guard (below), and gets back the umask
+/// she was started with.
 pub fn die_with_me(cmd: &mut tokio::process::Command) {
+    crate::trust::child_env::ChildEnv::current().apply(cmd.as_std_mut());
     cmd.env(MARK_ENV, mark());
-    pdeathsig(cmd.as_std_mut());
+    guard(cmd.as_std_mut());
 }
 
-/// Set PR_SET_PDEATHSIG in the child between fork and exec. The signal fires when the
-/// spawning *thread* exits: every spawn runs on a tokio worker, which lives as long as
-/// the runtime. A parent that died before the call is caught by the parent-pid check.
+/// Between fork and exec, the child splits in two. The guard (the process Kotoba sees)
+/// leads the command's process group, becomes the reaper of every orphan below it
+/// (PR_SET_CHILD_SUBREAPER) and waits; the program runs in the other half and dies if
+/// the guard does (PR_SET_PDEATHSIG). When the program exits the guard exits the same
+/// way; when Kotoba dies — the kernel's parent-death signal, or the parent pid changing,
+/// looked at every second — the guard kills the whole group: a grandchild a command left
+/// behind (`sleep 60 &`) goes with her, even after `kill -9`.
+///
+/// A PR_SET_PDEATHSIG fires when the spawning *thread* exits: the guard then checks that
+/// Kotoba herself is gone before it kills anything.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn pdeathsig(cmd: &mut std::process::Command) {
+fn guard(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    let parent = nix::unistd::getpid();
-    // SAFETY: the closure runs in the forked child before exec and only makes two
-    // async-signal-safe system calls (prctl, getppid); it allocates nothing and takes
-    // no lock.
+    let parent = nix::unistd::getpid().as_raw();
+    let umask = crate::trust::modes::original_umask();
+    // SAFETY: the closure runs in the forked child before exec. It makes only raw system
+    // calls through libc (umask, setpgid, prctl, sigprocmask, fork, sigtimedwait,
+    // waitpid, kill, close, _exit), allocates nothing and takes no lock; the guard half
+    // never returns, so nothing of the parent's runtime runs in it.
     unsafe {
         cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
-                .map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
-            if nix::unistd::getppid() != parent {
+            libc::umask(umask as libc::mode_t);
+            if libc::getpgrp() != libc::getpid() && libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut watched: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut watched);
+            libc::sigaddset(&mut watched, libc::SIGCHLD);
+            libc::sigaddset(&mut watched, libc::SIGUSR1);
+            libc::sigprocmask(libc::SIG_BLOCK, &watched, std::ptr::null_mut());
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR1) != 0
+                || libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
                 return Err(std::io::Error::other("Kotoba exited while it started"));
             }
-            Ok(())
+            let program = libc::fork();
+            if program < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if program == 0 {
+                // The program: dies with its guard, signals as they were, then exec.
+                libc::sigprocmask(libc::SIG_UNBLOCK, &watched, std::ptr::null_mut());
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                return Ok(());
+            }
+            guard_loop(parent, program, &watched)
         });
     }
 }
 
+/// The guard's life (see [`guard`]): never returns.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+unsafe fn guard_loop(parent: i32, program: i32, watched: &libc::sigset_t) -> ! {
+    // Its copies of the pipes (and of the spawn's own error pipe) belong to the program.
+    if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+        for fd in 0..4096 {
+            libc::close(fd);
+        }
+    }
+    let second = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    loop {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::sigtimedwait(watched, &mut info, &second);
+        if libc::getppid() != parent {
+            // Kotoba is gone: the whole group goes, this guard with it.
+            libc::kill(0, libc::SIGKILL);
+            libc::_exit(137);
+        }
+        loop {
+            let mut status = 0;
+            let reaped = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            if reaped <= 0 {
+                break;
+            }
+            if reaped != program {
+                continue;
+            }
+            if libc::WIFSIGNALED(status) {
+                // End the same way, without a core dump of the guard.
+                let sig = libc::WTERMSIG(status);
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::signal(sig, libc::SIG_DFL);
+                let mut only: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut only);
+                libc::sigaddset(&mut only, sig);
+                libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
+                libc::kill(libc::getpid(), sig);
+                libc::_exit(128 + sig);
+            }
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+    }
+}
+
 #[cfg(not(target_os = "linux"))]
-fn pdeathsig(_cmd: &mut std::process::Command) {}
+fn guard(_cmd: &mut std::process::Command) {}
 
 /// Whether `pid` is a running Kotoba (this binary), not a zombie or a reused pid.
 pub fn is_live_kotoba(pid: i64) -> bool {
@@ -232,7 +322,7 @@ mod tests {
     }
 
     #[test]
-    fn a_child_is_killed_when_the_kotoba_thread_that_started_it_dies() {
+    fn the_thread_that_started_a_child_ending_while_kotoba_lives_ends_nothing() {
         let pid = std::thread::spawn(|| {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -250,13 +340,33 @@ mod tests {
         })
         .join()
         .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while is_running(pid) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "pid {pid} outlived its parent"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        // The guard got its parent-death signal from the thread, saw Kotoba alive.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(
+            is_running(pid),
+            "the guard ended its command though Kotoba lives"
+        );
+        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+
+    #[tokio::test]
+    async fn a_guarded_command_exits_as_its_program_did() {
+        let run = |script: &str| {
+            let mut cmd = tokio::process::Command::new("sh");
+            cmd.arg("-c").arg(script);
+            die_with_me(&mut cmd);
+            cmd
+        };
+        let st = run("exit 7").status().await.unwrap();
+        assert_eq!(st.code(), Some(7));
+        let st = run("kill -TERM $$").status().await.unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&st), Some(15));
+        let out = run("echo $$; cat /proc/$$/status | grep -i ppid")
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(text.contains("PPid"), "the program ran and printed: {text}");
     }
 }

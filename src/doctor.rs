@@ -76,17 +76,21 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     };
     line(&mut out, "model server", &server);
     let set = |b: bool| if b { "set" } else { "NOT set" };
-    let web = crate::surfaces::web::WebOptions::from_config(&config);
+    let api_key = config
+        .env("KOTOBA_API_KEY")
+        .is_some_and(|k| !k.trim().is_empty());
     line(
         &mut out,
         "web and /v1",
         &format!(
-            "http://{}/ (password {}; /v1 key KOTOBA_API_KEY {})",
+            "http://{}/ (/v1 key KOTOBA_API_KEY {})",
             s.web_addr,
-            set(web.password.is_some()),
-            set(web.api_key.is_some())
+            set(api_key)
         ),
     );
+    for (what, said) in crate::trust::report(&config) {
+        line(&mut out, what, &said);
+    }
     let c = &config.caps;
     line(
         &mut out,

@@ -50,6 +50,8 @@ pub mod store;
 pub mod surfaces;
 /// The Tool trait, the registry, the engine port, and one file per tool family.
 pub mod tools;
+/// Local trust: what children inherit (her secrets withheld) and her files' modes.
+pub mod trust;
 /// A turn's context: whom it speaks for and its axes, set once and shared by its tools,
 /// cards, port calls and jobs (`turn.rs`); a job's meter (`turn/meter.rs`).
 pub mod turn;

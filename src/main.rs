@@ -99,6 +99,8 @@ fn init_logging(to_stderr: bool) {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // Everything she makes is hers alone (docs/surfaces.md, "Who may use the page").
+    kotoba::trust::modes::private_umask();
     let cli = Cli::parse();
     init_logging(matches!(cli.command, Command::Serve));
     if !has_data_folder() {

@@ -410,6 +410,25 @@ impl CardAnswer {
         if self.text.is_some() && card.kind != CardKind::Input {
             return Some("text answers a question card, not an approval".into());
         }
+        // An "always" the card does not offer is refused, never run once instead: the
+        // person chose a grant the gate would not save (docs/gate.md, "Answers").
+        let always = matches!(
+            self.decision,
+            Decision::AlwaysExact | Decision::AlwaysFamily
+        );
+        if always && card.kind == CardKind::Input {
+            return Some("a question card is answered with text, not an \"always\"".into());
+        }
+        if self.decision == Decision::AlwaysFamily && !card.can_always {
+            let why = card
+                .no_always_reason
+                .as_deref()
+                .unwrap_or("the gate offers no family for it");
+            return Some(format!("this card offers no family grant: {why}"));
+        }
+        if self.decision == Decision::AlwaysExact && !card.can_always_exact {
+            return Some("this card offers no \"always (this exact line)\" grant".into());
+        }
         None
     }
 }

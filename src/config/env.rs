@@ -117,6 +117,12 @@ pub const ENV: &[EnvVar] = &[
     ),
     sets("KOTOBA_WEB_ADDR", "web_addr"),
     sets("KOTOBA_WEB_PASSWORD", "web_password"),
+    sets("KOTOBA_WEB_AUTH", "web_auth"),
+    own(
+        "KOTOBA_WEB_TOKEN",
+        "none (then `$KOTOBA_HOME/web_token`, created with mode 0600 at the first start)",
+        "the page's token (with no web_password): `Authorization: Bearer <token>`, or open `/?token=<token>` once",
+    ),
     own("KOTOBA_API_KEY", "none", "the bearer key /v1 requires"),
     sets("KOTOBA_STT_PROVIDER", "stt.provider"),
     sets("KOTOBA_STT_BASE_URL", "stt.base_url"),

@@ -7,7 +7,8 @@ use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
 use super::settings::{
-    ApiStyle, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming, TtsProvider, VoiceMode,
+    ApiStyle, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming, TtsProvider,
+    VoiceMode, WebAuth,
 };
 
 /// Which part of the listing a key is in.
@@ -146,7 +147,7 @@ impl Key {
 /// one remote answers host cards, every line asks), a `base_url` that is not a URL
 /// stops every model call rather than leave it at another host, and a `web_password`
 /// that is not text locks the page (a random password no one knows) rather than open
-/// it. What it fell to, or `None` for any other key (which keeps its last good value).
+/// it; `web_auth` keeps the token and `shell.env_keep` passes nothing. What it fell to, or `None` for any other key (which keeps its last good value).
 pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'static str> {
     match name {
         "force_ask" => {
@@ -173,6 +174,14 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
             let lock: String = lock.iter().map(|b| format!("{b:02x}")).collect();
             s.web_password = Some(crate::config::Secret(lock));
             Some("the page is locked (no password opens it) until it is fixed")
+        }
+        "web_auth" => {
+            s.web_auth = WebAuth::Token;
+            Some("the page needs its token until it is fixed")
+        }
+        "shell.env_keep" => {
+            s.shell_env_keep.clear();
+            Some("no variable whose name looks secret reaches a child until it is fixed")
         }
         _ => None,
     }
@@ -303,6 +312,8 @@ word_enum!(ApiStyle, "'responses' or 'chat'",
     "responses" => ApiStyle::Responses, "chat" | "chat_completions" => ApiStyle::Chat);
 word_enum!(VoiceMode, "'local', 'agent' or 'realtime'",
     "local" => VoiceMode::Local, "agent" => VoiceMode::Agent, "realtime" => VoiceMode::Realtime);
+word_enum!(WebAuth, "'token' or 'none'",
+    "token" => WebAuth::Token, "none" => WebAuth::None);
 word_enum!(RealtimeProvider, "'openai'", "openai" => RealtimeProvider::OpenAi);
 word_enum!(SttProvider, "'openai', 'elevenlabs' or 'local'",
     "openai" => SttProvider::OpenAi, "elevenlabs" => SttProvider::ElevenLabs,
@@ -480,6 +491,20 @@ fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
     Ok(t)
 }
 
+/// Variable names or `*` patterns (letters, digits, `_`, `*`).
+fn env_patterns(v: &Value) -> Result<Vec<String>, String> {
+    let all = words(v)?;
+    match all.iter().find(|w| {
+        !w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
+    }) {
+        Some(bad) => Err(format!(
+            "must be variable names or * patterns (letters, digits, _ and *), got {bad:?}"
+        )),
+        None => Ok(all),
+    }
+}
+
 fn reasoning_effort(v: &Value) -> Result<String, String> {
     let t = trimmed(v)?.to_ascii_lowercase();
     let known = [
@@ -626,6 +651,12 @@ pub static KEYS: &[Key] = &[
     "where the web page and /v1 listen; read at start" },
     key! { "web_password", web_password, |v| text(v).map(|t| some_if_set(t).map(Secret)),
     General, Secret, NONE, "the web page's password; read at start" },
+    key! { "web_auth", web_auth, word, General, Value, None,
+    "without a password, what guards the page: token (the default) or none (anyone who reaches \
+    the loopback address is the owner); read at start" },
+    key! { "shell.env_keep", shell_env_keep, env_patterns, General, Value, None,
+    "variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that shell, Python and \
+    helpers still get: names or * patterns; her own secrets never pass" },
     key! { "stt.provider", voice.stt_provider, word, General, Value, None,
     "voice recognition: openai, elevenlabs or local" },
     key! { "stt.base_url", voice.stt_base_url, |v| url(v, true), General, Value,

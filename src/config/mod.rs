@@ -11,6 +11,7 @@ pub mod keys;
 pub mod listing;
 mod live;
 pub mod mcp;
+pub mod password;
 #[cfg(test)]
 mod readme;
 mod settings;
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex};
 pub use caps::CompanionCaps;
 pub use settings::{
     ApiStyle, RealtimeProvider, Secret, SettingError, Settings, SttProvider, SttStreaming,
-    TtsProvider, VoiceMode, VoiceSettings, WORK_TIMEOUT,
+    TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
 };
 pub use shared::SharedSettings;
 
@@ -160,6 +161,28 @@ impl Config {
     /// there for every process too. A bad value is refused with an error naming the
     /// key, and nothing is written.
     pub fn set(&self, key: &str, value: &str) -> Result<(), SettingError> {
+        let hashed;
+        let value = match key {
+            // The page's password is kept as a hash, never as its text.
+            "web_password" => {
+                let plain = match live::check_key(key, value)? {
+                    serde_yaml_ng::Value::String(text) => text,
+                    _ => value.trim().to_string(),
+                };
+                let plain = plain.as_str();
+                if plain.is_empty() || password::is_hash(plain) {
+                    value
+                } else {
+                    let h = password::hash(plain).map_err(|reason| SettingError::BadValue {
+                        key: key.to_string(),
+                        reason,
+                    })?;
+                    hashed = serde_json::Value::String(h).to_string();
+                    &hashed
+                }
+            }
+            _ => value,
+        };
         live::write_key(&self.paths.settings, key, value)?;
         let Some(shared) = self.shared.get() else {
             return Ok(());

@@ -31,6 +31,16 @@ pub enum VoiceMode {
     Realtime,
 }
 
+/// What guards the web page when no `web_password` is set (`web_auth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebAuth {
+    /// The default: a token (`KOTOBA_WEB_TOKEN`, else `$KOTOBA_HOME/web_token`).
+    Token,
+    /// Nothing: anyone who reaches the loopback address is the owner (a machine one
+    /// person alone uses). `doctor` and the page warn about it.
+    None,
+}
+
 /// Which realtime speech-to-speech provider `voice_mode: realtime` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RealtimeProvider {
@@ -100,6 +110,11 @@ pub struct Settings {
     /// The web page's password; without it the server refuses a non-loopback address.
     /// Read at start.
     pub web_password: Option<Secret>,
+    /// What guards the page without a password: a token, or nothing. Read at start.
+    pub web_auth: WebAuth,
+    /// Variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that children
+    /// still get: names or `*` patterns. Her own secrets never pass. Read live.
+    pub shell_env_keep: Vec<String>,
     /// The voice room's keys.
     pub voice: VoiceSettings,
 }
@@ -275,6 +290,8 @@ impl Default for Settings {
             context_compact_at: 0.8,
             web_addr: "127.0.0.1:8000".into(),
             web_password: None,
+            web_auth: WebAuth::Token,
+            shell_env_keep: Vec::new(),
             voice: VoiceSettings::default(),
         }
     }

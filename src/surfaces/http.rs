@@ -96,12 +96,20 @@ pub async fn start(
         };
         anyhow::anyhow!("cannot listen on {addr} for the web page and /v1 ({e}): {fix}")
     })?;
+    // The page's address with its token, as Jupyter prints its own: the one way in
+    // for the person who started her (docs/surfaces.md, "Who may use the page").
+    let page = match (&options.password, &options.token) {
+        (None, Some(token)) => format!("http://{addr}/?token={token}"),
+        _ => format!("http://{addr}/"),
+    };
     tracing::info!(
-        "web page on http://{addr}/  ·  /v1 (OpenAI-compatible) on http://{addr}/v1{}{}",
-        if options.password.is_some() {
-            "  ·  password set"
-        } else {
-            "  ·  loopback only, no password"
+        "web page on {page}  ·  /v1 (OpenAI-compatible) on http://{addr}/v1{}{}",
+        match (&options.password, &options.token) {
+            (Some(_), _) => "  ·  password set",
+            (None, Some(_)) => "  ·  loopback only, token required",
+            (None, None) => {
+                "  ·  loopback only, NO login (web_auth: none): anyone on this machine is the owner"
+            }
         },
         if options.api_key.is_some() {
             ""

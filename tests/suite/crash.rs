@@ -49,9 +49,8 @@ fn pid_in(path: &Path) -> Option<i32> {
 }
 
 pub(super) async fn get(port: u16, path: &str) -> Value {
-    reqwest::get(format!("http://127.0.0.1:{port}{path}"))
+    crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}{path}"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap()
@@ -59,7 +58,7 @@ pub(super) async fn get(port: u16, path: &str) -> Value {
 
 /// Say `text` on the page in `session` (`POST /api/message`), accepted with 202.
 pub(super) async fn post_message(port: u16, session: &str, text: &str) {
-    let sent = reqwest::Client::new()
+    let sent = crate::support::web::client()
         .post(format!("http://127.0.0.1:{port}/api/message"))
         .json(&json!({ "session": session, "text": text }))
         .send()

@@ -152,9 +152,10 @@ async fn a_long_conversation_on_the_page_stays_within_a_small_window_and_survive
     assert_eq!(context["summarised"], true, "{status}");
     let tokens = context["tokens"].as_u64().unwrap();
     assert!(tokens > 500 && tokens < WINDOW as u64, "{status}");
-    let bad = reqwest::get(format!("http://127.0.0.1:{port}/api/status?session=..%2F"))
-        .await
-        .unwrap();
+    let bad = crate::support::web::get_with_token(&format!(
+        "http://127.0.0.1:{port}/api/status?session=..%2F"
+    ))
+    .await;
     assert_eq!(bad.status(), 400);
     // Nothing was deleted: the page still shows the newest stored lines.
     let history = get(port, "/api/history?session=long").await;

@@ -44,5 +44,6 @@ mod web;
 mod web_answers;
 mod web_realtime;
 mod web_settings;
+mod web_token;
 mod web_tools;
 mod web_voice;

@@ -24,6 +24,7 @@ pub(super) fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) 
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("KOTOBA_HOME", home)
         .env("KOTOBA_WEB_ADDR", addr)
+        .env("KOTOBA_WEB_TOKEN", crate::support::web::WEB_TOKEN)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -94,17 +95,15 @@ async fn serve_starts_without_a_model_key_and_the_page_says_what_to_set() {
     let port = free_port();
     let child = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
     healthy(port).await;
-    let status: Value = reqwest::get(format!("http://127.0.0.1:{port}/api/status"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status: Value =
+        crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}/api/status"))
+            .await
+            .json()
+            .await
+            .unwrap();
     let missing = status["missing_setup"].as_str().unwrap();
     assert!(missing.contains("set OPENAI_API_KEY"), "{missing}");
-    let page = reqwest::get(format!("http://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
+    let page = crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}/")).await;
     assert_eq!(page.status(), 200);
     let log = stop(child).await;
     assert!(log.contains("No model key is configured"), "{log}");

@@ -272,9 +272,10 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     let (a, b) = two_processes(&model, &url, &[], None).await;
     let (port_a, port_b) = (a.port, b.port);
     // The page of A watches the session, so its turn may draw a card there.
-    let _watching = reqwest::get(format!("http://127.0.0.1:{port_a}/api/events?session=desk"))
-        .await
-        .unwrap();
+    let _watching = crate::support::web::get_with_token(&format!(
+        "http://127.0.0.1:{port_a}/api/events?session=desk"
+    ))
+    .await;
     post_message(port_a, "desk", "make approved.txt, please").await;
 
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -292,7 +293,7 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     let made = a.home.path().join("workspace").join("approved.txt");
     assert!(!made.exists(), "nothing runs before the answer");
 
-    let http = reqwest::Client::new();
+    let http = crate::support::web::client();
     let answer = |port: u16| {
         http.post(format!("http://127.0.0.1:{port}/api/cards/{id}"))
             .json(&serde_json::json!({ "decision": "approve" }))
@@ -349,7 +350,7 @@ async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_anothe
     let (a, b) = two_processes(&model, &url, &["KOTOBA_MODEL"], Some("model: file-model\n")).await;
     let (port_a, port_b) = (a.port, b.port);
 
-    let saved = reqwest::Client::new()
+    let saved = crate::support::web::client()
         .post(format!("http://127.0.0.1:{port_b}/api/settings"))
         .json(&serde_json::json!({ "model": "shared-model", "work_max_iter": 17 }))
         .send()

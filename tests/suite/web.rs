@@ -81,9 +81,8 @@ async fn with_no_model_key_the_server_starts_and_the_status_says_exactly_what_to
         listener,
         stop.clone(),
     ));
-    let status: Value = reqwest::get(format!("{base}/api/status"))
+    let status: Value = crate::support::web::get_with_token(&format!("{base}/api/status"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -322,6 +321,24 @@ async fn without_a_password_only_loopback_host_names_and_same_origin_posts_pass(
         .await
         .unwrap();
     assert_eq!(csrf.status(), 403);
+    // Another port of the same host is another site: a local dev server's page, or one
+    // a browser was tricked into, is refused though the cookie would go along.
+    let port: u16 = r.base.rsplit(':').next().unwrap().parse().unwrap();
+    for origin in [
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+        "http://127.0.0.1".to_string(),
+        r.base.replace("http://", "https://"),
+    ] {
+        let cross_port = r
+            .http
+            .post(r.url("/api/message"))
+            .header("origin", &origin)
+            .json(&json!({"session": "x", "text": "rm everything"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cross_port.status(), 403, "{origin}");
+    }
     let form = r
         .http
         .post(r.url("/api/message"))
@@ -344,9 +361,10 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
         Vec::new(),
     )
     .await;
-    let anon = r.http.get(r.url("/api/status")).send().await.unwrap();
+    let plain = reqwest::Client::new();
+    let anon = plain.get(r.url("/api/status")).send().await.unwrap();
     assert_eq!(anon.status(), 401);
-    let page = r.http.get(r.url("/")).send().await.unwrap();
+    let page = plain.get(r.url("/")).send().await.unwrap();
     assert!(
         page.text().await.unwrap().contains("name=\"password\""),
         "the login form"
@@ -372,8 +390,7 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
     let cookie = right.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
     let pair = cookie.split(';').next().unwrap().to_string();
-    let with_cookie = r
-        .http
+    let with_cookie = plain
         .get(r.url("/api/status"))
         .header("cookie", pair)
         .header("host", "kotoba.example.com")
@@ -381,8 +398,7 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
         .await
         .unwrap();
     assert_eq!(with_cookie.status(), 200, "a password lifts the host rule");
-    let bearer = r
-        .http
+    let bearer = plain
         .get(r.url("/api/grants"))
         .bearer_auth("hunter2")
         .send()

@@ -127,6 +127,38 @@ async fn an_answer_that_does_not_fit_the_card_is_a_400_naming_why_and_the_card_s
 }
 
 #[tokio::test]
+async fn an_always_a_dangerous_lines_card_does_not_offer_is_refused_400_and_nothing_runs() {
+    let r = start().await;
+    let mut sse = r.events("danger").await;
+    let target = r.workspace().join("keep");
+    std::fs::create_dir_all(&target).unwrap();
+    let id = card_for(&r, &mut sse, "danger", "rm -rf keep").await;
+    for (decision, why) in [
+        ("always_family", "no family grant"),
+        ("always_exact", "exact line"),
+    ] {
+        let resp = r
+            .post(&format!("/api/cards/{id}"), json!({ "decision": decision }))
+            .await;
+        assert_eq!(resp.status(), 400, "{decision}");
+        let said: Value = resp.json().await.unwrap();
+        assert_eq!(said["error"], "invalid_answer", "{said}");
+        assert!(
+            said["message"].as_str().is_some_and(|m| m.contains(why)),
+            "{decision}: {said}"
+        );
+    }
+    let waiting: Value = r.get_json("/api/cards").await;
+    assert_eq!(waiting.as_array().unwrap().len(), 1, "{waiting}");
+    assert!(target.exists(), "nothing ran");
+    let audit: Value = r.get_json("/api/audit?session=danger").await;
+    assert!(
+        !audit.to_string().contains("\"executed"),
+        "no executed row: {audit}"
+    );
+}
+
+#[tokio::test]
 async fn the_page_lists_a_card_waiting_in_another_session_and_its_answer_there_says_where() {
     let r = start().await;
     // A turn at the terminal (another surface, another session) waits on a card.

@@ -116,6 +116,8 @@ pub(super) async fn open(r: &WebRig, session: &str) -> PageVoice {
     let (ws, _) = ClientBuilder::new()
         .uri(&uri)
         .unwrap()
+        .add_header(axum::http::header::AUTHORIZATION, token_header())
+        .unwrap()
         .connect()
         .await
         .expect("the voice socket opens");
@@ -461,34 +463,55 @@ async fn with_espeak_ng_the_page_hears_her_answer_in_an_offline_voice() {
     assert_eq!(synth, 0, "nothing was asked of a speech service");
 }
 
+/// The page's token as an `Authorization` header, as a script opening the socket sends it.
+pub(super) fn token_header() -> axum::http::HeaderValue {
+    axum::http::HeaderValue::from_str(&format!("Bearer {}", crate::support::web::WEB_TOKEN))
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_sites_page_cannot_open_her_voice_socket() {
-    // With no password the page is loopback-only, but any site the owner visits could
-    // still open ws://127.0.0.1 from their browser: its Origin gives it away.
+async fn another_sites_page_or_another_port_cannot_open_her_voice_socket() {
+    // Any site the owner visits, or any other server on this host (another port), could
+    // open ws://127.0.0.1 from their browser, which sends the cookie along: the Origin
+    // gives it away.
     let (r, _speech) = rig(Vec::new()).await;
     let uri = format!("{}/api/voice?session=x", r.base.replace("http://", "ws://"));
-    let evil = ClientBuilder::new()
-        .uri(&uri)
-        .unwrap()
-        .add_header(
-            axum::http::header::ORIGIN,
-            axum::http::HeaderValue::from_static("http://evil.example"),
-        )
-        .unwrap()
-        .connect()
-        .await;
-    assert!(evil.is_err(), "a cross-site voice socket is refused");
-    let own = ClientBuilder::new()
-        .uri(&uri)
-        .unwrap()
-        .add_header(
-            axum::http::header::ORIGIN,
-            axum::http::HeaderValue::from_str(&r.base).unwrap(),
-        )
-        .unwrap()
-        .connect()
-        .await;
-    assert!(own.is_ok(), "the page's own origin opens it");
+    let port: u16 = r.base.rsplit(':').next().unwrap().parse().unwrap();
+    let other_port = format!(
+        "http://127.0.0.1:{}",
+        if port == 21300 { 21301 } else { 21300 }
+    );
+    let with_origin = |origin: String| {
+        let uri = uri.clone();
+        async move {
+            ClientBuilder::new()
+                .uri(&uri)
+                .unwrap()
+                .add_header(axum::http::header::AUTHORIZATION, token_header())
+                .unwrap()
+                .add_header(
+                    axum::http::header::ORIGIN,
+                    axum::http::HeaderValue::from_str(&origin).unwrap(),
+                )
+                .unwrap()
+                .connect()
+                .await
+                .is_ok()
+        }
+    };
+    for origin in [
+        "http://evil.example".to_string(),
+        other_port,
+        r.base.replace("http://", "https://"),
+    ] {
+        assert!(!with_origin(origin.clone()).await, "refused: {origin}");
+    }
+    assert!(
+        with_origin(r.base.clone()).await,
+        "the page's own origin opens it"
+    );
+    let no_token = ClientBuilder::new().uri(&uri).unwrap().connect().await;
+    assert!(no_token.is_err(), "no token, no socket");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

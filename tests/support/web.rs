@@ -26,6 +26,29 @@ use super::model_server::ScriptedModel;
 /// The /v1 key every rig is started with.
 pub const KEY: &str = "test-v1-key";
 
+/// The page's token every rig and every `kotoba serve` child is started with
+/// (`KOTOBA_WEB_TOKEN`).
+pub const WEB_TOKEN: &str = "test-web-token-5f1d0c2b9a";
+
+/// An HTTP client that sends the page's token on every request (a request that names
+/// its own `Authorization`, as /v1 calls do, keeps it).
+pub fn client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {WEB_TOKEN}").parse().unwrap(),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// GET a page route of the server at `base` with the token.
+pub async fn get_with_token(url: &str) -> reqwest::Response {
+    client().get(url).send().await.unwrap()
+}
+
 /// A running server.
 pub struct WebRig {
     pub model: ScriptedModel,
@@ -44,10 +67,11 @@ impl Drop for WebRig {
     }
 }
 
-/// Options with the test key; everything else default.
+/// Options with the test key and token; everything else default.
 pub fn options() -> WebOptions {
     WebOptions {
         api_key: Some(KEY.to_string()),
+        token: Some(WEB_TOKEN.to_string()),
         ..WebOptions::default()
     }
 }
@@ -81,7 +105,7 @@ pub async fn start_with(options: WebOptions, extra: Vec<Arc<dyn Tool>>) -> WebRi
         base,
         shutdown,
         task: Some(task),
-        http: reqwest::Client::new(),
+        http: self::client(),
         home,
     }
 }

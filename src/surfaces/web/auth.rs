@@ -1,34 +1,42 @@
 //! Who may reach the page and its API (`/` and `/api/*`), and the login form.
 //!
-//! - Password set: the login cookie (random per process, HttpOnly, SameSite=Strict) or
-//!   `Authorization: Bearer <password>`, compared in constant time.
-//! - No password: the server only binds loopback ([`crate::surfaces::http::check_bind`]) and answers
-//!   only loopback host names, so a tunnel, a reverse proxy under another name or a
-//!   DNS-rebinding page gets 403 instead of an unauthenticated owner's page.
-//! - Wrong passwords slow down (`throttle.rs`): a login form or bearer header past the
-//!   free tries waits, growing, and a try during the wait is refused with 429 and
-//!   `Retry-After`.
-//! - Any state-changing request whose `Origin` names another host is refused (CSRF),
-//!   and so is a WebSocket upgrade (the voice socket: browsers open those across
-//!   sites without CORS); POST bodies are JSON, which a cross-site form cannot send
-//!   without a preflight.
+//! - A password set (`web_password`): the login form sets the session cookie, or a
+//!   script sends `Authorization: Bearer <password>`; the token below works too.
+//! - No password (the default): the token (`token.rs`). Opening `/?token=<token>` once
+//!   sets the session cookie (HttpOnly, SameSite=Strict) and goes on to the page;
+//!   scripts send `Authorization: Bearer <token>`.
+//! - `web_auth: none` and no password: nothing — anyone who reaches the loopback
+//!   address is the owner (a machine one person alone uses; `doctor` and the page warn).
+//! - Without a password the server binds only loopback ([`crate::surfaces::http::check_bind`])
+//!   and answers only loopback host names, so a tunnel, a reverse proxy under another
+//!   name or a DNS-rebinding page gets 403.
+//! - Guesses slow down (`throttle.rs`): a wrong password or token, per address and in
+//!   one budget across all addresses. A request carrying the session cookie or the token
+//!   is never slowed, so no local process can lock the owner out.
+//! - A request that changes something, and any WebSocket upgrade, must come from
+//!   exactly this address: scheme, host and port (`origin.rs`).
 
-use axum::extract::{Form, Request, State};
+use std::sync::Mutex;
+
+use axum::extract::{Form, FromRequest, Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::origin::{is_loopback_host, request_host, same_origin};
 use super::throttle::{self, ClientAddr};
-use super::{json_error, Shared};
+use super::{json_error, Shared, WebState};
+use crate::config::password;
 use crate::engine::Answerer;
 
-/// The login cookie's name.
+/// The session cookie's name.
 pub(crate) const COOKIE: &str = "kotoba_auth";
 
 /// Who answers a card from the page. Only requests that passed [`require`] get here:
-/// the password was given, or none is set and the request came to a loopback host name
-/// on a loopback-only server — in both cases the person at the page is the owner.
+/// the token, the password or the session cookie was given (or `web_auth: none` on a
+/// loopback-only server) — the person at the page is the owner.
 pub(crate) fn web_owner() -> Answerer {
     Answerer {
         id: "web".into(),
@@ -62,160 +70,227 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-fn authenticated(headers: &HeaderMap, password: &str, token: &str) -> bool {
-    let by_cookie = cookie(headers, COOKIE).is_some_and(|c| secret_eq(c, token));
-    let by_bearer = bearer(headers).is_some_and(|b| secret_eq(b, password));
-    by_cookie || by_bearer
-}
-
-/// The host a request was addressed to, without its port.
-fn request_host(req: &Request) -> Option<String> {
-    let raw = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| req.uri().authority().map(|a| a.to_string()))?;
-    Some(strip_port(&raw).to_ascii_lowercase())
-}
-
-fn strip_port(hostport: &str) -> &str {
-    if let Some(rest) = hostport.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    match hostport.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') && port.chars().all(|c| c.is_ascii_digit()) => {
-            host
+/// The `token` of a query string, and the query without it.
+fn query_token(query: Option<&str>) -> (Option<String>, String) {
+    let mut token = None;
+    let mut rest = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("token", v)) => token = Some(v.to_string()),
+            _ => rest.push(pair),
         }
-        _ => hostport,
     }
+    (token, rest.join("&"))
 }
 
-/// Whether a host name is a loopback one: `localhost`, 127.0.0.0/8 or ::1.
-pub(crate) fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+/// What guards the page, fixed at start.
+pub(crate) struct Guard {
+    /// The password as kept (an scrypt hash or its text); `None`: no password.
+    password: Option<String>,
+    /// The token; `None` only with `web_auth: none` (or a password and no token).
+    token: Option<String>,
+    /// The session cookie's value.
+    cookie: String,
+    /// SHA-256 of the last bearer password that matched a hashed one, so a script's
+    /// every request does not pay scrypt again.
+    verified: Mutex<Option<[u8; 32]>>,
 }
 
-/// A browser's `Origin`, when present, must name the host the request went to.
-fn same_origin(req: &Request, host: Option<&str>) -> bool {
-    let Some(origin) = req.headers().get(header::ORIGIN) else {
-        return true;
-    };
-    let Ok(origin) = origin.to_str() else {
-        return false;
-    };
-    let Some((_, rest)) = origin.split_once("://") else {
-        return false;
-    };
-    let origin_host = strip_port(rest.split('/').next().unwrap_or(rest)).to_ascii_lowercase();
-    host.is_some_and(|h| h == origin_host)
+impl Guard {
+    pub(crate) fn new(password: Option<String>, token: Option<String>) -> Guard {
+        let cookie = match &token {
+            Some(t) => super::token::cookie_for(t, password.as_deref()),
+            None => super::token::fresh(),
+        };
+        Guard {
+            password,
+            token,
+            cookie,
+            verified: Mutex::new(None),
+        }
+    }
+
+    /// How the page is guarded, as `/api/status` says it: `password`, `token` or `none`.
+    pub(crate) fn mode(&self) -> &'static str {
+        match (&self.password, &self.token) {
+            (Some(_), _) => "password",
+            (None, Some(_)) => "token",
+            (None, None) => "none",
+        }
+    }
+
+    fn is_token(&self, given: &str) -> bool {
+        self.token.as_deref().is_some_and(|t| secret_eq(given, t))
+    }
+
+    /// Whether `given` is the password (scrypt off the runtime's threads).
+    async fn is_password(&self, given: &str) -> bool {
+        let Some(stored) = self.password.clone() else {
+            return false;
+        };
+        if !password::is_hash(&stored) {
+            return secret_eq(given, &stored);
+        }
+        let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+        let seen = *self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.is_some_and(|d| bool::from(d.ct_eq(&digest))) {
+            return true;
+        }
+        let given = given.to_string();
+        let ok = tokio::task::spawn_blocking(move || password::matches(&given, &stored))
+            .await
+            .unwrap_or(false);
+        if ok {
+            *self.verified.lock().unwrap_or_else(|p| p.into_inner()) = Some(digest);
+        }
+        ok
+    }
 }
 
 /// The gate in front of `/` and `/api/*`.
 pub(super) async fn require(State(st): State<Shared>, req: Request, next: Next) -> Response {
-    let host = request_host(&req);
-    match &st.options.password {
-        Some(password) => {
-            let addr = throttle::client_addr(req.extensions());
-            let guess = bearer(req.headers()).is_some();
-            let now = tokio::time::Instant::now();
-            if guess {
-                if let Some(wait) = st.logins.wait(addr, now) {
-                    let mut resp = json_error(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "too_many_attempts",
-                        &format!(
-                            "too many wrong passwords from this address: try again in {} seconds",
-                            throttle::seconds(wait)
-                        ),
-                    );
-                    retry_after(&mut resp, wait);
-                    return resp;
-                }
-            }
-            let ok = authenticated(req.headers(), password, &st.cookie_token);
-            if guess && ok {
-                st.logins.succeeded(addr);
-            } else if guess {
-                st.logins.failed(addr, now);
-            }
-            if !ok {
-                if req.uri().path() == "/" && req.method() == Method::GET {
-                    return login_page(StatusCode::OK, None);
-                }
-                return json_error(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "this page needs its password: log in at /",
-                );
-            }
-        }
-        None => {
-            if !host.as_deref().is_some_and(is_loopback_host) {
-                return json_error(
-                    StatusCode::FORBIDDEN,
-                    "forbidden_host",
-                    "with no password set, this page answers only at 127.0.0.1, localhost or [::1]; \
-                     set KOTOBA_WEB_PASSWORD to reach it under another name",
-                );
-            }
-        }
+    let guard = &st.guard;
+    if guard.password.is_none() && !request_host(&req).is_some_and(|h| is_loopback_host(&h)) {
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            "with no password set, this page answers only at 127.0.0.1, localhost or [::1]; \
+             set KOTOBA_WEB_PASSWORD to reach it under another name",
+        );
     }
     // A WebSocket is a GET that browsers open across sites without CORS: the voice
     // socket is held to the same origin as a POST.
     let upgrade = req.headers().contains_key(header::UPGRADE);
-    if (req.method() != Method::GET || upgrade) && !same_origin(&req, host.as_deref()) {
+    if (req.method() != Method::GET || upgrade) && !same_origin(&req) {
         return json_error(
             StatusCode::FORBIDDEN,
             "cross_origin",
             "a request from another site was refused",
         );
     }
-    next.run(req).await
+    if guard.mode() == "none" {
+        return next.run(req).await;
+    }
+    // The cookie and the token cannot be guessed: never slowed down.
+    let given = bearer(req.headers()).map(str::to_string);
+    let by_cookie = cookie(req.headers(), COOKIE).is_some_and(|c| secret_eq(c, &guard.cookie));
+    if by_cookie || given.as_deref().is_some_and(|b| guard.is_token(b)) {
+        return next.run(req).await;
+    }
+    let page = req.uri().path() == "/" && req.method() == Method::GET;
+    let (in_query, rest) = query_token(req.uri().query());
+    let in_query = in_query.filter(|_| page);
+    if let Some(t) = &in_query {
+        if guard.is_token(t) {
+            st.logins.succeeded(throttle::client_addr(req.extensions()));
+            let to = if rest.is_empty() {
+                "/".to_string()
+            } else {
+                format!("/?{rest}")
+            };
+            return redirect(&to, Some(session_cookie(&st)));
+        }
+    }
+    let addr = throttle::client_addr(req.extensions());
+    if given.is_some() || in_query.is_some() {
+        let now = tokio::time::Instant::now();
+        if let Some(wait) = st.logins.wait(addr, now) {
+            let mut resp = json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_attempts",
+                &format!(
+                    "too many wrong passwords or tokens: try again in {} seconds",
+                    throttle::seconds(wait)
+                ),
+            );
+            retry_after(&mut resp, wait);
+            return resp;
+        }
+        if let Some(b) = &given {
+            if guard.is_password(b).await {
+                st.logins.succeeded(addr);
+                return next.run(req).await;
+            }
+        }
+        st.logins.failed(addr, now);
+    }
+    if page {
+        return login_page(guard, StatusCode::UNAUTHORIZED, in_query.map(|_| WRONG));
+    }
+    let message = if guard.password.is_some() {
+        "this page needs its password: log in at /"
+    } else {
+        "this page needs its token: open the address `kotoba serve` printed (…/?token=…), \
+         or send Authorization: Bearer <token> (the token is in $KOTOBA_HOME/web_token)"
+    };
+    json_error(StatusCode::UNAUTHORIZED, "unauthorized", message)
 }
 
-/// The login form's body.
+const WRONG: &str = "That is not right.";
+
+/// The login form's body: the password, or the token where no password is set.
 #[derive(serde::Deserialize)]
 pub(super) struct LoginForm {
-    password: String,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
 }
 
-/// `POST /login`: the right password sets the cookie and goes back to the page.
-/// A wrong one counts against the client's address (`throttle.rs`); during its wait
-/// no password is checked.
+/// `POST /login`: the right password (or the token) sets the cookie and goes back to
+/// the page. A wrong one counts against the client's address and the shared budget
+/// (`throttle.rs`); during a wait no password is checked (the token always is).
 pub(super) async fn login(
     State(st): State<Shared>,
     ClientAddr(addr): ClientAddr,
-    Form(form): Form<LoginForm>,
+    req: Request,
 ) -> Response {
-    let Some(password) = &st.options.password else {
-        return redirect_home(None);
+    if !same_origin(&req) {
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "cross_origin",
+            "a request from another site was refused",
+        );
+    }
+    let guard = &st.guard;
+    if guard.mode() == "none" {
+        return redirect("/", None);
+    }
+    let Ok(Form(form)) = Form::<LoginForm>::from_request(req, &st).await else {
+        return login_page(
+            guard,
+            StatusCode::BAD_REQUEST,
+            Some("Type it into the form."),
+        );
     };
+    let given = form.token.or(form.password).unwrap_or_default();
+    if guard.is_token(&given) {
+        st.logins.succeeded(addr);
+        return redirect("/", Some(session_cookie(&st)));
+    }
     let now = tokio::time::Instant::now();
     if let Some(wait) = st.logins.wait(addr, now) {
         let note = format!(
             "Too many wrong passwords: try again in {} seconds.",
             throttle::seconds(wait)
         );
-        let mut resp = login_page(StatusCode::TOO_MANY_REQUESTS, Some(&note));
+        let mut resp = login_page(guard, StatusCode::TOO_MANY_REQUESTS, Some(&note));
         retry_after(&mut resp, wait);
         return resp;
     }
-    if !secret_eq(&form.password, password) {
+    if !guard.is_password(&given).await {
         st.logins.failed(addr, now);
-        return login_page(
-            StatusCode::UNAUTHORIZED,
-            Some("That password is not right."),
-        );
+        return login_page(guard, StatusCode::UNAUTHORIZED, Some(WRONG));
     }
     st.logins.succeeded(addr);
-    redirect_home(Some(format!(
+    redirect("/", Some(session_cookie(&st)))
+}
+
+fn session_cookie(st: &WebState) -> String {
+    format!(
         "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-        st.cookie_token
-    )))
+        st.guard.cookie
+    )
 }
 
 /// Say in `Retry-After` how long to wait.
@@ -225,25 +300,31 @@ fn retry_after(resp: &mut Response, wait: std::time::Duration) {
     }
 }
 
-fn redirect_home(cookie: Option<String>) -> Response {
-    let mut resp = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+fn redirect(to: &str, cookie: Option<String>) -> Response {
+    let mut resp = (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response();
     if let Some(c) = cookie.and_then(|c| header::HeaderValue::from_str(&c).ok()) {
         resp.headers_mut().insert(header::SET_COOKIE, c);
     }
     resp
 }
 
-fn login_page(status: StatusCode, problem: Option<&str>) -> Response {
+fn login_page(guard: &Guard, status: StatusCode, problem: Option<&str>) -> Response {
     let note = problem
         .map(|p| format!("<p class=\"problem\">{p}</p>"))
         .unwrap_or_default();
+    let field = if guard.password.is_some() {
+        "<label>Password <input type=\"password\" name=\"password\" autofocus></label>"
+    } else {
+        "<p>Open the address <code>kotoba serve</code> printed (it ends in <code>?token=…</code>), \
+         or paste the token kept in <code>$KOTOBA_HOME/web_token</code>.</p>\
+         <label>Token <input type=\"password\" name=\"token\" autofocus></label>"
+    };
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>Kotoba — log in</title><link rel=\"stylesheet\" href=\"/assets/page.css\"></head>\
          <body class=\"login\"><form method=\"post\" action=\"/login\"><h1>Kotoba</h1>{note}\
-         <label>Password <input type=\"password\" name=\"password\" autofocus></label>\
-         <button type=\"submit\">Log in</button></form></body></html>"
+         {field}<button type=\"submit\">Log in</button></form></body></html>"
     );
     let mut resp = (status, Html(body)).into_response();
     super::assets::secure_headers(resp.headers_mut());
@@ -255,37 +336,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_host_names_with_or_without_a_port() {
-        for h in [
-            "127.0.0.1:8000",
-            "localhost:8000",
-            "[::1]:8000",
-            "localhost",
-            "127.0.0.2",
-        ] {
-            assert!(is_loopback_host(strip_port(h)), "{h}");
-        }
-        for h in [
-            "kotoba.example:8000",
-            "192.168.1.4:8000",
-            "10.0.0.1",
-            "[::]:8000",
-            "localhost.evil.com",
-        ] {
-            assert!(!is_loopback_host(strip_port(h)), "{h}");
-        }
-    }
-
-    #[test]
     fn bearer_and_cookie_are_read_and_compared() {
         let mut h = HeaderMap::new();
         h.insert(header::AUTHORIZATION, "Bearer s3cret".parse().unwrap());
         h.insert(header::COOKIE, "a=1; kotoba_auth=tok; b=2".parse().unwrap());
         assert_eq!(bearer(&h), Some("s3cret"));
         assert_eq!(cookie(&h, COOKIE), Some("tok"));
-        assert!(authenticated(&h, "s3cret", "other"));
-        assert!(authenticated(&h, "nope", "tok"));
-        assert!(!authenticated(&h, "nope", "other"));
         assert!(secret_eq("abc", "abc") && !secret_eq("abc", "abd") && !secret_eq("ab", "abc"));
+    }
+
+    #[test]
+    fn the_token_is_taken_out_of_the_query_and_the_rest_kept() {
+        assert_eq!(
+            query_token(Some("token=abc&session=x")),
+            (Some("abc".into()), "session=x".into())
+        );
+        assert_eq!(query_token(Some("session=x")), (None, "session=x".into()));
+        assert_eq!(query_token(None), (None, String::new()));
+    }
+
+    #[tokio::test]
+    async fn the_guard_takes_the_token_or_the_password_and_a_hashed_password_is_remembered() {
+        let hashed = password::hash("pw").unwrap();
+        let g = Guard::new(Some(hashed), Some("tok".into()));
+        assert_eq!(g.mode(), "password");
+        assert!(g.is_token("tok") && !g.is_token("pw"));
+        assert!(g.is_password("pw").await && !g.is_password("tok").await);
+        assert!(
+            g.is_password("pw").await,
+            "again, from the remembered digest"
+        );
+        assert_eq!(Guard::new(None, Some("t".into())).mode(), "token");
+        assert_eq!(Guard::new(None, None).mode(), "none");
     }
 }

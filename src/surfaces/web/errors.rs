@@ -1,6 +1,7 @@
 //! Every error the page's API answers is JSON `{"error", "message"}` in plain words: an
 //! extractor's own rejection (a path or query that does not parse, a body that is not
-//! JSON) is rewritten, never left as plain text in Rust's wording.
+//! JSON) is rewritten, never left as plain text in Rust's wording. The login form a
+//! browser gets at `/` stays HTML.
 
 use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
@@ -17,12 +18,13 @@ const MAX_BODY: usize = 64 * 1024;
 pub(super) async fn json_errors(req: Request, next: Next) -> Response {
     let resp = next.run(req).await;
     let status = resp.status();
-    let is_json = resp
+    // JSON is already in shape; HTML is the page's own login form, for a person.
+    let is_ours = resp
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if !(status.is_client_error() || status.is_server_error()) || is_ours {
         return resp;
     }
     let (parts, body) = resp.into_parts();

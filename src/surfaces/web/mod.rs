@@ -3,8 +3,9 @@
 //!
 //! Who may do what (see README "Web page and /v1"):
 //! - `/health` and the page's static assets are open.
-//! - `/` and `/api/*` need the password (`KOTOBA_WEB_PASSWORD` / `web_password`) as a
-//!   cookie from the login form or a bearer header. With no password set the server
+//! - `/` and `/api/*` need the token (`KOTOBA_WEB_TOKEN` / `$KOTOBA_HOME/web_token`) or,
+//!   when one is set, the password (`KOTOBA_WEB_PASSWORD` / `web_password`): as the
+//!   session cookie or a bearer header (`auth.rs`). With no password set the server
 //!   only binds loopback and only answers loopback host names (`127.0.0.1`,
 //!   `localhost`, `[::1]`), so a tunnel or a DNS-rebinding page cannot reach it.
 //! - `/v1/*` needs `KOTOBA_API_KEY` as a bearer, whatever the password.
@@ -21,10 +22,12 @@ mod health;
 mod history;
 mod message;
 mod metrics;
+mod origin;
 mod relay;
 mod settings;
 mod status;
 mod throttle;
+pub mod token;
 pub mod voice;
 
 use std::sync::Arc;
@@ -54,8 +57,12 @@ pub const MODEL_NAME: &str = "kotoba";
 /// Everything the server is started with; read once at start.
 #[derive(Clone)]
 pub struct WebOptions {
-    /// The page's password; `None` → loopback only.
+    /// The page's password as kept (an scrypt hash, or its text); `None` → the token
+    /// guards the page, and the server binds loopback only.
     pub password: Option<String>,
+    /// The page's token (also taken with a password, for scripts); `None` with no
+    /// password: `web_auth: none`, nothing guards the loopback-only page.
+    pub token: Option<String>,
     /// `/v1`'s bearer key (`KOTOBA_API_KEY`); `None` → every /v1 call is refused.
     pub api_key: Option<String>,
     /// A /v1 stream sends a keep-alive chunk after this much silence (4 s).
@@ -73,6 +80,8 @@ impl Default for WebOptions {
     fn default() -> Self {
         WebOptions {
             password: None,
+            // Secure by default: a token no one was told.
+            token: Some(token::fresh()),
             api_key: None,
             discord: None,
             v1_keepalive: Duration::from_secs(4),
@@ -83,15 +92,33 @@ impl Default for WebOptions {
 }
 
 impl WebOptions {
-    /// The options a configuration gives: `web_password` (or `KOTOBA_WEB_PASSWORD`) and
-    /// `KOTOBA_API_KEY`; blank values count as unset.
+    /// The options a configuration gives: `web_password` (or `KOTOBA_WEB_PASSWORD`), the
+    /// token unless `web_auth: none` (`KOTOBA_WEB_TOKEN`, else `$KOTOBA_HOME/web_token`,
+    /// made at the first start) and `KOTOBA_API_KEY`; blank values count as unset. A
+    /// token that cannot be kept is logged and a fresh one guards this run.
     pub fn from_config(config: &crate::config::Config) -> WebOptions {
         let settings = config.settings();
+        let password = settings
+            .web_password
+            .map(|s| s.0)
+            .filter(|p| !p.trim().is_empty());
+        let token = if password.is_none() && settings.web_auth == crate::config::WebAuth::None {
+            None
+        } else {
+            match token::load_or_create(config) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    tracing::warn!(
+                        "the page's token could not be kept in {} ({e}); this run uses one only its log shows",
+                        token::token_path(config).display()
+                    );
+                    Some(token::fresh())
+                }
+            }
+        };
         WebOptions {
-            password: settings
-                .web_password
-                .map(|s| s.0)
-                .filter(|p| !p.trim().is_empty()),
+            password,
+            token,
             api_key: config
                 .env("KOTOBA_API_KEY")
                 .map(str::to_string)
@@ -105,8 +132,8 @@ impl WebOptions {
 pub(crate) struct WebState {
     pub(crate) engine: Arc<Engine>,
     pub(crate) options: WebOptions,
-    /// The login cookie's value: random per process, so a restart logs everyone out.
-    pub(crate) cookie_token: String,
+    /// What guards the page: the password, the token and the session cookie's value.
+    pub(crate) guard: auth::Guard,
     pub(crate) relay: Arc<WorkDoneRelay>,
     pub(crate) shutdown: CancellationToken,
     /// The page's voice rooms open now.
@@ -124,11 +151,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
     let state: Shared = Arc::new(WebState {
         relay: Arc::new(WorkDoneRelay::new(engine.clone())),
         engine: engine.clone(),
-        cookie_token: format!(
-            "{:016x}{:016x}",
-            rand::random::<u64>(),
-            rand::random::<u64>()
-        ),
+        guard: auth::Guard::new(options.password.clone(), options.token.clone()),
         options: options.clone(),
         shutdown: shutdown.clone(),
         voices: voice::PageRooms::default(),

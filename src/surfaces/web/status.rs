@@ -28,6 +28,7 @@ pub(super) async fn status(State(st): State<Shared>, Query(q): Query<SessionQuer
         "model": settings.model,
         "missing_setup": crate::app::missing_setup(config),
         "password_set": st.options.password.is_some(),
+        "auth": st.guard.mode(),
         "v1_key_set": st.options.api_key.is_some(),
         "v1_model": super::MODEL_NAME,
         "discord": discord,

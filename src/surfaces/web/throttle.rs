@@ -1,9 +1,11 @@
-//! Wrong passwords slow down: the login form and a bearer `Authorization` header are
-//! guesses at the page's password. Each client address gets [`FREE_TRIES`] wrong ones;
-//! after that it must wait before its next try — [`FIRST_WAIT`], doubling with each
-//! wrong one, at most [`MAX_WAIT`] — and a try during the wait is refused unchecked, even
-//! with the right password. A right password forgets the address's failures; so do
-//! [`FORGET_AFTER`] without a wrong one.
+//! Wrong passwords slow down: the login form, a bearer `Authorization` header and a
+//! `?token=` are guesses. Each client address gets [`FREE_TRIES`] wrong ones, and all
+//! addresses together [`SHARED_FREE_TRIES`] (one machine has many loopback addresses);
+//! past either, the next try must wait — [`FIRST_WAIT`], doubling with each wrong one, at
+//! most [`MAX_WAIT`] — and a try during the wait is refused unchecked, even with the
+//! right password. A right password forgets the address's failures and the shared
+//! count; so do [`FORGET_AFTER`] without a wrong one. The session cookie and the token
+//! are never counted or slowed (`auth.rs`), so no one can lock the owner out.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -16,6 +18,8 @@ use tokio::time::Instant;
 
 /// Wrong passwords an address may send before it has to wait.
 pub(crate) const FREE_TRIES: u32 = 5;
+/// Wrong passwords all addresses together may send before every one has to wait.
+pub(crate) const SHARED_FREE_TRIES: u32 = 20;
 /// The wait after the first wrong password past the free ones.
 pub(crate) const FIRST_WAIT: Duration = Duration::from_secs(1);
 /// The longest wait.
@@ -25,7 +29,7 @@ pub(crate) const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
 /// Addresses kept at most (past it, the quiet ones are forgotten first).
 const KEEP: usize = 10_000;
 
-/// One address's wrong passwords.
+/// The wrong passwords of one address, or of all together.
 #[derive(Clone, Copy, Debug)]
 struct Failures {
     /// Wrong passwords since the last right one (or since they were forgotten).
@@ -36,53 +40,86 @@ struct Failures {
     until: Instant,
 }
 
+impl Failures {
+    fn new(now: Instant) -> Failures {
+        Failures {
+            count: 0,
+            last: now,
+            until: now,
+        }
+    }
+
+    /// One more wrong one at `now`, with `free` tries before the waits start.
+    fn add(&mut self, now: Instant, free: u32) {
+        if now.saturating_duration_since(self.last) >= FORGET_AFTER {
+            self.count = 0;
+        }
+        self.count += 1;
+        self.last = now;
+        if self.count >= free {
+            let doublings = (self.count - free).min(16);
+            self.until = now + (FIRST_WAIT * 2u32.pow(doublings)).min(MAX_WAIT);
+        }
+    }
+
+    fn wait(&self, now: Instant) -> Option<Duration> {
+        (self.until > now).then(|| self.until - now)
+    }
+}
+
+/// Both counts change together on every guess: one lock.
+#[derive(Debug, Default)]
+struct Counts {
+    /// By client address (None when the server did not say: one shared entry).
+    by_addr: HashMap<Option<IpAddr>, Failures>,
+    /// Every address's wrong passwords together.
+    all: Option<Failures>,
+}
+
 /// The failures of every address that sent a wrong password lately.
 #[derive(Debug, Default)]
 pub(crate) struct LoginThrottle {
-    /// By client address (None when the server did not say: one shared entry).
-    by_addr: Mutex<HashMap<Option<IpAddr>, Failures>>,
+    counts: Mutex<Counts>,
 }
 
 impl LoginThrottle {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<Option<IpAddr>, Failures>> {
-        self.by_addr.lock().unwrap_or_else(|p| p.into_inner())
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// How long `addr` must still wait before a try at `now` (None: it may try).
+    /// How long `addr` must still wait before a try at `now` (None: it may try): the
+    /// longer of its own wait and the shared one.
     pub(crate) fn wait(&self, addr: Option<IpAddr>, now: Instant) -> Option<Duration> {
-        let map = self.map();
-        let f = map.get(&addr)?;
-        (f.until > now).then(|| f.until - now)
+        let c = self.counts();
+        let own = c.by_addr.get(&addr).and_then(|f| f.wait(now));
+        let all = c.all.and_then(|f| f.wait(now));
+        own.max(all)
     }
 
     /// `addr` sent a wrong password at `now`.
     pub(crate) fn failed(&self, addr: Option<IpAddr>, now: Instant) {
-        let mut map = self.map();
-        if map.len() >= KEEP {
-            map.retain(|_, f| now.saturating_duration_since(f.last) < FORGET_AFTER);
-            if map.len() >= KEEP {
-                map.clear();
+        let mut c = self.counts();
+        if c.by_addr.len() >= KEEP {
+            c.by_addr
+                .retain(|_, f| now.saturating_duration_since(f.last) < FORGET_AFTER);
+            if c.by_addr.len() >= KEEP {
+                c.by_addr.clear();
             }
         }
-        let f = map.entry(addr).or_insert(Failures {
-            count: 0,
-            last: now,
-            until: now,
-        });
-        if now.saturating_duration_since(f.last) >= FORGET_AFTER {
-            f.count = 0;
-        }
-        f.count += 1;
-        f.last = now;
-        if f.count >= FREE_TRIES {
-            let doublings = (f.count - FREE_TRIES).min(16);
-            f.until = now + (FIRST_WAIT * 2u32.pow(doublings)).min(MAX_WAIT);
-        }
+        c.by_addr
+            .entry(addr)
+            .or_insert_with(|| Failures::new(now))
+            .add(now, FREE_TRIES);
+        c.all
+            .get_or_insert_with(|| Failures::new(now))
+            .add(now, SHARED_FREE_TRIES);
     }
 
-    /// `addr` gave the right password: its failures are forgotten.
+    /// `addr` gave the right password: its failures and the shared count are forgotten.
     pub(crate) fn succeeded(&self, addr: Option<IpAddr>) {
-        self.map().remove(&addr);
+        let mut c = self.counts();
+        c.by_addr.remove(&addr);
+        c.all = None;
     }
 }
 
@@ -162,6 +199,30 @@ mod tests {
             None,
             "after a quiet quarter hour the count starts again"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrong_passwords_spread_over_many_addresses_meet_the_shared_budget() {
+        let t = LoginThrottle::default();
+        // Twenty loopback addresses, each under its own free tries.
+        let mut sent = 0;
+        'spread: for round in 0..FREE_TRIES - 1 {
+            for n in 1..=20u8 {
+                if t.wait(addr(n), Instant::now()).is_some() {
+                    break 'spread;
+                }
+                t.failed(addr(n), Instant::now());
+                sent += 1;
+                let _ = round;
+            }
+        }
+        assert_eq!(sent, SHARED_FREE_TRIES, "the shared budget stops them");
+        assert!(
+            t.wait(addr(200), Instant::now()).is_some(),
+            "a fresh address waits too"
+        );
+        tokio::time::advance(FIRST_WAIT).await;
+        assert_eq!(t.wait(addr(200), Instant::now()), None, "the wait ends");
     }
 
     #[test]

@@ -236,7 +236,7 @@
           answer(card.request_id, decision, c, extra);
         };
         if (card.can_always_exact) addWith("Always (this exact line)", "always_exact", always("always_exact"));
-        if (card.can_always) addWith("Always (" + card.tool + " family)", "always_family", always("always_family"));
+        if (card.can_always) addWith("Always (" + (card.family || card.tool) + ")", "always_family", always("always_family"));
         buttons.appendChild(box);
       }
       // Deny, with an optional reason she is told verbatim.
