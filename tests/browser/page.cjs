@@ -39,7 +39,7 @@ async function faceBecomes(page, face) {
     page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
 
     step("load the page");
-    await page.goto(base + "/?session=browser");
+    await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=browser");
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
     // The page speaks unless muted; this run mutes it, so her typed answers are the
     // written register (tests/browser/voice.cjs is the spoken run).

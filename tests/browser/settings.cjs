@@ -21,7 +21,7 @@ const shots = process.env.KOTOBA_SHOTS;
     page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
 
     step("load the page at 360 px");
-    await page.goto(base + "/?session=phone");
+    await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=phone");
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
     seen.scroll_width = await page.evaluate(() => document.documentElement.scrollWidth);
     seen.text_width = await page.evaluate(() => document.querySelector("#text").getBoundingClientRect().width);

@@ -32,7 +32,7 @@ const voice = (page) => page.evaluate(() => Object.assign({}, window.kotobaVoice
     page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
 
     step("load the page: it opens her voice");
-    await page.goto(base + "/?session=voice");
+    await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=voice");
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
     await page.waitForSelector('#voice[data-socket="open"]', { timeout: 15000 });
 

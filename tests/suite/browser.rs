@@ -48,6 +48,7 @@ async fn run_script(name: &str, base: &str, env: &[(&str, String)]) -> Value {
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(&script)
         .env("KOTOBA_BASE", base)
+        .env("KOTOBA_WEB_TOKEN", crate::support::web::WEB_TOKEN)
         .env("KOTOBA_NODE_MODULES", node_modules())
         .env("KOTOBA_SHOTS", &shots)
         .kill_on_drop(true);

@@ -1,8 +1,9 @@
 //! Nothing is lost when she dies: the real `kotoba serve` is killed with SIGKILL while an
-//! allowlisted `sleep 5; touch FILE` runs (beside a 30 s sleep), then restarted on the same data folder. Her
-//! line is still in /api/history, the cut turn says so, the executed row is closed as cut
-//! by the restart, the command's processes died with her (FILE never appears), and a
-//! second serve on the same folder is refused with one sentence.
+//! allowlisted `sleep 5; touch FILE` runs (beside a 30 s sleep in the background), then
+//! restarted on the same data folder. Her line is still in /api/history, the cut turn says
+//! so, the executed row is closed as cut by the restart, the command and the grandchild
+//! it backgrounded died with her within seconds (FILE never appears), and a second serve
+//! on the same folder is refused with one sentence.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -120,21 +121,21 @@ async fn a_turn_killed_mid_command_is_closed_on_restart_and_its_command_died_wit
 
     kill(Pid::from_raw(first.id().unwrap() as i32), Signal::SIGKILL).unwrap();
     first.wait().await.unwrap();
-    // The shell the tool started died with her (PR_SET_PDEATHSIG), not 5 s later.
+    // The shell the tool started died with her, not 5 s later — and so did the sleep
+    // it left in the background: its guard ended the whole group, before any restart.
     until("the shell dying with her", Duration::from_secs(3), || {
         !running(sh)
     })
     .await;
-
-    let second = serve(home.path(), &addr, &env);
-    healthy(port).await;
-    // What the shell left behind (the sleep) was ended on start-up.
     until(
-        "the leftover sleep being ended",
-        Duration::from_secs(10),
+        "the backgrounded grandchild dying with her",
+        Duration::from_secs(3),
         || !running(sleep),
     )
     .await;
+
+    let second = serve(home.path(), &addr, &env);
+    healthy(port).await;
 
     let history = get(port, "/api/history?session=crash").await;
     let lines = history.as_array().unwrap();
@@ -176,7 +177,10 @@ async fn a_turn_killed_mid_command_is_closed_on_restart_and_its_command_died_wit
     );
 
     let log = stop(second).await;
-    assert!(log.contains(&format!("ended pid {sleep}")), "{log}");
+    assert!(
+        !log.contains(&format!("ended pid {sleep}")),
+        "nothing was left for the restart to end: {log}"
+    );
 }
 
 #[tokio::test]

@@ -29,6 +29,7 @@ mod gate_cli;
 mod gate_corpus;
 mod layout;
 mod llm;
+mod local_trust;
 mod long_conversation;
 mod realtime_voice;
 mod serve;

@@ -502,9 +502,14 @@
     const resp = await api("/api/status?session=" + encodeURIComponent(session));
     if (!resp.ok) return;
     const s = await resp.json();
-    if (s.missing_setup) {
+    const notes = [];
+    if (s.auth === "none") {
+      notes.push("This page has no login (web_auth: none): anyone on this machine who reaches it is her owner. Remove web_auth: none unless you alone use this machine.");
+    }
+    if (s.missing_setup) notes.push(s.missing_setup);
+    if (notes.length) {
       $("setup").hidden = false;
-      $("setup").textContent = s.missing_setup;
+      $("setup").textContent = notes.join(" ");
     }
     $("session-name").textContent = "session " + session + " · " + s.model;
     if (s.context) {
