@@ -266,7 +266,13 @@ async fn sudo_can_never_be_saved_at_any_width() {
     let card = next_card(&mut rx).await;
     assert!(!card.can_always && !card.can_always_exact);
     assert!(card.no_always_reason.is_some());
-    press(&r, &card, Decision::AlwaysExact);
+    for always in [Decision::AlwaysExact, Decision::AlwaysFamily] {
+        assert!(
+            matches!(try_press(&r, &card, always), Err(AnswerError::Invalid(_))),
+            "an always not offered is refused, and the card keeps waiting"
+        );
+    }
+    press(&r, &card, Decision::Deny);
     turn.await.unwrap();
     assert!(
         r.engine.grants().unwrap().is_empty(),
