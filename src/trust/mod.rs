@@ -1,10 +1,11 @@
 //! Local trust: nobody else on the machine is her owner, and nothing she runs reads her
-//! secrets. The page's token lives with the page (`surfaces/web/token.rs`); here are
+//! secrets: the page's token ([`token`]; the page checks it in `surfaces/web/auth.rs`),
 //! what her children inherit ([`child_env`]) and the modes of her files ([`modes`]), and
 //! the lines `kotoba doctor` prints about all three ([`report`]).
 
 pub mod child_env;
 pub mod modes;
+pub mod token;
 
 use std::path::PathBuf;
 
@@ -19,7 +20,7 @@ pub fn private_skip(config: &Config) -> Vec<PathBuf> {
 /// children do not get. Nothing secret is printed.
 pub fn report(config: &Config) -> Vec<(&'static str, String)> {
     let s = config.settings();
-    let token_path = crate::surfaces::web::token::token_path(config);
+    let token_path = token::token_path(config);
     let auth = if s
         .web_password
         .as_ref()
@@ -30,7 +31,7 @@ pub fn report(config: &Config) -> Vec<(&'static str, String)> {
         "NONE (web_auth: none): anyone on this machine who reaches the page is the owner — \
          remove it unless you alone use this machine"
             .to_string()
-    } else if config.env(crate::surfaces::web::token::TOKEN_ENV).is_some() {
+    } else if config.env(token::TOKEN_ENV).is_some() {
         "token (KOTOBA_WEB_TOKEN); `kotoba serve` prints the page's address with it".to_string()
     } else if token_path.exists() {
         format!(

@@ -2,7 +2,7 @@
 //!
 //! - A password set (`web_password`): the login form sets the session cookie, or a
 //!   script sends `Authorization: Bearer <password>`; the token below works too.
-//! - No password (the default): the token (`token.rs`). Opening `/?token=<token>` once
+//! - No password (the default): the token (`trust/token.rs`). Opening `/?token=<token>` once
 //!   sets the session cookie (HttpOnly, SameSite=Strict) and goes on to the page;
 //!   scripts send `Authorization: Bearer <token>`.
 //! - `web_auth: none` and no password: nothing — anyone who reaches the loopback
@@ -99,8 +99,8 @@ pub(crate) struct Guard {
 impl Guard {
     pub(crate) fn new(password: Option<String>, token: Option<String>) -> Guard {
         let cookie = match &token {
-            Some(t) => super::token::cookie_for(t, password.as_deref()),
-            None => super::token::fresh(),
+            Some(t) => crate::trust::token::cookie_for(t, password.as_deref()),
+            None => crate::trust::token::fresh(),
         };
         Guard {
             password,

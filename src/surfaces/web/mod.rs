@@ -27,7 +27,6 @@ mod relay;
 mod settings;
 mod status;
 mod throttle;
-pub mod token;
 pub mod voice;
 
 use std::sync::Arc;
@@ -81,7 +80,7 @@ impl Default for WebOptions {
         WebOptions {
             password: None,
             // Secure by default: a token no one was told.
-            token: Some(token::fresh()),
+            token: Some(crate::trust::token::fresh()),
             api_key: None,
             discord: None,
             v1_keepalive: Duration::from_secs(4),
@@ -105,14 +104,14 @@ impl WebOptions {
         let token = if password.is_none() && settings.web_auth == crate::config::WebAuth::None {
             None
         } else {
-            match token::load_or_create(config) {
+            match crate::trust::token::load_or_create(config) {
                 Ok(t) => Some(t),
                 Err(e) => {
                     tracing::warn!(
                         "the page's token could not be kept in {} ({e}); this run uses one only its log shows",
-                        token::token_path(config).display()
+                        crate::trust::token::token_path(config).display()
                     );
-                    Some(token::fresh())
+                    Some(crate::trust::token::fresh())
                 }
             }
         };
