@@ -97,7 +97,7 @@ impl App {
         let home = &config.paths.home;
         // Her files are hers: whatever an older Kotoba (or a person) left looser is
         // made private, in one log line.
-        crate::trust::modes::tighten(home, &crate::trust::private_skip(&config));
+        crate::trust::modes::tighten(home, &crate::trust::private_skip(config));
         let ended = crate::children::end_leftovers(home);
         if !ended.is_empty() {
             tracing::warn!(
