@@ -1,7 +1,7 @@
-//! Her memory in the shared store (with PostgreSQL): one row per fact with its topic
-//! and date, so every process remembers the same things. With SQLite her memory stays
-//! the Markdown files of the data folder (tools/memory.rs); `kotoba memory export`
-//! writes this table as those files.
+//! Her memory in the shared store (with PostgreSQL): one row per fact with its notebook
+//! (the owner's, `""`, or a person's, their Discord id), topic and date, so every process
+//! remembers the same things. With SQLite her memory stays the Markdown files of the
+//! data folder (tools/memory.rs); `kotoba memory export` writes this table as those files.
 
 use super::db::args;
 use super::{now_ms, Store, StoreError};
@@ -18,10 +18,11 @@ pub struct MemoryRow {
 }
 
 impl Store {
-    /// Remember `text` under `topic`; false when a fact with the same `key` (its words,
-    /// normalised by the caller) is already there.
+    /// Remember `text` under `topic` in `notebook`; false when a fact with the same `key`
+    /// (its words, normalised by the caller) is already there.
     pub fn memory_add(
         &self,
+        notebook: &str,
         topic: &str,
         text: &str,
         key: &str,
@@ -29,21 +30,27 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let changed = self.run(|c| {
             c.execute(
-                "INSERT INTO memory_facts(topic, text, key, date, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(topic, key) DO NOTHING",
-                args![topic, text, key, date, now_ms()],
+                "INSERT INTO memory_facts(notebook, topic, text, key, date, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(notebook, topic, key) DO NOTHING",
+                args![notebook, topic, text, key, date, now_ms()],
             )
         })?;
         Ok(changed == 1)
     }
 
-    /// Every fact, newest first (only `topic`'s when it is set).
-    pub fn memory_all(&self, topic: Option<&str>) -> Result<Vec<MemoryRow>, StoreError> {
+    /// Every fact of `notebook`, newest first (only `topic`'s when it is set).
+    pub fn memory_all(
+        &self,
+        notebook: &str,
+        topic: Option<&str>,
+    ) -> Result<Vec<MemoryRow>, StoreError> {
         let rows = self.run(|c| {
             c.query(
                 "SELECT date, topic, text FROM memory_facts
-                 WHERE (CAST(?1 AS TEXT) IS NULL OR topic = ?1) ORDER BY id DESC",
-                args![topic],
+                 WHERE notebook = ?1 AND (CAST(?2 AS TEXT) IS NULL OR topic = ?2)
+                 ORDER BY id DESC",
+                args![notebook, topic],
             )
         })?;
         rows.iter()
@@ -66,6 +73,7 @@ mod tests {
             let s = db.open();
             assert!(s
                 .memory_add(
+                    "",
                     "music",
                     "Ann plays the cello.",
                     "ann plays the cello",
@@ -74,6 +82,7 @@ mod tests {
                 .unwrap());
             assert!(
                 !s.memory_add(
+                    "",
                     "music",
                     "ann plays the cello",
                     "ann plays the cello",
@@ -85,6 +94,7 @@ mod tests {
             );
             assert!(s
                 .memory_add(
+                    "",
                     "work",
                     "Ann plays the cello.",
                     "ann plays the cello",
@@ -93,18 +103,46 @@ mod tests {
                 .unwrap());
             assert!(s
                 .memory_add(
+                    "",
                     "work",
                     "Ann starts at nine.",
                     "ann starts at nine",
                     "2026-12-03"
                 )
                 .unwrap());
-            let all = s.memory_all(None).unwrap();
+            let all = s.memory_all("", None).unwrap();
             assert_eq!(all.len(), 3);
             assert_eq!(all[0].text, "Ann starts at nine.");
-            let music = s.memory_all(Some("music")).unwrap();
+            let music = s.memory_all("", Some("music")).unwrap();
             assert_eq!(music.len(), 1);
             assert_eq!(music[0].date, "2026-12-01");
+            // A person's notebook is apart: the same fact is theirs too, and neither
+            // notebook sees the other's.
+            assert!(s
+                .memory_add(
+                    "2",
+                    "music",
+                    "Ann plays the cello.",
+                    "ann plays the cello",
+                    "2026-12-04"
+                )
+                .unwrap());
+            assert!(s
+                .memory_add(
+                    "2",
+                    "pets",
+                    "My cat is Miso.",
+                    "my cat is miso",
+                    "2026-12-04"
+                )
+                .unwrap());
+            assert_eq!(s.memory_all("2", None).unwrap().len(), 2, "{}", db.name);
+            assert!(s
+                .memory_all("", None)
+                .unwrap()
+                .iter()
+                .all(|r| r.text != "My cat is Miso."));
+            assert!(s.memory_all("3", None).unwrap().is_empty());
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What she keeps about a Discord server: one short fact per row about a member (how she
-//! knows it: said, told by someone else, observed), the newest kept per person; and the
-//! plans of discord_plan with the journal of the steps applied.
+//! knows it: said, told by someone else, observed; where she heard it and from whom, so a
+//! turn is told only what its person could have heard), the newest kept per person; and
+//! the plans of discord_plan with the journal of the steps applied.
 
 use super::db::args;
 use super::seen::{as_i64, as_u64};
@@ -22,26 +23,35 @@ pub struct PersonFact {
     pub source: String,
     /// Who it came from.
     pub by: String,
+    /// The channel (or thread) she heard it in; 0: not known (a fact kept before this
+    /// was recorded), which only owners are told.
+    pub heard_in: u64,
+    /// The Discord user id of the person who told her; 0: not known.
+    pub told_by: u64,
 }
 
 impl Store {
-    /// Keep `fact` about `user` (shown as `name`) of `guild`, dropping their oldest past
-    /// [`FACTS_PER_PERSON`].
-    pub fn add_person_fact(
-        &self,
-        guild: u64,
-        user: u64,
-        name: &str,
-        fact: &str,
-        source: &str,
-        by: &str,
-    ) -> Result<(), StoreError> {
-        let (g, u) = (as_i64(guild), as_i64(user));
+    /// Keep fact `f` about a member of `guild`, with where she heard it and from whom,
+    /// dropping the member's oldest past [`FACTS_PER_PERSON`].
+    pub fn add_person_fact(&self, guild: u64, f: &PersonFact) -> Result<(), StoreError> {
+        let (g, u) = (as_i64(guild), as_i64(f.user));
+        let (heard_in, told_by) = (as_i64(f.heard_in), as_i64(f.told_by));
         self.tx(|c| {
             c.execute(
-                "INSERT INTO people_facts(guild, \"user\", name, fact, source, by, at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                args![g, u, name, fact, source, by, now_ms()],
+                "INSERT INTO people_facts(guild, \"user\", name, fact, source, by, at_ms,
+                   heard_in, told_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                args![
+                    g,
+                    u,
+                    f.name.as_str(),
+                    f.fact.as_str(),
+                    f.source.as_str(),
+                    f.by.as_str(),
+                    now_ms(),
+                    heard_in,
+                    told_by
+                ],
             )?;
             c.execute(
                 "DELETE FROM people_facts WHERE guild = ?1 AND \"user\" = ?2 AND id NOT IN
@@ -61,8 +71,8 @@ impl Store {
     ) -> Result<Vec<PersonFact>, StoreError> {
         let rows = self.run(|c| {
             c.query(
-                "SELECT \"user\", name, fact, source, by FROM people_facts WHERE guild = ?1
-                 ORDER BY id",
+                "SELECT \"user\", name, fact, source, by, heard_in, told_by FROM people_facts
+                 WHERE guild = ?1 ORDER BY id",
                 args![as_i64(guild)],
             )
         })?;
@@ -76,6 +86,8 @@ impl Store {
                     fact: r.text(2)?,
                     source: r.text(3)?,
                     by: r.text(4)?,
+                    heard_in: as_u64(r.int(5)?),
+                    told_by: as_u64(r.int(6)?),
                 });
             }
         }
@@ -147,19 +159,33 @@ mod tests {
 
     #[test]
     fn a_persons_facts_are_kept_per_guild_member_and_the_oldest_go_past_the_limit() {
+        let fact = |text: &str, source: &str, heard_in: u64| PersonFact {
+            user: 7,
+            name: "wren".into(),
+            fact: text.into(),
+            source: source.into(),
+            by: "wren".into(),
+            heard_in,
+            told_by: 7,
+        };
         for db in crate::store::testing::each() {
             let store = db.open();
             for i in 0..FACTS_PER_PERSON + 2 {
                 store
-                    .add_person_fact(1, 7, "wren", &format!("fact {i}"), "said", "wren")
+                    .add_person_fact(1, &fact(&format!("fact {i}"), "said", 300 + i as u64))
                     .unwrap();
             }
             store
-                .add_person_fact(2, 7, "wren", "elsewhere", "observed", "me")
+                .add_person_fact(2, &fact("elsewhere", "observed", 9))
                 .unwrap();
             let facts = store.person_facts(1, Some(&[7])).unwrap();
             assert_eq!(facts.len(), FACTS_PER_PERSON);
             assert_eq!(facts[0].fact, "fact 2");
+            assert_eq!(
+                (facts[0].heard_in, facts[0].told_by),
+                (302, 7),
+                "where and from whom"
+            );
             assert!(store.person_facts(1, Some(&[8])).unwrap().is_empty());
             assert_eq!(store.person_facts(2, None).unwrap()[0].fact, "elsewhere");
             store.plan_step_done("p1", 3, "ok").unwrap();

@@ -192,6 +192,14 @@ const MIGRATIONS: &[&str] = &[
         holder TEXT NOT NULL,
         until_ms BIGINT NOT NULL
      );",
+    // 8: where she heard each fact about a person and who told her (SQLite's 19).
+    "ALTER TABLE people_facts ADD COLUMN heard_in BIGINT NOT NULL DEFAULT 0;
+     ALTER TABLE people_facts ADD COLUMN told_by BIGINT NOT NULL DEFAULT 0;",
+    // 9: a notebook for every person (SQLite's 20).
+    "ALTER TABLE memory_facts ADD COLUMN notebook TEXT NOT NULL DEFAULT '';
+     ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_topic_key_key;
+     ALTER TABLE memory_facts ADD CONSTRAINT memory_facts_notebook_topic_key_key
+        UNIQUE (notebook, topic, key);",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -221,6 +221,26 @@ pub(super) const MIGRATIONS: &[&str] = &[
         holder TEXT NOT NULL,
         until_ms INTEGER NOT NULL
      );",
+    // 19: where she heard each fact about a person and who told her (0: not known, told
+    // to owners only), so a turn is given only what its person could have heard.
+    "ALTER TABLE people_facts ADD COLUMN heard_in INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE people_facts ADD COLUMN told_by INTEGER NOT NULL DEFAULT 0;",
+    // 20: a notebook for every person: each memory fact is the owner's ('') or a
+    // person's (their Discord id), unique within its notebook.
+    "CREATE TABLE memory_facts_by_notebook (
+        id INTEGER PRIMARY KEY,
+        notebook TEXT NOT NULL DEFAULT '',
+        topic TEXT NOT NULL,
+        text TEXT NOT NULL,
+        key TEXT NOT NULL,
+        date TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        UNIQUE(notebook, topic, key)
+     );
+     INSERT INTO memory_facts_by_notebook(id, topic, text, key, date, at_ms)
+        SELECT id, topic, text, key, date, at_ms FROM memory_facts;
+     DROP TABLE memory_facts;
+     ALTER TABLE memory_facts_by_notebook RENAME TO memory_facts;",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

@@ -1,8 +1,11 @@
 //! The memory family: `memory_write` and `memory_recall` over plain Markdown files in the
 //! data folder (`memory/MEMORY.md`, an index of the 50 newest facts, and
 //! `memory/topics/<slug>.md`, one file per topic) that she and the owner both read and edit.
-//! With a store shared by processes (PostgreSQL) the facts live in it instead
-//! (memory/shared.rs), and `kotoba memory export` writes them as those files.
+//! Every person has a notebook of their own, laid out the same under
+//! `memory/people/<discord id>/` (memory/notebook.rs): a call reads and writes the
+//! notebook of the person its turn speaks for. With a store shared by processes
+//! (PostgreSQL) the facts live in it instead (memory/shared.rs), and `kotoba memory
+//! export` writes the owner's as those files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -53,7 +56,8 @@ impl Fact {
     }
 }
 
-/// Her memory: the folder `<home>/memory`, or the shared store when there is one.
+/// One notebook of her memory: its folder under `<home>/memory`, or its rows of the
+/// shared store when there is one.
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
     /// The Markdown folder (read and written without a shared store; where an export
@@ -61,6 +65,8 @@ pub struct MemoryStore {
     dir: PathBuf,
     /// The store shared by every process of the bot, which then holds the facts.
     shared: Option<std::sync::Arc<crate::store::Store>>,
+    /// Whose notebook: `""` (hers, the owner's) or a person's Discord id.
+    notebook: String,
 }
 
 /// What a write did.
@@ -75,23 +81,33 @@ pub enum Written {
 impl MemoryStore {
     /// The memory folder inside the data folder `home`.
     pub fn new(home: &Path) -> Self {
-        MemoryStore {
-            dir: home.join("memory"),
-            shared: None,
-        }
+        Self::notebook(home, None, Notebook::Owner)
     }
 
-    /// The memory a tool call reads and writes: the shared store's when the turn's store
-    /// is shared, else the data folder's files.
-    pub fn for_call(ctx: &ToolContext) -> Self {
-        Self::with_store(&ctx.paths.home, ctx.store.clone())
+    /// The notebook a tool call reads and writes: its person's (the owner's memory for an
+    /// owner), in the shared store when the turn's store is shared, else the data
+    /// folder's files. `None` for a turn of nobody in particular.
+    pub fn for_call(ctx: &ToolContext) -> Option<Self> {
+        let notebook = Notebook::of(ctx.turn.origin())?;
+        Some(Self::notebook(&ctx.paths.home, ctx.store.clone(), notebook))
     }
 
-    /// The memory of data folder `home` with `store` (used only when it is shared).
+    /// The owner's memory of data folder `home` with `store` (used only when it is
+    /// shared).
     pub fn with_store(home: &Path, store: Option<std::sync::Arc<crate::store::Store>>) -> Self {
+        Self::notebook(home, store, Notebook::Owner)
+    }
+
+    /// Notebook `notebook` of data folder `home` with `store` (used only when shared).
+    pub fn notebook(
+        home: &Path,
+        store: Option<std::sync::Arc<crate::store::Store>>,
+        notebook: Notebook,
+    ) -> Self {
         MemoryStore {
-            dir: home.join("memory"),
+            dir: notebook.dir(home),
             shared: store.filter(|s| s.is_shared()),
+            notebook: notebook.key(),
         }
     }
 
@@ -109,7 +125,7 @@ impl MemoryStore {
     pub fn write(&self, fact: &str, topic: &str, date: &str) -> std::io::Result<Written> {
         let slug = slug(topic);
         if let Some(store) = &self.shared {
-            return shared::write(store, fact, slug, date);
+            return shared::write(store, &self.notebook, fact, slug, date);
         }
         let _held = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let topic_file = self.topic_path(&slug);
@@ -152,7 +168,7 @@ impl MemoryStore {
     pub fn facts(&self, topic: Option<&str>) -> std::io::Result<Vec<Fact>> {
         let want = topic.map(slug);
         if let Some(store) = &self.shared {
-            return shared::facts(store, want.as_deref());
+            return shared::facts(store, &self.notebook, want.as_deref());
         }
         let mut out: Vec<Fact> = Vec::new();
         let index = read_or_empty(&self.index_path())?;
@@ -446,7 +462,9 @@ fn memory_spec(
         scope: Scope::Both,
         lines,
         parameters: params,
-        behaviour: Behaviour::default(),
+        // Every person has a notebook: a guest's turn is offered it too, and it reads
+        // and writes only their own.
+        behaviour: Behaviour::guest(),
     }
 }
 
@@ -536,7 +554,9 @@ impl Tool for MemoryWrite {
                  memory_write once per fact, each a single short sentence."
             ));
         }
-        let store = MemoryStore::for_call(ctx);
+        let Some(store) = MemoryStore::for_call(ctx) else {
+            return ToolOutput::refused(NO_NOTEBOOK);
+        };
         let stored = fact.clone();
         match blocking(move || store.write(&stored, &topic, &today())).await {
             Ok(Written::Stored(slug)) => {
@@ -582,7 +602,8 @@ impl MemoryRecall {
                     "type": "object",
                     "properties": {
                         "query": {"type": "string", "description": "Words to look for."},
-                        "topic": {"type": "string", "description": "Only this topic."}
+                        "topic": {"type": "string", "description": "Only this topic."},
+                        "person": {"type": "string", "description": "The owner only: read this person's notebook instead (their Discord id or mention)."}
                     },
                     "additionalProperties": false
                 }),
@@ -598,14 +619,35 @@ impl Tool for MemoryRecall {
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
-        let (query, topic) = match (
+        let (query, topic, person) = match (
             opt_str(&args, "query", "memory_recall"),
             opt_str(&args, "topic", "memory_recall"),
+            opt_str(&args, "person", "memory_recall"),
         ) {
-            (Ok(q), Ok(t)) => (q.map(str::to_string), t.map(str::to_string)),
-            (Err(r), _) | (_, Err(r)) => return r,
+            (Ok(q), Ok(t), Ok(p)) => (q.map(str::to_string), t.map(str::to_string), p),
+            (Err(r), _, _) | (_, Err(r), _) | (_, _, Err(r)) => return r,
         };
-        let store = MemoryStore::for_call(ctx);
+        let Some(own) = Notebook::of(ctx.turn.origin()) else {
+            return ToolOutput::refused(NO_NOTEBOOK);
+        };
+        let notebook = match person.filter(|p| !p.trim().is_empty()) {
+            None => own,
+            Some(p) => match Notebook::named(p) {
+                None => {
+                    return ToolOutput::refused(format!(
+                        "memory_recall: '{p}' is not a Discord id or mention. Nothing was read."
+                    ))
+                }
+                Some(named) if own == Notebook::Owner || named == own => named,
+                Some(_) => {
+                    return ToolOutput::refused(
+                        "memory_recall: only your own notebook can be read here; another \
+                         person's is theirs. Nothing was read.",
+                    )
+                }
+            },
+        };
+        let store = MemoryStore::notebook(&ctx.paths.home, ctx.store.clone(), notebook);
         let (q, t) = (query.clone(), topic.clone());
         let (facts, total) = match blocking(move || store.recall(q.as_deref(), t.as_deref())).await
         {
@@ -636,7 +678,14 @@ impl Tool for MemoryRecall {
     }
 }
 
+/// What a turn of nobody in particular is told: there is no notebook to use.
+const NO_NOTEBOOK: &str = "Memory is kept per person, and this turn speaks for nobody in \
+    particular, so nothing was read or stored.";
+
+mod notebook;
 mod shared;
+
+pub use notebook::Notebook;
 
 #[cfg(test)]
 mod tests;

@@ -401,7 +401,7 @@ async fn the_server_read_names_channels_roles_her_top_role_and_what_she_may_do()
 }
 
 /// The system prompt of the model's latest request.
-fn last_system_prompt(r: &Rig) -> String {
+pub(crate) fn last_system_prompt(r: &Rig) -> String {
     let reqs = r.model.requests();
     let last = reqs.last().cloned().unwrap_or_default();
     last["messages"][0]["content"]

@@ -11,6 +11,7 @@ mod discord_catch_up;
 mod discord_context;
 mod discord_identity;
 mod discord_manage;
+mod discord_people;
 mod discord_plans;
 mod discord_questions;
 mod discord_realtime;

@@ -215,6 +215,7 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
     let store = kotoba::store::Store::connect(&url).unwrap();
     store
         .memory_add(
+            "",
             "music",
             "Ann plays the cello.",
             "ann plays the cello",
@@ -223,6 +224,7 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
         .unwrap();
     store
         .memory_add(
+            "",
             "work",
             "The standup is at nine.",
             "the standup is at nine",

@@ -83,8 +83,9 @@ impl Port {
         })
     }
 
-    /// Whether `user` may read `channel` (view + read history), from the cache.
-    fn may_read(&self, user: u64, channel: u64, guild: GuildId) -> bool {
+    /// Whether `user` may read `channel` (view + read history), from the cache; a
+    /// thread is judged as its parent channel.
+    fn user_may_read(&self, user: u64, channel: u64, guild: GuildId) -> bool {
         let Some(cache) = self.0.cache.get() else {
             return false;
         };
@@ -94,7 +95,14 @@ impl Port {
         let Some(member) = g.members.get(&UserId::new(user.max(1))) else {
             return false;
         };
-        let Some(ch) = g.channels.get(&ChannelId::new(channel.max(1))) else {
+        let id = ChannelId::new(channel.max(1));
+        let id = g
+            .threads
+            .iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.parent_id)
+            .unwrap_or(id);
+        let Some(ch) = g.channels.get(&id) else {
             return false;
         };
         let p = g.user_permissions_in(ch, member);
@@ -147,7 +155,7 @@ impl DiscordPort for Port {
             // The person this turn speaks for, fixed when it was created; not a Discord
             // person (nobody in particular) may read no other channel.
             let asker = turn.origin().discord_user().unwrap_or(0);
-            if gh != gt || !self.may_read(asker, target, gt) {
+            if gh != gt || !self.user_may_read(asker, target, gt) {
                 return Err(PortError::Forbidden(
                     "The person asking cannot read that channel, so nothing was read.".into(),
                 ));
@@ -325,6 +333,17 @@ impl DiscordPort for Port {
             message: why.to_string(),
         })?;
         super::manage::apply(&self.1, guild.get(), change).await
+    }
+
+    fn may_read(&self, turn: &TurnContext, channel: u64) -> bool {
+        let Some(user) = turn.origin().discord_user() else {
+            return false;
+        };
+        let (Ok(here), Some(guild)) = (here(&turn.session), self.guild_of(channel)) else {
+            return false;
+        };
+        // Only a channel of this conversation's own server.
+        self.guild_of(here) == Some(guild) && self.user_may_read(user, channel, guild)
     }
 
     fn guild_id(&self, turn: &TurnContext) -> Option<u64> {

@@ -118,6 +118,15 @@ pub trait DiscordPort: Send + Sync {
         None
     }
 
+    /// Whether the person `turn` speaks for may read `channel` (a channel or thread of
+    /// this session's server; a thread as its parent channel), from what the surface
+    /// already knows: the same judgement as [`DiscordPort::read_history`]'s. Nobody in
+    /// particular, or a channel not known, may read nothing.
+    fn may_read(&self, turn: &TurnContext, channel: u64) -> bool {
+        let _ = (turn, channel);
+        false
+    }
+
     /// The most bytes one file may have in this session's channel.
     fn file_limit(&self, turn: &TurnContext) -> u64 {
         let _ = turn;

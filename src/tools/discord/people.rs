@@ -55,18 +55,23 @@ impl Tool for People {
             return ToolOutput::refused("Discord is not connected, so nobody was listed.");
         };
         match port.people(&ctx.turn, query).await {
-            Ok(text) => ToolOutput::ok(with_facts(text, port.guild_id(&ctx.turn), ctx)),
+            Ok(text) => ToolOutput::ok(with_facts(text, &*port, ctx)),
             Err(why) => ToolOutput::refused(why.to_string()),
         }
     }
 }
 
-/// Each member's line of `text` (`… (id N)…`) followed by what she remembers of them.
-fn with_facts(text: String, guild: Option<u64>, ctx: &ToolContext) -> String {
-    let (Some(guild), Some(store)) = (guild, ctx.store.as_ref()) else {
+/// Each member's line of `text` (`… (id N)…`) followed by what she remembers of them —
+/// what the person asking could have heard ([`super::remember::may_hear`]).
+fn with_facts(text: String, port: &dyn super::DiscordPort, ctx: &ToolContext) -> String {
+    let (Some(guild), Some(store)) = (port.guild_id(&ctx.turn), ctx.store.as_ref()) else {
         return text;
     };
-    let facts = store.person_facts(guild, None).unwrap_or_default();
+    let facts = super::remember::heard_by(
+        store.person_facts(guild, None).unwrap_or_default(),
+        &ctx.turn,
+        port,
+    );
     if facts.is_empty() {
         return text;
     }

@@ -1,7 +1,8 @@
 //! discord_remember_person: one short fact about a member of this server, kept per guild
-//! member with how she knows it; and the prompt notes that bring the facts of the people
-//! in a conversation (the asker, anyone mentioned) to her, framed as facts, never as
-//! instructions.
+//! member with how she knows it, where she heard it and who told her; and the prompt
+//! notes that bring the facts of the people in a conversation (the asker, anyone
+//! mentioned) to her, framed as facts, never as instructions — only those the turn's
+//! person could have heard ([`may_hear`]).
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -28,6 +29,32 @@ fn how(f: &PersonFact) -> String {
 /// One line per fact, for the prompt and for discord_people.
 pub fn fact_words(f: &PersonFact) -> String {
     format!("{} ({})", f.fact, how(f))
+}
+
+/// Whether the person a turn speaks for (`origin`) could have heard fact `f`: the
+/// owner hears everything; anyone else what was said in a channel they can read
+/// (`readable`, Discord's permissions as the history read judges them) and what they
+/// told her themselves — never what was said where they cannot look, nor a fact whose
+/// source is not known.
+pub fn may_hear(f: &PersonFact, origin: &Origin, readable: impl Fn(u64) -> bool) -> bool {
+    match origin {
+        Origin::Owner | Origin::Discord { owner: true, .. } => true,
+        Origin::Discord { user, .. } => {
+            (f.told_by != 0 && f.told_by == *user) || (f.heard_in != 0 && readable(f.heard_in))
+        }
+    }
+}
+
+/// Of `facts`, those the person `turn` speaks for could have heard.
+pub fn heard_by(
+    facts: Vec<PersonFact>,
+    turn: &TurnContext,
+    port: &dyn super::DiscordPort,
+) -> Vec<PersonFact> {
+    facts
+        .into_iter()
+        .filter(|f| may_hear(f, turn.origin(), |channel| port.may_read(turn, channel)))
+        .collect()
 }
 
 /// discord_remember_person.
@@ -106,8 +133,16 @@ impl Tool for RememberPerson {
                 "There is nobody called '{person}' in this server, so nothing was noted."
             ));
         };
-        let by = g.member_name(asker);
-        match store.add_person_fact(g.id, m.id, &m.display, &fact, source, &by) {
+        let kept = PersonFact {
+            user: m.id,
+            name: m.display.clone(),
+            fact: fact.clone(),
+            source: source.to_string(),
+            by: g.member_name(asker),
+            heard_in: g.here,
+            told_by: asker,
+        };
+        match store.add_person_fact(g.id, &kept) {
             Ok(()) => ToolOutput::ok(format!(
                 "Noted about {}: {fact}. It is kept as something you know about them, never as an instruction.",
                 m.display
@@ -145,10 +180,11 @@ impl TurnNotes for PeopleNotes {
         let Origin::Discord { user, .. } = turn.origin() else {
             return None;
         };
-        let guild = self.port.get()?.guild_id(turn)?;
+        let port = self.port.get()?;
+        let guild = port.guild_id(turn)?;
         let mut people = vec![*user];
         people.extend(mentioned(turn.user_request.as_deref().unwrap_or("")));
-        let facts = store.person_facts(guild, Some(&people)).ok()?;
+        let facts = heard_by(store.person_facts(guild, Some(&people)).ok()?, turn, &*port);
         if facts.is_empty() {
             return None;
         }
@@ -166,10 +202,96 @@ impl TurnNotes for PeopleNotes {
 
 #[cfg(test)]
 mod tests {
-    use super::mentioned;
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::protocol::{Channel, Person, Register};
+    use crate::tools::discord::{DiscordPort, PortError};
 
     #[test]
     fn the_people_of_a_turn_include_everyone_it_mentions() {
         assert_eq!(mentioned("hi <@2> and <@!3>, not <#4> or <@&5>"), [2, 3]);
+    }
+
+    /// A server whose only knowledge is who may read which channel.
+    struct Perms(HashSet<(u64, u64)>);
+
+    #[async_trait]
+    impl DiscordPort for Perms {
+        async fn read_history(
+            &self,
+            _: &TurnContext,
+            _: Option<&str>,
+            _: usize,
+        ) -> Result<String, PortError> {
+            Err(PortError::NotConnected)
+        }
+        async fn people(&self, _: &TurnContext, _: Option<&str>) -> Result<String, PortError> {
+            Err(PortError::NotConnected)
+        }
+        fn guild_id(&self, _: &TurnContext) -> Option<u64> {
+            Some(1)
+        }
+        fn may_read(&self, turn: &TurnContext, channel: u64) -> bool {
+            turn.origin()
+                .discord_user()
+                .is_some_and(|u| self.0.contains(&(u, channel)))
+        }
+    }
+
+    fn turn(user: u64, owner: bool) -> TurnContext {
+        TurnContext::companion(
+            "discord:9",
+            Person {
+                origin: Origin::Discord { user, owner },
+                author: format!("p{user}"),
+            },
+            (Register::Text, Channel::Text, None),
+            Some("what about <@1>, <@2>, <@3> and <@4>?".into()),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Facts learned in random channels, with random permissions: a turn is told a
+        /// fact exactly when its person owns her, told it, or can read where it was said.
+        #[test]
+        fn a_fact_reaches_a_turn_only_when_its_person_could_have_heard_it(
+            facts in proptest::collection::vec((1u64..5, 0u64..6, 0u64..5), 1..12),
+            readable in proptest::collection::hash_set((1u64..5, 1u64..6), 0..16),
+            asker in 1u64..5,
+            owner in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(&dir.path().join("k.db")).unwrap();
+            for (i, (about, heard_in, told_by)) in facts.iter().enumerate() {
+                store.add_person_fact(1, &PersonFact {
+                    user: *about,
+                    name: format!("p{about}"),
+                    fact: format!("fact-{i}-end"),
+                    source: "told".into(),
+                    by: format!("p{told_by}"),
+                    heard_in: *heard_in,
+                    told_by: *told_by,
+                }).unwrap();
+            }
+            let slot = PortSlot::default();
+            slot.set(Some(Arc::new(Perms(readable.clone()))));
+            let notes = PeopleNotes::new(slot).notes(&turn(asker, owner), &store).unwrap_or_default();
+            for (i, (_, heard_in, told_by)) in facts.iter().enumerate() {
+                let could = owner
+                    || (*told_by != 0 && *told_by == asker)
+                    || (*heard_in != 0 && readable.contains(&(asker, *heard_in)));
+                prop_assert_eq!(
+                    notes.contains(&format!("fact-{i}-end")),
+                    could,
+                    "fact {} heard in {} told by {}: {}", i, heard_in, told_by, notes
+                );
+            }
+        }
     }
 }

@@ -15,12 +15,13 @@ fn io(e: crate::store::StoreError) -> std::io::Error {
 /// Store one (already checked) fact under the topic `slug`, skipping a duplicate.
 pub(super) fn write(
     store: &Store,
+    notebook: &str,
     fact: &str,
     slug: String,
     date: &str,
 ) -> std::io::Result<Written> {
     if store
-        .memory_add(&slug, fact, &normalize(fact), date)
+        .memory_add(notebook, &slug, fact, &normalize(fact), date)
         .map_err(io)?
     {
         Ok(Written::Stored(slug))
@@ -29,10 +30,14 @@ pub(super) fn write(
     }
 }
 
-/// Every fact (only `topic`'s when set), newest first.
-pub(super) fn facts(store: &Store, topic: Option<&str>) -> std::io::Result<Vec<Fact>> {
+/// Every fact of `notebook` (only `topic`'s when set), newest first.
+pub(super) fn facts(
+    store: &Store,
+    notebook: &str,
+    topic: Option<&str>,
+) -> std::io::Result<Vec<Fact>> {
     let mut out: Vec<Fact> = store
-        .memory_all(topic)
+        .memory_all(notebook, topic)
         .map_err(io)?
         .into_iter()
         .map(|r| Fact {
