@@ -355,6 +355,62 @@ async fn send(
         .map_err(|e| RealtimeError::Dropped(config.hide(&format!("a send failed ({e})"))))
 }
 
+/// One response at a time: the server refuses a `response.create` while a response is
+/// in progress (`conversation_already_has_active_response`), so a create asked for
+/// then — an announce while the session still answers the person, say — waits for the
+/// active one's `response.done`, in order.
+#[derive(Debug, Default)]
+struct Responses {
+    /// A response is in progress: created (by the server's turn detection or by us)
+    /// and not done.
+    active: bool,
+    /// The creates waiting for it, oldest first.
+    waiting: std::collections::VecDeque<Value>,
+    /// The create sent last, to send again when the server refused it as overlapping.
+    last: Option<Value>,
+}
+
+impl Responses {
+    /// A create to send now, or `None` when it must wait (kept in order).
+    fn create(&mut self, event: Value) -> Option<Value> {
+        if self.active || !self.waiting.is_empty() {
+            self.waiting.push_back(event);
+            return None;
+        }
+        self.active = true;
+        self.last = Some(event.clone());
+        Some(event)
+    }
+
+    /// What the server said of responses: the next create to send, if one may go now.
+    fn heard(&mut self, kind: &str, error_code: &str) -> Option<Value> {
+        match (kind, error_code) {
+            ("response.created", _) => self.active = true,
+            ("response.done", _) => {
+                self.active = false;
+                let next = self.waiting.pop_front()?;
+                self.active = true;
+                self.last = Some(next.clone());
+                return Some(next);
+            }
+            ("error", "conversation_already_has_active_response") => {
+                // Ours came while the server's own answer ran: again after it.
+                self.active = true;
+                if let Some(last) = self.last.take() {
+                    self.waiting.push_front(last);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Stop: nothing waiting is said.
+    fn clear(&mut self) {
+        self.waiting.clear();
+    }
+}
+
 /// The session's task: audio and answers up, events down, until either side ends.
 async fn run(
     config: RealtimeConfig,
@@ -363,6 +419,7 @@ async fn run(
     events: mpsc::UnboundedSender<RealtimeEvent>,
 ) {
     let mut resampler = Resampler::new(HEAR_RATE, RATE);
+    let mut responses = Responses::default();
     let end = loop {
         tokio::select! {
             u = up.recv() => match u {
@@ -388,14 +445,26 @@ async fn run(
                             if let Err(e) = send(&mut ws, &item, &config).await {
                                 break Some(e);
                             }
-                            json!({ "type": "response.create" })
+                            match responses.create(json!({ "type": "response.create" })) {
+                                Some(create) => create,
+                                None => continue,
+                            }
                         }
-                        Up::Cancel => json!({ "type": "response.cancel" }),
-                        Up::Respond => json!({ "type": "response.create" }),
-                        Up::Say(words) => json!({
+                        Up::Cancel => {
+                            responses.clear();
+                            json!({ "type": "response.cancel" })
+                        }
+                        Up::Respond => match responses.create(json!({ "type": "response.create" })) {
+                            Some(create) => create,
+                            None => continue,
+                        },
+                        Up::Say(words) => match responses.create(json!({
                             "type": "response.create",
                             "response": { "instructions": format!("{SAY_AS_IS}{words}") },
-                        }),
+                        })) {
+                            Some(create) => create,
+                            None => continue,
+                        },
                         Up::Auto(auto) => json!({
                             "type": "session.update",
                             "session": {
@@ -418,6 +487,13 @@ async fn run(
                     }
                     let Some(text) = msg.as_text() else { continue };
                     let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                    let kind = v["type"].as_str().unwrap_or_default();
+                    let code = v["error"]["code"].as_str().unwrap_or_default();
+                    if let Some(next) = responses.heard(kind, code) {
+                        if let Err(e) = send(&mut ws, &next, &config).await {
+                            break Some(e);
+                        }
+                    }
                     match read_event(&v, &config) {
                         Read::Event(e) => {
                             if events.send(e).is_err() {
@@ -483,8 +559,11 @@ fn read_event(v: &Value, config: &RealtimeConfig) -> Read {
         "error" => {
             let message = v["error"]["message"].as_str().unwrap_or("an error");
             let message = config.hide(message.trim_end_matches('.'));
-            // Cancelling a response that already ended is not a failure.
-            if v["error"]["code"] == "response_cancel_not_active" {
+            // Cancelling a response that already ended is not a failure, nor a create
+            // that came while one ran (it is sent again after it: `Responses`).
+            if v["error"]["code"] == "response_cancel_not_active"
+                || v["error"]["code"] == "conversation_already_has_active_response"
+            {
                 return Read::Nothing;
             }
             return Read::Fatal(RealtimeError::Provider(message));
@@ -501,4 +580,48 @@ fn append_event(pcm: &[i16]) -> Value {
         "type": "input_audio_buffer.append",
         "audio": base64::engine::general_purpose::STANDARD.encode(bytes),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(n: u32) -> Value {
+        json!({ "type": "response.create", "n": n })
+    }
+
+    #[test]
+    fn one_response_at_a_time_creates_wait_in_order_and_a_refused_one_goes_again() {
+        let mut r = Responses::default();
+        assert_eq!(
+            r.create(create(1)),
+            Some(create(1)),
+            "nothing runs: it goes"
+        );
+        assert_eq!(r.create(create(2)), None, "one runs: it waits");
+        assert_eq!(r.create(create(3)), None);
+        assert_eq!(r.heard("response.created", ""), None);
+        assert_eq!(
+            r.heard("response.done", ""),
+            Some(create(2)),
+            "the oldest next"
+        );
+        assert_eq!(r.heard("response.done", ""), Some(create(3)));
+        assert_eq!(r.heard("response.done", ""), None);
+        // The server's own answer started just before ours reached it.
+        assert_eq!(r.create(create(4)), Some(create(4)));
+        assert_eq!(
+            r.heard("error", "conversation_already_has_active_response"),
+            None
+        );
+        assert_eq!(
+            r.heard("response.done", ""),
+            Some(create(4)),
+            "sent again after it"
+        );
+        // Stop: nothing waiting is said.
+        assert_eq!(r.create(create(5)), None);
+        r.clear();
+        assert_eq!(r.heard("response.done", ""), None);
+    }
 }

@@ -1,7 +1,9 @@
 //! The realtime speech-to-speech session (`voice_mode: realtime`) against the loopback
 //! speech server's realtime conversation: the session it asks for, an utterance heard
 //! and answered in audio, a consult called and its answer said, a barge-in cancelling
-//! the answer, a dropped socket and a refused key as one sentence each without the key.
+//! the answer, a dropped socket and a refused key as one sentence each without the key,
+//! and an announce asked while an answer runs said after it, whole (one response at a
+//! time, as OpenAI's server requires).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -248,4 +250,53 @@ async fn a_dropped_socket_and_a_refused_key_are_one_sentence_each_without_the_ke
             .contains("set KOTOBA_TEST_REALTIME_KEY_NEVER_SET"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn an_announce_asked_while_her_session_still_answers_waits_for_that_answer_and_is_said_whole_after_it(
+) {
+    let server = SpeechServer::start().await;
+    server.push_exchange("yes go ahead", Converse::Say("Okay, doing it now.".into()));
+    // The server has decided its answer at the end of speech and says it 400 ms later:
+    // a response is in progress all that time, as with OpenAI's model latency.
+    server.set_converse_delay(Duration::from_millis(400));
+    let home = tempfile::tempdir().unwrap();
+    let (session, mut rx) = open_ready(&server, home.path()).await;
+    speak(&session, &utterance(600, 500)).await;
+    events_until(&mut rx, |e| {
+        *e == RealtimeEvent::Heard("yes go ahead".into())
+    })
+    .await;
+    // The result of what the person approved comes in now, while the answer runs.
+    session.say("Your notes file is made.");
+    let first = events_until(&mut rx, |e| matches!(e, RealtimeEvent::Done { .. })).await;
+    let second = events_until(&mut rx, |e| matches!(e, RealtimeEvent::Done { .. })).await;
+    let words = |events: &[RealtimeEvent]| -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                RealtimeEvent::Words(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(words(&first), "Okay, doing it now.", "{first:?}");
+    assert_eq!(words(&second), "Your notes file is made.", "{second:?}");
+    for done in [first.last(), second.last()] {
+        assert_eq!(
+            done,
+            Some(&RealtimeEvent::Done {
+                status: "completed".into()
+            })
+        );
+    }
+    assert!(
+        !second.iter().any(|e| matches!(e, RealtimeEvent::Closed(_))),
+        "the session stays open: {second:?}"
+    );
+    let s = &server.converse_sessions()[0];
+    assert_eq!(s.said_as_is, ["Your notes file is made."], "said once");
+    // Sent before the server said its answer had begun, it was refused once and sent
+    // again after it; never more.
+    assert!(s.refused_creates <= 1, "{} refused", s.refused_creates);
 }

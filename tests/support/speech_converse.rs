@@ -10,7 +10,10 @@
 //! real time) or calls a function (`response.function_call_arguments.done`); a
 //! `function_call_output` item and `response.create` make it say the output verbatim.
 //! Speech starting over a response cancels it (`response.done`, `cancelled`), as
-//! `interrupt_response` does; so does `response.cancel`. With `create_response` off
+//! `interrupt_response` does; so does `response.cancel`. As OpenAI's does, it refuses a
+//! client's `response.create` while a response is in progress (from the moment it is
+//! decided until its `response.done`) with the error
+//! `conversation_already_has_active_response`. With `create_response` off
 //! (a partial `session.update` may turn it off and on) an utterance is only heard
 //! until the client's `response.create` answers it; a `response.create` whose
 //! instructions ask for words as they are says them. Every session is recorded.
@@ -87,6 +90,8 @@ pub struct ConverseSession {
     pub asked: usize,
     /// Words the client asked to be said as they are (`response.create` instructions).
     pub said_as_is: Vec<String>,
+    /// `response.create`s refused because a response was in progress.
+    pub refused_creates: usize,
 }
 
 /// The script and what was seen.
@@ -141,6 +146,8 @@ pub(super) async fn session(
         "session": { "type": "realtime" } }),
     ));
     let mut vad = Vad::default();
+    // Responses in progress: decided and not yet done.
+    let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The response streaming now, cancelled by dropping its sender.
     let mut speaking: Option<Response> = None;
     // The function call waiting for its output, with its exchange.
@@ -239,6 +246,7 @@ pub(super) async fn session(
                                 shared: &shared,
                                 at,
                                 tx: &tx,
+                                live: &live,
                             };
                             (speaking, pending_call) = answer.exchange(
                                 &mut responses,
@@ -269,11 +277,21 @@ pub(super) async fn session(
                 }
             }
             "response.create" => {
+                if live.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                    lock(&shared.converse).sessions[at].refused_creates += 1;
+                    send(
+                        json!({ "type": "error", "error": { "type": "invalid_request_error",
+                        "code": "conversation_already_has_active_response",
+                        "message": "Conversation already has an active response in progress. Wait until the response is finished before creating a new one." } }),
+                    );
+                    continue;
+                }
                 let instructions = v["response"]["instructions"].as_str().unwrap_or_default();
                 let answer = Answer {
                     shared: &shared,
                     at,
                     tx: &tx,
+                    live: &live,
                 };
                 let said = lock(&shared.converse).sessions[at]
                     .outputs
@@ -332,6 +350,8 @@ struct Answer<'a> {
     shared: &'a Arc<Shared>,
     at: usize,
     tx: &'a mpsc::UnboundedSender<Option<Value>>,
+    /// Responses in progress, counted from the moment one is decided until it is done.
+    live: &'a Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Answer<'_> {
@@ -352,6 +372,8 @@ impl Answer<'_> {
                 let call_id = format!("call_{}_{n}", self.at);
                 let tx = self.tx.clone();
                 let id = call_id.clone();
+                let live = self.live.clone();
+                live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 tokio::spawn(async move {
                     tokio::time::sleep_until(start).await;
                     let _ = tx.send(Some(json!({ "type": "response.created", "response": { "id": format!("resp_{n}") } })));
@@ -359,6 +381,7 @@ impl Answer<'_> {
                         json!({ "type": "response.function_call_arguments.done",
                         "call_id": id, "name": name, "arguments": arguments }),
                     ));
+                    live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                     let _ = tx.send(Some(json!({ "type": "response.done",
                         "response": { "id": format!("resp_{n}"), "status": "completed" } })));
                 });
@@ -380,6 +403,7 @@ impl Answer<'_> {
             self.shared,
             self.at,
             self.tx,
+            self.live,
             *responses,
             words,
             start,
@@ -418,17 +442,20 @@ struct Response {
 
 impl Response {
     /// Say `words` from `start`: the transcript, then the tone in 100 ms deltas.
+    #[allow(clippy::too_many_arguments)]
     fn say(
         shared: &Arc<Shared>,
         at: usize,
         tx: &mpsc::UnboundedSender<Option<Value>>,
+        live: &Arc<std::sync::atomic::AtomicUsize>,
         n: usize,
         words: String,
         start: Instant,
         stopped: Option<Instant>,
     ) -> Response {
         let (stop, mut stopped_rx) = tokio::sync::watch::channel(false);
-        let (shared, tx) = (shared.clone(), tx.clone());
+        let (shared, tx, live) = (shared.clone(), tx.clone(), live.clone());
+        live.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let id = format!("resp_{n}");
             let send = |v: Value| {
@@ -459,6 +486,7 @@ impl Response {
                     "delta": base64::engine::general_purpose::STANDARD.encode(bytes) }),
                 );
                 if std::mem::take(&mut lock(&shared.converse).drop_mid) {
+                    live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                     let _ = tx.send(None);
                     return;
                 }
@@ -471,6 +499,7 @@ impl Response {
             if *stopped_rx.borrow() {
                 status = "cancelled";
             }
+            live.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             send(json!({ "type": "response.done", "response": { "id": id, "status": status } }));
             lock(&shared.converse).sessions[at]
                 .responses
