@@ -192,10 +192,15 @@ pub enum SayKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Answerers {
-    /// A host card: only these owner ids. Empty means nobody can answer.
+    /// A host card: these owner ids, and the approvers (`discord.approvers`). Both
+    /// empty means nobody on Discord can answer.
     Owners {
         /// Owner ids from configuration.
         ids: Vec<String>,
+        /// Approvers from `discord.approvers`: `user:<id>`, `role:<id>`, or a bare id
+        /// that is either (a user's id or one of their roles').
+        #[serde(default)]
+        approvers: Vec<String>,
     },
     /// A local surface whose person is the owner by construction (the terminal).
     Local,
@@ -214,6 +219,9 @@ pub enum Answerers {
         asker_needs: Vec<String>,
         /// Holding any one of these lets anyone answer.
         anyone_with: Vec<String>,
+        /// Approvers from `discord.approvers`, as in [`Answerers::Owners`].
+        #[serde(default)]
+        approvers: Vec<String>,
     },
 }
 
@@ -536,7 +544,7 @@ pub enum Frame {
         text: String,
     },
     /// A card to draw.
-    Card(Card),
+    Card(Box<Card>),
     /// A card settled; surfaces disable its buttons.
     CardSettled {
         /// Which card.

@@ -179,12 +179,26 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
             s.web_auth = WebAuth::Token;
             Some("the page needs its token until it is fixed")
         }
+        "discord.approvers" => {
+            s.discord_approvers.clear();
+            Some("no approver answers host cards until it is fixed")
+        }
         "shell.env_keep" => {
             s.shell_env_keep.clear();
             Some("no variable whose name looks secret reaches a child until it is fixed")
         }
         _ => None,
     }
+}
+
+/// The keys someone who manages a Discord server (Manage Server) may change with
+/// `/settings set` though they are not an owner: how she behaves in the server's
+/// channels and calls. Every other key guards the owner's machine, keys or money
+/// (`owners`, `allowlist`, `discord.approvers`, the model and speech servers their
+/// keys go to, …) and only an owner changes it.
+pub fn server_managers_may_set(name: &str) -> bool {
+    matches!(name, "discord.catch_up" | "discord.channel_context")
+        || (name.starts_with("voice.") && find(name).is_some())
 }
 
 /// The key named `name`.
@@ -491,6 +505,34 @@ fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
     Ok(t)
 }
 
+/// Approvers: each a person or a role, written as a bare id, `<@id>` / `<@!id>` (a
+/// person), `<@&id>` (a role), `user:<id>` or `role:<id>`; kept as `user:<id>`,
+/// `role:<id>` or the bare id.
+fn approvers(v: &Value) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for raw in words(v)? {
+        let t = raw.trim();
+        let (kind, id) = if let Some(r) = t.strip_prefix("<@&").and_then(|r| r.strip_suffix('>')) {
+            ("role:", r)
+        } else if let Some(r) = t.strip_prefix("<@").and_then(|r| r.strip_suffix('>')) {
+            ("user:", r.strip_prefix('!').unwrap_or(r))
+        } else if let Some(r) = t.strip_prefix("role:") {
+            ("role:", r)
+        } else if let Some(r) = t.strip_prefix("user:") {
+            ("user:", r)
+        } else {
+            ("", t)
+        };
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+            return Err(format!(
+                "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {raw:?}"
+            ));
+        }
+        out.push(format!("{kind}{id}"));
+    }
+    Ok(out)
+}
+
 /// Variable names or `*` patterns (letters, digits, `_`, `*`).
 fn env_patterns(v: &Value) -> Result<Vec<String>, String> {
     let all = words(v)?;
@@ -637,6 +679,9 @@ pub static KEYS: &[Key] = &[
     "servers mcp_find searches and mcp_install connects" },
     key! { "discord.api_base", discord_api_base, |v| url(v, true).map(some_if_set), General,
     Value, Some("Discord"), "another Discord-compatible server's base URL" },
+    key! { "discord.approvers", discord_approvers, approvers, General, Value, None,
+    "who may answer host cards besides the owners: user ids, role ids, <@user> or <@&role> \
+    mentions (owners alone set it)" },
     key! { "discord.catch_up", discord_catch_up, |v| count(v, 0), General, Value, None,
     "after a restart, messages at most this many seconds old are answered once (0: off)" },
     key! { "discord.channel_context", discord_channel_context, |v| count(v, 0), General, Value,
@@ -755,10 +800,14 @@ mod tests {
                     }
                 }
                 Input::List => {
-                    let two =
-                        Value::Sequence(vec![Value::String("a".into()), Value::String("b".into())]);
+                    let list = |a: &str, b: &str| {
+                        Value::Sequence(vec![Value::String(a.into()), Value::String(b.into())])
+                    };
+                    // A list of words, or of ids where the key takes Discord ids.
                     assert!(
-                        key.shown == Shown::ByName || takes(key, two),
+                        key.shown == Shown::ByName
+                            || takes(key, list("a", "b"))
+                            || takes(key, list("123", "456")),
                         "{} takes a list",
                         key.name
                     );

@@ -112,6 +112,9 @@ pub struct Settings {
     pub web_password: Option<Secret>,
     /// What guards the page without a password: a token, or nothing. Read at start.
     pub web_auth: WebAuth,
+    /// Who may answer host cards on Discord besides the owners: `user:<id>`, `role:<id>`
+    /// or a bare id (a person's or a role's). Read live; owners alone set it.
+    pub discord_approvers: Vec<String>,
     /// Variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that children
     /// still get: names or `*` patterns. Her own secrets never pass. Read live.
     pub shell_env_keep: Vec<String>,
@@ -292,6 +295,7 @@ impl Default for Settings {
             web_password: None,
             web_auth: WebAuth::Token,
             shell_env_keep: Vec::new(),
+            discord_approvers: Vec::new(),
             voice: VoiceSettings::default(),
         }
     }

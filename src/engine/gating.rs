@@ -314,10 +314,15 @@ pub(super) struct CardFor {
 /// The answerers of a card: the session's usual ones, widened by what the tool declared.
 fn widened(base: Answerers, may: Option<&MayAnswer>) -> Answerers {
     let Some(may) = may else { return base };
-    let (owners, local) = match base {
-        Answerers::Owners { ids } => (ids, false),
-        Answerers::Local => (Vec::new(), true),
-        Answerers::Holders { owners, local, .. } => (owners, local),
+    let (owners, local, approvers) = match base {
+        Answerers::Owners { ids, approvers } => (ids, false, approvers),
+        Answerers::Local => (Vec::new(), true, Vec::new()),
+        Answerers::Holders {
+            owners,
+            local,
+            approvers,
+            ..
+        } => (owners, local, approvers),
     };
     Answerers::Holders {
         owners,
@@ -325,6 +330,7 @@ fn widened(base: Answerers, may: Option<&MayAnswer>) -> Answerers {
         asker: may.asker.clone(),
         asker_needs: may.asker_needs.clone(),
         anyone_with: may.anyone_with.clone(),
+        approvers,
     }
 }
 
@@ -338,7 +344,7 @@ impl Loop<'_> {
         window: Duration,
     ) -> Card {
         let answerers = widened(self.answerers(), shown.may_answer.as_ref());
-        let nobody = matches!(&answerers, Answerers::Owners { ids } if ids.is_empty());
+        let nobody = matches!(&answerers, Answerers::Owners { ids, approvers } if ids.is_empty() && approvers.is_empty());
         let mut why = self.ctx.user_request.clone().unwrap_or_default();
         if nobody {
             why.push_str(

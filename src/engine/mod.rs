@@ -323,13 +323,14 @@ impl Engine {
     /// Who may answer a host card drawn by a turn spoken for `person`: the person at
     /// the owner's own surface when the turn came from one (the terminal, the page,
     /// /v1); otherwise the configured owners (the `owners` setting and
-    /// `KOTOBA_DISCORD_OWNER_IDS`).
+    /// `KOTOBA_DISCORD_OWNER_IDS`) and approvers (`discord.approvers`).
     pub fn answerers_for(&self, person: &Person) -> crate::protocol::Answerers {
         if person.origin == Origin::Owner {
             crate::protocol::Answerers::Local
         } else {
             crate::protocol::Answerers::Owners {
                 ids: self.config.owners(),
+                approvers: self.config.settings().discord_approvers,
             }
         }
     }

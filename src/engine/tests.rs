@@ -1068,7 +1068,7 @@ pub(crate) async fn next_card(
     let wait = async {
         loop {
             if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-                return c.clone();
+                return (**c).clone();
             }
         }
     };

@@ -168,7 +168,7 @@ fn exec_rig_with(tool: &str, replies_after: &str) -> Rig {
 async fn first_card(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Event>>) -> Card {
     loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            return c.clone();
+            return (**c).clone();
         }
     }
 }

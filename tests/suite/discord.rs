@@ -598,12 +598,13 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
         window_secs: 180,
         answerers: kotoba::protocol::Answerers::Owners {
             ids: vec![OWNER.to_string()],
+            approvers: Vec::new(),
         },
         secret: false,
         can_edit: false,
         danger: None,
     };
-    session.emit(None, kotoba::protocol::Frame::Card(card));
+    session.emit(None, kotoba::protocol::Frame::Card(Box::new(card)));
     let posted = r.discord.wait_for(|c| is_card_post(c, GENERAL)).await;
     session.emit(
         None,
@@ -704,7 +705,8 @@ async fn settings_set_refuses_a_bad_value_naming_the_key_and_a_good_one_is_live(
         7,
         "live for the next job"
     );
-    // A guest without Manage Server may not; with it, may.
+    // A guest without Manage Server may not; with it, not this key either: the work
+    // caps spend the owner's compute (keys::server_managers_may_set).
     let guest = r.discord.slash(GENERAL, GUEST, "settings", opts("9"), 0);
     assert!(r
         .discord
@@ -715,8 +717,13 @@ async fn settings_set_refuses_a_bad_value_naming_the_key_and_a_good_one_is_live(
     let manager = r
         .discord
         .slash(GENERAL, GUEST, "settings", opts("9"), 1 << 5);
-    r.discord.wait_callback(manager).await;
-    assert_eq!(r.app.engine.config().settings().work_max_tool_calls, 9);
+    assert!(r
+        .discord
+        .wait_callback(manager)
+        .await
+        .content()
+        .contains("Only an owner can change `work_max_tool_calls`"));
+    assert_eq!(r.app.engine.config().settings().work_max_tool_calls, 7);
 }
 
 #[tokio::test]

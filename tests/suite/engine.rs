@@ -88,7 +88,7 @@ fn rows(frames: &[Frame]) -> Vec<StepRow> {
 async fn next_card(rx: &mut broadcast::Receiver<Arc<Event>>) -> Card {
     loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
-            return c.clone();
+            return (**c).clone();
         }
     }
 }

@@ -7,6 +7,7 @@ mod crash_discord;
 mod crash_more;
 mod discord;
 mod discord_approvals;
+mod discord_approvers;
 mod discord_catch_up;
 mod discord_context;
 mod discord_identity;

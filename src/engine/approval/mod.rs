@@ -221,7 +221,7 @@ impl CardBoard {
             },
         );
         self.keep_waiting(&card);
-        session.emit(None, Frame::Card(card));
+        session.emit(None, Frame::Card(Box::new(card)));
         Some(CardWait {
             board: self.clone(),
             session: session.clone(),
@@ -314,19 +314,39 @@ fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
     who.local
         || match answerers {
             Answerers::Local => false,
-            Answerers::Owners { ids } => ids.iter().any(|o| o == &who.id),
+            Answerers::Owners { ids, approvers } => {
+                ids.iter().any(|o| o == &who.id) || is_approver(approvers, who)
+            }
             Answerers::Holders {
                 owners,
                 asker,
                 asker_needs,
                 anyone_with,
+                approvers,
                 ..
             } => {
                 owners.iter().any(|o| o == &who.id)
+                    || is_approver(approvers, who)
                     || anyone_with.iter().any(held)
                     || (&who.id == asker && !asker_needs.is_empty() && asker_needs.iter().all(held))
             }
         }
+}
+
+/// Whether `who` is one of `approvers`: `user:<id>` is that person, `role:<id>` anyone
+/// holding that role where they answer (`role:<id>` among what they hold), a bare id
+/// either.
+pub(crate) fn is_approver(approvers: &[String], who: &Answerer) -> bool {
+    approvers.iter().any(|a| {
+        let (kind, id) = a.split_once(':').unwrap_or(("", a.as_str()));
+        let as_user = kind != "role" && id == who.id;
+        let as_role = kind != "user"
+            && who
+                .holds
+                .iter()
+                .any(|h| h.strip_prefix("role:") == Some(id));
+        !id.is_empty() && (as_user || as_role)
+    })
 }
 
 /// A card on screen, waiting for its answer. Dropped unsettled, it settles dismissed.

@@ -234,6 +234,7 @@ mod tests {
             window_secs: 0,
             answerers: Answerers::Owners {
                 ids: vec!["100".into()],
+                approvers: Vec::new(),
             },
             secret: false,
             can_edit: false,

@@ -35,10 +35,19 @@ pub(crate) fn answerer(
             .unwrap_or_else(|| user.name.clone()),
         local: false,
         via: "Discord".into(),
+        // What they hold where they pressed: Discord's permission names and their roles
+        // (`role:<id>`, for `discord.approvers`).
         holds: member
             .and_then(|m| m.permissions)
             .map(|p| crate::tools::discord::guild::permission_names(p.bits()))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into_iter()
+            .chain(
+                member
+                    .into_iter()
+                    .flat_map(|m| m.roles.iter().map(|r| format!("role:{}", r.get()))),
+            )
+            .collect(),
     }
 }
 

@@ -228,7 +228,19 @@ pub fn pending(card: &GateCard, in_dm: bool) -> Card {
     if let Some(why) = &card.no_always_reason {
         fields.push(("No \"always (family)\"".into(), why.clone()));
     }
-    if matches!(&card.answerers, Answerers::Owners { ids } if ids.is_empty()) {
+    if let Answerers::Owners { approvers, .. } | Answerers::Holders { approvers, .. } =
+        &card.answerers
+    {
+        if !approvers.is_empty() {
+            let named: Vec<String> = approvers.iter().map(|a| approver_mention(a)).collect();
+            fields.push((
+                "Who may answer".into(),
+                format!("the owners, and approvers {}", named.join(", ")),
+            ));
+        }
+    }
+    if matches!(&card.answerers, Answerers::Owners { ids, approvers } if ids.is_empty() && approvers.is_empty())
+    {
         fields.push((
             "Nobody here can answer".into(),
             "No Discord owner is configured: answer it on the web page or at the terminal, or set KOTOBA_DISCORD_OWNER_IDS (or the `owners` setting)."
@@ -353,6 +365,16 @@ pub fn refusal_words(err: &crate::engine::AnswerError) -> String {
     }
 }
 
+/// An approver as Discord draws it: `<@id>` for a person, `<@&id>` for a role; a bare
+/// id (either) as the person it would be.
+fn approver_mention(a: &str) -> String {
+    match a.split_once(':') {
+        Some(("role", id)) => format!("<@&{id}>"),
+        Some((_, id)) => format!("<@{id}>"),
+        None => format!("<@{a}>"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +396,7 @@ mod tests {
             window_secs: 180,
             answerers: Answerers::Owners {
                 ids: vec!["1".into()],
+                approvers: Vec::new(),
             },
             secret: false,
             can_edit: true,

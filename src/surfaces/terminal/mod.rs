@@ -343,7 +343,7 @@ fn draw(frame: &Frame, prompt: &Mutex<Prompt>) {
                 request_id: card.request_id.clone(),
                 input,
                 secret: card.secret,
-                card: card.clone(),
+                card: (**card).clone(),
                 editing: false,
             });
             if input {

@@ -94,7 +94,7 @@ pub(super) async fn events(State(st): State<Shared>, Query(q): Query<EventsQuery
     first.extend(st.engine.open_cards(&session_id).into_iter().map(|card| {
         Arc::new(Event {
             run_id: None,
-            frame: Frame::Card(card),
+            frame: Frame::Card(Box::new(card)),
         })
     }));
     let text_only = q

@@ -752,7 +752,15 @@ impl FakeDiscord {
     }
 
     fn presser(&self, user: u64, permissions: u64) -> Value {
-        payloads::member(user, name_of(user), &[], Some(permissions))
+        // Discord's interaction member carries the member's roles.
+        let roles: Vec<u64> = lock(&self.shared.guilds)
+            .iter()
+            .flat_map(|g| g.members.iter())
+            .find(|m| m["user"]["id"].as_str().and_then(|s| s.parse::<u64>().ok()) == Some(user))
+            .and_then(|m| m["roles"].as_array().cloned())
+            .map(|r| r.iter().filter_map(|x| x.as_str()?.parse().ok()).collect())
+            .unwrap_or_default();
+        payloads::member(user, name_of(user), &roles, Some(permissions))
     }
 
     /// A new interaction of Discord's `kind` (2 command, 3 component, 5 modal submit)

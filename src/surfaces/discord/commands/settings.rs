@@ -1,5 +1,8 @@
 //! `/settings show` and `/settings set <key> <value>`: the live settings.yaml keys,
-//! validated by the configuration (a bad value is refused naming the key).
+//! validated by the configuration (a bad value is refused naming the key). Someone with
+//! Manage Server who is not an owner may set only the keys of how she behaves in the
+//! server (`keys::server_managers_may_set`); every key that guards the owner's machine
+//! (`owners`, `allowlist`, `discord.approvers`, …) is an owner's alone.
 
 use serenity::all::{CommandDataOptionValue, CommandInteraction};
 
@@ -20,6 +23,15 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
             _ => String::new(),
         };
         let (key, value) = (text("key"), text("value"));
+        if !bot.is_owner(c.user.id.get())
+            && !crate::config::keys::server_managers_may_set(key.trim())
+        {
+            return Answer::text(format!(
+                "Only an owner can change `{}`: it guards what runs on the owner's machine. \
+                 Nothing changed.",
+                key.trim()
+            ));
+        }
         return match bot.engine.config().set(key.trim(), &value) {
             Ok(()) => Answer::text(format!(
                 "`{}` is now `{}`. It applies from the next turn.",
@@ -45,6 +57,7 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         format!("force_ask: {}", s.force_ask),
         format!("allowlist: {} lines", s.allowlist.len()),
         format!("owners: [{}]", bot.engine.config().owners().join(", ")),
+        format!("discord.approvers: [{}]", s.discord_approvers.join(", ")),
     ];
     Answer::text(format!("```yaml\n{}\n```", lines.join("\n")))
 }
