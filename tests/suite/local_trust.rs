@@ -65,17 +65,18 @@ async fn until_some<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
     }
 }
 
-/// Say `text` in `session` with the page open there, and wait for the card it draws.
-async fn card(port: u16, session: &str, text: &str) -> Value {
+/// Through `http` (which carries the page's token), say `text` in `session` with the
+/// page open there, and wait for the card it draws.
+async fn card(http: &reqwest::Client, port: u16, session: &str, text: &str) -> Value {
     let base = format!("http://127.0.0.1:{port}");
-    let events = client()
+    let events = http
         .get(format!("{base}/api/events?session={session}"))
         .send()
         .await
         .unwrap();
     assert_eq!(events.status(), 200);
     std::mem::forget(events);
-    let sent = client()
+    let sent = http
         .post(format!("{base}/api/message"))
         .json(&json!({"session": session, "text": text}))
         .send()
@@ -83,7 +84,7 @@ async fn card(port: u16, session: &str, text: &str) -> Value {
         .unwrap();
     assert_eq!(sent.status(), 202);
     until_some("the card", async || {
-        let cards: Value = client()
+        let cards: Value = http
             .get(format!("{base}/api/cards"))
             .send()
             .await
@@ -147,30 +148,7 @@ async fn serve_prints_the_address_with_a_token_it_keeps_private_and_another_os_u
             .build()
             .unwrap()
     };
-    let events = owner_http
-        .get(format!("{base}/api/events?session=desk"))
-        .send()
-        .await
-        .unwrap();
-    let sent = owner_http
-        .post(format!("{base}/api/message"))
-        .json(&json!({"session": "desk", "text": "make the file"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(sent.status(), 202);
-    let card = until_some("the card", async || {
-        let cards: Value = owner_http
-            .get(format!("{base}/api/cards"))
-            .send()
-            .await
-            .ok()?
-            .json()
-            .await
-            .ok()?;
-        cards.as_array()?.first().cloned()
-    })
-    .await;
+    let card = card(&owner_http, port, "desk", "make the file").await;
     let id = card["request_id"].as_str().unwrap();
     let token_path = home.join("web_token");
     if let Some(read) = as_nobody("cat", &[token_path.to_str().unwrap()]) {
@@ -231,7 +209,6 @@ async fn serve_prints_the_address_with_a_token_it_keeps_private_and_another_os_u
         !home.join("workspace/from-nobody.txt").exists(),
         "nothing ran"
     );
-    drop(events);
 
     let log = stop(child).await;
     assert!(
@@ -336,7 +313,7 @@ async fn printenv_through_a_card_shows_no_secret_and_still_an_ordinary_variable(
     let port = free_port();
     let child = serve(home.path(), &format!("127.0.0.1:{port}"), &env);
     healthy(port).await;
-    let card = card(port, "env", "what is in your environment?").await;
+    let card = card(&client(), port, "env", "what is in your environment?").await;
     assert_eq!(card["action"], "printenv");
     let id = card["request_id"].as_str().unwrap();
     let approved = client()
