@@ -7,8 +7,8 @@ use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
 use super::settings::{
-    ApiStyle, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming, TtsProvider,
-    VoiceMode, WebAuth,
+    ApiStyle, DiscordSessions, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming,
+    TtsProvider, VoiceMode, WebAuth,
 };
 
 /// Which part of the listing a key is in.
@@ -197,8 +197,10 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
 /// (`owners`, `allowlist`, `discord.approvers`, the model and speech servers their
 /// keys go to, …) and only an owner changes it.
 pub fn server_managers_may_set(name: &str) -> bool {
-    matches!(name, "discord.catch_up" | "discord.channel_context")
-        || (name.starts_with("voice.") && find(name).is_some())
+    matches!(
+        name,
+        "discord.catch_up" | "discord.channel_context" | "discord.sessions"
+    ) || (name.starts_with("voice.") && find(name).is_some())
 }
 
 /// The key named `name`.
@@ -326,6 +328,8 @@ word_enum!(ApiStyle, "'responses' or 'chat'",
     "responses" => ApiStyle::Responses, "chat" | "chat_completions" => ApiStyle::Chat);
 word_enum!(VoiceMode, "'local', 'agent' or 'realtime'",
     "local" => VoiceMode::Local, "agent" => VoiceMode::Agent, "realtime" => VoiceMode::Realtime);
+word_enum!(DiscordSessions, "'channel' or 'person'",
+    "channel" => DiscordSessions::Channel, "person" => DiscordSessions::Person);
 word_enum!(WebAuth, "'token' or 'none'",
     "token" => WebAuth::Token, "none" => WebAuth::None);
 word_enum!(RealtimeProvider, "'openai'", "openai" => RealtimeProvider::OpenAi);
@@ -682,6 +686,9 @@ pub static KEYS: &[Key] = &[
     key! { "discord.approvers", discord_approvers, approvers, General, Value, None,
     "who may answer host cards besides the owners: user ids, role ids, <@user> or <@&role> \
     mentions (owners alone set it)" },
+    key! { "discord.sessions", discord_sessions, word, General, Value, None,
+    "channel: one conversation per channel; person: each person their own in a shared \
+    channel (a thread or DM stays one)" },
     key! { "discord.catch_up", discord_catch_up, |v| count(v, 0), General, Value, None,
     "after a restart, messages at most this many seconds old are answered once (0: off)" },
     key! { "discord.channel_context", discord_channel_context, |v| count(v, 0), General, Value,

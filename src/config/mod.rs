@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
 pub use settings::{
-    ApiStyle, RealtimeProvider, Secret, SettingError, Settings, SttProvider, SttStreaming,
-    TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
+    ApiStyle, DiscordSessions, RealtimeProvider, Secret, SettingError, Settings, SttProvider,
+    SttStreaming, TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
 };
 pub use shared::SharedSettings;
 

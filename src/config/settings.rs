@@ -31,6 +31,16 @@ pub enum VoiceMode {
     Realtime,
 }
 
+/// Which conversation a Discord line belongs to (`discord.sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscordSessions {
+    /// One conversation per channel, thread and DM (the default).
+    Channel,
+    /// Each person has their own conversation in a shared server channel; a thread and
+    /// a DM stay one.
+    Person,
+}
+
 /// What guards the web page when no `web_password` is set (`web_auth`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WebAuth {
@@ -115,6 +125,8 @@ pub struct Settings {
     /// Who may answer host cards on Discord besides the owners: `user:<id>`, `role:<id>`
     /// or a bare id (a person's or a role's). Read live; owners alone set it.
     pub discord_approvers: Vec<String>,
+    /// One conversation per channel, or per person in a shared channel. Read live.
+    pub discord_sessions: DiscordSessions,
     /// Variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that children
     /// still get: names or `*` patterns. Her own secrets never pass. Read live.
     pub shell_env_keep: Vec<String>,
@@ -296,6 +308,7 @@ impl Default for Settings {
             web_auth: WebAuth::Token,
             shell_env_keep: Vec::new(),
             discord_approvers: Vec::new(),
+            discord_sessions: DiscordSessions::Channel,
             voice: VoiceSettings::default(),
         }
     }

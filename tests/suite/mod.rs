@@ -19,6 +19,7 @@ mod discord_realtime;
 mod discord_reconnect;
 mod discord_reminders;
 mod discord_rules;
+mod discord_sessions;
 mod discord_voice;
 mod discord_voice_dave;
 mod discord_voice_dave_life;

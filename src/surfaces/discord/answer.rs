@@ -36,12 +36,15 @@ pub(crate) async fn on_answer_button(
     c: &ComponentInteraction,
     request_id: &str,
 ) {
-    let session = super::session_of(c.channel_id.get());
+    // Any conversation of this channel's (a person's own, with `discord.sessions`).
+    let channel = c.channel_id.get();
     let question = bot
         .engine
-        .open_cards(&session)
+        .all_open_cards()
         .into_iter()
-        .find(|card| card.request_id == request_id)
+        .find(|card| {
+            card.request_id == request_id && super::channel_of(&card.session) == Some(channel)
+        })
         .map(|card| card.action);
     let r = match question {
         Some(q) => modal(request_id, Some(&q)),
@@ -56,12 +59,11 @@ pub(crate) async fn on_answer_button(
 /// approval's Deny… (with its reason) or Edit… (the edited line, approved once).
 pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
     let who = super::approve::answerer(&m.user, m.member.as_ref());
-    let channel = m.channel_id.get();
     let r = if let Some((request_id, answer)) = super::approve::answer_of(&m) {
         match bot.engine.answer(&request_id, answer, &who) {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
-            Err(e) => private(super::approve::refusal(bot, channel, &request_id, &e)),
+            Err(e) => private(super::approve::refusal(bot, &request_id, &e)),
         }
     } else if let Some(request_id) = cards::parse_answer(&m.data.custom_id) {
         let typed = super::approve::field(&m, cards::ANSWER_FIELD);

@@ -53,12 +53,11 @@ pub(crate) fn answerer(
 
 /// The private sentence for a refused answer: a carded tool's shared card says who may
 /// answer it; any other card, why not.
-pub(crate) fn refusal(bot: &Bot, channel: u64, request_id: &str, e: &AnswerError) -> String {
-    let shared = bot
-        .engine
-        .open_cards(&super::session_of(channel))
-        .iter()
-        .any(|k| k.request_id == request_id && matches!(k.answerers, Answerers::Holders { .. }));
+pub(crate) fn refusal(bot: &Bot, request_id: &str, e: &AnswerError) -> String {
+    let shared =
+        bot.engine.all_open_cards().iter().any(|k| {
+            k.request_id == request_id && matches!(k.answerers, Answerers::Holders { .. })
+        });
     match e {
         AnswerError::NotYours if shared => cards::NOT_YOURS_SHARED.to_string(),
         _ => cards::refusal_words(e),
@@ -79,7 +78,6 @@ pub(crate) async fn on_deny(
     id: &str,
     who: &Answerer,
 ) {
-    let channel = c.channel_id.get();
     let r = match bot.engine.card_for(id, who) {
         Ok(_) => {
             let field = CreateInputText::new(
@@ -93,7 +91,7 @@ pub(crate) async fn on_deny(
                     .components(vec![CreateActionRow::InputText(field)]),
             )
         }
-        Err(e) => private(refusal(bot, channel, id, &e)),
+        Err(e) => private(refusal(bot, id, &e)),
     };
     respond(ctx, c, r).await
 }
@@ -106,7 +104,6 @@ pub(crate) async fn on_edit(
     id: &str,
     who: &Answerer,
 ) {
-    let channel = c.channel_id.get();
     let r = match bot.engine.card_for(id, who) {
         Ok(card) if card.action.chars().count() <= FIELD_MAX => {
             let field = CreateInputText::new(
@@ -122,7 +119,7 @@ pub(crate) async fn on_edit(
             )
         }
         Ok(_) => private("That line is too long to edit on Discord; edit it on the web page or at the terminal. Nothing changed."),
-        Err(e) => private(refusal(bot, channel, id, &e)),
+        Err(e) => private(refusal(bot, id, &e)),
     };
     respond(ctx, c, r).await
 }
@@ -135,7 +132,6 @@ pub(crate) async fn on_always(
     id: &str,
     who: &Answerer,
 ) {
-    let channel = c.channel_id.get();
     let chosen = match &c.data.kind {
         ComponentInteractionDataKind::StringSelect { values } => {
             values.first().and_then(|v| cards::parse_always(v))
@@ -152,7 +148,7 @@ pub(crate) async fn on_always(
             match bot.engine.answer(id, answer, who) {
                 // The card message is edited by the session's view when it settles.
                 Ok(()) => CreateInteractionResponse::Acknowledge,
-                Err(e) => private(refusal(bot, channel, id, &e)),
+                Err(e) => private(refusal(bot, id, &e)),
             }
         }
     };

@@ -12,7 +12,7 @@ use crate::engine::TurnOptions;
 use crate::protocol::{Origin, Said, TurnRequest, TurnStatus};
 
 use super::rules::{self, Facts, FollowUp};
-use super::{session_of, view, Bot};
+use super::{sessions, view, Bot};
 
 /// The roles she wears in `guild` (for role mentions), from the cache.
 pub(crate) fn my_roles(bot: &Bot, guild: Option<GuildId>, me: u64) -> Vec<u64> {
@@ -113,29 +113,37 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         .clone()
         .unwrap_or_else(|| msg.author.name.clone());
     let label = super::remind::author_label(&name, author);
+    // Each person's own conversation in this channel (`discord.sessions: person`).
+    let per_person = !facts.dm && sessions::per_person(&bot, channel);
+    let line = Said {
+        author: label.clone(),
+        text: msg.content.clone(),
+    };
     if rules::decide(&facts, follow.as_ref(), Instant::now()).is_none() {
         if !facts.from_bot && rules::after_unanswered(follow, author).is_none() {
             bot.follow.remove(&channel);
         }
         if !facts.dm && !facts.empty {
-            overheard(
-                &bot,
-                channel,
-                Said {
-                    author: label,
-                    text: msg.content.clone(),
-                },
-            );
+            if per_person {
+                sessions::log(&bot, channel, author, line);
+            } else {
+                overheard(&bot, channel, line);
+            }
         }
         return;
     }
     bot.follow.remove(&channel);
+    let session = sessions::session_for(&bot, channel, author);
     let around = if facts.dm {
         Vec::new()
+    } else if per_person {
+        let around = sessions::around(&bot, channel, &session, author, context_lines(&bot));
+        // What this person says is what was said around her for the others.
+        sessions::log(&bot, channel, author, line);
+        around
     } else {
         said_around(&bot, channel)
     };
-    let session = session_of(channel);
     view::ensure(&bot, &session, channel, facts.dm);
     let typing = msg.channel_id.start_typing(&ctx.http);
     let mut text = rules::strip_my_mentions(&msg.content, me, &roles);

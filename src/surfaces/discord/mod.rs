@@ -29,6 +29,7 @@ pub mod reply;
 mod rest;
 pub mod rules;
 mod send;
+pub mod sessions;
 pub mod shards;
 pub mod steps;
 mod view;
@@ -164,12 +165,11 @@ pub fn session_of(channel: u64) -> String {
     )
 }
 
-/// The channel of a Discord session id.
+/// The channel of a Discord session id (a channel's, or a person's in it:
+/// `discord:<channel>:<user>`, `sessions.rs`).
 pub fn channel_of(session: &str) -> Option<u64> {
-    session
-        .strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?
-        .parse()
-        .ok()
+    let rest = session.strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?;
+    rest.split(':').next()?.parse().ok()
 }
 
 /// How many message ids are remembered to answer each message once.
@@ -198,6 +198,12 @@ pub(crate) struct Bot {
     /// most `discord.channel_context`, newest kept): her next turn in that channel
     /// takes them as what was said around her (`chat.rs`).
     pub around: DashMap<u64, VecDeque<crate::protocol::Said>>,
+    /// With `discord.sessions: person`, per server channel its recent lines, for each
+    /// person's session there (`sessions.rs`).
+    pub channel_logs: DashMap<u64, sessions::ChannelLog>,
+    /// With `discord.sessions: person`, how far each person's session has read its
+    /// channel's log.
+    pub read_upto: DashMap<String, u64>,
     /// Message ids seen (bounded, in order): a resumed gateway's replay is answered once.
     seen: Mutex<(VecDeque<u64>, HashSet<u64>)>,
     /// Per channel, the newest message id an earlier run of Kotoba had seen, read once
@@ -328,6 +334,8 @@ pub async fn run(
         me: OnceLock::new(),
         follow: DashMap::new(),
         around: DashMap::new(),
+        channel_logs: DashMap::new(),
+        read_upto: DashMap::new(),
         seen: Mutex::new((VecDeque::new(), HashSet::new())),
         seen_before_start,
         views: DashMap::new(),

@@ -11,7 +11,7 @@ use serenity::all::{
 
 use super::commands::stop::job_words;
 use super::send::private;
-use super::{approve, cards, session_of, Bot};
+use super::{approve, cards, Bot};
 use crate::protocol::CardAnswer;
 
 async fn respond(ctx: &Context, c: &ComponentInteraction, r: CreateInteractionResponse) {
@@ -44,23 +44,25 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
         {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
-            Err(e) => private(approve::refusal(bot, c.channel_id.get(), &request_id, &e)),
+            Err(e) => private(approve::refusal(bot, &request_id, &e)),
         };
         return respond(ctx, &c, r).await;
     }
     if let Some(key) = id.strip_prefix("ko:").and_then(|k| k.parse::<u64>().ok()) {
-        let session = session_of(c.channel_id.get());
+        // Any conversation of this channel (a person's own, with `discord.sessions`).
+        let channel = c.channel_id.get();
         let r = match bot.outputs.get(key) {
-            Some(kept) if kept.session != session => private("That output is no longer kept."),
+            Some(kept) if super::channel_of(&kept.session) != Some(channel) => {
+                private("That output is no longer kept.")
+            }
             Some(kept) if kept.owners_only && !bot.is_owner(user) => private(NOT_YOURS_TO_SEE),
             Some(kept) => full_output(&kept.text),
             None => private("That output is no longer kept."),
         };
         return respond(ctx, &c, r).await;
     }
-    let session = session_of(c.channel_id.get());
-    match id.as_str() {
-        "kj:stop" => {
+    match super::sessions::of_job_button(&id, c.channel_id.get()) {
+        Some(("stop", session)) => {
             let what = job_words(bot, &session);
             let confirm = CreateInteractionResponseMessage::new()
                 .content(format!(
@@ -68,21 +70,21 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
                 ))
                 .ephemeral(true)
                 .components(vec![CreateActionRow::Buttons(vec![CreateButton::new(
-                    "kj:confirm",
+                    id.replacen("kj:stop", "kj:confirm", 1),
                 )
                 .label("Yes, stop it")
                 .style(ButtonStyle::Danger)])]);
             respond(ctx, &c, CreateInteractionResponse::Message(confirm)).await
         }
-        "kj:confirm" => {
+        Some(("confirm", session)) => {
             if !bot.is_owner(user) {
                 return respond(ctx, &c, private("Only an owner can stop her work.")).await;
             }
             let said = stop_session_work(bot, &session);
             respond(ctx, &c, private(said)).await
         }
-        other if other.starts_with("kg:revoke:") => {
-            super::commands::grants::on_revoke(bot, ctx, &c, other).await
+        _ if id.starts_with("kg:revoke:") => {
+            super::commands::grants::on_revoke(bot, ctx, &c, &id).await
         }
         _ => respond(ctx, &c, private("That button is no longer active.")).await,
     }

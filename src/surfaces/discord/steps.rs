@@ -31,6 +31,10 @@ pub struct JobInfo {
     pub started: Instant,
     /// Set when it ended: ok or not, and the summary.
     pub done: Option<(bool, String)>,
+    /// Its Stop button's id: `kj:stop`, or `kj:stop:<user>` for a person's own
+    /// conversation (`sessions.rs`), so a press stops the job of the conversation whose
+    /// card it is.
+    pub stop: String,
 }
 
 /// One steps card's state, rebuilt from frames.
@@ -129,7 +133,7 @@ impl StepCard {
                     card.fields.push(("Result".into(), clip(summary, 1000)));
                 }
                 None => card.buttons.push(Button {
-                    id: "kj:stop".into(),
+                    id: job.stop.clone(),
                     label: "Stop".into(),
                     style: Style::Danger,
                     disabled: false,
@@ -248,6 +252,7 @@ mod tests {
                 goal: "tidy the repo".into(),
                 started: Instant::now(),
                 done: None,
+                stop: "kj:stop".into(),
             }),
             ..StepCard::default()
         };

@@ -222,11 +222,13 @@ impl View {
             }
             Frame::WorkStarted { goal } => {
                 if let Some(key) = job {
+                    let stop = super::sessions::stop_id(&self.session);
                     let live = self.live(&key);
                     live.card.job = Some(JobInfo {
                         goal: goal.clone(),
                         started: Instant::now(),
                         done: None,
+                        stop,
                     });
                     live.dirty = true;
                     self.flush(&key).await;

@@ -3,11 +3,12 @@
 use serenity::all::CommandInteraction;
 
 use super::Answer;
-use crate::surfaces::discord::{session_of, Bot};
+use crate::surfaces::discord::Bot;
 
 /// Handle /new.
 pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
-    let session = session_of(c.channel_id.get());
+    let session =
+        crate::surfaces::discord::sessions::session_for(bot, c.channel_id.get(), c.user.id.get());
     match bot.engine.reset_session(&session) {
         Ok(()) => Answer::text("Fresh start: I no longer see what was said here before."),
         Err(e) => {

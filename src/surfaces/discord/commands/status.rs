@@ -10,7 +10,7 @@ use serenity::all::{CommandDataOptionValue, CommandInteraction};
 
 use super::{option, Answer};
 use crate::surfaces::discord::steps::elapsed_words;
-use crate::surfaces::discord::{session_of, Bot};
+use crate::surfaces::discord::Bot;
 use crate::voice::latency::Breakdown;
 
 /// Handle /status.
@@ -18,7 +18,8 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     if let Some(CommandDataOptionValue::Boolean(true)) = option(&c.data.options, "voice") {
         return Answer::text(voice(bot, c));
     }
-    let session = session_of(c.channel_id.get());
+    let session =
+        crate::surfaces::discord::sessions::session_for(bot, c.channel_id.get(), c.user.id.get());
     let job = if bot.engine.session(&session).job_running() {
         "a background job is running here"
     } else {

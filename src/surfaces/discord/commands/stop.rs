@@ -5,11 +5,12 @@ use serenity::all::{ButtonStyle, CommandInteraction, CreateActionRow, CreateButt
 
 use super::Answer;
 use crate::surfaces::discord::steps::elapsed_words;
-use crate::surfaces::discord::{session_of, Bot};
+use crate::surfaces::discord::Bot;
 
 /// Handle /stop.
 pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
-    let session = session_of(c.channel_id.get());
+    let session =
+        crate::surfaces::discord::sessions::session_for(bot, c.channel_id.get(), c.user.id.get());
     let what = job_words(bot, &session);
     let mut a = Answer::text(format!(
         "Stop {what}? Whatever it is doing now dies with it."
