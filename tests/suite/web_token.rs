@@ -120,6 +120,15 @@ async fn opening_the_address_with_the_token_sets_a_strict_httponly_cookie_and_go
         .await
         .unwrap();
     assert_eq!(page.status(), 200);
+    // Opened again with its token while logged in: still the token leaves the address.
+    let again = c
+        .get(r.url(&format!("/?session=s1&token={WEB_TOKEN}")))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 303);
+    assert_eq!(again.headers()["location"], "/?session=s1");
     let sent = c
         .post(r.url("/api/message"))
         .header("cookie", &pair)

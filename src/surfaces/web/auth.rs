@@ -171,17 +171,19 @@ pub(super) async fn require(State(st): State<Shared>, req: Request, next: Next) 
     if guard.mode() == "none" {
         return next.run(req).await;
     }
-    // The cookie and the token cannot be guessed: never slowed down.
-    let given = bearer(req.headers()).map(str::to_string);
-    let by_cookie = cookie(req.headers(), COOKIE).is_some_and(|c| secret_eq(c, &guard.cookie));
-    if by_cookie || given.as_deref().is_some_and(|b| guard.is_token(b)) {
-        return next.run(req).await;
-    }
+    // The cookie and the token cannot be guessed: never slowed down. The page opened
+    // with its token always goes on without it, so the token leaves the address bar.
     let page = req.uri().path() == "/" && req.method() == Method::GET;
     let (in_query, rest) = query_token(req.uri().query());
     let in_query = in_query.filter(|_| page);
+    let given = bearer(req.headers()).map(str::to_string);
+    let by_cookie = cookie(req.headers(), COOKIE).is_some_and(|c| secret_eq(c, &guard.cookie));
+    let known = by_cookie || given.as_deref().is_some_and(|b| guard.is_token(b));
+    if in_query.is_none() && known {
+        return next.run(req).await;
+    }
     if let Some(t) = &in_query {
-        if guard.is_token(t) {
+        if guard.is_token(t) || known {
             st.logins.succeeded(throttle::client_addr(req.extensions()));
             let to = if rest.is_empty() {
                 "/".to_string()
