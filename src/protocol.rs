@@ -769,6 +769,31 @@ pub struct TurnRequest {
     pub around: Vec<Said>,
 }
 
+/// A Discord mention, one token: `<@id>` or `<@!id>` names a person, `<@&id>` a role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mention {
+    /// A person, by user id.
+    Person(u64),
+    /// A role, by role id.
+    Role(u64),
+}
+
+impl Mention {
+    /// The mention `token` is (surrounding blanks ignored), or `None`.
+    pub fn parse(token: &str) -> Option<Mention> {
+        let inner = token.trim().strip_prefix("<@")?.strip_suffix('>')?;
+        match inner.strip_prefix('&') {
+            Some(role) => role.parse().ok().map(Mention::Role),
+            None => inner
+                .strip_prefix('!')
+                .unwrap_or(inner)
+                .parse()
+                .ok()
+                .map(Mention::Person),
+        }
+    }
+}
+
 /// One line someone else wrote where she is talking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Said {
@@ -834,6 +859,16 @@ pub fn clip(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mention_names_a_person_or_a_role_and_anything_else_is_none() {
+        assert_eq!(Mention::parse("<@42>"), Some(Mention::Person(42)));
+        assert_eq!(Mention::parse(" <@!42> "), Some(Mention::Person(42)));
+        assert_eq!(Mention::parse("<@&7>"), Some(Mention::Role(7)));
+        for no in ["42", "<@abc>", "<#5>", "<@42", "@42>"] {
+            assert_eq!(Mention::parse(no), None, "{no}");
+        }
+    }
 
     #[test]
     fn frames_serialise_as_stable_tagged_json() {

@@ -169,9 +169,7 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
             Some("the model is not called until it is fixed")
         }
         "web_password" => {
-            use rand::Rng;
-            let lock: [u8; 32] = rand::thread_rng().gen();
-            let lock: String = lock.iter().map(|b| format!("{b:02x}")).collect();
+            let lock = super::password::random_secret();
             s.web_password = Some(crate::config::Secret(lock));
             Some("the page is locked (no password opens it) until it is fixed")
         }
@@ -513,28 +511,30 @@ fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
 /// person), `<@&id>` (a role), `user:<id>` or `role:<id>`; kept as `user:<id>`,
 /// `role:<id>` or the bare id.
 fn approvers(v: &Value) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    for raw in words(v)? {
-        let t = raw.trim();
-        let (kind, id) = if let Some(r) = t.strip_prefix("<@&").and_then(|r| r.strip_suffix('>')) {
-            ("role:", r)
-        } else if let Some(r) = t.strip_prefix("<@").and_then(|r| r.strip_suffix('>')) {
-            ("user:", r.strip_prefix('!').unwrap_or(r))
-        } else if let Some(r) = t.strip_prefix("role:") {
-            ("role:", r)
-        } else if let Some(r) = t.strip_prefix("user:") {
-            ("user:", r)
-        } else {
-            ("", t)
-        };
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
-            return Err(format!(
-                "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {raw:?}"
-            ));
-        }
-        out.push(format!("{kind}{id}"));
-    }
-    Ok(out)
+    use crate::protocol::Mention;
+    words(v)?
+        .iter()
+        .map(|raw| {
+            let t = raw.trim();
+            let kept = match Mention::parse(t) {
+                Some(Mention::Role(r)) => Some(format!("role:{r}")),
+                Some(Mention::Person(p)) => Some(format!("user:{p}")),
+                None => {
+                    let id = t
+                        .split_once(':')
+                        .filter(|(kind, _)| matches!(*kind, "role" | "user"))
+                        .map_or(t, |(_, id)| id);
+                    let digits = !id.is_empty() && id.chars().all(|c| c.is_ascii_digit());
+                    digits.then(|| t.to_string())
+                }
+            };
+            kept.ok_or_else(|| {
+                format!(
+                    "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {raw:?}"
+                )
+            })
+        })
+        .collect()
 }
 
 /// Variable names or `*` patterns (letters, digits, `_`, `*`).
@@ -776,6 +776,20 @@ mod tests {
             Value::Number((n as u64).into())
         } else {
             serde_yaml_ng::to_value(n).unwrap()
+        }
+    }
+
+    #[test]
+    fn approvers_are_kept_as_people_roles_or_bare_ids_and_anything_else_is_refused() {
+        let list = |items: &[&str]| {
+            Value::Sequence(items.iter().map(|i| Value::String((*i).into())).collect())
+        };
+        assert_eq!(
+            approvers(&list(&["<@1>", "<@!2>", "<@&3>", "role:4", "user:5", "6"])).unwrap(),
+            ["user:1", "user:2", "role:3", "role:4", "user:5", "6"]
+        );
+        for bad in ["gus", "<@abc>", "role:", "team:7", ""] {
+            assert!(approvers(&list(&[bad])).is_err(), "{bad}");
         }
     }
 

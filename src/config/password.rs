@@ -17,6 +17,12 @@ const P: u32 = 1;
 const SALT_LEN: usize = 16;
 const HASH_LEN: usize = 32;
 
+/// A new random secret: 32 random bytes as hex (the page's token, a lock no one knows).
+pub fn random_secret() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Whether a stored password is already a hash.
 pub fn is_hash(stored: &str) -> bool {
     stored.starts_with(PREFIX)

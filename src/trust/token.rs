@@ -48,7 +48,7 @@ pub fn load_or_create(config: &Config) -> std::io::Result<String> {
         return Ok(t);
     }
     let path = token_path(config);
-    let token = fresh();
+    let token = crate::config::password::random_secret();
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -69,12 +69,6 @@ pub fn load_or_create(config: &Config) -> std::io::Result<String> {
         }
         Err(e) => Err(e),
     }
-}
-
-/// A new random token (256 bits, hex).
-pub fn fresh() -> String {
-    let bytes: [u8; 32] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The session cookie's value for a page guarded by `token` (and `password`, as kept):

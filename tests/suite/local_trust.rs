@@ -51,6 +51,15 @@ fn as_nobody(program: &str, args: &[&str]) -> Option<std::process::Output> {
     )
 }
 
+/// The HTTP status `curl` run as `nobody` gets for `args` (only called once
+/// [`as_nobody`] has shown this process may change user).
+fn status_as_nobody(args: &[&str]) -> String {
+    let mut all = vec!["-s", "-o", "/dev/null", "-w", "%{http_code}"];
+    all.extend_from_slice(args);
+    let out = as_nobody("curl", &all).expect("root, as the first call showed");
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
 async fn until_some<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -154,42 +163,18 @@ async fn serve_prints_the_address_with_a_token_it_keeps_private_and_another_os_u
     if let Some(read) = as_nobody("cat", &[token_path.to_str().unwrap()]) {
         assert!(!read.status.success(), "nobody read the token");
         let url = format!("{base}/api/cards/{id}");
-        let approve = as_nobody(
-            "curl",
-            &[
-                "-s",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-                "-X",
-                "POST",
-                "-H",
-                "content-type: application/json",
-                "-d",
-                r#"{"decision":"approve"}"#,
-                &url,
-            ],
-        )
-        .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&approve.stdout),
-            "401",
-            "nobody is refused"
-        );
-        let page = as_nobody(
-            "curl",
-            &[
-                "-s",
-                "-o",
-                "/dev/null",
-                "-w",
-                "%{http_code}",
-                &format!("{base}/"),
-            ],
-        )
-        .unwrap();
-        assert_eq!(String::from_utf8_lossy(&page.stdout), "401");
+        let approve = status_as_nobody(&[
+            "-X",
+            "POST",
+            "-H",
+            "content-type: application/json",
+            "-d",
+            r#"{"decision":"approve"}"#,
+            &url,
+        ]);
+        assert_eq!(approve, "401", "nobody is refused");
+        let page = status_as_nobody(&[&format!("{base}/")]);
+        assert_eq!(page, "401");
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let still: Value = owner_http
@@ -266,10 +251,7 @@ async fn a_loose_data_folder_is_made_private_at_start_and_a_saved_password_is_ke
     let child = serve(&home, &addr, &[]);
     healthy(port).await;
     let login = |pw: &'static str| {
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap()
+        crate::support::web::plain()
             .post(format!("http://{addr}/login"))
             .form(&[("password", pw)])
             .send()

@@ -369,10 +369,7 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
         page.text().await.unwrap().contains("name=\"password\""),
         "the login form"
     );
-    let no_redirect = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let no_redirect = crate::support::web::plain();
     let wrong = no_redirect
         .post(r.url("/login"))
         .form(&[("password", "nope")])
@@ -613,10 +610,7 @@ async fn wrong_passwords_past_five_slow_the_next_login_and_bearer_down_even_with
         Vec::new(),
     )
     .await;
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let client = crate::support::web::plain();
     let login = |password: &'static str| {
         client
             .post(r.url("/login"))

@@ -44,6 +44,15 @@ pub fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// An HTTP client with no token that does not follow redirects (a login's 303 and its
+/// cookie are seen as they come).
+pub fn plain() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
 /// GET a page route of the server at `base` with the token.
 pub async fn get_with_token(url: &str) -> reqwest::Response {
     client().get(url).send().await.unwrap()

@@ -117,11 +117,11 @@ pub fn mentions_others(content: &str, me: u64, my_roles: &[u64]) -> bool {
 }
 
 fn is_mine(token: &str, me: u64, my_roles: &[u64]) -> bool {
-    let inner = token.trim_start_matches("<@").trim_end_matches('>');
-    if let Some(role) = inner.strip_prefix('&') {
-        return role.parse::<u64>().is_ok_and(|r| my_roles.contains(&r));
+    match crate::protocol::Mention::parse(token) {
+        Some(crate::protocol::Mention::Role(r)) => my_roles.contains(&r),
+        Some(crate::protocol::Mention::Person(p)) => p == me,
+        None => false,
     }
-    inner.trim_start_matches('!').parse::<u64>() == Ok(me)
 }
 
 /// Every `<@…>` token of the text: `<@id>`, `<@!id>`, `<@&role>`.

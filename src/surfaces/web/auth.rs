@@ -100,7 +100,7 @@ impl Guard {
     pub(crate) fn new(password: Option<String>, token: Option<String>) -> Guard {
         let cookie = match &token {
             Some(t) => crate::trust::token::cookie_for(t, password.as_deref()),
-            None => crate::trust::token::fresh(),
+            None => crate::config::password::random_secret(),
         };
         Guard {
             password,
@@ -117,6 +117,11 @@ impl Guard {
             (None, Some(_)) => "token",
             (None, None) => "none",
         }
+    }
+
+    /// `web_auth: none` and no password: nothing guards the (loopback-only) page.
+    fn is_open(&self) -> bool {
+        self.password.is_none() && self.token.is_none()
     }
 
     fn is_token(&self, given: &str) -> bool {
@@ -168,7 +173,7 @@ pub(super) async fn require(State(st): State<Shared>, req: Request, next: Next) 
             "a request from another site was refused",
         );
     }
-    if guard.mode() == "none" {
+    if guard.is_open() {
         return next.run(req).await;
     }
     // The cookie and the token cannot be guessed: never slowed down. The page opened
@@ -255,7 +260,7 @@ pub(super) async fn login(
         );
     }
     let guard = &st.guard;
-    if guard.mode() == "none" {
+    if guard.is_open() {
         return redirect("/", None);
     }
     let Ok(Form(form)) = Form::<LoginForm>::from_request(req, &st).await else {

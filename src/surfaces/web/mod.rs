@@ -80,7 +80,7 @@ impl Default for WebOptions {
         WebOptions {
             password: None,
             // Secure by default: a token no one was told.
-            token: Some(crate::trust::token::fresh()),
+            token: Some(crate::config::password::random_secret()),
             api_key: None,
             discord: None,
             v1_keepalive: Duration::from_secs(4),
@@ -111,7 +111,7 @@ impl WebOptions {
                         "the page's token could not be kept in {} ({e}); this run uses one only its log shows",
                         crate::trust::token::token_path(config).display()
                     );
-                    Some(crate::trust::token::fresh())
+                    Some(crate::config::password::random_secret())
                 }
             }
         };

@@ -51,15 +51,38 @@ pub(super) async fn save(State(st): State<Shared>, Json(body): Json<Value>) -> R
             return refused(key, &e);
         }
     }
-    // The keys saved, never their values (a secret is not echoed).
-    let mut saved = Vec::new();
-    for (key, value) in &pairs {
-        if let Err(e) = config.set(key, value) {
-            tracing::warn!("saving setting {key}: {e}");
-            return refused(key, &e);
+    // The keys saved, never their values (a secret is not echoed). Writing the file
+    // (and hashing a password) is blocking work: its own thread.
+    let owned: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).clone(), v.clone()))
+        .collect();
+    let writer = std::sync::Arc::clone(config);
+    let written = tokio::task::spawn_blocking(move || {
+        let mut saved = Vec::new();
+        for (key, value) in owned {
+            if let Err(e) = writer.set(&key, &value) {
+                return Err((key, e));
+            }
+            saved.push(key);
         }
-        saved.push((*key).clone());
-    }
+        Ok(saved)
+    })
+    .await;
+    let saved = match written {
+        Ok(Ok(saved)) => saved,
+        Ok(Err((key, e))) => {
+            tracing::warn!("saving setting {key}: {e}");
+            return refused(&key, &e);
+        }
+        Err(e) => {
+            return json_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                &format!("the settings could not be saved ({e})"),
+            )
+        }
+    };
     // A key the environment overrides is saved in the file but does not apply here:
     // the answer says so, naming the variable.
     let overridden: Vec<Value> = saved

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::Origin;
+use crate::protocol::{Mention, Origin};
 
 /// One notebook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,16 +49,12 @@ impl Notebook {
 
     /// The notebook a `person` argument names (a Discord id or a `<@id>` mention).
     pub fn named(raw: &str) -> Option<Notebook> {
-        let t = raw.trim();
-        let t = t
-            .strip_prefix("<@")
-            .and_then(|r| r.strip_suffix('>'))
-            .map(|r| r.strip_prefix('!').unwrap_or(r))
-            .unwrap_or(t);
-        t.parse::<u64>()
-            .ok()
-            .filter(|id| *id != 0)
-            .map(Notebook::Person)
+        let id = match Mention::parse(raw) {
+            Some(Mention::Person(id)) => id,
+            Some(Mention::Role(_)) => return None,
+            None => raw.trim().parse().ok()?,
+        };
+        (id != 0).then_some(Notebook::Person(id))
     }
 }
 

@@ -250,7 +250,13 @@ pub(crate) async fn on_command(bot: &Arc<Bot>, ctx: &Context, c: CommandInteract
         })
     } else {
         match def.name.as_str() {
-            "settings" => settings::run(bot, &c),
+            // A save writes the file (and hashes a password): its own thread.
+            "settings" => {
+                let (bot, c) = (bot.clone(), c.clone());
+                tokio::task::spawn_blocking(move || settings::run(&bot, &c))
+                    .await
+                    .unwrap_or_else(|e| Answer::text(format!("Not changed: {e}.")))
+            }
             "stop" => stop::run(bot, &c),
             "status" => status::run(bot, &c),
             "grants" => grants::run(bot, &c),
