@@ -1,5 +1,6 @@
 //! The store: transcripts (with full-text search), summaries, the audit trail, grants,
-//! reminders, jobs, cards, seen marks, people facts, plans and the keystore. One
+//! reminders, jobs, cards, seen marks, people facts, plans and the keystore (and the
+//! erase of everything kept about one person). One
 //! interface with two backends: SQLite in the data folder (the default, nothing to set
 //! up) or PostgreSQL at `KOTOBA_DATABASE_URL` (shared by every process of one bot).
 //! Every method is written once, against store/db.rs.
@@ -13,6 +14,7 @@ mod audit;
 mod cards_open;
 pub mod clock;
 pub mod db;
+mod erase;
 mod grants;
 mod inflight;
 mod jobs;
@@ -35,6 +37,7 @@ use db::{args, Conn, Row};
 
 pub use audit::{Approver, AuditRow};
 pub use cards_open::{ClaimedAnswer, WaitingCard};
+pub use erase::{Erased, REMOVED};
 pub use grants::{Grant, GrantScope};
 pub use inflight::{Recovered, CUT_TURN_LINE};
 pub use jobs::cut_job_line;

@@ -200,6 +200,12 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE memory_facts DROP CONSTRAINT memory_facts_topic_key_key;
      ALTER TABLE memory_facts ADD CONSTRAINT memory_facts_notebook_topic_key_key
         UNIQUE (notebook, topic, key);",
+    // 10: the Discord DMs each person had with her (SQLite's 21).
+    "CREATE TABLE discord_dms (
+        \"user\" BIGINT NOT NULL,
+        session TEXT NOT NULL,
+        PRIMARY KEY (\"user\", session)
+     );",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -241,12 +241,21 @@ pub(super) const MIGRATIONS: &[&str] = &[
         SELECT id, topic, text, key, date, at_ms FROM memory_facts;
      DROP TABLE memory_facts;
      ALTER TABLE memory_facts_by_notebook RENAME TO memory_facts;",
+    // 21: the Discord DMs each person had with her, so a person who asks to be
+    // forgotten loses those conversations whole (docs/discord.md, "Forget me").
+    "CREATE TABLE discord_dms (
+        \"user\" INTEGER NOT NULL,
+        session TEXT NOT NULL,
+        PRIMARY KEY (\"user\", session)
+     );",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.
 pub(super) fn init(conn: &mut Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // What is deleted is overwritten, not merely unlinked (a person's erase).
+    conn.pragma_update(None, "secure_delete", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {

@@ -28,6 +28,14 @@ impl Fixture {
             Target::Url(u) => Store::connect(u).expect("connect to the test PostgreSQL"),
         }
     }
+
+    /// The SQLite file (`None` on PostgreSQL).
+    pub fn file(&self) -> Option<std::path::PathBuf> {
+        match &self.target {
+            Target::File(p) => Some(p.clone()),
+            Target::Url(_) => None,
+        }
+    }
 }
 
 #[path = "../../tests/support/postgres.rs"]
