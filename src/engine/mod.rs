@@ -7,6 +7,7 @@ pub mod context;
 pub mod deferred;
 mod dispatch;
 mod fitting;
+mod forget;
 mod gating;
 mod helpers;
 mod inflight;
@@ -90,6 +91,9 @@ pub struct Engine {
     pub(crate) calibration: context::Calibration,
     /// What each request's instructions and tool definitions cost, kept across turns.
     pub(crate) fixed_sizes: context::FixedSizes,
+    /// What each surface does when a person is forgotten (drops the lines of theirs it
+    /// holds in memory): registered by the surface, called by [`Engine::forget_person`].
+    forgetters: std::sync::RwLock<Vec<(&'static str, forget::Forgetter)>>,
 }
 
 impl Drop for Engine {
@@ -130,6 +134,7 @@ impl Engine {
             reminder_stop: CancellationToken::new(),
             calibration: context::Calibration::default(),
             fixed_sizes: context::FixedSizes::default(),
+            forgetters: Default::default(),
         });
         engine.start_reminders();
         engine.cards.watch();
@@ -389,10 +394,17 @@ impl Engine {
     }
 
     /// Store her answer as the turn completes, and keep the turn's lines (the person's,
-    /// stored as `user_id`, and hers) in the conversation.
-    fn record_turn(&self, session: &Session, req: &TurnRequest, user_id: i64, answer: &str) {
+    /// stored as `user_id`, unless the conversation was `reloaded` from the store
+    /// meanwhile; and hers) in the conversation.
+    fn record_turn(
+        &self,
+        session: &Session,
+        req: &TurnRequest,
+        (user_id, reloaded): (i64, bool),
+        answer: &str,
+    ) {
         let mut lines = Vec::new();
-        if !req.hidden {
+        if !req.hidden && !reloaded {
             let text = req.text.clone();
             lines.push(context::Line::new(
                 user_id,
@@ -456,6 +468,9 @@ impl Engine {
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
         let user_id = self.record_request(&session, &req);
+        // A person forgotten mid-turn reloads the conversation from the store, which
+        // then holds this line already (or no longer): it is not pushed again.
+        let reloads = session.with_transcript(|t| t.reloads);
         let underway = inflight::Underway::turn(&self.store, &session.id);
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
         let run_id: Option<String> = None;
@@ -503,7 +518,8 @@ impl Engine {
             end = turn::run_loop_prepared(self, session.clone(), ctx, (items, conversation), options.prepared) => end,
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
-        self.record_turn(&session, &req, user_id, &end.text);
+        let reloaded = session.with_transcript(|t| t.reloads) != reloads;
+        self.record_turn(&session, &req, (user_id, reloaded), &end.text);
         drop(underway);
         crate::metrics::metrics().turn(began.elapsed(), end.status == TurnStatus::Error);
         // The finished turn's face comes from what she wrote, by the one map every

@@ -329,19 +329,20 @@ impl Sessions {
         if let Some(s) = self.map.get(id) {
             return s.clone();
         }
-        let loaded = store.summary(id).and_then(|summary| {
-            let after = summary.as_ref().map_or(0, |s| s.upto_id);
-            let lines = store.lines_after(id, after, LOAD_LINES)?;
-            Ok(Transcript::loaded(summary, lines))
-        });
-        let transcript = loaded.unwrap_or_else(|e| {
-            tracing::warn!("loading the transcript of {id}: {e}");
-            Transcript::default()
-        });
+        let transcript = load(id, store);
         self.map
             .entry(id.to_string())
             .or_insert_with(|| Arc::new(Session::new(id, transcript)))
             .clone()
+    }
+
+    /// Read a loaded session's conversation again from the store (a person was
+    /// forgotten); a session not loaded is read when first used.
+    pub fn reload(&self, id: &str, store: &Store) {
+        if let Some(s) = self.get(id) {
+            let mut t = lock(&s.transcript);
+            t.reload(load(id, store));
+        }
     }
 
     /// The session `id` if it is loaded.
@@ -358,6 +359,19 @@ impl Sessions {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
+}
+
+/// A conversation as the store holds it: its newest summary and the lines after it.
+fn load(id: &str, store: &Store) -> Transcript {
+    let loaded = store.summary(id).and_then(|summary| {
+        let after = summary.as_ref().map_or(0, |s| s.upto_id);
+        let lines = store.lines_after(id, after, LOAD_LINES)?;
+        Ok(Transcript::loaded(summary, lines))
+    });
+    loaded.unwrap_or_else(|e| {
+        tracing::warn!("loading the transcript of {id}: {e}");
+        Transcript::default()
+    })
 }
 
 #[cfg(test)]

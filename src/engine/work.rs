@@ -505,6 +505,17 @@ impl EnginePort for Engine {
         super::helpers::run_helpers(self, ctx, goals).await
     }
 
+    async fn forget_person(
+        &self,
+        user: u64,
+        by: crate::tools::port::ErasedBy,
+    ) -> Result<String, EngineError> {
+        match Engine::forget_person(self, user, by).await {
+            Ok(erased) => Ok(erased.summary()),
+            Err(e) => Err(EngineError::Erase(e.to_string())),
+        }
+    }
+
     async fn ask_person(
         &self,
         ctx: &ToolContext,

@@ -29,6 +29,8 @@ pub struct Erased {
     pub conversations: usize,
     /// Their lines in other conversations, replaced by [`REMOVED`].
     pub lines: usize,
+    /// Her answers and the steps of their turns there, replaced by [`REMOVED`] too.
+    pub answers: usize,
     /// Facts about them or told by them.
     pub facts: usize,
     /// Rows of their notebook (with a shared store).
@@ -43,9 +45,15 @@ impl Erased {
     /// The counts in words, for the person and the audit trail.
     pub fn summary(&self) -> String {
         format!(
-            "{} conversation(s) removed, {} line(s) replaced, {} fact(s), {} notebook row(s), \
-             {} reminder(s), {} quoting row(s) blanked",
-            self.conversations, self.lines, self.facts, self.notebook, self.reminders, self.quotes
+            "{} conversation(s) removed, {} line(s) and {} answer(s) replaced, {} fact(s), {} \
+             notebook row(s), {} reminder(s), {} quoting row(s) blanked",
+            self.conversations,
+            self.lines,
+            self.answers,
+            self.facts,
+            self.notebook,
+            self.reminders,
+            self.quotes
         )
     }
 }
@@ -160,20 +168,37 @@ fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, St
         }
     }
     c.execute("DELETE FROM discord_dms WHERE \"user\" = ?1", args![id])?;
-    // Their lines in everyone else's conversations.
+    // Their turns in everyone else's conversations: their line, and her answer and the
+    // steps that followed it (one turn at a time per conversation: up to the next line).
     let mut shared: BTreeSet<String> = BTreeSet::new();
     let author = format!("%({user})");
     for r in c.query(
         "SELECT id, session, text FROM messages WHERE role = 'user' AND author LIKE ?1",
         args![&author],
     )? {
-        shared.insert(r.text(1)?);
+        let (line, session) = (r.int(0)?, r.text(1)?);
         quotes.push(r.text(2)?);
         c.execute(
             "UPDATE messages SET text = ?1, author = ?2 WHERE id = ?3",
-            args![REMOVED, "[removed]", r.int(0)?],
+            args![REMOVED, "[removed]", line],
         )?;
         out.lines += 1;
+        let next = c
+            .query_opt(
+                "SELECT MIN(id) FROM messages WHERE session = ?1 AND id > ?2 AND role = 'user'",
+                args![&session, line],
+            )?
+            .map(|r| r.opt_int(0))
+            .transpose()?
+            .flatten()
+            .unwrap_or(i64::MAX);
+        out.answers += usize::try_from(c.execute(
+            "UPDATE messages SET text = ?1 WHERE session = ?2 AND id > ?3 AND id < ?4
+               AND role <> 'user' AND text <> ?1",
+            args![REMOVED, &session, line, next],
+        )?)
+        .unwrap_or(usize::MAX);
+        shared.insert(session);
     }
     for s in &shared {
         c.execute("DELETE FROM summaries WHERE session = ?1", args![s])?;
@@ -210,10 +235,9 @@ fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, St
     )? {
         facts.push(r.text(0)?);
     }
-    out.reminders = usize::try_from(
-        c.execute("DELETE FROM reminders WHERE asker LIKE ?1", args![&author])?,
-    )
-    .unwrap_or(usize::MAX);
+    out.reminders =
+        usize::try_from(c.execute("DELETE FROM reminders WHERE asker LIKE ?1", args![&author])?)
+            .unwrap_or(usize::MAX);
     // Quotes: their words where they spoke, the facts wherever they are quoted.
     let sessions: Vec<&String> = own.iter().chain(shared.iter()).collect();
     let long = |t: &String| t.trim().chars().count() >= QUOTE_MIN_CHARS;
@@ -263,7 +287,7 @@ fn blank_quotes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Channel, Reminder, Register};
+    use crate::protocol::{Channel, Register, Reminder};
     use crate::store::{Approver, PersonFact};
 
     const ANN: u64 = 7;
@@ -309,8 +333,8 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_a_person_erases_their_conversations_lines_facts_notebook_and_quotes_to_the_byte(
-    ) {
+    fn forgetting_a_person_erases_their_conversations_lines_facts_notebook_and_quotes_to_the_byte()
+    {
         for db in crate::store::testing::each() {
             let s = db.open();
             s.note_dm(ANN, "discord:900").unwrap();
@@ -323,13 +347,20 @@ mod tests {
                 ],
             )
             .unwrap();
-            s.append_message("discord:200:7", "user", "ann (7)", "zebrafinch secret", false)
-                .unwrap();
+            s.append_message(
+                "discord:200:7",
+                "user",
+                "ann (7)",
+                "zebrafinch secret",
+                false,
+            )
+            .unwrap();
             let shared = s
                 .append_lines(
                     "discord:200",
                     &[
                         ("user", "ann (7)", "I collect marmoset stamps", false),
+                        ("assistant", "kotoba", "Lovely: marmoset ones!", false),
                         ("user", "bob (8)", "I like trains", false),
                         ("assistant", "kotoba", "Trains and stamps!", false),
                     ],
@@ -347,7 +378,7 @@ mod tests {
                 "discord:200",
                 &crate::store::Summary {
                     from_id: shared[0],
-                    upto_id: shared[2],
+                    upto_id: shared[3],
                     text: "Ann collects marmoset stamps; Bob likes trains.".into(),
                 },
             )
@@ -358,8 +389,14 @@ mod tests {
                 .unwrap();
             s.add_person_fact(1, &fact(BOB, 1, "bob runs the trains channel"))
                 .unwrap();
-            s.memory_add("7", "general", "ann likes persimmon jam", "k1", "2026-12-05")
-                .unwrap();
+            s.memory_add(
+                "7",
+                "general",
+                "ann likes persimmon jam",
+                "k1",
+                "2026-12-05",
+            )
+            .unwrap();
             s.memory_add("", "general", "the owner likes tea", "k2", "2026-12-05")
                 .unwrap();
             s.add_reminder(&Reminder {
@@ -396,12 +433,17 @@ mod tests {
 
             let erased = s.erase_person(ANN, &[]).unwrap();
             assert_eq!(
-                (erased.conversations, erased.lines, erased.facts, erased.notebook),
+                (
+                    erased.conversations,
+                    erased.lines,
+                    erased.facts,
+                    erased.notebook
+                ),
                 (2, 1, 2, 1),
                 "{}: {erased:?}",
                 db.name
             );
-            assert_eq!(erased.reminders, 1, "{}", db.name);
+            assert_eq!((erased.reminders, erased.answers), (1, 1), "{}", db.name);
             assert!(erased.sessions.contains(&"discord:200".to_string()));
             assert!(s.history("discord:900", 10).unwrap().is_empty());
             assert!(s.history("discord:200:7", 10).unwrap().is_empty());
@@ -413,6 +455,7 @@ mod tests {
                     .collect::<Vec<_>>(),
                 [
                     ("[removed]", REMOVED),
+                    ("kotoba", REMOVED),
                     ("bob (8)", "I like trains"),
                     ("kotoba", "Trains and stamps!"),
                 ],
@@ -420,15 +463,25 @@ mod tests {
                 db.name
             );
             assert!(s.summary("discord:200").unwrap().is_none(), "rebuilt later");
-            assert!(s.search_messages("discord:200", "marmoset", 5).unwrap().is_empty());
-            assert_eq!(s.search_messages("discord:200", "trains", 5).unwrap().len(), 2);
+            assert!(s
+                .search_messages("discord:200", "marmoset", 5)
+                .unwrap()
+                .is_empty());
+            assert_eq!(
+                s.search_messages("discord:200", "trains", 5).unwrap().len(),
+                2
+            );
             let kept = s.person_facts(1, None).unwrap();
             assert_eq!(
                 kept.iter().map(|f| f.fact.as_str()).collect::<Vec<_>>(),
                 ["bob runs the trains channel"]
             );
             assert!(s.memory_all("7", None).unwrap().is_empty());
-            assert_eq!(s.memory_all("", None).unwrap().len(), 1, "the owner's stays");
+            assert_eq!(
+                s.memory_all("", None).unwrap().len(),
+                1,
+                "the owner's stays"
+            );
             let audit = s.audit_rows(None, 10).unwrap();
             assert!(audit.iter().all(|r| !r.action.contains("persimmon")));
             assert!(audit.iter().all(|r| !r.action.contains("wombat")));
@@ -445,7 +498,11 @@ mod tests {
                 "capybara",
                 "axolotl",
             ] {
-                assert!(!bytes.contains(word), "{}: '{word}' is still there", db.name);
+                assert!(
+                    !bytes.contains(word),
+                    "{}: '{word}' is still there",
+                    db.name
+                );
             }
             assert!(bytes.contains("trains"), "{}: the rest stays", db.name);
         }

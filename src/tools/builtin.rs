@@ -8,6 +8,7 @@ use super::code::ExecuteCode;
 use super::cron::CronJob;
 use super::delegate::Delegate;
 use super::files::{ReadFile, SearchFiles, WriteFile};
+use super::forget_me::ForgetMe;
 use super::memory::{MemoryRecall, MemoryWrite};
 use super::patch::Patch;
 use super::plan::{OpenLink, Todo};
@@ -30,6 +31,7 @@ pub fn builtin_registry() -> Registry {
     registry.register(Arc::new(Patch::new()));
     registry.register(Arc::new(MemoryRecall::new()));
     registry.register(Arc::new(MemoryWrite::new()));
+    registry.register(Arc::new(ForgetMe::new()));
     registry.register(Arc::new(SessionSearch::new()));
     registry.register(Arc::new(WebSearch::new()));
     registry.register(Arc::new(WebExtract::new()));
@@ -75,6 +77,7 @@ mod tests {
                 "patch",
                 "memory_recall",
                 "memory_write",
+                "forget_me",
                 "session_search",
                 "web_search",
                 "web_extract",
@@ -103,7 +106,7 @@ mod tests {
             let s = tool.spec();
             assert_eq!(s.step_kind, StepKind::for_tool(&s.name), "{}", s.name);
             let scope = match s.name.as_str() {
-                "start_work" | "cancel_work" => Scope::CompanionOnly,
+                "start_work" | "cancel_work" | "forget_me" => Scope::CompanionOnly,
                 "delegate" | "ask_secret" | "request_credential" | "get_credential" => {
                     Scope::WorkOnly
                 }

@@ -21,6 +21,7 @@ pub mod cron;
 pub mod delegate;
 pub mod discord;
 pub mod files;
+pub mod forget_me;
 pub mod memory;
 pub mod output;
 pub mod patch;
@@ -39,7 +40,8 @@ pub mod work;
 pub use output::{Ended, ToolOutput};
 pub use source::ToolSource;
 pub use spec::{
-    Behaviour, CapGroup, Gating, MayAnswer, Prepared, Scope, ToolLines, ToolSpec, OUTPUT_CAP,
+    Behaviour, CapGroup, Gating, MayAnswer, Prepared, Scope, ToolLines, ToolSpec, ASKER_ALONE,
+    OUTPUT_CAP,
 };
 
 /// Paths a tool may need.

@@ -64,6 +64,19 @@ pub enum EngineError {
     /// The keystore failed (its master key, or the store): the sentence, never a value.
     #[error("{0}")]
     Keystore(String),
+    /// An erase (forget a person) did not finish: the sentence.
+    #[error("The erase did not finish ({0}); what was already erased stays erased.")]
+    Erase(String),
+}
+
+/// Who asked for a person to be forgotten, as the audit trail records it (never who
+/// was forgotten).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErasedBy {
+    /// The person themselves (`/forget-me`, or asking her).
+    Themselves,
+    /// An owner (the page, or an owner's turn).
+    Owner,
 }
 
 /// What tools may ask of the engine. Every call acts for the person the caller's turn
@@ -97,4 +110,8 @@ pub trait EnginePort: Send + Sync {
     /// Unlock a saved secret for this session's shell and code runs; returns the
     /// environment variable it is exposed as (the value itself is never returned).
     fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError>;
+
+    /// Erase everything kept about Discord user `user` (docs/discord.md, "Forget me");
+    /// what was erased, counted, in words.
+    async fn forget_person(&self, user: u64, by: ErasedBy) -> Result<String, EngineError>;
 }

@@ -99,11 +99,16 @@ pub enum Gating {
 pub struct MayAnswer {
     /// The id of the person who asked, on their surface.
     pub asker: String,
-    /// What the asker must hold, every one, to answer their own card.
+    /// What the asker must hold, every one, to answer their own card ([`ASKER_ALONE`]:
+    /// nothing, it is theirs to answer; empty: the asker may not answer).
     pub asker_needs: Vec<String>,
     /// Holding any one of these lets anyone answer.
     pub anyone_with: Vec<String>,
 }
+
+/// The need every asker holds: a card declaring it is its asker's own to answer (what
+/// only concerns them, such as erasing what she keeps about them).
+pub const ASKER_ALONE: &str = "asker";
 
 /// What a [`Gating::Card`] tool says before its card is shown (`Tool::prepare`).
 #[derive(Debug)]

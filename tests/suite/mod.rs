@@ -10,6 +10,7 @@ mod discord_approvals;
 mod discord_approvers;
 mod discord_catch_up;
 mod discord_context;
+mod discord_forget;
 mod discord_identity;
 mod discord_manage;
 mod discord_people;

@@ -310,7 +310,8 @@ impl CardBoard {
 /// (terminal, page) answers any card; on Discord, the card's owners, and for a carded
 /// tool's card also whoever holds what it declared (`who.holds`).
 fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
-    let held = |name: &String| who.holds.iter().any(|h| h == name);
+    let held =
+        |name: &String| name == crate::tools::ASKER_ALONE || who.holds.iter().any(|h| h == name);
     who.local
         || match answerers {
             Answerers::Local => false,
@@ -327,7 +328,9 @@ fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
             } => {
                 owners.iter().any(|o| o == &who.id)
                     || is_approver(approvers, who)
-                    || anyone_with.iter().any(held)
+                    || anyone_with
+                        .iter()
+                        .any(|n| n != crate::tools::ASKER_ALONE && held(n))
                     || (&who.id == asker && !asker_needs.is_empty() && asker_needs.iter().all(held))
             }
         }

@@ -80,6 +80,9 @@ pub struct Transcript {
     pub generation: u64,
     /// What the last request of a turn here cost, in tokens (what `/status` shows).
     pub last_request: Option<usize>,
+    /// Bumped each time it is read again from the store (a person forgotten): a turn
+    /// begun before it does not push its person's line again.
+    pub reloads: u64,
 }
 
 impl Transcript {
@@ -121,6 +124,17 @@ impl Transcript {
         self.lines.drain(..covered.min(self.lines.len()));
         self.summary = Some(summary);
         self.summary_counted = None;
+    }
+
+    /// Take `fresh` (read again from the store) in place of everything: a compaction
+    /// begun before it is dropped, a turn begun before it pushes only her answer.
+    pub fn reload(&mut self, fresh: Transcript) {
+        let (generation, reloads) = (self.generation + 1, self.reloads + 1);
+        *self = Transcript {
+            generation,
+            reloads,
+            ..fresh
+        };
     }
 
     /// Forget everything (a fresh conversation).

@@ -134,6 +134,13 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     }
     bot.follow.remove(&channel);
     let session = sessions::session_for(&bot, channel, author);
+    if facts.dm && bot.dms_noted.insert(channel, ()).is_none() {
+        // A DM is its person's: forgetting them removes it whole.
+        if let Err(e) = bot.engine.store().note_dm(author, &session) {
+            bot.dms_noted.remove(&channel);
+            tracing::warn!("Discord: noting the DM {session}: {e}");
+        }
+    }
     let around = if facts.dm {
         Vec::new()
     } else if per_person {

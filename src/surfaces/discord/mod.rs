@@ -211,6 +211,9 @@ pub(crate) struct Bot {
     /// already answered. Messages of this run are told apart by id (`first_sight`),
     /// never by order: the gateway's events may be handled out of order.
     seen_before_start: HashMap<u64, u64>,
+    /// DM channels already noted in the store as their person's (`Store::note_dm`, so a
+    /// person forgotten loses them whole): noted once per process.
+    pub dms_noted: DashMap<u64, ()>,
     /// Sessions with a frame follower (`view.rs`) running: one per session.
     pub views: DashMap<String, ()>,
     /// Whole outputs kept for the "Full output" button, with who may see them.
@@ -233,6 +236,21 @@ pub(crate) struct Bot {
 }
 
 impl Bot {
+    /// Drop what this surface holds in memory of `user`'s words (they were forgotten):
+    /// their overheard lines waiting for her next turn, their lines in the channels'
+    /// logs, a follow-up window opened for them.
+    pub fn forget_lines_of(&self, user: u64) {
+        for mut lines in self.around.iter_mut() {
+            lines.retain(|said| remind::asker_id(&said.author) != Some(user));
+        }
+        for mut log in self.channel_logs.iter_mut() {
+            log.forget(user);
+        }
+        self.follow.retain(|_, f| f.author != user);
+        self.read_upto
+            .retain(|session, _| sessions::person_of(session) != Some(user));
+    }
+
     /// Whether a live message was already seen by an earlier run (at or before the
     /// newest id that run recorded in its channel).
     pub fn seen_before_start(&self, channel: u64, id: u64) -> bool {
@@ -338,6 +356,7 @@ pub async fn run(
         read_upto: DashMap::new(),
         seen: Mutex::new((VecDeque::new(), HashSet::new())),
         seen_before_start,
+        dms_noted: DashMap::new(),
         views: DashMap::new(),
         outputs: view::Outputs::default(),
         started: tokio::time::Instant::now(),
@@ -347,6 +366,15 @@ pub async fn run(
         songbird: voice::call::manager(),
         reminders,
     });
+    let forgets = Arc::downgrade(&bot);
+    bot.engine.on_forget(
+        "discord",
+        Box::new(move |user| {
+            if let Some(bot) = forgets.upgrade() {
+                bot.forget_lines_of(user);
+            }
+        }),
+    );
     let mut client = client(bot.clone()).await?;
     let shards = client.shard_manager.clone();
     tracing::info!("Discord: running {}", plan.describe());

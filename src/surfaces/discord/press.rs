@@ -1,7 +1,7 @@
 //! Button presses: a question's Answer (opens the text field, `answer.rs`), approval answers (the engine decides who may answer; a refusal is a
 //! private sentence and changes nothing), Full output (privately, as a file past 2000
 //! characters; a host tool's only to an owner), the job card's Stop (asks for
-//! confirmation first) and Revoke on /grants. Every press is acknowledged at once,
+//! confirmation first), /forget-me's confirmation and Revoke on /grants. Every press is acknowledged at once,
 //! inside Discord's 3 s deadline.
 
 use serenity::all::{
@@ -60,6 +60,9 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
             None => private("That output is no longer kept."),
         };
         return respond(ctx, &c, r).await;
+    }
+    if let Some(person) = super::commands::forget_me::confirmed(&id) {
+        return super::commands::forget_me::on_confirm(bot, ctx, &c, person).await;
     }
     match super::sessions::of_job_button(&id, c.channel_id.get()) {
         Some(("stop", session)) => {

@@ -24,6 +24,13 @@ pub(crate) struct ChannelLog {
     lines: VecDeque<(u64, u64, Said)>,
 }
 
+impl ChannelLog {
+    /// Drop every line `user` wrote (they asked to be forgotten).
+    pub(crate) fn forget(&mut self, user: u64) {
+        self.lines.retain(|(_, author, _)| *author != user);
+    }
+}
+
 /// Whether lines in `channel` go to their person's own conversation: person mode, and a
 /// server channel the cache knows (not a thread, not a DM).
 pub(crate) fn per_person(bot: &Bot, channel: u64) -> bool {

@@ -23,6 +23,7 @@ mod history;
 mod message;
 mod metrics;
 mod origin;
+mod people;
 mod relay;
 mod settings;
 mod status;
@@ -169,6 +170,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .route("/api/grants/{id}", delete(grants::revoke))
         .route("/api/audit", get(audit::list))
         .route("/api/settings", get(settings::list).post(settings::save))
+        .route("/api/people/{id}/forget", post(people::forget))
         .route("/", get(assets::page))
         .fallback(api_not_found)
         .route_layer(axum::middleware::from_fn_with_state(

@@ -4,6 +4,7 @@
 //! Server) and answered privately unless meant for the channel. One file per command.
 
 pub mod audit;
+pub mod forget_me;
 pub mod grants;
 pub mod join;
 pub mod leave;
@@ -37,6 +38,10 @@ pub const FILES: &[(&str, &str)] = &[
     ("new", include_str!("../../../../commands/new.json")),
     ("join", include_str!("../../../../commands/join.json")),
     ("leave", include_str!("../../../../commands/leave.json")),
+    (
+        "forget-me",
+        include_str!("../../../../commands/forget-me.json"),
+    ),
 ];
 
 /// Who may use a command.
@@ -262,6 +267,7 @@ pub(crate) async fn on_command(bot: &Arc<Bot>, ctx: &Context, c: CommandInteract
             "grants" => grants::run(bot, &c),
             "audit" => audit::run(bot, &c),
             "new" => new::run(bot, &c),
+            "forget-me" => forget_me::run(bot, &c),
             _ => Answer::text("That command has no handler yet."),
         }
     };

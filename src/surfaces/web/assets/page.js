@@ -544,6 +544,24 @@
     }
   }
 
+  // Erase everything she keeps about one person (the same erase as their /forget-me).
+  async function forgetPerson(e) {
+    e.preventDefault();
+    const id = $("forget-id").value.trim();
+    if (!id) return;
+    if (!confirm("Erase everything Kotoba keeps about " + id + "? This cannot be undone.")) return;
+    const resp = await api("/api/people/" + encodeURIComponent(id) + "/forget", { method: "POST" });
+    const body = await resp.json().catch(() => ({}));
+    if (resp.ok) {
+      const n = body.erased || {};
+      $("forget-note").textContent = "Forgotten: " + (n.conversations || 0) + " conversation(s), " +
+        (n.lines || 0) + " line(s), " + (n.facts || 0) + " fact(s), " + (n.notebook || 0) + " notebook row(s).";
+      $("forget-id").value = "";
+    } else {
+      $("forget-note").textContent = "Not erased: " + (body.message || resp.status);
+    }
+  }
+
   async function loadAudit() {
     const resp = await api("/api/audit?limit=100");
     if (!resp.ok) return;
@@ -746,6 +764,7 @@
     $("audit-panel").addEventListener("toggle", () => { if ($("audit-panel").open) loadAudit(); });
     $("settings-panel").addEventListener("toggle", () => { if ($("settings-panel").open) loadSettings(); });
     $("settings-form").addEventListener("submit", saveSettings);
+    $("forget-form").addEventListener("submit", forgetPerson);
     loadStatus();
     loadHistory().finally(() => { stream = connect(); });
   }
