@@ -84,7 +84,7 @@ impl Engine {
         let audited = tokio::task::spawn_blocking(move || {
             store.audit(
                 "people",
-                "forget_me",
+                "erase_person",
                 "erased everything kept about one person",
                 "write",
                 true,

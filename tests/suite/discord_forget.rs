@@ -176,7 +176,7 @@ async fn he_is_forgotten(r: &Rig) {
     let audit = r.app.engine.store().audit_rows(None, 100).unwrap();
     let row = audit
         .iter()
-        .find(|a| a.tool == "forget_me" && a.approver == "user");
+        .find(|a| a.tool == "erase_person" && a.approver == "user");
     let row = row.expect("the erase is in the audit trail");
     assert!(!row.detail.contains(&GUEST.to_string()), "{row:?}");
     // Her memory of him is gone, in a DM too.
@@ -384,7 +384,7 @@ async fn the_owner_forgets_a_person_from_the_page_and_a_bad_id_is_a_json_400() {
     assert!(
         audit
             .iter()
-            .any(|a| a.tool == "forget_me" && a.detail.starts_with("asked by an owner")),
+            .any(|a| a.tool == "erase_person" && a.detail.starts_with("asked by an owner")),
         "{audit:?}"
     );
 }
