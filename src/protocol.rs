@@ -269,6 +269,10 @@ pub struct Person {
     /// How the surface names them (stored with their line; a reminder's asker; on
     /// Discord `name (user id)`).
     pub author: String,
+    /// Tool families a guest is offered beyond the guest list, from their roles'
+    /// `discord.role_toolsets` when they spoke (docs/discord.md, "Role tool sets"): every
+    /// call of one asks an owner or approver, with no "always". Empty for an owner.
+    pub granted: Vec<String>,
 }
 
 impl Person {
@@ -277,6 +281,7 @@ impl Person {
         Person {
             origin: Origin::Owner,
             author: author.into(),
+            granted: Vec::new(),
         }
     }
 
@@ -289,6 +294,7 @@ impl Person {
                 owner: false,
             },
             author: "system".into(),
+            granted: Vec::new(),
         }
     }
 }
@@ -767,6 +773,9 @@ pub struct TurnRequest {
     /// lines not addressed to her), oldest first: it reaches the model as context,
     /// marked as others' words, and is never stored as this person's line.
     pub around: Vec<Said>,
+    /// The tool families the person's roles grant beyond the guest list
+    /// ([`Person::granted`]), as the surface read them.
+    pub granted: Vec<String>,
 }
 
 /// A Discord mention, one token: `<@id>` or `<@!id>` names a person, `<@&id>` a role.
@@ -823,6 +832,7 @@ impl TurnRequest {
             media: Vec::new(),
             origin,
             around: Vec::new(),
+            granted: Vec::new(),
         }
     }
 
@@ -831,6 +841,7 @@ impl TurnRequest {
         Person {
             origin: self.origin.clone(),
             author: self.author.clone(),
+            granted: self.granted.clone(),
         }
     }
 }

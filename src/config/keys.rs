@@ -6,9 +6,10 @@
 use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
+use super::people::{approvers, role_toolsets};
 use super::settings::{
-    ApiStyle, DiscordSessions, RealtimeProvider, Secret, Settings, SttProvider, SttStreaming,
-    TtsProvider, VoiceMode, WebAuth,
+    ApiStyle, DiscordSessions, RealtimeProvider, RoleToolsets, Secret, Settings, SttProvider,
+    SttStreaming, TtsProvider, VoiceMode, WebAuth,
 };
 
 /// Which part of the listing a key is in.
@@ -95,7 +96,7 @@ macro_rules! edited {
 edited!(Input::Toggle => bool);
 edited!(Input::whole(0.0) => u32, u64, Option<u64>);
 edited!(Input::Number { min: 0.0, max: None, whole: false } => f64);
-edited!(Input::Text => String, Option<String>, Option<std::path::PathBuf>, Option<Secret>);
+edited!(Input::Text => String, Option<String>, Option<std::path::PathBuf>, Option<Secret>, RoleToolsets);
 edited!(Input::List => Vec<String>, Vec<McpServer>, Vec<CatalogueEntry>);
 
 /// The input of the field `field` reads.
@@ -180,6 +181,10 @@ pub(super) fn safe_side(name: &str, s: &mut Settings, reason: &str) -> Option<&'
         "discord.approvers" => {
             s.discord_approvers.clear();
             Some("no approver answers host cards until it is fixed")
+        }
+        "discord.role_toolsets" => {
+            s.discord_role_toolsets = RoleToolsets::default();
+            Some("no role is offered more than the guest list until it is fixed")
         }
         "shell.env_keep" => {
             s.shell_env_keep.clear();
@@ -281,6 +286,17 @@ impl AsText for Vec<String> {
     }
 }
 
+impl AsText for RoleToolsets {
+    fn as_text(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .0
+            .iter()
+            .map(|(role, families)| (role.to_string(), serde_json::json!(families)))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
+}
+
 impl AsText for Vec<McpServer> {
     fn as_text(&self) -> String {
         list(self.iter().map(|m| m.name.clone()))
@@ -345,13 +361,13 @@ fn word<T: Word>(v: &Value) -> Result<T, String> {
     T::from_word(v)
 }
 
-fn show(v: &Value) -> String {
+pub(super) fn show(v: &Value) -> String {
     serde_yaml_ng::to_string(v)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }
 
-fn as_text(v: &Value) -> Option<String> {
+pub(super) fn as_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -432,7 +448,7 @@ fn window(v: &Value) -> Result<Option<u64>, String> {
     }
 }
 
-fn words(v: &Value) -> Result<Vec<String>, String> {
+pub(super) fn words(v: &Value) -> Result<Vec<String>, String> {
     match v {
         Value::Null => Ok(Vec::new()),
         Value::Sequence(items) => items
@@ -505,36 +521,6 @@ fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
         return Err(format!("must be an environment variable name, got {t:?}"));
     }
     Ok(t)
-}
-
-/// Approvers: each a person or a role, written as a bare id, `<@id>` / `<@!id>` (a
-/// person), `<@&id>` (a role), `user:<id>` or `role:<id>`; kept as `user:<id>`,
-/// `role:<id>` or the bare id.
-fn approvers(v: &Value) -> Result<Vec<String>, String> {
-    use crate::protocol::Mention;
-    words(v)?
-        .iter()
-        .map(|raw| {
-            let t = raw.trim();
-            let kept = match Mention::parse(t) {
-                Some(Mention::Role(r)) => Some(format!("role:{r}")),
-                Some(Mention::Person(p)) => Some(format!("user:{p}")),
-                None => {
-                    let id = t
-                        .split_once(':')
-                        .filter(|(kind, _)| matches!(*kind, "role" | "user"))
-                        .map_or(t, |(_, id)| id);
-                    let digits = !id.is_empty() && id.chars().all(|c| c.is_ascii_digit());
-                    digits.then(|| t.to_string())
-                }
-            };
-            kept.ok_or_else(|| {
-                format!(
-                    "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {raw:?}"
-                )
-            })
-        })
-        .collect()
 }
 
 /// Variable names or `*` patterns (letters, digits, `_`, `*`).
@@ -686,6 +672,9 @@ pub static KEYS: &[Key] = &[
     key! { "discord.approvers", discord_approvers, approvers, General, Value, None,
     "who may answer host cards besides the owners: user ids, role ids, <@user> or <@&role> \
     mentions (owners alone set it)" },
+    key! { "discord.role_toolsets", discord_role_toolsets, role_toolsets, General, Value, None,
+    "role id → tool families its members are offered beyond the guest list (each call still \
+    asks an owner or approver; owners alone set it)" },
     key! { "discord.sessions", discord_sessions, word, General, Value, None,
     "channel: one conversation per channel; person: each person their own in a shared \
     channel (a thread or DM stays one)" },
@@ -776,20 +765,6 @@ mod tests {
             Value::Number((n as u64).into())
         } else {
             serde_yaml_ng::to_value(n).unwrap()
-        }
-    }
-
-    #[test]
-    fn approvers_are_kept_as_people_roles_or_bare_ids_and_anything_else_is_refused() {
-        let list = |items: &[&str]| {
-            Value::Sequence(items.iter().map(|i| Value::String((*i).into())).collect())
-        };
-        assert_eq!(
-            approvers(&list(&["<@1>", "<@!2>", "<@&3>", "role:4", "user:5", "6"])).unwrap(),
-            ["user:1", "user:2", "role:3", "role:4", "user:5", "6"]
-        );
-        for bad in ["gus", "<@abc>", "role:", "team:7", ""] {
-            assert!(approvers(&list(&[bad])).is_err(), "{bad}");
         }
     }
 

@@ -12,6 +12,7 @@ pub mod listing;
 mod live;
 pub mod mcp;
 pub mod password;
+mod people;
 #[cfg(test)]
 mod readme;
 mod settings;
@@ -23,8 +24,8 @@ use std::sync::{Arc, Mutex};
 
 pub use caps::CompanionCaps;
 pub use settings::{
-    ApiStyle, DiscordSessions, RealtimeProvider, Secret, SettingError, Settings, SttProvider,
-    SttStreaming, TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
+    ApiStyle, DiscordSessions, RealtimeProvider, RoleToolsets, Secret, SettingError, Settings,
+    SttProvider, SttStreaming, TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
 };
 pub use shared::SharedSettings;
 

@@ -2,6 +2,7 @@
 //! keys take, environment overrides, and the error a refused value gives. Which keys
 //! there are and how each is validated is the table in `keys.rs`.
 
+pub use super::people::RoleToolsets;
 use std::path::PathBuf;
 
 use super::mcp::{CatalogueEntry, McpServer};
@@ -125,6 +126,9 @@ pub struct Settings {
     /// Who may answer host cards on Discord besides the owners: `user:<id>`, `role:<id>`
     /// or a bare id (a person's or a role's). Read live; owners alone set it.
     pub discord_approvers: Vec<String>,
+    /// Tool families the members of a role are offered beyond the guest list (each
+    /// call still asks an owner or approver). Read live; owners alone set it.
+    pub discord_role_toolsets: RoleToolsets,
     /// One conversation per channel, or per person in a shared channel. Read live.
     pub discord_sessions: DiscordSessions,
     /// Variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that children
@@ -308,6 +312,7 @@ impl Default for Settings {
             web_auth: WebAuth::Token,
             shell_env_keep: Vec::new(),
             discord_approvers: Vec::new(),
+            discord_role_toolsets: RoleToolsets::default(),
             discord_sessions: DiscordSessions::Channel,
             voice: VoiceSettings::default(),
         }

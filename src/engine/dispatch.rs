@@ -192,7 +192,8 @@ impl Loop<'_> {
         args: Value,
     ) -> (ToolOutput, Outcome) {
         let spec = tool.spec();
-        let is_action = spec.risk.is_action();
+        // A role-granted host tool in a guest's turn asks even to read.
+        let is_action = spec.risk.is_action() || super::turn::asks_every_call(&self.ctx, spec);
         if is_action {
             let action = tool.action_line(&args);
             self.rows.open(call_id, &spec.name, spec.step_kind, &action);

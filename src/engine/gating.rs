@@ -380,7 +380,8 @@ impl Loop<'_> {
         }
     }
 
-    /// Run the gate for one action call. Reads never come here.
+    /// Run the gate for one action call. Reads never come here, but for a guest's call
+    /// of a tool their role grants.
     pub(super) async fn gate(
         &mut self,
         tool: &Arc<dyn Tool>,
@@ -405,7 +406,10 @@ impl Loop<'_> {
                 }
             }
         }
-        if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card {
+        // A guest's call of a tool their role grants asks every time (docs/discord.md,
+        // "Role tool sets"): no allowlist, grant or auto-safe route, and no "always".
+        let asks_every_call = super::turn::asks_every_call(&self.ctx, spec);
+        if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card && !asks_every_call {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
             audit(
@@ -436,9 +440,16 @@ impl Loop<'_> {
                 None => {}
             }
         }
-        let classified = classify(&action, &self.paths.workspace, true);
+        let mut classified = classify(&action, &self.paths.workspace, true);
+        if asks_every_call {
+            classified.can_always = false;
+            classified.can_always_exact = false;
+            classified.no_always_reason =
+                Some("a member's call through their role's tool set asks every time".into());
+        }
         // A carded tool asks every time: no allowlist, grant or auto-safe route.
         let routed = match spec.behaviour.gating {
+            _ if asks_every_call => Route::Ask,
             Gating::Card => Route::Ask,
             _ => route(&line, &classified, &self.settings, &self.engine.store),
         };

@@ -324,6 +324,7 @@ pub(crate) fn starter(
             owner: true,
         },
         author: "ann (1)".into(),
+        granted: Vec::new(),
     };
     crate::turn::TurnContext::companion(
         session,

@@ -104,7 +104,7 @@ pub(super) fn first_request(engine: &Engine, ctx: &TurnContext, items: &[Item]) 
         offered.retain(|t| t.spec().behaviour.for_helpers);
     }
     if ctx.access() == Access::Guest {
-        offered.retain(|t| guest_may_use(t.spec()));
+        offered.retain(|t| offered_to_guest(&ctx.person, t.spec()));
     }
     let specs: Vec<&crate::tools::ToolSpec> = offered.iter().map(|t| t.spec()).collect();
     let notes = engine.tools.notes(ctx, &engine.store);
@@ -179,7 +179,7 @@ pub(super) async fn run_loop_prepared(
         .map(|m| m.wait.clone())
         .unwrap_or_default();
     if ctx.access() == Access::Guest {
-        offered.retain(|t| guest_may_use(t.spec()));
+        offered.retain(|t| offered_to_guest(&ctx.person, t.spec()));
     }
     let mut lp = Loop {
         engine,
@@ -210,6 +210,20 @@ pub(super) async fn run_loop_prepared(
 /// owner's memory, MCP) never declare it.
 pub fn guest_may_use(spec: &crate::tools::ToolSpec) -> bool {
     spec.behaviour.guest
+}
+
+/// What a guest's turn is offered: the guest allow-list, and the families their roles
+/// grant (`discord.role_toolsets`, [`crate::protocol::Person::granted`]), whose every
+/// call asks an owner or approver ([`asks_every_call`]).
+pub fn offered_to_guest(person: &crate::protocol::Person, spec: &crate::tools::ToolSpec) -> bool {
+    guest_may_use(spec) || person.granted.contains(&spec.family)
+}
+
+/// Whether each call of this tool in this turn asks on a card, whatever its risk and
+/// whatever grants, allowlist or auto-safe rules say, with no "always": a guest's call
+/// of a tool beyond the guest list (offered to them only by a role's tool set).
+pub fn asks_every_call(ctx: &TurnContext, spec: &crate::tools::ToolSpec) -> bool {
+    ctx.access() == Access::Guest && !guest_may_use(spec)
 }
 
 /// The tools offered this turn: registered, in scope for the mode, not switched off,

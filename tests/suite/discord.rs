@@ -106,6 +106,7 @@ pub(crate) fn owner_turn(session: &str) -> kotoba::turn::TurnContext {
                 owner: true,
             },
             author: format!("olive ({OWNER})"),
+            granted: Vec::new(),
         },
         (Register::Text, Channel::Text, Some(false)),
         None,

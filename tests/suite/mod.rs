@@ -19,6 +19,7 @@ mod discord_questions;
 mod discord_realtime;
 mod discord_reconnect;
 mod discord_reminders;
+mod discord_roles;
 mod discord_rules;
 mod discord_sessions;
 mod discord_voice;

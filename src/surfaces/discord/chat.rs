@@ -163,6 +163,13 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     let req = TurnRequest {
         media,
         around,
+        granted: bot.granted(
+            msg.guild_id.map(|g| g.get()),
+            author,
+            msg.member
+                .as_ref()
+                .map(|m| m.roles.iter().map(|r| r.get()).collect()),
+        ),
         ..TurnRequest::text(origin, &session, label, text)
     };
     let result = bot.engine.run_turn(req, TurnOptions::default()).await;

@@ -251,6 +251,27 @@ impl Bot {
             .retain(|session, _| sessions::person_of(session) != Some(user));
     }
 
+    /// The tool families `user`'s roles in `guild` grant beyond the guest list
+    /// (`discord.role_toolsets`, read live): `roles` as the event carried them, else
+    /// the cache's. None for an owner (who has every tool), in a DM, or for a member
+    /// whose roles are not known.
+    pub fn granted(&self, guild: Option<u64>, user: u64, roles: Option<Vec<u64>>) -> Vec<String> {
+        let sets = self.engine.config().settings().discord_role_toolsets;
+        let Some(guild) = guild else {
+            return Vec::new();
+        };
+        if sets.0.is_empty() || self.is_owner(user) {
+            return Vec::new();
+        }
+        let roles = roles.or_else(|| {
+            let cache = self.cache.get()?;
+            let g = cache.guild(serenity::all::GuildId::new(guild.max(1)))?;
+            let m = g.members.get(&serenity::all::UserId::new(user.max(1)))?;
+            Some(m.roles.iter().map(|r| r.get()).collect())
+        });
+        sets.granted(&roles.unwrap_or_default())
+    }
+
     /// Whether a live message was already seen by an earlier run (at or before the
     /// newest id that run recorded in its channel).
     pub fn seen_before_start(&self, channel: u64, id: u64) -> bool {

@@ -194,6 +194,7 @@ pub fn v1_turn(session_id: &str, text: &str) -> TurnRequest {
         // The API key's holder (or loopback with none set) is the owner.
         origin: Origin::Owner,
         around: Vec::new(),
+        granted: Vec::new(),
     }
 }
 

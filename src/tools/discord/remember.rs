@@ -248,6 +248,7 @@ mod tests {
             Person {
                 origin: Origin::Discord { user, owner },
                 author: format!("p{user}"),
+                granted: Vec::new(),
             },
             (Register::Text, Channel::Text, None),
             Some("what about <@1>, <@2>, <@3> and <@4>?".into()),

@@ -65,6 +65,11 @@ pub trait RoomSide: Send + Sync + 'static {
     fn origin(&self, user: u64) -> Origin;
     /// How a turn names its author (`TurnRequest::author`).
     fn author(&self, user: u64) -> String;
+    /// The tool families this person's roles grant beyond the guest list
+    /// (`TurnRequest::granted`); none where there are no roles.
+    fn granted(&self, _user: u64) -> Vec<String> {
+        Vec::new()
+    }
     /// A turn is about to start (the surface follows the session's frames so cards
     /// appear where it draws them). Whom it speaks for is in its request, not here.
     fn before_turn(&self);

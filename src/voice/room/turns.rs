@@ -92,6 +92,7 @@ impl Room {
             media: Vec::new(),
             origin: self.parts.side.origin(user),
             around: Vec::new(),
+            granted: self.parts.side.granted(user),
         }
     }
 

@@ -662,7 +662,12 @@ impl FakeDiscord {
             mention_everyone: opts.everyone,
             attachments: opts.attachments,
         };
-        let msg = payloads::message(&spec);
+        let mut msg = payloads::message(&spec);
+        if msg.get("member").is_some() {
+            // A guild message's member carries the author's roles, as Discord's does.
+            let roles: Vec<String> = self.roles_of(author).iter().map(u64::to_string).collect();
+            msg["member"]["roles"] = json!(roles);
+        }
         lock(&self.shared.history).push(msg.clone());
         self.dispatch("MESSAGE_CREATE", msg.clone());
         msg
@@ -751,15 +756,20 @@ impl FakeDiscord {
         )
     }
 
-    fn presser(&self, user: u64, permissions: u64) -> Value {
-        // Discord's interaction member carries the member's roles.
-        let roles: Vec<u64> = lock(&self.shared.guilds)
+    /// The roles member `user` holds now.
+    fn roles_of(&self, user: u64) -> Vec<u64> {
+        lock(&self.shared.guilds)
             .iter()
             .flat_map(|g| g.members.iter())
             .find(|m| m["user"]["id"].as_str().and_then(|s| s.parse::<u64>().ok()) == Some(user))
             .and_then(|m| m["roles"].as_array().cloned())
             .map(|r| r.iter().filter_map(|x| x.as_str()?.parse().ok()).collect())
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    fn presser(&self, user: u64, permissions: u64) -> Value {
+        // Discord's interaction member carries the member's roles.
+        let roles = self.roles_of(user);
         payloads::member(user, name_of(user), &roles, Some(permissions))
     }
 

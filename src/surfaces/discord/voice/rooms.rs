@@ -99,6 +99,10 @@ impl RoomSide for Side {
         crate::surfaces::discord::remind::author_label(&self.name_of(user), user)
     }
 
+    fn granted(&self, user: u64) -> Vec<String> {
+        self.bot.granted(Some(self.guild), user, None)
+    }
+
     fn before_turn(&self) {
         let session = session_of(self.channel);
         view::ensure(&self.bot, &session, self.channel, false);
