@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::discord::{is_card_post, posts_in, rig_on, Rig};
 use super::discord_manage::tool_result;
+use super::discord_people::says;
 use crate::support::discord::{FakeDiscord, Msg, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT};
 use crate::support::model_server::Reply;
 
@@ -20,31 +21,6 @@ const HIS: [&str; 5] = [
     "wombat team",
     "axolotl",
 ];
-
-/// `who` says `text` in `channel` (mentioning her outside a DM); she answers `answer`
-/// after calling `tool` when given.
-async fn says(
-    r: &Rig,
-    channel: u64,
-    who: u64,
-    text: &str,
-    tool: Option<(&str, serde_json::Value)>,
-    answer: &str,
-) {
-    if let Some((name, args)) = tool {
-        r.model.push(Reply::call(name, args));
-    }
-    r.model.push(Reply::text(answer));
-    let from = r.discord.calls().len();
-    if channel == DM {
-        r.discord.say(DM, who, text, Msg::default());
-    } else {
-        r.discord.mention(channel, who, text);
-    }
-    r.discord
-        .wait_for_from(from, 10, |c| posts_in(c, channel) && c.content() == answer)
-        .await;
-}
 
 /// Gus leaves traces everywhere: a DM, lines in two channels, his notebook, a
 /// fact the owner keeps about him in the staff channel; carol talks in general too.

@@ -89,6 +89,31 @@ async fn a_fact_learned_in_a_staff_only_channel_reaches_only_those_who_can_read_
     }
 }
 
+/// `who` says `text` in `channel` (mentioning her outside a DM); she answers `answer`
+/// after calling `tool` when given.
+pub(crate) async fn says(
+    r: &Rig,
+    channel: u64,
+    who: u64,
+    text: &str,
+    tool: Option<(&str, serde_json::Value)>,
+    answer: &str,
+) {
+    if let Some((name, args)) = tool {
+        r.model.push(Reply::call(name, args));
+    }
+    r.model.push(Reply::text(answer));
+    let from = r.discord.calls().len();
+    if channel == DM {
+        r.discord.say(DM, who, text, Msg::default());
+    } else {
+        r.discord.mention(channel, who, text);
+    }
+    r.discord
+        .wait_for_from(from, 10, |c| posts_in(c, channel) && c.content() == answer)
+        .await;
+}
+
 /// `who` says `text` in `channel` and she calls `tool` with `args`, then answers
 /// `answer`; what the tool gave her.
 async fn uses(
@@ -100,17 +125,7 @@ async fn uses(
     args: serde_json::Value,
     answer: &str,
 ) -> String {
-    r.model.push(Reply::call(tool, args));
-    r.model.push(Reply::text(answer));
-    let from = r.discord.calls().len();
-    if channel == DM {
-        r.discord.say(DM, who, text, Msg::default());
-    } else {
-        r.discord.mention(channel, who, text);
-    }
-    r.discord
-        .wait_for_from(from, 10, |c| posts_in(c, channel) && c.content() == answer)
-        .await;
+    says(r, channel, who, text, Some((tool, args)), answer).await;
     tool_result(r)
 }
 
