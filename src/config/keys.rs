@@ -11,6 +11,7 @@ use super::settings::{
     ApiStyle, DiscordSessions, RealtimeProvider, RoleToolsets, Secret, Settings, SttProvider,
     SttStreaming, TtsProvider, VoiceMode, WebAuth,
 };
+use super::values::{as_text, show, words};
 
 /// Which part of the listing a key is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -361,22 +362,6 @@ fn word<T: Word>(v: &Value) -> Result<T, String> {
     T::from_word(v)
 }
 
-pub(super) fn show(v: &Value) -> String {
-    serde_yaml_ng::to_string(v)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-pub(super) fn as_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Null => Some(String::new()),
-        _ => None,
-    }
-}
-
 /// Any text, as written.
 fn text(v: &Value) -> Result<String, String> {
     as_text(v).ok_or_else(|| format!("must be text, got {}", show(v)))
@@ -445,23 +430,6 @@ fn window(v: &Value) -> Result<Option<u64>, String> {
         _ => count(v, super::settings::MIN_WINDOW)
             .map(Some)
             .map_err(|e| format!("{e} (tokens; empty: the model's own)")),
-    }
-}
-
-pub(super) fn words(v: &Value) -> Result<Vec<String>, String> {
-    match v {
-        Value::Null => Ok(Vec::new()),
-        Value::Sequence(items) => items
-            .iter()
-            .map(|i| as_text(i).ok_or_else(|| format!("must be a list of words, got {}", show(v))))
-            .collect(),
-        Value::String(s) => Ok(s
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()),
-        _ => Err(format!("must be a list, got {}", show(v))),
     }
 }
 

@@ -17,6 +17,7 @@ mod people;
 mod readme;
 mod settings;
 mod shared;
+mod values;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

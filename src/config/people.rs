@@ -5,7 +5,7 @@
 
 use serde_yaml_ng::Value;
 
-use super::keys::{as_text, show, words};
+use super::values::{as_text, show, words};
 
 /// `discord.role_toolsets`: per Discord role id, the tool families its members are
 /// offered beyond the guest list (docs/discord.md, "Role tool sets").
