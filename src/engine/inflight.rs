@@ -48,6 +48,21 @@ impl Underway {
         )
     }
 
+    /// A turn already marked as running (`Store::begin_turn`'s mark `id`).
+    pub(crate) fn turn_marked(store: &Arc<Store>, id: i64) -> Underway {
+        Underway {
+            store: store.clone(),
+            id: Some(id),
+            unmark: Store::close_inflight,
+        }
+    }
+
+    /// The mark, taken: its owner removes it now (`Store::end_turn`), so dropping this
+    /// removes nothing.
+    pub(crate) fn take(&mut self) -> Option<i64> {
+        self.id.take()
+    }
+
     /// Mark an approval card as waiting.
     pub(crate) fn card(
         store: &Arc<Store>,

@@ -362,16 +362,18 @@ impl Engine {
     /// Store the person's line before the model is asked (committed, so a crash keeps
     /// it); its row id (0 when it could not be saved). A hidden turn's sentinel never
     /// reaches the transcript.
-    fn record_request(&self, session: &Session, req: &TurnRequest) -> i64 {
+    fn record_request(&self, session: &Session, req: &TurnRequest) -> (i64, inflight::Underway) {
         if req.hidden {
-            return 0;
+            return (0, inflight::Underway::turn(&self.store, &session.id));
         }
-        self.store
-            .append_message(&session.id, "user", &req.author, &req.text, false)
-            .unwrap_or_else(|e| {
+        // The line and the running mark in one round trip (docs/engine.md §6).
+        match self.store.begin_turn(&session.id, &req.author, &req.text) {
+            Ok((line, mark)) => (line, inflight::Underway::turn_marked(&self.store, mark)),
+            Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
-                0
-            })
+                (0, inflight::Underway::turn(&self.store, &session.id))
+            }
+        }
     }
 
     /// Store one finished step's result as it finishes, hidden from the transcript the
@@ -402,6 +404,7 @@ impl Engine {
         req: &TurnRequest,
         (user_id, reloaded): (i64, bool),
         answer: &str,
+        mut underway: inflight::Underway,
     ) {
         let mut lines = Vec::new();
         if !req.hidden && !reloaded {
@@ -412,14 +415,20 @@ impl Engine {
                 Item::User { text },
             ));
         }
+        // Her line and the end of the running mark in one round trip.
+        let mark = underway.take();
+        let id = match self.store.end_turn(&session.id, answer, mark) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!("saving the transcript of {}: {e}", session.id);
+                // The turn ended all the same: its mark goes, or a restart calls it cut.
+                if let Some(Err(e)) = mark.map(|m| self.store.close_inflight(m)) {
+                    tracing::warn!("unmarking the turn of {}: {e}", session.id);
+                }
+                0
+            }
+        };
         if !answer.is_empty() {
-            let id = self
-                .store
-                .append_message(&session.id, "assistant", "kotoba", answer, false)
-                .unwrap_or_else(|e| {
-                    tracing::warn!("saving the transcript of {}: {e}", session.id);
-                    0
-                });
             let text = answer.to_string();
             lines.push(context::Line::new(id, "kotoba", Item::Assistant { text }));
         }
@@ -467,11 +476,10 @@ impl Engine {
         let _running = session.begin(cancel.clone(), options.tap);
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
-        let user_id = self.record_request(&session, &req);
+        let (user_id, underway) = self.record_request(&session, &req);
         // A person forgotten mid-turn reloads the conversation from the store, which
         // then holds this line already (or no longer): it is not pushed again.
         let reloads = session.with_transcript(|t| t.reloads);
-        let underway = inflight::Underway::turn(&self.store, &session.id);
         let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
         let run_id: Option<String> = None;
         session.emit(
@@ -519,8 +527,7 @@ impl Engine {
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         let reloaded = session.with_transcript(|t| t.reloads) != reloads;
-        self.record_turn(&session, &req, (user_id, reloaded), &end.text);
-        drop(underway);
+        self.record_turn(&session, &req, (user_id, reloaded), &end.text, underway);
         crate::metrics::metrics().turn(began.elapsed(), end.status == TurnStatus::Error);
         // The finished turn's face comes from what she wrote, by the one map every
         // surface reads (docs/engine.md, "Faces").
@@ -592,6 +599,8 @@ mod tests_gate;
 mod tests_identity;
 #[cfg(test)]
 mod tests_mcp;
+#[cfg(test)]
+mod tests_round_trips;
 #[cfg(test)]
 mod tests_rules;
 #[cfg(test)]

@@ -363,11 +363,9 @@ impl Sessions {
 
 /// A conversation as the store holds it: its newest summary and the lines after it.
 fn load(id: &str, store: &Store) -> Transcript {
-    let loaded = store.summary(id).and_then(|summary| {
-        let after = summary.as_ref().map_or(0, |s| s.upto_id);
-        let lines = store.lines_after(id, after, LOAD_LINES)?;
-        Ok(Transcript::loaded(summary, lines))
-    });
+    let loaded = store
+        .conversation(id, LOAD_LINES)
+        .map(|(summary, lines)| Transcript::loaded(summary, lines));
     loaded.unwrap_or_else(|e| {
         tracing::warn!("loading the transcript of {id}: {e}");
         Transcript::default()

@@ -3,7 +3,7 @@
 //! removed (or completed) when it ends; whatever a killed Kotoba left open is closed at
 //! the next start-up as cut or expired by the restart (docs/engine.md §6).
 
-use super::db::args;
+use super::db::{args, Dialect};
 use super::{now_ms, Approver, Store, StoreError};
 
 /// The line a turn that was running at the crash ends with in its transcript.
@@ -35,6 +35,86 @@ impl Recovered {
 }
 
 impl Store {
+    /// A turn starts in `session` with the person's line (`author`, `text`): the line
+    /// stored and the turn marked as running, durably, in one round trip on PostgreSQL
+    /// (one statement); the line's id and the mark's.
+    pub fn begin_turn(
+        &self,
+        session: &str,
+        author: &str,
+        text: &str,
+    ) -> Result<(i64, i64), StoreError> {
+        let at = now_ms();
+        self.run(|c| match c.dialect() {
+            Dialect::Postgres => {
+                let row = c.query_opt(
+                    "WITH line AS (
+                        INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                        VALUES (?1, 'user', ?2, ?3, 0, ?4) RETURNING id),
+                     mark AS (
+                        INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
+                        VALUES ('turn', ?1, '', '', '', ?5, ?4) RETURNING id)
+                     SELECT (SELECT id FROM line), (SELECT id FROM mark)",
+                    args![session, author, text, at, self.owner()],
+                )?;
+                match row {
+                    Some(r) => Ok((r.int(0)?, r.int(1)?)),
+                    None => Err(StoreError::Column {
+                        index: 0,
+                        wanted: "the new rows' ids",
+                    }),
+                }
+            }
+            // One local connection: two statements, each durable as it returns.
+            Dialect::Sqlite => Ok((
+                c.insert(
+                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                     VALUES (?1, 'user', ?2, ?3, 0, ?4) RETURNING id",
+                    args![session, author, text, at],
+                )?,
+                c.insert(
+                    "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
+                     VALUES ('turn', ?1, '', '', '', ?2, ?3) RETURNING id",
+                    args![session, self.owner(), at],
+                )?,
+            )),
+        })
+    }
+
+    /// A turn of `session` ends with her `answer` (none when empty): her line stored and
+    /// the running mark `mark` removed, in one round trip on PostgreSQL; her line's id
+    /// (0 without an answer).
+    pub fn end_turn(
+        &self,
+        session: &str,
+        answer: &str,
+        mark: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let at = now_ms();
+        let mark = mark.unwrap_or(0);
+        self.run(|c| match (c.dialect(), answer.is_empty()) {
+            (_, true) => {
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])?;
+                Ok(0)
+            }
+            (Dialect::Postgres, false) => c.insert(
+                "WITH gone AS (DELETE FROM inflight WHERE id = ?4)
+                 INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                 VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3) RETURNING id",
+                args![session, answer, at, mark],
+            ),
+            (Dialect::Sqlite, false) => {
+                let id = c.insert(
+                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                     VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3) RETURNING id",
+                    args![session, answer, at],
+                )?;
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])?;
+                Ok(id)
+            }
+        })
+    }
+
     /// A turn starts in `session`; the id closes it.
     pub fn open_turn(&self, session: &str) -> Result<i64, StoreError> {
         self.open_inflight("turn", session, "", "", "")

@@ -97,6 +97,9 @@ pub struct Store {
     /// heartbeats): its pid on SQLite (one process per data folder), a random number on
     /// PostgreSQL (pids repeat across machines).
     owner: i64,
+    /// Round trips to the database so far: each statement on PostgreSQL (a
+    /// transaction's BEGIN and COMMIT too), each call holding the connection on SQLite.
+    round_trips: std::sync::atomic::AtomicU64,
 }
 
 /// Where the store lives.
@@ -135,6 +138,7 @@ impl Store {
         Ok(Store {
             db: Db::Sqlite(Mutex::new(conn)),
             owner: i64::from(std::process::id()),
+            round_trips: Default::default(),
         })
     }
 
@@ -147,12 +151,20 @@ impl Store {
         Ok(Store {
             db: Db::Postgres(pool),
             owner: rand::random::<i64>().rem_euclid(1 << 62) + 1,
+            round_trips: Default::default(),
         })
     }
 
     /// Who this process is in the rows it writes.
     pub fn owner(&self) -> i64 {
         self.owner
+    }
+
+    /// How many round trips this store has made: each statement on PostgreSQL (a
+    /// transaction's BEGIN and COMMIT included), each call holding the connection on
+    /// SQLite.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether other processes share this store (PostgreSQL).
@@ -174,15 +186,19 @@ impl Store {
         &self,
         f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
+        let n = &self.round_trips;
         match &self.db {
             Db::Sqlite(m) => {
+                // One call holding the local connection is one trip, however many
+                // statements it runs.
+                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let conn = match m.lock() {
                     Ok(g) => g,
                     Err(p) => p.into_inner(),
                 };
                 f(&mut sqlite::SqliteConn(&conn))
             }
-            Db::Postgres(pool) => f(&mut pool.get()),
+            Db::Postgres(pool) => f(&mut Counted(&mut pool.get(), n)),
         }
     }
 
@@ -191,8 +207,10 @@ impl Store {
         &self,
         f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
+        let n = &self.round_trips;
         match &self.db {
             Db::Sqlite(m) => {
+                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let mut conn = match m.lock() {
                     Ok(g) => g,
                     Err(p) => p.into_inner(),
@@ -204,9 +222,11 @@ impl Store {
                 Ok(out)
             }
             Db::Postgres(pool) => {
+                // BEGIN and COMMIT are a round trip each.
+                n.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
                 let mut conn = pool.get();
                 conn.begin()?;
-                let out = f(&mut conn);
+                let out = f(&mut Counted(&mut conn, n));
                 conn.end(out.is_ok())?;
                 out
             }
@@ -227,25 +247,49 @@ impl Store {
         Ok(ids.first().copied().unwrap_or_default())
     }
 
-    /// Append several lines (role, author, text, hidden) in one transaction: one commit
-    /// for a whole turn. Their row ids, in order.
+    /// Append several lines (role, author, text, hidden) in one statement: all kept or
+    /// none, one round trip. Their row ids, in order.
     pub fn append_lines(
         &self,
         session: &str,
         lines: &[(&str, &str, &str, bool)],
     ) -> Result<Vec<i64>, StoreError> {
+        if lines.is_empty() {
+            return Ok(Vec::new());
+        }
         let at = now_ms();
-        self.tx(|c| {
-            let mut ids = Vec::with_capacity(lines.len());
-            for (role, author, text, hidden) in lines {
-                ids.push(c.insert(
-                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-                    args![session, *role, *author, *text, *hidden, at],
-                )?);
+        let mut sql = String::from(
+            "INSERT INTO messages(session, role, author, text, hidden, at_ms) VALUES ",
+        );
+        let mut values: Vec<db::Val> = vec![session.into(), at.into()];
+        for (i, (role, author, text, hidden)) in lines.iter().enumerate() {
+            let n = values.len();
+            if i > 0 {
+                sql.push_str(", ");
             }
-            Ok(ids)
-        })
+            sql.push_str(&format!(
+                "(?1, ?{}, ?{}, ?{}, ?{}, ?2)",
+                n + 1,
+                n + 2,
+                n + 3,
+                n + 4
+            ));
+            values.extend([
+                (*role).into(),
+                (*author).into(),
+                (*text).into(),
+                (*hidden).into(),
+            ]);
+        }
+        sql.push_str(" RETURNING id");
+        let rows = self.run(|c| c.query(&sql, &values))?;
+        // Ids rise in the order the rows were written; RETURNING's order is not promised.
+        let mut ids = rows
+            .iter()
+            .map(|r| r.int(0))
+            .collect::<Result<Vec<_>, _>>()?;
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     /// The last `limit` visible lines of a session, oldest first.
@@ -312,6 +356,26 @@ impl Store {
             )
         })
         .map(|r| r.is_some())
+    }
+}
+
+/// A PostgreSQL connection that counts the statements sent through it, each a round
+/// trip ([`Store::round_trips`]).
+struct Counted<'a>(&'a mut dyn Conn, &'a std::sync::atomic::AtomicU64);
+
+impl Conn for Counted<'_> {
+    fn dialect(&self) -> db::Dialect {
+        self.0.dialect()
+    }
+
+    fn execute(&mut self, sql: &str, args: &[db::Val]) -> Result<u64, StoreError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.execute(sql, args)
+    }
+
+    fn query(&mut self, sql: &str, args: &[db::Val]) -> Result<Vec<Row>, StoreError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.query(sql, args)
     }
 }
 

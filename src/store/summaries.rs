@@ -37,6 +37,53 @@ impl Store {
         Ok(())
     }
 
+    /// A conversation as it resumes, in one round trip: its newest summary and the last
+    /// `limit` visible lines after it, oldest first.
+    pub fn conversation(
+        &self,
+        session: &str,
+        limit: usize,
+    ) -> Result<(Option<Summary>, Vec<super::StoredMessage>), StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.run(|c| {
+            c.query(
+                "SELECT CAST(0 AS BIGINT), id, from_id, upto_id, '', '', text, CAST(0 AS BIGINT)
+                   FROM (SELECT id, from_id, upto_id, text FROM summaries WHERE session = ?1
+                         ORDER BY id DESC LIMIT 1) s
+                 UNION ALL
+                 SELECT CAST(1 AS BIGINT), id, CAST(0 AS BIGINT), CAST(0 AS BIGINT), role, author,
+                        text, at_ms
+                   FROM (SELECT id, role, author, text, at_ms FROM messages
+                         WHERE session = ?1 AND hidden = 0
+                           AND id > COALESCE((SELECT upto_id FROM summaries WHERE session = ?1
+                                              ORDER BY id DESC LIMIT 1), 0)
+                         ORDER BY id DESC LIMIT ?2) m",
+                args![session, limit],
+            )
+        })?;
+        let mut summary = None;
+        let mut lines = Vec::new();
+        for r in rows {
+            if r.int(0)? == 0 {
+                summary = Some(Summary {
+                    from_id: r.int(2)?,
+                    upto_id: r.int(3)?,
+                    text: r.text(6)?,
+                });
+            } else {
+                lines.push(super::StoredMessage {
+                    id: r.int(1)?,
+                    role: r.text(4)?,
+                    author: r.text(5)?,
+                    text: r.text(6)?,
+                    at_ms: r.int(7)?,
+                });
+            }
+        }
+        lines.sort_by_key(|m| m.id);
+        Ok((summary, lines))
+    }
+
     /// The newest summary of `session`, if it was ever compacted.
     pub fn summary(&self, session: &str) -> Result<Option<Summary>, StoreError> {
         let row = self.run(|c| {

@@ -1,0 +1,73 @@
+//! Round trips to the store on a turn's path (docs/engine.md §6, issue "the store never
+//! blocks her"): counted by the store itself, on both backends.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use super::tests::say;
+use super::{Engine, TurnOptions};
+use crate::config::Config;
+use crate::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
+use crate::protocol::{Origin, TurnRequest};
+use crate::soul::Soul;
+use crate::store::Store;
+use crate::tools::Registry;
+
+/// A model that notes how many round trips the store had made when it was asked.
+struct Counting {
+    store: Arc<Store>,
+    at_request: Mutex<Vec<u64>>,
+}
+
+#[async_trait]
+impl ModelClient for Counting {
+    async fn stream(
+        &self,
+        _req: &ModelRequest,
+        _deltas: &mpsc::UnboundedSender<String>,
+    ) -> Result<ModelReply, LlmError> {
+        self.at_request
+            .lock()
+            .unwrap()
+            .push(self.store.round_trips());
+        Ok(say("Hello there."))
+    }
+}
+
+#[tokio::test]
+async fn a_plain_turn_makes_few_round_trips_to_the_store() {
+    for db in crate::store::testing::each() {
+        let home = tempfile::tempdir().unwrap();
+        let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+        let store = Arc::new(db.open());
+        let model = Arc::new(Counting {
+            store: store.clone(),
+            at_request: Mutex::default(),
+        });
+        let engine = Engine::new(
+            config,
+            model.clone(),
+            Registry::new(),
+            Soul::shipped(),
+            store.clone(),
+        );
+        for turn in 0..2 {
+            let before = store.round_trips();
+            let req = TurnRequest::text(Origin::Owner, "web:rt", "owner", "hello");
+            let done = engine.run_turn(req, TurnOptions::default()).await;
+            assert_eq!(done.text, "Hello there.");
+            let first = model.at_request.lock().unwrap()[turn] - before;
+            let all = store.round_trips() - before;
+            // The first turn also reads the conversation (one round trip); later ones
+            // find it loaded.
+            let (most_first, most_all) = if turn == 0 { (2, 3) } else { (1, 2) };
+            assert!(
+                first <= most_first && all <= most_all,
+                "{}: turn {turn}: {first} round trips before the model, {all} in all",
+                db.name
+            );
+        }
+    }
+}
