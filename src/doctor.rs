@@ -34,7 +34,14 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     line(
         &mut out,
         "model",
-        &format!("{} via {} ({api} API)", s.model, s.base_url),
+        &match &s.base_url_refused {
+            // Name no host she will not call.
+            Some(_) => format!(
+                "{} via no server: its address is not usable ({api} API)",
+                s.model
+            ),
+            None => format!("{} via {} ({api} API)", s.model, s.base_url),
+        },
     );
     let reasoning = if s.is_reasoning_model() {
         format!("{} (a reasoning model)", s.reasoning_effort)

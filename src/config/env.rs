@@ -167,6 +167,20 @@ pub fn readme_defaults() -> Vec<(&'static str, String)> {
     own.chain(caps).collect()
 }
 
+/// Log `said` once per process: the environment is read again with every look at the
+/// settings, and a bad variable is one problem, said once.
+fn warn_once(said: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut g = match SAID.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if !g.contains(&said) {
+        tracing::warn!("{said}");
+        g.push(said);
+    }
+}
+
 impl Settings {
     /// Apply environment overrides (an env variable beats the file): each variable of
     /// [`ENV`](ENV) that overrides a key. A bad env value is ignored with a
@@ -176,10 +190,11 @@ impl Settings {
         for (env, key) in overrides() {
             if let Some(v) = get(env) {
                 if let Err(e) = (key.apply)(self, &Value::String(v.to_string())) {
-                    match keys::safe_side(key.name, self, &format!("{env}: {e}")) {
-                        Some(fell) => tracing::warn!("{env}: {e}; {fell}"),
-                        None => tracing::warn!("{env}: {e}"),
-                    }
+                    let said = match keys::safe_side(key.name, self, &format!("{env}: {e}")) {
+                        Some(fell) => format!("{env}: {e}; {fell}"),
+                        None => format!("{env}: {e}"),
+                    };
+                    warn_once(said);
                 }
             }
         }

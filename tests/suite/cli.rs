@@ -744,3 +744,29 @@ async fn doctor_names_the_shards_this_process_would_hold_and_refuses_a_bad_shard
     );
     assert_eq!(out.status.code(), Some(1), "{text}");
 }
+
+#[tokio::test]
+async fn doctor_with_a_model_address_that_is_not_a_url_names_no_host_and_warns_once() {
+    let server = ScriptedModel::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = kotoba(&server, home.path(), &["doctor"])
+        .env("KOTOBA_LLM_BASE_URL", "notaurl")
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let model = text.lines().find(|l| l.starts_with("model:")).unwrap_or("");
+    assert!(model.contains("via no server"), "{model}");
+    assert!(
+        !text.contains("api.openai.com"),
+        "a host it will not call: {text}"
+    );
+    assert_eq!(
+        log.matches("KOTOBA_LLM_BASE_URL: must be an http(s) URL")
+            .count(),
+        1,
+        "warned once: {log}"
+    );
+    assert_eq!(server.requests().len(), 0, "nothing reached any model");
+}
