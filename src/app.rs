@@ -36,7 +36,7 @@ pub fn registry(config: &Arc<Config>, discord_port: &PortSlot) -> Registry {
 /// the data folder.
 pub fn open_store(config: &Config) -> anyhow::Result<Store> {
     match config.database_url() {
-        Some(url) => Store::connect(url).with_context(|| {
+        Some(url) => Store::connect_with(url, &store_options(config)).with_context(|| {
             format!(
                 "connecting to the store at {} (KOTOBA_DATABASE_URL)",
                 crate::store::database_label(url)
@@ -44,6 +44,17 @@ pub fn open_store(config: &Config) -> anyhow::Result<Store> {
         }),
         None => Store::open(&config.paths.db)
             .with_context(|| format!("opening the store {}", config.paths.db.display())),
+    }
+}
+
+/// The `store.*` settings, as the store takes them.
+pub(crate) fn store_options(config: &Config) -> crate::store::StoreOptions {
+    let s = config.settings();
+    crate::store::StoreOptions {
+        pool_size: usize::try_from(s.store_pool_size).unwrap_or(usize::MAX),
+        connect_timeout: std::time::Duration::from_secs(s.store_connect_timeout),
+        statement_timeout: (s.store_statement_timeout > 0)
+            .then(|| std::time::Duration::from_secs(s.store_statement_timeout)),
     }
 }
 

@@ -126,11 +126,20 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     if let Some(url) = config.database_url() {
         let label = crate::store::database_label(url);
         let owned = url.to_string();
-        match tokio::task::spawn_blocking(move || crate::store::Store::connect(&owned)).await? {
-            Ok(_) => line(
+        let options = crate::app::store_options(&config);
+        let reached = tokio::task::spawn_blocking(move || {
+            let store = crate::store::Store::connect_with(&owned, &options)?;
+            Ok::<_, crate::store::StoreError>((store.pool_size(), store.ping(5)?))
+        })
+        .await?;
+        match reached {
+            Ok((pool, trip)) => line(
                 &mut out,
                 "store",
-                &format!("PostgreSQL at {label} (reached)"),
+                &format!(
+                    "PostgreSQL at {label} (reached; pool of {pool}; round trip {:.1} ms)",
+                    trip.as_secs_f64() * 1000.0
+                ),
             ),
             Err(e) => {
                 line(

@@ -651,6 +651,15 @@ pub static KEYS: &[Key] = &[
     key! { "discord.channel_context", discord_channel_context, |v| count(v, 0), General, Value,
     None, "in a server channel, how many lines others wrote there since her last reply reach \
     the model as context (0: off)" },
+    key! { "store.pool_size", store_pool_size, |v| count(v, 1), General, Value, None,
+    "connections to the shared store (PostgreSQL) one process keeps (read at start)",
+    input Input::whole(1.0) },
+    key! { "store.connect_timeout", store_connect_timeout, |v| count(v, 1), General, Value,
+    None, "seconds to wait for a PostgreSQL connection (read at start)",
+    input Input::whole(1.0) },
+    key! { "store.statement_timeout", store_statement_timeout, |v| count(v, 0), General, Value,
+    None, "seconds one PostgreSQL statement may run before it is cancelled; 0: no limit (read \
+    at start)" },
     key! { "context.window", context_window, window, General, Value,
     Some("the model's own (a small table of known models), else `128000`"),
     "the model's context window, in tokens (≥ 1000)", input Input::whole(1000.0) },

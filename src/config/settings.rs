@@ -134,6 +134,14 @@ pub struct Settings {
     /// Variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD) that children
     /// still get: names or `*` patterns. Her own secrets never pass. Read live.
     pub shell_env_keep: Vec<String>,
+    /// Connections to the shared store (PostgreSQL) one process keeps. Read at start.
+    pub store_pool_size: u64,
+    /// Seconds to wait for a PostgreSQL connection before it is called unreachable.
+    /// Read at start.
+    pub store_connect_timeout: u64,
+    /// Seconds one PostgreSQL statement may run before the server cancels it (0: no
+    /// limit). Read at start.
+    pub store_statement_timeout: u64,
     /// The voice room's keys.
     pub voice: VoiceSettings,
 }
@@ -314,6 +322,9 @@ impl Default for Settings {
             discord_approvers: Vec::new(),
             discord_role_toolsets: RoleToolsets::default(),
             discord_sessions: DiscordSessions::Channel,
+            store_pool_size: 16,
+            store_connect_timeout: 10,
+            store_statement_timeout: 30,
             voice: VoiceSettings::default(),
         }
     }

@@ -117,7 +117,7 @@ impl std::fmt::Debug for Store {
 }
 
 pub use clock::now_ms;
-pub use postgres::database_label;
+pub use postgres::{database_label, StoreOptions};
 
 impl Store {
     /// Open (or create) the SQLite database at `path` and bring its schema up to date.
@@ -145,7 +145,12 @@ impl Store {
     /// Connect to the PostgreSQL server at `url` (`postgres://user:pass@host/db`) and
     /// bring its schema up to date.
     pub fn connect(url: &str) -> Result<Store, StoreError> {
-        let pool = postgres::Pool::connect(url)?;
+        Self::connect_with(url, &StoreOptions::default())
+    }
+
+    /// [`Store::connect`] with the `store.*` settings.
+    pub fn connect_with(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
+        let pool = postgres::Pool::connect(url, options)?;
         // The first statement connects: a wrong URL or an unreachable server is said now.
         pg_schema::migrate(&mut pool.get())?;
         Ok(Store {
@@ -165,6 +170,26 @@ impl Store {
     /// SQLite.
     pub fn round_trips(&self) -> u64 {
         self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many connections it keeps (1 for SQLite's one connection).
+    pub fn pool_size(&self) -> usize {
+        match &self.db {
+            Db::Sqlite(_) => 1,
+            Db::Postgres(pool) => pool.size,
+        }
+    }
+
+    /// One round trip to the database, timed (`SELECT 1`): the median of `n`.
+    pub fn ping(&self, n: usize) -> Result<std::time::Duration, StoreError> {
+        let mut times = Vec::with_capacity(n.max(1));
+        for _ in 0..n.max(1) {
+            let start = std::time::Instant::now();
+            self.run(|c| c.query("SELECT 1", &[]))?;
+            times.push(start.elapsed());
+        }
+        times.sort();
+        Ok(times[times.len() / 2])
     }
 
     /// Whether other processes share this store (PostgreSQL).
@@ -390,6 +415,28 @@ fn rows_into<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_statement_past_store_statement_timeout_is_cancelled_and_the_pool_is_sized_by_its_setting()
+    {
+        let Some(url) = testing::postgres_url() else {
+            return;
+        };
+        let options = StoreOptions {
+            pool_size: 3,
+            statement_timeout: Some(std::time::Duration::from_millis(300)),
+            ..StoreOptions::default()
+        };
+        let s = Store::connect_with(&url, &options).unwrap();
+        assert_eq!(s.pool_size(), 3);
+        assert!(s
+            .run(|c| c.query("SELECT 1 FROM pg_sleep(2)", &[]))
+            .is_err());
+        assert!(s
+            .run(|c| c.query("SELECT 1 FROM pg_sleep(0.01)", &[]))
+            .is_ok());
+        assert!(s.ping(3).unwrap() < std::time::Duration::from_secs(1));
+    }
 
     #[test]
     fn a_transcript_survives_reopening_the_store() {

@@ -18,9 +18,28 @@ use postgres::{Client, NoTls, Statement};
 use super::db::{Conn, Dialect, Row, Val};
 use super::StoreError;
 
-/// How many connections one process keeps: enough for the turns, cards and Discord
-/// events that write at once; every call is short.
-const POOL_SIZE: usize = 4;
+/// How a process reaches the shared store (`store.*` settings, read at start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Connections kept (`store.pool_size`): enough for the turns, cards and Discord
+    /// events that write at once.
+    pub pool_size: usize,
+    /// How long to wait for a connection (`store.connect_timeout`), unless the URL says.
+    pub connect_timeout: std::time::Duration,
+    /// How long one statement may run before the server cancels it
+    /// (`store.statement_timeout`); `None`: no limit.
+    pub statement_timeout: Option<std::time::Duration>,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            pool_size: 16,
+            connect_timeout: std::time::Duration::from_secs(10),
+            statement_timeout: Some(std::time::Duration::from_secs(30)),
+        }
+    }
+}
 
 /// What a connection's thread is asked to do.
 enum Op {
@@ -61,23 +80,34 @@ pub(super) struct Pool {
     free: Mutex<Vec<Worker>>,
     /// Signalled when a worker is put back.
     ready: Condvar,
+    /// How many connections it keeps.
+    pub(super) size: usize,
 }
 
 impl Pool {
     /// The pool for `url`; each connection is made at its first statement.
-    pub(super) fn connect(url: &str) -> Result<Pool, StoreError> {
+    pub(super) fn connect(url: &str, options: &StoreOptions) -> Result<Pool, StoreError> {
         let mut config: postgres::Config = url.parse().map_err(StoreError::Postgres)?;
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(10));
+            config.connect_timeout(options.connect_timeout);
         }
-        let mut workers = Vec::with_capacity(POOL_SIZE);
-        for _ in 0..POOL_SIZE {
+        if let Some(limit) = options.statement_timeout {
+            let mut opts = config.get_options().unwrap_or("").to_string();
+            if !opts.contains("statement_timeout") {
+                opts.push_str(&format!(" -c statement_timeout={}", limit.as_millis()));
+                config.options(opts.trim());
+            }
+        }
+        let size = options.pool_size.max(1);
+        let mut workers = Vec::with_capacity(size);
+        for _ in 0..size {
             workers.push(spawn(config.clone())?);
         }
         Ok(Pool {
             config: Box::new(config),
             free: Mutex::new(workers),
             ready: Condvar::new(),
+            size,
         })
     }
 

@@ -111,7 +111,8 @@ fn doctor(home: &std::path::Path, model: &ScriptedModel, url: &str) -> Command {
 }
 
 #[tokio::test]
-async fn doctor_names_the_store_backend_and_exits_1_when_postgresql_cannot_be_reached() {
+async fn doctor_names_the_store_backend_its_pool_and_round_trip_and_exits_1_when_postgresql_cannot_be_reached(
+) {
     let Some(url) = fresh_database("doctor store") else {
         return;
     };
@@ -123,8 +124,18 @@ async fn doctor_names_the_store_backend_and_exits_1_when_postgresql_cannot_be_re
         text.contains("store:") && text.contains("PostgreSQL at 127.0.0.1:"),
         "{text}"
     );
-    assert!(text.contains("(reached)"), "{text}");
+    assert!(text.contains("(reached; pool of 16; round trip "), "{text}");
     assert!(out.status.success(), "{text}");
+    // The pool is sized by store.pool_size.
+    std::fs::write(
+        home.path().join("settings.yaml"),
+        "store:\n  pool_size: 3\n",
+    )
+    .unwrap();
+    let out = doctor(home.path(), &model, &url).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(reached; pool of 3; round trip "), "{text}");
+    std::fs::remove_file(home.path().join("settings.yaml")).unwrap();
     let closed = free_port();
     let gone = format!("postgres://kotoba:hunter2@127.0.0.1:{closed}/kotoba");
     let out = doctor(home.path(), &model, &gone).output().await.unwrap();
