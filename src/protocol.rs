@@ -855,7 +855,14 @@ pub struct TurnResult {
     pub status: TurnStatus,
     /// The face her answer asks for (`face::finished`); *calm* when it names none.
     pub face: String,
+    /// The store could not be reached or written, so the turn did not run: `text` is
+    /// [`STORE_UNREACHABLE`] (`/v1` and the page answer 503 `store_unreachable`).
+    pub store_unreachable: bool,
 }
+
+/// What she says when the store cannot take the person's line (docs/deploy.md, "When
+/// the store goes away"): nothing was kept, nothing ran.
+pub const STORE_UNREACHABLE: &str = "I can't reach my store right now, so I couldn't keep what     you said and did nothing with it. Please say it again in a moment.";
 
 /// Cut `s` to `max` characters with an ellipsis (a caption, a chat line, a label).
 pub fn clip(s: &str, max: usize) -> String {

@@ -362,17 +362,53 @@ impl Engine {
     /// Store the person's line before the model is asked (committed, so a crash keeps
     /// it); its row id (0 when it could not be saved). A hidden turn's sentinel never
     /// reaches the transcript.
-    fn record_request(&self, session: &Session, req: &TurnRequest) -> (i64, inflight::Underway) {
+    fn record_request(
+        &self,
+        session: &Session,
+        req: &TurnRequest,
+    ) -> Result<(i64, inflight::Underway), crate::store::StoreError> {
         if req.hidden {
-            return (0, inflight::Underway::turn(&self.store, &session.id));
+            return Ok((0, inflight::Underway::turn(&self.store, &session.id)));
         }
         // The line and the running mark in one round trip (docs/engine.md §6).
         match self.store.begin_turn(&session.id, &req.author, &req.text) {
-            Ok((line, mark)) => (line, inflight::Underway::turn_marked(&self.store, mark)),
+            Ok((line, mark)) => Ok((line, inflight::Underway::turn_marked(&self.store, mark))),
+            Err(e) if e.is_unreachable() => Err(e),
             Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
-                (0, inflight::Underway::turn(&self.store, &session.id))
+                Ok((0, inflight::Underway::turn(&self.store, &session.id)))
             }
+        }
+    }
+
+    /// A turn the store could not take: one plain sentence, on its frames and as its
+    /// result; nothing was kept and nothing ran.
+    fn unreachable(&self, session: &Session, e: crate::store::StoreError) -> TurnResult {
+        tracing::warn!(
+            "a turn of {} not taken: the store is unreachable ({e})",
+            session.id
+        );
+        let turn_id = format!("turn-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
+        let text = crate::protocol::STORE_UNREACHABLE.to_string();
+        session.emit(
+            None,
+            Frame::TurnStarted {
+                turn_id: turn_id.clone(),
+            },
+        );
+        session.emit(
+            None,
+            Frame::TurnDone {
+                turn_id,
+                text: text.clone(),
+                status: TurnStatus::Error,
+            },
+        );
+        TurnResult {
+            face: crate::face::finished(&text).into(),
+            text,
+            status: TurnStatus::Error,
+            store_unreachable: true,
         }
     }
 
@@ -466,6 +502,10 @@ impl Engine {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
+        if session.with_transcript(|t| t.stale) {
+            // It could not be read when it was loaded: read it now.
+            self.sessions.reload(&session.id, &self.store);
+        }
         let began = tokio::time::Instant::now();
         // Settings saved in another process sharing the store apply from this turn on.
         self.config.refresh_shared();
@@ -476,7 +516,11 @@ impl Engine {
         let _running = session.begin(cancel.clone(), options.tap);
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
-        let (user_id, underway) = self.record_request(&session, &req);
+        let (user_id, underway) = match self.record_request(&session, &req) {
+            Ok(recorded) => recorded,
+            // Nothing is acknowledged that was not kept: the turn does not run.
+            Err(e) => return self.unreachable(&session, e),
+        };
         // A person forgotten mid-turn reloads the conversation from the store, which
         // then holds this line already (or no longer): it is not pushed again.
         let reloads = session.with_transcript(|t| t.reloads);
@@ -552,6 +596,7 @@ impl Engine {
             text: end.text,
             status: end.status,
             face: face.into(),
+            store_unreachable: false,
         }
     }
 }

@@ -368,7 +368,8 @@ fn load(id: &str, store: &Store) -> Transcript {
         .map(|(summary, lines)| Transcript::loaded(summary, lines));
     loaded.unwrap_or_else(|e| {
         tracing::warn!("loading the transcript of {id}: {e}");
-        Transcript::default()
+        // Read again at the next turn (the store may be back by then).
+        Transcript::unread()
     })
 }
 

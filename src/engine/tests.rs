@@ -368,6 +368,7 @@ async fn a_plain_turn_streams_her_words_and_ends_completed() {
             text: "hello ann".into(),
             status: TurnStatus::Completed,
             face: "calm".into(),
+            store_unreachable: false,
         }
     );
     let frames = drain(&mut rx);

@@ -73,6 +73,32 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
 }
 
+impl StoreError {
+    /// Whether this says the database cannot be reached or written at all (a server
+    /// gone, a connection refused or closed, a file that cannot be written), rather
+    /// than that one statement was refused.
+    pub fn is_unreachable(&self) -> bool {
+        use rusqlite::ErrorCode;
+        match self {
+            // A PostgreSQL error with no SQLSTATE came from the connection, not the server.
+            StoreError::Postgres(e) => e.code().is_none(),
+            StoreError::Closed | StoreError::Io(_) => true,
+            StoreError::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(
+                    ErrorCode::DiskFull
+                        | ErrorCode::SystemIoFailure
+                        | ErrorCode::ReadOnly
+                        | ErrorCode::CannotOpen
+                        | ErrorCode::DatabaseBusy
+                        | ErrorCode::DatabaseLocked
+                )
+            ),
+            StoreError::Column { .. } => false,
+        }
+    }
+}
+
 /// One stored line of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredMessage {
@@ -100,6 +126,11 @@ pub struct Store {
     /// Round trips to the database so far: each statement on PostgreSQL (a
     /// transaction's BEGIN and COMMIT too), each call holding the connection on SQLite.
     round_trips: std::sync::atomic::AtomicU64,
+    /// Whether the last call reached the database (false after an error saying it
+    /// cannot be reached or written, true again after the next call that worked).
+    reachable: std::sync::atomic::AtomicBool,
+    /// Whether a probe of an unreachable database is under way ([`Store::probe`]).
+    probing: std::sync::atomic::AtomicBool,
 }
 
 /// Where the store lives.
@@ -139,6 +170,8 @@ impl Store {
             db: Db::Sqlite(Mutex::new(conn)),
             owner: i64::from(std::process::id()),
             round_trips: Default::default(),
+            reachable: std::sync::atomic::AtomicBool::new(true),
+            probing: Default::default(),
         })
     }
 
@@ -157,6 +190,8 @@ impl Store {
             db: Db::Postgres(pool),
             owner: rand::random::<i64>().rem_euclid(1 << 62) + 1,
             round_trips: Default::default(),
+            reachable: std::sync::atomic::AtomicBool::new(true),
+            probing: Default::default(),
         })
     }
 
@@ -192,6 +227,44 @@ impl Store {
         Ok(times[times.len() / 2])
     }
 
+    /// Whether the database answered the last call (`/health`'s `store`).
+    pub fn is_reachable(&self) -> bool {
+        self.reachable.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// While the database is unreachable, try it once more on a thread of its own (one
+    /// probe at a time), so `/health` sees it come back without waiting for a turn.
+    pub fn probe(self: &std::sync::Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        if self.is_reachable() || self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let store = self.clone();
+        std::thread::spawn(move || {
+            let _ = store.ping(1);
+            store.probing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Note what a call's outcome says of the database.
+    fn note<R>(&self, out: Result<R, StoreError>) -> Result<R, StoreError> {
+        match &out {
+            Ok(_) => self
+                .reachable
+                .store(true, std::sync::atomic::Ordering::Relaxed),
+            Err(e) if e.is_unreachable() => {
+                if self
+                    .reachable
+                    .swap(false, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::error!("store unreachable: {e}");
+                }
+            }
+            Err(_) => {}
+        }
+        out
+    }
+
     /// Whether other processes share this store (PostgreSQL).
     pub fn is_shared(&self) -> bool {
         matches!(self.db, Db::Postgres(_))
@@ -208,6 +281,13 @@ impl Store {
     /// Run `f` on a connection (one call: no other call of this process interleaves on
     /// SQLite; on PostgreSQL, statements of other calls may).
     pub(crate) fn run<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.note(self.run_unnoted(f))
+    }
+
+    fn run_unnoted<R>(
         &self,
         f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
@@ -229,6 +309,13 @@ impl Store {
 
     /// Run `f` in one transaction: all of it is kept, or none of it.
     pub(crate) fn tx<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        self.note(self.tx_unnoted(f))
+    }
+
+    fn tx_unnoted<R>(
         &self,
         f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {

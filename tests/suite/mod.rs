@@ -42,6 +42,7 @@ mod shards;
 mod shared_store;
 mod speech;
 mod speech_stream;
+mod store_outage;
 mod tools;
 mod v1;
 mod v1_python;

@@ -96,7 +96,7 @@ async fn a_turn_answered_by_one_process_is_read_back_from_the_page_of_another_sh
     stop(b.child).await;
 }
 
-fn doctor(home: &std::path::Path, model: &ScriptedModel, url: &str) -> Command {
+pub(super) fn doctor(home: &std::path::Path, model: &ScriptedModel, url: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
     cmd.arg("doctor")
         .env_clear()

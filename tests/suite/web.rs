@@ -26,7 +26,7 @@ async fn health_answers_and_the_page_ships_inside_the_binary() {
     assert_eq!(health.status(), 200);
     assert_eq!(
         health.json::<Value>().await.unwrap(),
-        json!({"status": "ok"})
+        json!({"status": "ok", "store": "ok"})
     );
     let page = r.http.get(r.url("/")).send().await.unwrap();
     assert_eq!(page.status(), 200);

@@ -4,6 +4,7 @@ pub mod discord;
 pub mod model_server;
 pub mod page_server;
 pub mod postgres;
+pub mod proxy;
 pub mod speech_server;
 pub mod voice;
 pub mod web;

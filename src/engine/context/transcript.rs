@@ -83,6 +83,8 @@ pub struct Transcript {
     /// Bumped each time it is read again from the store (a person forgotten): a turn
     /// begun before it does not push its person's line again.
     pub reloads: u64,
+    /// The store could not be read when it was loaded: the next turn reads it again.
+    pub stale: bool,
 }
 
 impl Transcript {
@@ -91,6 +93,14 @@ impl Transcript {
         Transcript {
             summary,
             lines: lines.into_iter().map(Line::stored).collect(),
+            ..Transcript::default()
+        }
+    }
+
+    /// A conversation the store could not give: empty, read again at the next turn.
+    pub fn unread() -> Transcript {
+        Transcript {
+            stale: true,
             ..Transcript::default()
         }
     }

@@ -319,6 +319,9 @@ async fn whole_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
                 .into_response();
         }
     };
+    if result.store_unreachable {
+        return V1Error::store_unreachable().into_response();
+    }
     Json(json!({
         "id": reply.id,
         "object": "chat.completion",
@@ -335,6 +338,10 @@ async fn whole_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
 }
 
 fn stream_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
+    if !st.engine.store().is_reachable() {
+        st.engine.store().probe();
+        return V1Error::store_unreachable().into_response();
+    }
     let (tap_tx, mut tap_rx) = mpsc::unbounded_channel();
     let engine = st.engine.clone();
     tokio::spawn(async move {

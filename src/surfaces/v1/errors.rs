@@ -51,6 +51,16 @@ impl V1Error {
         }
     }
 
+    /// 503 `store_unreachable`: the store could not take the turn, so nothing ran.
+    pub fn store_unreachable() -> V1Error {
+        V1Error {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: crate::protocol::STORE_UNREACHABLE.into(),
+            param: None,
+            code: Some("store_unreachable"),
+        }
+    }
+
     fn kind(&self) -> &'static str {
         match self.status {
             StatusCode::UNAUTHORIZED => "invalid_request_error",

@@ -1,6 +1,7 @@
 //! `GET /health`: answers as soon as the server runs, which is after the engine was
 //! built (the store opened, the soul read), and says whether Discord and each voice
-//! room are connected. Open to anyone; it says nothing secret.
+//! room are connected, and whether the store answers. Open to anyone; it says nothing
+//! secret.
 
 use axum::extract::State;
 use axum::Json;
@@ -8,11 +9,20 @@ use serde_json::{json, Map, Value};
 
 use super::Shared;
 
-/// `{"status": "ok"}`; when Discord is configured, also `"discord"` and `"voice"` as
-/// [`discord_link`] writes them.
+/// `{"status": "ok", "store": "ok" | "unreachable"}` (the store as its last call found
+/// it; while unreachable a probe tries it again in the background); when Discord is
+/// configured, also `"discord"` and `"voice"` as [`discord_link`] writes them.
 pub(super) async fn health(State(st): State<Shared>) -> Json<Value> {
     let mut body = Map::new();
     body.insert("status".into(), json!("ok"));
+    let store = st.engine.store();
+    store.probe();
+    let reachable = if store.is_reachable() {
+        "ok"
+    } else {
+        "unreachable"
+    };
+    body.insert("store".into(), json!(reachable));
     if let Some(link) = discord_link(&st).await {
         body.extend(link);
     }

@@ -84,6 +84,14 @@ pub(super) async fn message(
             "that word is reserved for announcing finished work",
         );
     }
+    if !st.engine.store().is_reachable() {
+        st.engine.store().probe();
+        return json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unreachable",
+            crate::protocol::STORE_UNREACHABLE,
+        );
+    }
     let req = typed_turn(&engine_session(&id), text, m.text_only);
     // With the page's voice socket open she says it aloud; otherwise she writes.
     let written = if m.text_only {
