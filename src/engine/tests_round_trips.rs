@@ -71,3 +71,52 @@ async fn a_plain_turn_makes_few_round_trips_to_the_store() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() {
+    let home = tempfile::tempdir().unwrap();
+    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+    let store = Arc::new(Store::open(&home.path().join("k.db")).unwrap());
+    let model = Arc::new(Counting {
+        store: store.clone(),
+        at_request: Mutex::default(),
+    });
+    let engine = Engine::new(
+        config,
+        model.clone(),
+        Registry::new(),
+        Soul::shipped(),
+        store.clone(),
+    );
+    let req = TurnRequest::text(Origin::Owner, "web:full", "owner", "hello");
+    assert_eq!(
+        engine.run_turn(req, TurnOptions::default()).await.text,
+        "Hello there."
+    );
+    // The file may not grow past what it holds now: SQLite says the disk is full.
+    store
+        .run(|c| {
+            let pages = c.query("PRAGMA page_count", &[])?[0].int(0)?;
+            c.query(&format!("PRAGMA max_page_count = {pages}"), &[])
+        })
+        .unwrap();
+    let long = "a line far too long for the room left ".repeat(400);
+    let req = TurnRequest::text(Origin::Owner, "web:full", "owner", &long);
+    let done = engine.run_turn(req, TurnOptions::default()).await;
+    assert!(done.store_unreachable, "{done:?}");
+    assert_eq!(done.text, crate::protocol::STORE_UNREACHABLE);
+    assert_eq!(
+        model.at_request.lock().unwrap().len(),
+        1,
+        "the model was not asked"
+    );
+    assert!(!store.is_reachable());
+    let lines = store.history("web:full", 10).unwrap();
+    assert_eq!(lines.len(), 2, "nothing of the refused turn: {lines:?}");
+    let marks = store
+        .run(|c| c.query("SELECT COUNT(*) FROM inflight", &[]))
+        .unwrap()[0]
+        .int(0)
+        .unwrap();
+    assert_eq!(marks, 0, "no running mark left");
+}

@@ -45,7 +45,8 @@ impl Store {
         text: &str,
     ) -> Result<(i64, i64), StoreError> {
         let at = now_ms();
-        self.run(|c| match c.dialect() {
+        // One statement on PostgreSQL; on SQLite two, in one transaction: both or none.
+        self.one_or_tx(|c| match c.dialect() {
             Dialect::Postgres => {
                 let row = c.query_opt(
                     "WITH line AS (
@@ -92,7 +93,7 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let at = now_ms();
         let mark = mark.unwrap_or(0);
-        self.run(|c| match (c.dialect(), answer.is_empty()) {
+        self.one_or_tx(|c| match (c.dialect(), answer.is_empty()) {
             (_, true) => {
                 c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])?;
                 Ok(0)

@@ -287,6 +287,18 @@ impl Store {
         self.note(self.run_unnoted(f))
     }
 
+    /// [`Store::run`] on PostgreSQL (where `f` sends one statement), [`Store::tx`] on
+    /// SQLite (where it runs several that must be kept together).
+    pub(crate) fn one_or_tx<R>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        match self.db {
+            Db::Sqlite(_) => self.tx(f),
+            Db::Postgres(_) => self.run(f),
+        }
+    }
+
     fn run_unnoted<R>(
         &self,
         f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
