@@ -243,3 +243,20 @@ async fn every_member_has_a_notebook_of_their_own_in_every_channel_and_dm_and_no
     .await;
     assert!(said.contains("My cat is called Miso."), "{said}");
 }
+
+#[tokio::test]
+async fn a_plain_discord_turn_makes_at_most_six_round_trips_to_the_store() {
+    let r = rig_on(FakeDiscord::start_crowd().await, &[]).await;
+    // Her first turn in a channel or DM also reads its conversation.
+    says(&r, GENERAL, GUEST, "warm up", None, "Warm.").await;
+    says(&r, DM, GUEST, "warm up", None, "Warm.").await;
+    let store = r.app.engine.store().clone();
+    for (channel, answer) in [(GENERAL, "Hi."), (DM, "Hi there.")] {
+        let before = store.round_trips();
+        says(&r, channel, GUEST, "hello", None, answer).await;
+        // What is written after her reply is posted (a seen mark) counts too.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let trips = store.round_trips() - before;
+        assert!(trips <= 6, "{channel}: {trips} round trips");
+    }
+}
