@@ -1,12 +1,14 @@
 //! The store benchmark: what the store work of one turn costs on PostgreSQL against the
 //! embedded SQLite, measured in the same run. Run: `cargo bench --bench store`.
 //!
-//! One turn's store work, as a plain Discord turn does it: the message claimed, the
-//! turn marked under way, the conversation read back (the last 50 lines), her two lines
-//! appended in one transaction, one audit row, the mark cleared. SQLite is the real
-//! file store (WAL) in a temp dir; PostgreSQL is the one benches/support/pg_server.rs
-//! finds or starts.
-//! `KOTOBA_BENCH_TURNS=N` sets the turns per backend (default 2000, after 200 warm-up).
+//! One turn's store work, as a plain Discord turn on a loaded conversation does it: the
+//! message claimed, the person's line kept with the running mark (`begin_turn`), her
+//! answer kept with the mark removed (`end_turn`); its round trips are counted by the
+//! store. SQLite is the real file store (WAL) in a temp dir; PostgreSQL is the one
+//! benches/support/pg_server.rs finds or starts, reached directly and through a loopback
+//! proxy adding 20 ms each way (a database in another zone).
+//! `KOTOBA_BENCH_TURNS=N` sets the turns per backend (default 2000, after 200 warm-up;
+//! the distant database runs a tenth of them).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
@@ -18,51 +20,43 @@
 
 use std::time::{Duration, Instant};
 
-use kotoba::store::{Approver, Store};
+use kotoba::store::Store;
 
 #[path = "support/pg_server.rs"]
 mod pg_server;
 #[path = "../tests/support/postgres.rs"]
 #[allow(dead_code)]
 mod pg_support;
+#[path = "../tests/support/proxy.rs"]
+#[allow(dead_code)]
+mod proxy;
 
 const WARMUP: usize = 200;
 
 /// One turn's store work; `k` makes its message id unique.
 fn one_turn(store: &Store, session: &str, k: u64) {
     assert!(store.claim_discord_message(1_000_000 + k).unwrap());
-    let mark = store.open_turn(session).unwrap();
-    let history = store.lines_after(session, 0, 50).unwrap();
-    assert!(history.len() <= 50);
+    let (_line, mark) = store
+        .begin_turn(session, "ann (42)", "what is on the list today?")
+        .unwrap();
     store
-        .append_lines(
+        .end_turn(
             session,
-            &[
-                ("user", "ann (42)", "what is on the list today?", false),
-                (
-                    "assistant",
-                    "kotoba",
-                    "Three things: the post, the plants, the call.",
-                    false,
-                ),
-            ],
+            "Three things: the post, the plants, the call.",
+            Some(mark),
         )
         .unwrap();
-    store
-        .audit(session, "shell", "ls", "read", true, Approver::AutoSafe, "")
-        .unwrap();
-    store.close_inflight(mark).unwrap();
 }
 
-/// Per-turn times of `n` turns after the warm-up.
-fn measure(store: &Store, n: usize) -> Vec<Duration> {
-    for k in 0..WARMUP {
-        one_turn(store, "discord:warm", k as u64);
+/// Per-turn times of `n` turns after the warm-up, message ids from `ids_from`.
+fn measure(store: &Store, n: usize, warmup: usize, ids_from: u64) -> Vec<Duration> {
+    for k in 0..warmup {
+        one_turn(store, "discord:warm", ids_from + k as u64);
     }
     (0..n)
         .map(|k| {
             let t = Instant::now();
-            one_turn(store, "discord:200", (WARMUP + k) as u64);
+            one_turn(store, "discord:200", ids_from + (warmup + k) as u64);
             t.elapsed()
         })
         .collect()
@@ -81,25 +75,51 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = Store::open(&dir.path().join("kotoba.db")).unwrap();
     let (base, _started) = pg_server::server();
-    let pg = Store::connect(&pg_support::create_database(&base)).unwrap();
+    let url = pg_support::create_database(&base);
+    let pg = Store::connect(&url).unwrap();
+    // The distant database: the same server through a proxy adding 20 ms each way.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let target = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let proxy = runtime.block_on(proxy::Proxy::start(
+        target.parse().unwrap(),
+        Duration::from_millis(20),
+    ));
+    let distant = Store::connect(&proxy.url_through(&url)).unwrap();
 
     let mut results = Vec::new();
-    for (label, store) in [("SQLite (baseline)", &sqlite), ("PostgreSQL", &pg)] {
-        let mut times = measure(store, n);
+    for (i, (label, store, turns, warmup)) in [
+        ("SQLite (baseline)", &sqlite, n, WARMUP),
+        ("PostgreSQL", &pg, n, WARMUP),
+        ("PostgreSQL, 20 ms away", &distant, (n / 10).max(10), 10),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let before = store.round_trips();
+        // Message ids of their own: two of them share a database.
+        let mut times = measure(store, turns, warmup, i as u64 * 10_000_000);
+        let trips = (store.round_trips() - before) as f64 / (turns + warmup) as f64;
         times.sort();
         let mean = times.iter().sum::<Duration>() / times.len() as u32;
-        results.push((label, mean, quantile(&times, 0.5), quantile(&times, 0.99)));
+        results.push((
+            label,
+            turns,
+            trips,
+            mean,
+            quantile(&times, 0.5),
+            quantile(&times, 0.99),
+        ));
     }
-    println!("store work of one turn, {n} turns per backend (after {WARMUP} warm-up)");
-    let base_mean = results[0].1.as_secs_f64();
-    for (label, mean, p50, p99) in &results {
+    println!("store work of one turn (after warm-up)");
+    let base_mean = results[0].3.as_secs_f64();
+    for (label, turns, trips, mean, p50, p99) in &results {
         println!(
-            "  {label:<18} mean {:>7.0} µs  p50 {:>7.0} µs  p99 {:>7.0} µs  {:>5.2}× SQLite",
+            "  {label:<24} {turns:>5} turns  {trips:>4.1} round trips  mean {:>8.0} µs  p50 {:>8.0} µs  p99 {:>8.0} µs  {:>7.2}× SQLite",
             mean.as_secs_f64() * 1e6,
             p50.as_secs_f64() * 1e6,
             p99.as_secs_f64() * 1e6,
             mean.as_secs_f64() / base_mean
         );
     }
-    drop(pg);
+    drop((pg, distant, proxy));
 }
