@@ -64,7 +64,7 @@ impl Engine {
         .await
         .map_err(|_| ForgetError::Cut)??;
         for id in &erased.sessions {
-            self.sessions.reload(id, &self.store);
+            self.sessions.reload(id, &self.store).await;
         }
         {
             let forgetters = match self.forgetters.read() {

@@ -362,7 +362,7 @@ impl Engine {
     /// Store the person's line before the model is asked (committed, so a crash keeps
     /// it); its row id (0 when it could not be saved). A hidden turn's sentinel never
     /// reaches the transcript.
-    fn record_request(
+    async fn record_request(
         &self,
         session: &Session,
         req: &TurnRequest,
@@ -371,7 +371,16 @@ impl Engine {
             return Ok((0, inflight::Underway::turn(&self.store, &session.id)));
         }
         // The line and the running mark in one round trip (docs/engine.md §6).
-        match self.store.begin_turn(&session.id, &req.author, &req.text) {
+        let (store, id, author, text) = (
+            self.store.clone(),
+            session.id.clone(),
+            req.author.clone(),
+            req.text.clone(),
+        );
+        let begun = tokio::task::spawn_blocking(move || store.begin_turn(&id, &author, &text))
+            .await
+            .unwrap_or(Err(crate::store::StoreError::Closed));
+        match begun {
             Ok((line, mark)) => Ok((line, inflight::Underway::turn_marked(&self.store, mark))),
             Err(e) if e.is_unreachable() => Err(e),
             Err(e) => {
@@ -434,7 +443,7 @@ impl Engine {
     /// Store her answer as the turn completes, and keep the turn's lines (the person's,
     /// stored as `user_id`, unless the conversation was `reloaded` from the store
     /// meanwhile; and hers) in the conversation.
-    fn record_turn(
+    async fn record_turn(
         &self,
         session: &Session,
         req: &TurnRequest,
@@ -453,7 +462,11 @@ impl Engine {
         }
         // Her line and the end of the running mark in one round trip.
         let mark = underway.take();
-        let id = match self.store.end_turn(&session.id, answer, mark) {
+        let (store, sid, text) = (self.store.clone(), session.id.clone(), answer.to_string());
+        let ended = tokio::task::spawn_blocking(move || store.end_turn(&sid, &text, mark))
+            .await
+            .unwrap_or(Err(crate::store::StoreError::Closed));
+        let id = match ended {
             Ok(id) => id,
             Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
@@ -497,18 +510,26 @@ impl Engine {
     /// created, and travels with the turn (docs/engine.md §1): a Discord guest's turn is
     /// offered only the guest allow-list (host tools are refused at the door as withheld).
     pub async fn run_turn(&self, req: TurnRequest, options: TurnOptions) -> TurnResult {
-        let session = self.session(&req.session);
+        // The turn's store work runs on the blocking pool: no runtime thread waits on
+        // the database (docs/engine.md §6).
+        let session = self
+            .sessions
+            .get_or_load_off(&req.session, &self.store)
+            .await;
         if req.replace_running {
             session.cancel_running();
         }
         let _turn = session.turn_lock.lock().await;
         if session.with_transcript(|t| t.stale) {
             // It could not be read when it was loaded: read it now.
-            self.sessions.reload(&session.id, &self.store);
+            self.sessions.reload(&session.id, &self.store).await;
         }
         let began = tokio::time::Instant::now();
         // Settings saved in another process sharing the store apply from this turn on.
-        self.config.refresh_shared();
+        let config = self.config.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || config.refresh_shared()).await {
+            tracing::warn!("reading the settings saved for every process: {e}");
+        }
         // Whom it speaks for is fixed here, from the request, and travels with the turn
         // (a hidden announce turn's request already names its job's starter).
         let person = req.person();
@@ -516,7 +537,7 @@ impl Engine {
         let _running = session.begin(cancel.clone(), options.tap);
         // Durable before it acts: her line is committed and the turn marked as running
         // before the model is asked; only a crash leaves the mark (docs/engine.md §6).
-        let (user_id, underway) = match self.record_request(&session, &req) {
+        let (user_id, underway) = match self.record_request(&session, &req).await {
             Ok(recorded) => recorded,
             // Nothing is acknowledged that was not kept: the turn does not run.
             Err(e) => return self.unreachable(&session, e),
@@ -571,7 +592,8 @@ impl Engine {
             _ = cancel.cancelled() => LoopEnd { text: String::new(), status: TurnStatus::Interrupted },
         };
         let reloaded = session.with_transcript(|t| t.reloads) != reloads;
-        self.record_turn(&session, &req, (user_id, reloaded), &end.text, underway);
+        self.record_turn(&session, &req, (user_id, reloaded), &end.text, underway)
+            .await;
         crate::metrics::metrics().turn(began.elapsed(), end.status == TurnStatus::Error);
         // The finished turn's face comes from what she wrote, by the one map every
         // surface reads (docs/engine.md, "Faces").

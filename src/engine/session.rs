@@ -336,12 +336,26 @@ impl Sessions {
             .clone()
     }
 
+    /// The session `id`, its stored transcript read on first use on a thread of the
+    /// blocking pool (no runtime thread waits on the database).
+    pub async fn get_or_load_off(&self, id: &str, store: &Arc<Store>) -> Arc<Session> {
+        if let Some(s) = self.map.get(id) {
+            return s.clone();
+        }
+        let transcript = load_off(id, store).await;
+        self.map
+            .entry(id.to_string())
+            .or_insert_with(|| Arc::new(Session::new(id, transcript)))
+            .clone()
+    }
+
     /// Read a loaded session's conversation again from the store (a person was
-    /// forgotten); a session not loaded is read when first used.
-    pub fn reload(&self, id: &str, store: &Store) {
+    /// forgotten, or it could not be read before), off the runtime's threads; a session
+    /// not loaded is read when first used.
+    pub async fn reload(&self, id: &str, store: &Arc<Store>) {
         if let Some(s) = self.get(id) {
-            let mut t = lock(&s.transcript);
-            t.reload(load(id, store));
+            let fresh = load_off(id, store).await;
+            lock(&s.transcript).reload(fresh);
         }
     }
 
@@ -359,6 +373,14 @@ impl Sessions {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
+}
+
+/// [`load`] on a thread of the blocking pool.
+async fn load_off(id: &str, store: &Arc<Store>) -> Transcript {
+    let (id, store) = (id.to_string(), store.clone());
+    tokio::task::spawn_blocking(move || load(&id, &store))
+        .await
+        .unwrap_or_else(|_| Transcript::unread())
 }
 
 /// A conversation as the store holds it: its newest summary and the lines after it.

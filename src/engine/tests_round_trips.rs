@@ -120,3 +120,71 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
         .unwrap();
     assert_eq!(marks, 0, "no running mark left");
 }
+
+#[path = "../../tests/support/proxy.rs"]
+#[allow(dead_code)]
+mod proxy;
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_turn_never_blocks_the_runtime_while_it_waits_on_a_distant_store() {
+    let Some(url) = crate::store::testing::postgres_url() else {
+        return;
+    };
+    let target = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    // The proxy forwards on a runtime of its own: a blocked runtime thread here shows as
+    // a stall, never as a hang.
+    let proxy = proxy::Proxy::start_apart(target.parse().unwrap(), std::time::Duration::ZERO);
+    let through = proxy.url_through(&url);
+    let store = tokio::task::spawn_blocking(move || Store::connect(&through).unwrap())
+        .await
+        .unwrap();
+    let store = Arc::new(store);
+    let home = tempfile::tempdir().unwrap();
+    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+    let model = Arc::new(Counting {
+        store: store.clone(),
+        at_request: Mutex::default(),
+    });
+    let engine = Engine::new(
+        config,
+        model,
+        Registry::new(),
+        Soul::shipped(),
+        store.clone(),
+    );
+    // A first turn nearby builds what a process builds once (the tokenizer's tables).
+    let req = TurnRequest::text(Origin::Owner, "web:near", "owner", "warm up");
+    engine.run_turn(req, TurnOptions::default()).await;
+    // The database is now 50 ms away each way: one round trip waits 100 ms.
+    proxy.set_delay(std::time::Duration::from_millis(50));
+    let worst = Arc::new(Mutex::new(std::time::Duration::ZERO));
+    let w = worst.clone();
+    let ticker = tokio::spawn(async move {
+        let mut last = std::time::Instant::now();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            let now = std::time::Instant::now();
+            let mut g = w.lock().unwrap();
+            *g = (*g).max(now - last);
+            last = now;
+        }
+    });
+    let started = std::time::Instant::now();
+    for text in ["hello", "again"] {
+        let req = TurnRequest::text(Origin::Owner, "web:far", "owner", text);
+        assert_eq!(
+            engine.run_turn(req, TurnOptions::default()).await.text,
+            "Hello there."
+        );
+    }
+    ticker.abort();
+    let took = started.elapsed();
+    let worst = *worst.lock().unwrap();
+    // Five round trips of 100 ms were waited on (a conversation read, two turns' lines
+    // and answers); the one runtime thread kept ticking.
+    assert!(took >= std::time::Duration::from_millis(450), "{took:?}");
+    assert!(
+        worst < std::time::Duration::from_millis(60),
+        "the runtime stalled {worst:?} while the turns waited on the store"
+    );
+}

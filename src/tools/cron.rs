@@ -113,16 +113,22 @@ impl Reminders {
     /// A reminder missed while the process was down fires as soon as this starts.
     pub async fn run(&self, stop: CancellationToken, deliver: impl Fn(Reminder)) {
         loop {
-            let wait = match self.fire_due(&stop, &deliver) {
-                Ok(()) => match self.store.next_reminder_due() {
-                    Ok(next) => next.map(|due| {
-                        Duration::from_millis(u64::try_from(due - self.now_ms()).unwrap_or(0))
-                    }),
-                    Err(e) => {
-                        tracing::warn!("reminders: {e}");
-                        Some(RETRY_AFTER_ERROR)
+            // The store's work runs on the blocking pool: no runtime thread waits on it.
+            let (store, now, stopped) = (self.store.clone(), self.now_ms(), stop.clone());
+            let work = tokio::task::spawn_blocking(move || fire_due(&store, now, &stopped)).await;
+            let wait = match work {
+                Ok(Ok((fired, next))) => {
+                    for r in fired {
+                        deliver(r);
                     }
-                },
+                    next.map(|due| {
+                        Duration::from_millis(u64::try_from(due - self.now_ms()).unwrap_or(0))
+                    })
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!("reminders: {e}");
+                    Some(RETRY_AFTER_ERROR)
+                }
                 Err(e) => {
                     tracing::warn!("reminders: {e}");
                     Some(RETRY_AFTER_ERROR)
@@ -144,24 +150,26 @@ impl Reminders {
             }
         }
     }
+}
 
-    fn fire_due(
-        &self,
-        stop: &CancellationToken,
-        deliver: &impl Fn(Reminder),
-    ) -> Result<(), crate::store::StoreError> {
-        let now = self.now_ms();
-        for r in self.store.due_reminders(now)? {
-            if stop.is_cancelled() {
-                return Ok(());
-            }
-            let next = r.every_secs.map(|every| next_after(r.due_ms, every, now));
-            if self.store.move_reminder(r.id, r.due_ms, next)? {
-                deliver(r);
-            }
+/// Move every reminder due at `now` on (a one-off done, a repeat to its next time), each
+/// once; the ones to deliver, and when the next one is due.
+fn fire_due(
+    store: &Store,
+    now: i64,
+    stop: &CancellationToken,
+) -> Result<(Vec<Reminder>, Option<i64>), crate::store::StoreError> {
+    let mut fired = Vec::new();
+    for r in store.due_reminders(now)? {
+        if stop.is_cancelled() {
+            break;
         }
-        Ok(())
+        let next = r.every_secs.map(|every| next_after(r.due_ms, every, now));
+        if store.move_reminder(r.id, r.due_ms, next)? {
+            fired.push(r);
+        }
     }
+    Ok((fired, store.next_reminder_due()?))
 }
 
 /// Sets, lists, removes and skips reminders delivered where they were set.

@@ -133,7 +133,7 @@ async fn doctor_measures_the_round_trip_to_a_distant_database() {
         return;
     };
     let hostport = url.split('@').nth(1).unwrap().split('/').next().unwrap();
-    let proxy = Proxy::start(hostport.parse().unwrap(), Duration::ZERO).await;
+    let proxy = Proxy::start_apart(hostport.parse().unwrap(), Duration::ZERO);
     proxy.set_delay(Duration::from_millis(25));
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();

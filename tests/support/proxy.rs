@@ -68,6 +68,25 @@ impl Proxy {
         }
     }
 
+    /// [`Proxy::start`] on a runtime of its own (a thread of its own), so it forwards even
+    /// while the caller's runtime thread is blocked; the runtime lives until the process
+    /// ends.
+    pub fn start_apart(target: SocketAddr, delay: Duration) -> Proxy {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                tx.send(Proxy::start(target, delay).await).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().unwrap()
+    }
+
     /// `postgres://…` `url` with its host and port replaced by the proxy's.
     pub fn url_through(&self, url: &str) -> String {
         let (scheme, rest) = url.split_once("://").unwrap();
