@@ -36,6 +36,25 @@ impl ModelClient for Counting {
     }
 }
 
+/// An engine on `store` whose model answers "Hello there." and counts round trips; its
+/// data folder lives as long as the returned guard.
+fn counting_engine(store: &Arc<Store>) -> (Arc<Engine>, Arc<Counting>, tempfile::TempDir) {
+    let home = tempfile::tempdir().unwrap();
+    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
+    let model = Arc::new(Counting {
+        store: store.clone(),
+        at_request: Mutex::default(),
+    });
+    let engine = Engine::new(
+        config,
+        model.clone(),
+        Registry::new(),
+        Soul::shipped(),
+        store.clone(),
+    );
+    (engine, model, home)
+}
+
 /// Wait until the engine's own start-up work (the reminder scheduler's first look) has
 /// left the store, so the count is the turn's alone.
 async fn settled(store: &Store) {
@@ -51,20 +70,8 @@ async fn settled(store: &Store) {
 #[tokio::test]
 async fn a_plain_turn_makes_few_round_trips_to_the_store() {
     for db in crate::store::testing::each() {
-        let home = tempfile::tempdir().unwrap();
-        let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
         let store = Arc::new(db.open());
-        let model = Arc::new(Counting {
-            store: store.clone(),
-            at_request: Mutex::default(),
-        });
-        let engine = Engine::new(
-            config,
-            model.clone(),
-            Registry::new(),
-            Soul::shipped(),
-            store.clone(),
-        );
+        let (engine, model, _home) = counting_engine(&store);
         settled(&store).await;
         for turn in 0..2 {
             let before = store.round_trips();
@@ -88,19 +95,8 @@ async fn a_plain_turn_makes_few_round_trips_to_the_store() {
 #[tokio::test]
 async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() {
     let home = tempfile::tempdir().unwrap();
-    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
     let store = Arc::new(Store::open(&home.path().join("k.db")).unwrap());
-    let model = Arc::new(Counting {
-        store: store.clone(),
-        at_request: Mutex::default(),
-    });
-    let engine = Engine::new(
-        config,
-        model.clone(),
-        Registry::new(),
-        Soul::shipped(),
-        store.clone(),
-    );
+    let (engine, model, _data) = counting_engine(&store);
     let req = TurnRequest::text(Origin::Owner, "web:full", "owner", "hello");
     assert_eq!(
         engine.run_turn(req, TurnOptions::default()).await.text,
@@ -152,19 +148,7 @@ async fn a_turn_never_blocks_the_runtime_while_it_waits_on_a_distant_store() {
         .await
         .unwrap();
     let store = Arc::new(store);
-    let home = tempfile::tempdir().unwrap();
-    let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
-    let model = Arc::new(Counting {
-        store: store.clone(),
-        at_request: Mutex::default(),
-    });
-    let engine = Engine::new(
-        config,
-        model,
-        Registry::new(),
-        Soul::shipped(),
-        store.clone(),
-    );
+    let (engine, _model, _data) = counting_engine(&store);
     // A first turn nearby builds what a process builds once (the tokenizer's tables).
     let req = TurnRequest::text(Origin::Owner, "web:near", "owner", "warm up");
     engine.run_turn(req, TurnOptions::default()).await;
