@@ -208,6 +208,11 @@ impl Config {
         }
     }
 
+    /// Whether settings are also kept in a store shared by every process.
+    pub fn shares_settings(&self) -> bool {
+        self.shared.get().is_some()
+    }
+
     /// Read the keys saved for every process again (each turn starts with this). When
     /// the store does not answer, the keys last read stay.
     pub fn refresh_shared(&self) {

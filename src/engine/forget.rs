@@ -55,7 +55,7 @@ impl Engine {
                 .map(|f| f.text)
                 .collect();
             let erased = store.erase_person(user, &quoted)?;
-            match std::fs::remove_dir_all(Notebook::Person(user).dir(&home)) {
+            match std::fs::remove_dir_all(notebook.dir()) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
                 _ => {}
             }

@@ -463,17 +463,23 @@ impl Engine {
         // Her line and the end of the running mark in one round trip.
         let mark = underway.take();
         let (store, sid, text) = (self.store.clone(), session.id.clone(), answer.to_string());
-        let ended = tokio::task::spawn_blocking(move || store.end_turn(&sid, &text, mark))
-            .await
-            .unwrap_or(Err(crate::store::StoreError::Closed));
+        let ended = tokio::task::spawn_blocking(move || {
+            let ended = store.end_turn(&sid, &text, mark);
+            if let Err(e) = &ended {
+                tracing::warn!("saving the transcript of {sid}: {e}");
+                // The turn ended all the same: its mark goes, or a restart calls it cut.
+                if let Some(Err(e)) = mark.map(|m| store.close_inflight(m)) {
+                    tracing::warn!("unmarking the turn of {sid}: {e}");
+                }
+            }
+            ended
+        })
+        .await;
         let id = match ended {
-            Ok(id) => id,
+            Ok(Ok(id)) => id,
+            Ok(Err(_)) => 0,
             Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
-                // The turn ended all the same: its mark goes, or a restart calls it cut.
-                if let Some(Err(e)) = mark.map(|m| self.store.close_inflight(m)) {
-                    tracing::warn!("unmarking the turn of {}: {e}", session.id);
-                }
                 0
             }
         };
@@ -526,9 +532,11 @@ impl Engine {
         }
         let began = tokio::time::Instant::now();
         // Settings saved in another process sharing the store apply from this turn on.
-        let config = self.config.clone();
-        if let Err(e) = tokio::task::spawn_blocking(move || config.refresh_shared()).await {
-            tracing::warn!("reading the settings saved for every process: {e}");
+        if self.config.shares_settings() {
+            let config = self.config.clone();
+            if let Err(e) = tokio::task::spawn_blocking(move || config.refresh_shared()).await {
+                tracing::warn!("reading the settings saved for every process: {e}");
+            }
         }
         // Whom it speaks for is fixed here, from the request, and travels with the turn
         // (a hidden announce turn's request already names its job's starter).

@@ -1,5 +1,6 @@
-//! Round trips to the store on a turn's path (docs/engine.md §6, issue "the store never
-//! blocks her"): counted by the store itself, on both backends.
+//! The store on a turn's path (docs/engine.md §6, docs/deploy.md): its round trips,
+//! counted by the store itself on both backends; a turn never blocks the runtime while
+//! it waits on a distant database; a full disk refuses the turn whole.
 
 use std::sync::{Arc, Mutex};
 

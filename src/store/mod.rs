@@ -232,11 +232,20 @@ impl Store {
         self.reachable.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// While the database is unreachable, try it once more on a thread of its own (one
-    /// probe at a time), so `/health` sees it come back without waiting for a turn.
-    pub fn probe(self: &std::sync::Arc<Self>) {
+    /// Whether the database answered the last call; while it did not, a probe tries it
+    /// again on a thread of its own (one at a time), so a surface sees it come back
+    /// without waiting for a turn.
+    pub fn reachable_now(self: &std::sync::Arc<Self>) -> bool {
+        let reachable = self.is_reachable();
+        if !reachable {
+            self.probe();
+        }
+        reachable
+    }
+
+    fn probe(self: &std::sync::Arc<Self>) {
         use std::sync::atomic::Ordering;
-        if self.is_reachable() || self.probing.swap(true, Ordering::AcqRel) {
+        if self.probing.swap(true, Ordering::AcqRel) {
             return;
         }
         let store = self.clone();

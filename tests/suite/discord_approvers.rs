@@ -7,28 +7,20 @@
 
 use serde_json::json;
 
-use super::discord::{is_card_post, posts_in, rig_on, Rig};
+use super::discord::{posts_in, rig_on, Rig};
+use super::discord_roles::{approve_of, card_for};
 use crate::support::discord::{FakeDiscord, ADMIN, ADMIN_ROLE, CAROL, GENERAL, GUEST, OWNER};
 use crate::support::model_server::Reply;
 
 /// The owner asks for `command` in general; the card's message id and its Approve
 /// button.
 async fn owners_card(r: &Rig, command: &str) -> (String, String, String) {
-    r.model
-        .push(Reply::call("shell", json!({ "command": command })));
-    let from = r.discord.calls().len();
-    r.discord.mention(GENERAL, OWNER, "run it please");
-    let card = r
-        .discord
-        .wait_for_from(from, 10, |c| is_card_post(c, GENERAL))
-        .await;
-    let approve = card
-        .buttons()
-        .into_iter()
-        .find(|b| b.1 == "Approve once")
-        .unwrap()
-        .0;
-    (card.message_id.clone().unwrap(), approve, card.embed_text())
+    let card = card_for(r, GENERAL, OWNER, "shell", json!({ "command": command })).await;
+    (
+        card.message_id.clone().unwrap(),
+        approve_of(&card),
+        card.embed_text(),
+    )
 }
 
 fn approvers(r: &Rig, yaml: &str) {

@@ -7,10 +7,11 @@
 
 use serde_json::json;
 
-use super::discord::{is_card_post, posts_in, rig_on, Rig};
+use super::discord::{posts_in, rig_on, Rig};
 use super::discord_manage::tool_result;
 use super::discord_people::says;
-use crate::support::discord::{FakeDiscord, Msg, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT};
+use super::discord_roles::{approve_of, card_for};
+use crate::support::discord::{FakeDiscord, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT};
 use crate::support::model_server::Reply;
 
 /// Words only gus ever said or had said about him.
@@ -222,30 +223,13 @@ async fn forget_me_asks_to_confirm_only_its_person_confirms_and_then_nothing_of_
 async fn asking_her_to_forget_opens_a_card_that_is_the_persons_own_to_answer_and_never_always() {
     let r = rig_on(FakeDiscord::start_crowd().await, &[]).await;
     gus_is_known(&r).await;
-    r.model.push(Reply::call("forget_me", json!({})));
-    let from = r.discord.calls().len();
-    r.discord.say(
-        DM,
-        GUEST,
-        "please forget everything about me",
-        Msg::default(),
-    );
-    let card = r
-        .discord
-        .wait_for_from(from, 10, |c| is_card_post(c, DM))
-        .await;
+    let card = card_for(&r, DM, GUEST, "forget_me", json!({})).await;
     let buttons = card.buttons();
     assert!(
         buttons.iter().all(|b| !b.0.starts_with("ks:")),
         "no always on an erase: {buttons:?}"
     );
-    let approve = buttons
-        .iter()
-        .find(|b| b.1 == "Approve once")
-        .unwrap()
-        .0
-        .clone();
-    let id = card.message_id.clone().unwrap();
+    let (id, approve) = (card.message_id.clone().unwrap(), approve_of(&card));
     r.model.push(Reply::text("Done, I have forgotten you."));
     let gus = r.discord.press(DM, &id, &approve, GUEST);
     r.discord.wait_callback(gus).await;
@@ -280,23 +264,15 @@ async fn nobody_asks_to_forget_someone_else_and_an_owner_may_name_them() {
     );
     assert_eq!(left_of_him(&r).len(), HIS.len(), "nothing erased");
     // The owner names him: the card is the owners' to answer.
-    r.model.push(Reply::call(
+    let card = card_for(
+        &r,
+        VAULT,
+        OWNER,
         "forget_me",
         json!({"person": format!("<@{GUEST}>")}),
-    ));
-    let from = r.discord.calls().len();
-    r.discord.mention(VAULT, OWNER, "forget gus entirely");
-    let card = r
-        .discord
-        .wait_for_from(from, 10, |c| is_card_post(c, VAULT))
-        .await;
-    let approve = card
-        .buttons()
-        .into_iter()
-        .find(|b| b.1 == "Approve once")
-        .unwrap()
-        .0;
-    let id = card.message_id.clone().unwrap();
+    )
+    .await;
+    let (id, approve) = (card.message_id.clone().unwrap(), approve_of(&card));
     let gus = r.discord.press(VAULT, &id, &approve, GUEST);
     let refused = r.discord.wait_callback(gus).await;
     assert!(

@@ -8,7 +8,9 @@ use serde_json::json;
 
 use super::discord::{is_card_post, posts_in, rig_on, Rig};
 use super::discord_manage::tool_result;
-use crate::support::discord::{FakeDiscord, ADMIN, ADMIN_ROLE, CAROL, GENERAL, GUEST, OWNER};
+use crate::support::discord::{
+    Call, FakeDiscord, Msg, ADMIN, ADMIN_ROLE, CAROL, DM, GENERAL, GUEST, OWNER,
+};
 use crate::support::model_server::Reply;
 
 /// The tools offered by the newest model request.
@@ -29,29 +31,33 @@ fn offered(r: &Rig) -> Vec<String> {
         .collect()
 }
 
-/// `who` asks in general and she calls `tool` with `args`; the card it draws (its
-/// message id and buttons).
-async fn card_for(
+/// `who` asks in `channel` (a DM, or mentioning her) and she calls `tool` with `args`;
+/// the card it draws.
+pub(crate) async fn card_for(
     r: &Rig,
+    channel: u64,
     who: u64,
     tool: &str,
     args: serde_json::Value,
-) -> (String, Vec<(String, String, bool)>) {
+) -> Call {
     r.model.push(Reply::call(tool, args));
     let from = r.discord.calls().len();
-    r.discord.mention(GENERAL, who, "please do it");
-    let card = r
-        .discord
-        .wait_for_from(from, 10, |c| is_card_post(c, GENERAL))
-        .await;
-    (card.message_id.clone().unwrap(), card.buttons())
+    if channel == DM {
+        r.discord.say(DM, who, "please do it", Msg::default());
+    } else {
+        r.discord.mention(channel, who, "please do it");
+    }
+    r.discord
+        .wait_for_from(from, 10, |c| is_card_post(c, channel))
+        .await
 }
 
-fn approve_of(buttons: &[(String, String, bool)]) -> String {
-    buttons
-        .iter()
+/// A card's Approve once button.
+pub(crate) fn approve_of(card: &Call) -> String {
+    card.buttons()
+        .into_iter()
         .find(|b| b.1 == "Approve once")
-        .map(|b| b.0.clone())
+        .map(|b| b.0)
         .expect("an Approve once button")
 }
 
@@ -72,14 +78,22 @@ async fn a_roles_tool_set_is_offered_to_its_members_and_every_call_asks_an_owner
     )
     .unwrap();
     // Ada (admins) reads a file: offered, and even a read asks.
-    let (card, buttons) = card_for(&r, ADMIN, "read_file", json!({"path": "plans.txt"})).await;
+    let post = card_for(
+        &r,
+        GENERAL,
+        ADMIN,
+        "read_file",
+        json!({"path": "plans.txt"}),
+    )
+    .await;
+    let (card, buttons) = (post.message_id.clone().unwrap(), post.buttons());
     assert!(offered(&r).contains(&"read_file".to_string()));
     assert!(offered(&r).contains(&"shell".to_string()));
     assert!(
         buttons.iter().all(|b| !b.0.starts_with("ks:")),
         "no always: {buttons:?}"
     );
-    let approve = approve_of(&buttons);
+    let approve = approve_of(&post);
     // She cannot answer her own card; a plain member cannot either.
     for who in [ADMIN, GUEST] {
         let i = r.discord.press(GENERAL, &card, &approve, who);
@@ -102,15 +116,14 @@ async fn a_roles_tool_set_is_offered_to_its_members_and_every_call_asks_an_owner
         tool_result(&r)
     );
     // A line the gate would run unasked for an owner still asks her, with no always.
-    let (card, buttons) = card_for(&r, ADMIN, "shell", json!({"command": "ls"})).await;
+    let post = card_for(&r, GENERAL, ADMIN, "shell", json!({"command": "ls"})).await;
+    let (card, buttons) = (post.message_id.clone().unwrap(), post.buttons());
     assert!(
         buttons.iter().all(|b| !b.0.starts_with("ks:")),
         "{buttons:?}"
     );
     r.model.push(Reply::text("Listed."));
-    let owner = r
-        .discord
-        .press(GENERAL, &card, &approve_of(&buttons), OWNER);
+    let owner = r.discord.press(GENERAL, &card, &approve_of(&post), OWNER);
     r.discord.wait_callback(owner).await;
     r.discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content() == "Listed.")

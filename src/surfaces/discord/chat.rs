@@ -135,8 +135,11 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     bot.follow.remove(&channel);
     let session = sessions::session_for(&bot, channel, author);
     if facts.dm && bot.dms_noted.insert(channel, ()).is_none() {
-        // A DM is its person's: forgetting them removes it whole.
-        if let Err(e) = bot.engine.store().note_dm(author, &session) {
+        // A DM is its person's: forgetting them removes it whole (kept before the turn,
+        // on the blocking pool).
+        let (store, dm) = (bot.engine.store().clone(), session.clone());
+        let noted = tokio::task::spawn_blocking(move || store.note_dm(author, &dm)).await;
+        if let Ok(Err(e)) = noted {
             bot.dms_noted.remove(&channel);
             tracing::warn!("Discord: noting the DM {session}: {e}");
         }

@@ -256,11 +256,11 @@ impl Bot {
     /// the cache's. None for an owner (who has every tool), in a DM, or for a member
     /// whose roles are not known.
     pub fn granted(&self, guild: Option<u64>, user: u64, roles: Option<Vec<u64>>) -> Vec<String> {
-        let sets = self.engine.config().settings().discord_role_toolsets;
-        let Some(guild) = guild else {
+        let Some(guild) = guild.filter(|_| !self.is_owner(user)) else {
             return Vec::new();
         };
-        if sets.0.is_empty() || self.is_owner(user) {
+        let sets = self.engine.config().settings().discord_role_toolsets;
+        if sets.0.is_empty() {
             return Vec::new();
         }
         let roles = roles.or_else(|| {

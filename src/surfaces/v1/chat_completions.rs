@@ -338,8 +338,7 @@ async fn whole_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
 }
 
 fn stream_reply(st: &V1, turn: TurnRequest, reply: Reply) -> Response {
-    if !st.engine.store().is_reachable() {
-        st.engine.store().probe();
+    if !st.engine.store().reachable_now() {
         return V1Error::store_unreachable().into_response();
     }
     let (tap_tx, mut tap_rx) = mpsc::unbounded_channel();

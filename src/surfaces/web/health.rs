@@ -15,9 +15,7 @@ use super::Shared;
 pub(super) async fn health(State(st): State<Shared>) -> Json<Value> {
     let mut body = Map::new();
     body.insert("status".into(), json!("ok"));
-    let store = st.engine.store();
-    store.probe();
-    let reachable = if store.is_reachable() {
+    let reachable = if st.engine.store().reachable_now() {
         "ok"
     } else {
         "unreachable"

@@ -84,8 +84,7 @@ pub(super) async fn message(
             "that word is reserved for announcing finished work",
         );
     }
-    if !st.engine.store().is_reachable() {
-        st.engine.store().probe();
+    if !st.engine.store().reachable_now() {
         return json_error(
             StatusCode::SERVICE_UNAVAILABLE,
             "store_unreachable",
