@@ -73,6 +73,10 @@ fn main() {
     .unwrap();
     let config = Config::for_home(home.path(), &[("KOTOBA_REASONING_EFFORT", "off")]);
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
+    let pre = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     // The long conversation: about 100,000 tokens of stored lines.
     let mut tokens = 0;
     let mut n = 0;
@@ -80,8 +84,7 @@ fn main() {
         let text = line(n);
         tokens += Tokenizer::O200k.count(&text);
         let role = if n % 2 == 0 { "user" } else { "assistant" };
-        store
-            .append_message("long", role, "ann", &text, false)
+        pre.block_on(store.append_message("long", role, "ann", &text, false))
             .unwrap();
         n += 1;
     }
@@ -127,7 +130,7 @@ fn main() {
         }
         let per = |d: Duration| d / turns as u32;
         let ratio = long.as_secs_f64() / short.as_secs_f64();
-        let used = engine.context_use("long");
+        let used = engine.context_use("long").await;
         println!(
             "long conversation ({} lines, {} tokens in use): {:?} per turn",
             n,

@@ -55,7 +55,7 @@ async fn main() {
     model.set_recording(false);
     let home = tempfile::tempdir().unwrap();
     let config = fake.config(home.path(), &model.base_url(), &[]);
-    let app = App::build(config).unwrap();
+    let app = App::build(config).await.unwrap();
     let shutdown = CancellationToken::new();
     let rss_before = rss_mb();
     let task = tokio::spawn(kotoba::surfaces::discord::run(

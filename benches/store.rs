@@ -34,10 +34,11 @@ mod proxy;
 const WARMUP: usize = 200;
 
 /// One turn's store work; `k` makes its message id unique.
-fn one_turn(store: &Store, session: &str, k: u64) {
-    assert!(store.claim_discord_message(1_000_000 + k).unwrap());
+async fn one_turn(store: &Store, session: &str, k: u64) {
+    assert!(store.claim_discord_message(1_000_000 + k).await.unwrap());
     let (_line, mark) = store
         .begin_turn(session, "ann (42)", "what is on the list today?")
+        .await
         .unwrap();
     store
         .end_turn(
@@ -45,21 +46,22 @@ fn one_turn(store: &Store, session: &str, k: u64) {
             "Three things: the post, the plants, the call.",
             Some(mark),
         )
+        .await
         .unwrap();
 }
 
 /// Per-turn times of `n` turns after the warm-up, message ids from `ids_from`.
-fn measure(store: &Store, n: usize, warmup: usize, ids_from: u64) -> Vec<Duration> {
+async fn measure(store: &Store, n: usize, warmup: usize, ids_from: u64) -> Vec<Duration> {
     for k in 0..warmup {
-        one_turn(store, "discord:warm", ids_from + k as u64);
+        one_turn(store, "discord:warm", ids_from + k as u64).await;
     }
-    (0..n)
-        .map(|k| {
-            let t = Instant::now();
-            one_turn(store, "discord:200", ids_from + (warmup + k) as u64);
-            t.elapsed()
-        })
-        .collect()
+    let mut times = Vec::with_capacity(n);
+    for k in 0..n {
+        let t = Instant::now();
+        one_turn(store, "discord:200", ids_from + (warmup + k) as u64).await;
+        times.push(t.elapsed());
+    }
+    times
 }
 
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
@@ -67,6 +69,11 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 }
 
 fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
     let n: usize = std::env::var("KOTOBA_BENCH_TURNS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -76,15 +83,11 @@ fn main() {
     let sqlite = Store::open(&dir.path().join("kotoba.db")).unwrap();
     let (base, _started) = pg_server::server();
     let url = pg_support::create_database(&base);
-    let pg = Store::connect(&url).unwrap();
+    let pg = Store::connect(&url).await.unwrap();
     // The distant database: the same server through a proxy adding 20 ms each way.
-    let runtime = tokio::runtime::Runtime::new().unwrap();
     let target = url.split('@').nth(1).unwrap().split('/').next().unwrap();
-    let proxy = runtime.block_on(proxy::Proxy::start(
-        target.parse().unwrap(),
-        Duration::from_millis(20),
-    ));
-    let distant = Store::connect(&proxy.url_through(&url)).unwrap();
+    let proxy = proxy::Proxy::start(target.parse().unwrap(), Duration::from_millis(20)).await;
+    let distant = Store::connect(&proxy.url_through(&url)).await.unwrap();
 
     let mut results = Vec::new();
     for (i, (label, store, turns, warmup)) in [
@@ -97,7 +100,7 @@ fn main() {
     {
         let before = store.round_trips();
         // Message ids of their own: two of them share a database.
-        let mut times = measure(store, turns, warmup, i as u64 * 10_000_000);
+        let mut times = measure(store, turns, warmup, i as u64 * 10_000_000).await;
         let trips = (store.round_trips() - before) as f64 / (turns + warmup) as f64;
         times.sort();
         let mean = times.iter().sum::<Duration>() / times.len() as u32;

@@ -107,7 +107,7 @@ impl RoomSide for Quiet {
     fn author(&self, user: u64) -> String {
         format!("{} ({user})", self.name_of(user))
     }
-    fn before_turn(&self) {}
+    async fn before_turn(&self) {}
 }
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {

@@ -125,13 +125,12 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
     }
     if let Some(url) = config.database_url() {
         let label = crate::store::database_label(url);
-        let owned = url.to_string();
         let options = crate::app::store_options(&config);
-        let reached = tokio::task::spawn_blocking(move || {
-            let store = crate::store::Store::connect_with(&owned, &options)?;
-            Ok::<_, crate::store::StoreError>((store.pool_size(), store.ping(5)?))
-        })
-        .await?;
+        let reached = async {
+            let store = crate::store::Store::connect_with(url, &options).await?;
+            Ok::<_, crate::store::StoreError>((store.pool_size(), store.ping(5).await?))
+        }
+        .await;
         match reached {
             Ok((pool, trip)) => line(
                 &mut out,
@@ -157,7 +156,7 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
             &format!("SQLite at {}", config.paths.db.display()),
         );
     }
-    let app = App::build(config)?;
+    let app = App::build(config).await?;
     let names: Vec<String> = app
         .engine
         .tools()
@@ -166,7 +165,7 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
         .map(|t| t.spec().name.clone())
         .collect();
     line(&mut out, "tools", &names.join(", "));
-    match crate::surfaces::discord::DiscordSettings::resolve(&app.engine) {
+    match crate::surfaces::discord::DiscordSettings::resolve(&app.engine).await {
         Some(discord) => {
             match &discord.shards {
                 Ok(plan) => line(&mut out, "shards", &plan.describe()),
@@ -186,7 +185,7 @@ pub async fn report(config: Arc<Config>) -> anyhow::Result<(String, bool)> {
             "not set up (no DISCORD_TOKEN): she serves the page, /v1 and the terminal",
         ),
     }
-    let room = app.engine.context_room();
+    let room = app.engine.context_room().await;
     line(
         &mut out,
         "context",

@@ -122,7 +122,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Chat { session, .. } => {
-            let app = App::build(config)?;
+            let app = App::build(config).await?;
             let notice = app.missing_setup();
             // With a shared store the terminal's turns are alive too: no serving process
             // closes them as a dead run's.
@@ -160,7 +160,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Memory {
             command: MemoryCommand::Export { to },
         } => {
-            let store = kotoba::app::open_store(&config)?;
+            let store = kotoba::app::open_store(&config).await?;
             let memory = kotoba::tools::memory::MemoryStore::with_store(
                 &config.paths.home,
                 Some(Arc::new(store)),
@@ -173,11 +173,7 @@ async fn main() -> anyhow::Result<()> {
                 );
                 return Ok(());
             }
-            let (facts, topics) = tokio::task::spawn_blocking({
-                let dir = dir.clone();
-                move || memory.export(&dir)
-            })
-            .await??;
+            let (facts, topics) = memory.export(&dir).await?;
             println!(
                 "Wrote {facts} fact(s) in {topics} topic(s) to {}.",
                 dir.display()
@@ -197,7 +193,7 @@ fn has_data_folder() -> bool {
 
 /// Claim the data folder and build the app, or stop start-up with the one sentence that
 /// names the folder and why it cannot be used (read-only, full, in use by another Kotoba).
-fn claim_and_build(config: Arc<Config>) -> anyhow::Result<App> {
+async fn claim_and_build(config: Arc<Config>) -> anyhow::Result<App> {
     let home = config.paths.home.clone();
     let refuse = |sentence: String| -> ! {
         eprintln!("{sentence}");
@@ -206,7 +202,7 @@ fn claim_and_build(config: Arc<Config>) -> anyhow::Result<App> {
     if let Err(e) = kotoba::datadir::claim(&home) {
         refuse(e.to_string());
     }
-    match App::build(config) {
+    match App::build(config).await {
         Ok(app) => Ok(app),
         Err(e) => match e.downcast_ref::<kotoba::store::StoreError>() {
             Some(store) => {
@@ -218,15 +214,15 @@ fn claim_and_build(config: Arc<Config>) -> anyhow::Result<App> {
 }
 
 async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
-    let app = claim_and_build(config)?;
-    app.recover();
+    let app = claim_and_build(config).await?;
+    app.recover().await;
     if let Some(missing) = app.missing_setup() {
         tracing::warn!("{missing}");
     }
     let stop = stop_signal()?;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let web = kotoba::surfaces::http::start(&app, shutdown.clone()).await?;
-    let discord = kotoba::surfaces::discord::start(&app, shutdown.clone());
+    let discord = kotoba::surfaces::discord::start(&app, shutdown.clone()).await;
     let alive = app.keep_alive(shutdown.clone());
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",

@@ -255,13 +255,16 @@ impl Loop<'_> {
             Some(out) => out,
             None => {
                 // The executed row is written before the command starts (docs/engine.md §6).
-                let running = line.as_ref().map(|line| {
-                    start_run(self.engine, &self.session.id, &spec.name, line, spec.risk)
-                });
+                let running = match line.as_ref() {
+                    Some(line) => Some(
+                        start_run(self.engine, &self.session.id, &spec.name, line, spec.risk).await,
+                    ),
+                    None => None,
+                };
                 let work = tool.run(args, &tool_ctx);
                 let out = self.with_heartbeat(work, budget, &spec.name, plan).await;
                 if let Some(running) = running {
-                    finish_run(running, &out);
+                    finish_run(running, &out).await;
                 }
                 out
             }
@@ -278,13 +281,15 @@ impl Loop<'_> {
                 full_output,
                 clipped,
             };
-            self.engine.record_step(
-                &self.session.id,
-                &spec.name,
-                line.as_deref().unwrap_or_default(),
-                outcome,
-                &close.result,
-            );
+            self.engine
+                .record_step(
+                    &self.session.id,
+                    &spec.name,
+                    line.as_deref().unwrap_or_default(),
+                    outcome,
+                    &close.result,
+                )
+                .await;
             self.rows.close(call_id, close);
             for release in self.releases.drain(..) {
                 let _ = release.send(());

@@ -254,22 +254,31 @@ impl Loop<'_> {
                 return;
             }
         };
-        let store = self.engine.store.clone();
         let id = self.session.id.clone();
-        let after = self.session.with_transcript(|tr| {
+        // No fresh start between reading the generation and keeping the summary.
+        let _order = self.session.store_order.lock().await;
+        let summary = self.session.with_transcript(|tr| {
             if tr.generation != generation {
                 return None; // a fresh start came meanwhile: this summary is of the old one
             }
             let upto_id = tr.lines[..covered].iter().map(|l| l.id).max().unwrap_or(0);
             let upto_id = upto_id.max(tr.summary.as_ref().map_or(0, |s| s.upto_id));
-            let summary = Summary {
+            Some(Summary {
                 from_id,
                 upto_id,
                 text,
-            };
-            // Durable before it is used: a restart resumes from this summary.
-            if let Err(e) = store.save_summary(&id, &summary) {
-                tracing::warn!(session = %id, "saving the summary failed, cutting instead: {e}");
+            })
+        });
+        let Some(summary) = summary else {
+            return;
+        };
+        // Durable before it is used: a restart resumes from this summary.
+        if let Err(e) = self.engine.store.save_summary(&id, &summary).await {
+            tracing::warn!(session = %id, "saving the summary failed, cutting instead: {e}");
+            return;
+        }
+        let after = self.session.with_transcript(|tr| {
+            if tr.generation != generation {
                 return None;
             }
             tr.replace_oldest(covered, summary);
@@ -338,10 +347,10 @@ pub struct Room {
 
 impl super::Engine {
     /// How much of the model's window session `id` uses now.
-    pub fn context_use(&self, id: &str) -> ContextUse {
+    pub async fn context_use(&self, id: &str) -> ContextUse {
         let settings = self.config.settings();
         let budget = Budget::new(&settings, self.calibration.ratio());
-        let session = self.session(id);
+        let session = self.session(id).await;
         let (tokens, summarised) = session.with_transcript(|tr| {
             let tokens = tr
                 .last_request
@@ -358,7 +367,7 @@ impl super::Engine {
 
     /// What an owner's companion turn's instructions and tools cost, and the room they
     /// leave for the conversation before it is compacted.
-    pub fn context_room(&self) -> Room {
+    pub async fn context_room(&self) -> Room {
         let settings = self.config.settings();
         let budget = Budget::new(&settings, self.calibration.ratio());
         let ctx = crate::turn::TurnContext::companion(
@@ -371,7 +380,7 @@ impl super::Engine {
             ),
             None,
         );
-        let req = super::turn::first_request(self, &ctx, &[]);
+        let req = super::turn::first_request(self, &ctx, &[]).await;
         let fixed = budget.provider(budget.tokenizer.fixed(&req));
         Room {
             window: budget.window as u64,

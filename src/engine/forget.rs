@@ -43,26 +43,21 @@ impl Engine {
     /// Erase everything kept about Discord user `user`, on the store's own thread; what
     /// was erased, counted.
     pub async fn forget_person(&self, user: u64, by: ErasedBy) -> Result<Erased, ForgetError> {
-        let store = self.store.clone();
-        let home = self.config.paths.home.clone();
-        let erased = tokio::task::spawn_blocking(move || {
-            let notebook = MemoryStore::notebook(&home, None, Notebook::Person(user));
-            // Their Markdown facts, so a row quoting one is blanked too.
-            let quoted: Vec<String> = notebook
-                .facts(None)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|f| f.text)
-                .collect();
-            let erased = store.erase_person(user, &quoted)?;
-            match std::fs::remove_dir_all(notebook.dir()) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
-                _ => {}
-            }
-            Ok::<_, ForgetError>(erased)
-        })
-        .await
-        .map_err(|_| ForgetError::Cut)??;
+        let (store, home) = (&self.store, &self.config.paths.home);
+        // Their Markdown facts, so a row quoting one is blanked too.
+        let notebook = MemoryStore::notebook(home, None, Notebook::Person(user));
+        let quoted: Vec<String> = notebook
+            .facts(None)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| f.text)
+            .collect();
+        let erased = store.erase_person(user, &quoted).await?;
+        match tokio::fs::remove_dir_all(notebook.dir()).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
         for id in &erased.sessions {
             self.sessions.reload(id, &self.store).await;
         }
@@ -79,10 +74,10 @@ impl Engine {
             ErasedBy::Themselves => "asked by the person themselves",
             ErasedBy::Owner => "asked by an owner",
         };
-        let store = self.store.clone();
         let detail = format!("{who}; {}", erased.summary());
-        let audited = tokio::task::spawn_blocking(move || {
-            store.audit(
+        let audited = self
+            .store
+            .audit(
                 "people",
                 "erase_person",
                 "erased everything kept about one person",
@@ -91,12 +86,9 @@ impl Engine {
                 Approver::User,
                 &detail,
             )
-        })
-        .await;
-        match audited {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::error!("writing the audit trail of an erase: {e}"),
-            Err(e) => tracing::error!("writing the audit trail of an erase: {e}"),
+            .await;
+        if let Err(e) = audited {
+            tracing::error!("writing the audit trail of an erase: {e}");
         }
         Ok(erased)
     }

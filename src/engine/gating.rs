@@ -187,7 +187,7 @@ fn approver_of(end: &AskEnd) -> (bool, Approver, String) {
 
 /// Record one audit row; a store failure is logged, never a yes.
 #[allow(clippy::too_many_arguments)]
-fn audit(
+async fn audit(
     engine: &Engine,
     session: &str,
     tool: &str,
@@ -198,15 +198,19 @@ fn audit(
     detail: &str,
 ) {
     crate::metrics::metrics().decision(approver.as_str());
-    if let Err(e) = engine.store.audit(
-        session,
-        tool,
-        line,
-        risk_word(risk),
-        approved,
-        approver,
-        detail,
-    ) {
+    if let Err(e) = engine
+        .store
+        .audit(
+            session,
+            tool,
+            line,
+            risk_word(risk),
+            approved,
+            approver,
+            detail,
+        )
+        .await
+    {
         tracing::error!("writing the audit trail: {e}");
     }
 }
@@ -225,23 +229,42 @@ struct DismissedIfCut<'a> {
 
 impl Drop for DismissedIfCut<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            audit(
-                self.engine,
-                self.session,
-                self.tool,
-                self.line,
-                self.risk,
-                false,
-                Approver::Dismissed,
-                "the card went away: the turn was cut (barge-in or a newer request)",
-            );
+        if !self.armed {
+            return;
         }
+        // A drop cannot wait: the row is written on a task of its own.
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        crate::metrics::metrics().decision(Approver::Dismissed.as_str());
+        let store = self.engine.store.clone();
+        let (session, tool, line) = (
+            self.session.to_string(),
+            self.tool.to_string(),
+            self.line.to_string(),
+        );
+        let risk = risk_word(self.risk);
+        rt.spawn(async move {
+            let written = store
+                .audit(
+                    &session,
+                    &tool,
+                    &line,
+                    risk,
+                    false,
+                    Approver::Dismissed,
+                    "the card went away: the turn was cut (barge-in or a newer request)",
+                )
+                .await;
+            if let Err(e) = written {
+                tracing::error!("writing the audit trail: {e}");
+            }
+        });
     }
 }
 
 /// Save the "always" an answer asked for, when the card offered it.
-fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
+async fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified) {
     let AskEnd::Decided {
         decision,
         by,
@@ -256,11 +279,15 @@ fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified
             engine
                 .store
                 .add_grant_for(line, GrantScope::Exact, by, *for_s)
+                .await
         }
         Decision::AlwaysFamily if classified.can_always => match classified.family.as_deref() {
-            Some(family) => engine
-                .store
-                .add_grant_for(family, GrantScope::Family, by, *for_s),
+            Some(family) => {
+                engine
+                    .store
+                    .add_grant_for(family, GrantScope::Family, by, *for_s)
+                    .await
+            }
             None => Ok(()),
         },
         _ => Ok(()),
@@ -272,21 +299,21 @@ fn save_grant(engine: &Engine, end: &AskEnd, line: &str, classified: &Classified
 
 /// The executed row of a run about to start, written before it starts (so a crash
 /// mid-run leaves a row saying it reached the machine).
-pub(super) fn start_run(
+pub(super) async fn start_run(
     engine: &Engine,
     session: &str,
     tool: &str,
     line: &str,
     risk: Risk,
 ) -> Running {
-    Running::start(&engine.store, session, tool, line, risk_word(risk))
+    Running::start(&engine.store, session, tool, line, risk_word(risk)).await
 }
 
 /// Complete a run's row: `executed` or `executed:failed` with its exit code; removed when
 /// nothing reached the machine after all (could not start, refused, deferred).
-pub(super) fn finish_run(run: Running, out: &ToolOutput) {
+pub(super) async fn finish_run(run: Running, out: &ToolOutput) {
     if !matches!(out.ended, Ended::Ok { .. } | Ended::Failed { .. }) {
-        run.finish(None);
+        run.finish(None).await;
         return;
     }
     let failed = outcome_of(out) == Outcome::Failed;
@@ -299,7 +326,7 @@ pub(super) fn finish_run(run: Running, out: &ToolOutput) {
         .exit_code()
         .map(|c| format!("exit {c}"))
         .unwrap_or_default();
-    run.finish(Some((approver, &detail)));
+    run.finish(Some((approver, &detail))).await;
 }
 
 /// What one card shows as its action and who else may answer it.
@@ -421,7 +448,8 @@ impl Loop<'_> {
                 true,
                 Approver::AutoSafe,
                 "confined by the tool",
-            );
+            )
+            .await;
             return GateEnd::Proceed { approved_by: None };
         }
         // One request, one run (engine.md §5): a request already deferred in this session
@@ -451,7 +479,7 @@ impl Loop<'_> {
         let routed = match spec.behaviour.gating {
             _ if asks_every_call => Route::Ask,
             Gating::Card => Route::Ask,
-            _ => route(&line, &classified, &self.settings, &self.engine.store),
+            _ => route(&line, &classified, &self.settings, &self.engine.store).await,
         };
         if let Route::Run(approver) = routed {
             audit(
@@ -463,12 +491,15 @@ impl Loop<'_> {
                 true,
                 approver,
                 &classified.reasons.join("; "),
-            );
+            )
+            .await;
             return GateEnd::Proceed { approved_by: None };
         }
         let cannot_block = el_agent_turn(tool_ctx) == Some(true) && self.session.has_listener();
         if cannot_block && spec.behaviour.deferrable {
-            return self.defer(tool, call_id, args, &shown, key, &classified, tool_ctx);
+            return self
+                .defer(tool, call_id, args, &shown, key, &classified, tool_ctx)
+                .await;
         }
         let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
         // The line on the card, and who edited it there: an edit that is not dangerous
@@ -511,7 +542,7 @@ impl Loop<'_> {
                 _ => String::new(),
             };
             let Some(new) = edit_of(&end, &asked) else {
-                save_grant(self.engine, &end, &asked, &asked_class);
+                save_grant(self.engine, &end, &asked, &asked_class).await;
                 if asked == line {
                     return GateEnd::Proceed {
                         approved_by: Some(by),
@@ -573,7 +604,8 @@ impl Loop<'_> {
         window: Duration,
     ) -> AskEnd {
         let session = self.session.id.clone();
-        let waiting = Underway::card(&self.engine.store, &session, tool, line, risk_word(risk));
+        let waiting =
+            Underway::card(&self.engine.store, &session, tool, line, risk_word(risk)).await;
         let end = {
             let _blocked = self.blocked.block();
             let mut unsettled = DismissedIfCut {
@@ -598,14 +630,15 @@ impl Loop<'_> {
             approved,
             approver,
             &detail,
-        );
+        )
+        .await;
         drop(waiting);
         end
     }
 
     /// Show the card, end the turn, and leave the wait to a detached runner.
     #[allow(clippy::too_many_arguments)]
-    fn defer(
+    async fn defer(
         &mut self,
         tool: &Arc<dyn Tool>,
         call_id: &str,
@@ -621,7 +654,12 @@ impl Loop<'_> {
         let line = line.as_str();
         let mut card = self.card(&name, shown, tool.spec().risk, classified, DEFERRED_WINDOW);
         card.can_edit = with_line(tool.as_ref(), args, line).is_some();
-        let Some(wait) = self.engine.cards.post(&self.session, card, DEFERRED_WINDOW) else {
+        let Some(wait) = self
+            .engine
+            .cards
+            .post(&self.session, card, DEFERRED_WINDOW)
+            .await
+        else {
             audit(
                 self.engine,
                 &session,
@@ -631,7 +669,8 @@ impl Loop<'_> {
                 false,
                 Approver::Error,
                 "nobody could be asked",
-            );
+            )
+            .await;
             let sentence = refusal_sentence(Ending::Unreachable, &name, DEFERRED_WINDOW);
             return GateEnd::Stop(ToolOutput::refused_with(Ending::Unreachable, sentence));
         };
@@ -651,7 +690,8 @@ impl Loop<'_> {
             &name,
             line,
             risk_word(tool.spec().risk),
-        );
+        )
+        .await;
         let (release, released) = oneshot::channel();
         self.releases.push(release);
         // The runner acts for the person whose turn drew the card, and never inherits

@@ -2,7 +2,8 @@
 //! a running turn or waiting card is unmarked when it ends however it ends (its future
 //! dropped included), and an executed row is completed with its outcome, or as
 //! interrupted when the turn was cut. Only a crash leaves them open, for the next
-//! start-up to close (docs/engine.md §6).
+//! start-up to close (docs/engine.md §6). The store is async and a drop cannot wait,
+//! so what a drop writes goes to a task of its own ([`later`]).
 
 use std::sync::Arc;
 
@@ -12,12 +13,30 @@ use crate::store::{Approver, Store, StoreError};
 pub const INTERRUPTED_RUN_DETAIL: &str =
     "interrupted: the turn was cut while it ran, and it was ended";
 
+/// Which table a mark is in (what unmarks it).
+#[derive(Clone, Copy)]
+enum Mark {
+    /// A turn or a card (`Store::close_inflight`).
+    Inflight,
+    /// A background job (`Store::close_job`).
+    Job,
+}
+
+/// Run a store write a drop could not wait for, on a task of its own; with no runtime
+/// left (the process is ending) it is left for the next start-up to close, as a
+/// crash's would be.
+fn later(write: impl std::future::Future<Output = ()> + Send + 'static) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(write);
+    }
+}
+
 /// A turn, card or background job marked as under way; unmarked on drop (it ended
 /// however it ended). Only a crash leaves the mark, for the next start-up to close.
 pub(crate) struct Underway {
     store: Arc<Store>,
     id: Option<i64>,
-    unmark: fn(&Store, i64) -> Result<(), StoreError>,
+    unmark: Mark,
 }
 
 impl Underway {
@@ -25,7 +44,7 @@ impl Underway {
         store: &Arc<Store>,
         marked: Result<i64, StoreError>,
         what: &str,
-        unmark: fn(&Store, i64) -> Result<(), StoreError>,
+        unmark: Mark,
     ) -> Underway {
         let id = marked
             .map_err(|e| tracing::warn!("marking {what} as under way: {e}"))
@@ -38,14 +57,9 @@ impl Underway {
     }
 
     /// Mark a turn in `session` as running.
-    pub(crate) fn turn(store: &Arc<Store>, session: &str) -> Underway {
+    pub(crate) async fn turn(store: &Arc<Store>, session: &str) -> Underway {
         let what = format!("the turn of {session}");
-        Underway::new(
-            store,
-            store.open_turn(session),
-            &what,
-            Store::close_inflight,
-        )
+        Underway::new(store, store.open_turn(session).await, &what, Mark::Inflight)
     }
 
     /// A turn already marked as running (`Store::begin_turn`'s mark `id`).
@@ -53,7 +67,7 @@ impl Underway {
         Underway {
             store: store.clone(),
             id: Some(id),
-            unmark: Store::close_inflight,
+            unmark: Mark::Inflight,
         }
     }
 
@@ -64,33 +78,45 @@ impl Underway {
     }
 
     /// Mark an approval card as waiting.
-    pub(crate) fn card(
+    pub(crate) async fn card(
         store: &Arc<Store>,
         session: &str,
         tool: &str,
         action: &str,
         risk: &str,
     ) -> Underway {
-        let marked = store.open_card(session, tool, action, risk);
+        let marked = store.open_card(session, tool, action, risk).await;
         let what = format!("a card of {session}");
-        Underway::new(store, marked, &what, Store::close_inflight)
+        Underway::new(store, marked, &what, Mark::Inflight)
     }
 
     /// Mark background job `run_id` of `session` as running (a crash leaves it to be
     /// announced at the next start-up).
-    pub(crate) fn job(store: &Arc<Store>, run_id: &str, session: &str, goal: &str) -> Underway {
-        let marked = store.open_job(run_id, session, goal);
+    pub(crate) async fn job(
+        store: &Arc<Store>,
+        run_id: &str,
+        session: &str,
+        goal: &str,
+    ) -> Underway {
+        let marked = store.open_job(run_id, session, goal).await;
         let what = format!("the job of {session}");
-        Underway::new(store, marked, &what, Store::close_job)
+        Underway::new(store, marked, &what, Mark::Job)
     }
 }
 
 impl Drop for Underway {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            if let Err(e) = (self.unmark)(&self.store, id) {
-                tracing::warn!("unmarking what ended: {e}");
-            }
+            let (store, mark) = (self.store.clone(), self.unmark);
+            later(async move {
+                let unmarked = match mark {
+                    Mark::Inflight => store.close_inflight(id).await,
+                    Mark::Job => store.close_job(id).await,
+                };
+                if let Err(e) = unmarked {
+                    tracing::warn!("unmarking what ended: {e}");
+                }
+            });
         }
     }
 }
@@ -104,7 +130,7 @@ pub(crate) struct Running {
 
 impl Running {
     /// Write the row now, before the command starts.
-    pub(crate) fn start(
+    pub(crate) async fn start(
         store: &Arc<Store>,
         session: &str,
         tool: &str,
@@ -113,6 +139,7 @@ impl Running {
     ) -> Running {
         let id = store
             .audit_started(session, tool, action, risk)
+            .await
             .map_err(|e| tracing::error!("writing the audit trail: {e}"))
             .ok();
         Running {
@@ -123,9 +150,9 @@ impl Running {
 
     /// Complete the row with its outcome; `None` removes it (nothing reached the
     /// machine after all: it could not start, was refused or deferred).
-    pub(crate) fn finish(mut self, outcome: Option<(Approver, &str)>) {
+    pub(crate) async fn finish(mut self, outcome: Option<(Approver, &str)>) {
         if let Some(id) = self.id.take() {
-            if let Err(e) = self.store.audit_finished(id, outcome) {
+            if let Err(e) = self.store.audit_finished(id, outcome).await {
                 tracing::error!("completing the audit trail: {e}");
             }
         }
@@ -135,10 +162,13 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            let outcome = Some((Approver::ExecutedFailed, INTERRUPTED_RUN_DETAIL));
-            if let Err(e) = self.store.audit_finished(id, outcome) {
-                tracing::error!("completing the audit trail: {e}");
-            }
+            let store = self.store.clone();
+            later(async move {
+                let outcome = Some((Approver::ExecutedFailed, INTERRUPTED_RUN_DETAIL));
+                if let Err(e) = store.audit_finished(id, outcome).await {
+                    tracing::error!("completing the audit trail: {e}");
+                }
+            });
         }
     }
 }

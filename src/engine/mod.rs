@@ -154,7 +154,7 @@ impl Engine {
         runtime.spawn(async move {
             hub.run(stop, move |reminder| {
                 if let Some(engine) = me.upgrade() {
-                    engine.deliver_reminder(reminder);
+                    tokio::spawn(async move { engine.deliver_reminder(reminder).await });
                 }
             })
             .await;
@@ -163,9 +163,9 @@ impl Engine {
 
     /// Hand a due reminder to the surfaces: a `reminder` frame on its session's bus and
     /// the engine-level reminder channel.
-    fn deliver_reminder(&self, reminder: Reminder) {
+    async fn deliver_reminder(&self, reminder: Reminder) {
         tracing::info!(session = %reminder.session, id = reminder.id, "reminder due");
-        self.session(&reminder.session).emit(
+        self.session(&reminder.session).await.emit(
             None,
             Frame::Reminder {
                 id: reminder.id,
@@ -210,8 +210,8 @@ impl Engine {
     }
 
     /// The session `id`, loaded from the store on first use.
-    pub fn session(&self, id: &str) -> Arc<Session> {
-        self.sessions.get_or_load(id, &self.store)
+    pub async fn session(&self, id: &str) -> Arc<Session> {
+        self.sessions.get_or_load(id, &self.store).await
     }
 
     /// The configuration it runs under.
@@ -247,37 +247,37 @@ impl Engine {
     }
 
     /// The cards waiting in a session.
-    pub fn open_cards(&self, session: &str) -> Vec<crate::protocol::Card> {
-        self.cards.open_cards(session)
+    pub async fn open_cards(&self, session: &str) -> Vec<crate::protocol::Card> {
+        self.cards.open_cards(session).await
     }
 
     /// Answer a card on behalf of `who` with everything a person may say (a decision, a
     /// reason, an edit, an "always" time box, a question's text): the one way every
     /// surface answers (docs/gate.md, "Answers"). Refused, changing nothing, for someone
     /// who may not answer it, a settled or unknown card, or an answer that does not fit.
-    pub fn answer(
+    pub async fn answer(
         &self,
         request_id: &str,
         answer: crate::protocol::CardAnswer,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        self.cards.answer(request_id, answer, who)
+        self.cards.answer(request_id, answer, who).await
     }
 
     /// The open card `request_id` when `who` may answer it (checked before a surface
     /// opens a form for the answer).
-    pub fn card_for(
+    pub async fn card_for(
         &self,
         request_id: &str,
         who: &Answerer,
     ) -> Result<crate::protocol::Card, AnswerError> {
-        self.cards.card_for(request_id, who)
+        self.cards.card_for(request_id, who).await
     }
 
     /// Every card still waiting, in every session: the owner may answer any of them
     /// from the page or the terminal.
-    pub fn all_open_cards(&self) -> Vec<crate::protocol::Card> {
-        self.cards.all_open()
+    pub async fn all_open_cards(&self) -> Vec<crate::protocol::Card> {
+        self.cards.all_open().await
     }
 
     /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).
@@ -292,12 +292,12 @@ impl Engine {
 
     /// A secret saved in the keystore, for the process itself (e.g. the Discord token).
     /// A failure is logged by name only; the value never is.
-    pub fn saved_secret(&self, name: &str) -> Option<String> {
+    pub async fn saved_secret(&self, name: &str) -> Option<String> {
         let key = self
             .master_key()
             .map_err(|e| tracing::warn!("keystore: {e}"))
             .ok()?;
-        match self.store.get_secret(key, name) {
+        match self.store.get_secret(key, name).await {
             Ok(v) => v,
             Err(e) => {
                 tracing::warn!("keystore: {e}");
@@ -308,10 +308,11 @@ impl Engine {
 
     /// Save a secret in the keystore (the person typed it into a masked card, or an
     /// owner set it up); `Err` is a sentence that never contains the value.
-    pub fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
+    pub async fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
         let key = self.master_key()?;
         self.store
             .put_secret(key, name, value)
+            .await
             .map_err(|e| e.to_string())
     }
 
@@ -341,22 +342,22 @@ impl Engine {
     }
 
     /// Every saved grant, for the slash command and the web page.
-    pub fn grants(&self) -> Result<Vec<crate::store::Grant>, crate::store::StoreError> {
-        self.store.grants()
+    pub async fn grants(&self) -> Result<Vec<crate::store::Grant>, crate::store::StoreError> {
+        self.store.grants().await
     }
 
     /// Revoke a saved grant by id; false when there was none.
-    pub fn revoke_grant(&self, id: i64) -> Result<bool, crate::store::StoreError> {
-        self.store.revoke_grant(id)
+    pub async fn revoke_grant(&self, id: i64) -> Result<bool, crate::store::StoreError> {
+        self.store.revoke_grant(id).await
     }
 
     /// The newest audit rows (of one session when given), newest first.
-    pub fn audit_trail(
+    pub async fn audit_trail(
         &self,
         session: Option<&str>,
         limit: usize,
     ) -> Result<Vec<crate::store::AuditRow>, crate::store::StoreError> {
-        self.store.audit_rows(session, limit)
+        self.store.audit_rows(session, limit).await
     }
 
     /// Store the person's line before the model is asked (committed, so a crash keeps
@@ -368,24 +369,19 @@ impl Engine {
         req: &TurnRequest,
     ) -> Result<(i64, inflight::Underway), crate::store::StoreError> {
         if req.hidden {
-            return Ok((0, inflight::Underway::turn(&self.store, &session.id)));
+            return Ok((0, inflight::Underway::turn(&self.store, &session.id).await));
         }
         // The line and the running mark in one round trip (docs/engine.md §6).
-        let (store, id, author, text) = (
-            self.store.clone(),
-            session.id.clone(),
-            req.author.clone(),
-            req.text.clone(),
-        );
-        let begun = tokio::task::spawn_blocking(move || store.begin_turn(&id, &author, &text))
-            .await
-            .unwrap_or(Err(crate::store::StoreError::Closed));
+        let begun = self
+            .store
+            .begin_turn(&session.id, &req.author, &req.text)
+            .await;
         match begun {
             Ok((line, mark)) => Ok((line, inflight::Underway::turn_marked(&self.store, mark))),
             Err(e) if e.is_unreachable() => Err(e),
             Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
-                Ok((0, inflight::Underway::turn(&self.store, &session.id)))
+                Ok((0, inflight::Underway::turn(&self.store, &session.id).await))
             }
         }
     }
@@ -423,7 +419,7 @@ impl Engine {
 
     /// Store one finished step's result as it finishes, hidden from the transcript the
     /// person and the model see (it is the record of what ran before an answer).
-    pub(crate) fn record_step(
+    pub(crate) async fn record_step(
         &self,
         session: &str,
         tool: &str,
@@ -435,6 +431,7 @@ impl Engine {
         if let Err(e) = self
             .store
             .append_message(session, "step", tool, &text, true)
+            .await
         {
             tracing::warn!("saving a step of {session}: {e}");
         }
@@ -462,24 +459,16 @@ impl Engine {
         }
         // Her line and the end of the running mark in one round trip.
         let mark = underway.take();
-        let (store, sid, text) = (self.store.clone(), session.id.clone(), answer.to_string());
-        let ended = tokio::task::spawn_blocking(move || {
-            let ended = store.end_turn(&sid, &text, mark);
-            if let Err(e) = &ended {
-                tracing::warn!("saving the transcript of {sid}: {e}");
-                // The turn ended all the same: its mark goes, or a restart calls it cut.
-                if let Some(Err(e)) = mark.map(|m| store.close_inflight(m)) {
-                    tracing::warn!("unmarking the turn of {sid}: {e}");
-                }
-            }
-            ended
-        })
-        .await;
-        let id = match ended {
-            Ok(Ok(id)) => id,
-            Ok(Err(_)) => 0,
+        let id = match self.store.end_turn(&session.id, answer, mark).await {
+            Ok(id) => id,
             Err(e) => {
                 tracing::warn!("saving the transcript of {}: {e}", session.id);
+                // The turn ended all the same: its mark goes, or a restart calls it cut.
+                if let Some(m) = mark {
+                    if let Err(e) = self.store.close_inflight(m).await {
+                        tracing::warn!("unmarking the turn of {}: {e}", session.id);
+                    }
+                }
                 0
             }
         };
@@ -492,10 +481,10 @@ impl Engine {
 
     /// Start a fresh conversation in session `id`: its transcript is archived in the
     /// store (kept, under another name) and the model sees no earlier lines.
-    pub fn reset_session(&self, id: &str) -> Result<(), crate::store::StoreError> {
+    pub async fn reset_session(&self, id: &str) -> Result<(), crate::store::StoreError> {
         match self.sessions.get(id) {
-            Some(s) => s.reset(|| self.store.archive_session(id)),
-            None => self.store.archive_session(id),
+            Some(s) => s.reset(self.store.archive_session(id)).await,
+            None => self.store.archive_session(id).await,
         }
     }
 
@@ -516,12 +505,7 @@ impl Engine {
     /// created, and travels with the turn (docs/engine.md §1): a Discord guest's turn is
     /// offered only the guest allow-list (host tools are refused at the door as withheld).
     pub async fn run_turn(&self, req: TurnRequest, options: TurnOptions) -> TurnResult {
-        // The turn's store work runs on the blocking pool: no runtime thread waits on
-        // the database (docs/engine.md §6).
-        let session = self
-            .sessions
-            .get_or_load_off(&req.session, &self.store)
-            .await;
+        let session = self.sessions.get_or_load(&req.session, &self.store).await;
         if req.replace_running {
             session.cancel_running();
         }
@@ -531,13 +515,6 @@ impl Engine {
             self.sessions.reload(&session.id, &self.store).await;
         }
         let began = tokio::time::Instant::now();
-        // Settings saved in another process sharing the store apply from this turn on.
-        if self.config.shares_settings() {
-            let config = self.config.clone();
-            if let Err(e) = tokio::task::spawn_blocking(move || config.refresh_shared()).await {
-                tracing::warn!("reading the settings saved for every process: {e}");
-            }
-        }
         // Whom it speaks for is fixed here, from the request, and travels with the turn
         // (a hidden announce turn's request already names its job's starter).
         let person = req.person();

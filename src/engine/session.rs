@@ -43,6 +43,10 @@ pub struct Session {
     /// The conversation the model sees next: the summary of its oldest lines and every
     /// line after it (docs/engine.md, "Long conversations").
     transcript: Mutex<Transcript>,
+    /// One store write that hangs on the conversation's generation at a time (a fresh
+    /// start's archive, a compaction's summary), so a summary of the old conversation is
+    /// never saved over the fresh one; held across the write's await.
+    pub(crate) store_order: tokio::sync::Mutex<()>,
     /// Whether a background job runs in it (the chip stays on after a turn).
     job_running: AtomicBool,
     /// How many times its turn was stopped ([`Session::stops`]): a voice room goes
@@ -159,6 +163,7 @@ impl Session {
             turn_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(None),
             transcript: Mutex::new(transcript),
+            store_order: tokio::sync::Mutex::new(()),
             job_running: AtomicBool::new(false),
             stops: tokio::sync::watch::channel(0).0,
             calls: std::sync::atomic::AtomicUsize::new(0),
@@ -302,12 +307,16 @@ impl Session {
         f(&mut lock(&self.transcript))
     }
 
-    /// Start afresh: `archive` (the store's part) runs under the conversation's lock,
-    /// so a compaction finishing meanwhile is dropped, never saved over the fresh start.
-    pub(crate) fn reset<E>(&self, archive: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
-        let mut t = lock(&self.transcript);
-        archive()?;
-        t.clear();
+    /// Start afresh: `archive` (the store's part) runs under the session's store
+    /// order, so a compaction finishing meanwhile is dropped, never saved over the
+    /// fresh start.
+    pub(crate) async fn reset<E>(
+        &self,
+        archive: impl std::future::Future<Output = Result<(), E>>,
+    ) -> Result<(), E> {
+        let _order = self.store_order.lock().await;
+        archive.await?;
+        lock(&self.transcript).clear();
         Ok(())
     }
 
@@ -324,25 +333,12 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// The session `id`, created (with its stored transcript) on first use.
-    pub fn get_or_load(&self, id: &str, store: &Store) -> Arc<Session> {
+    /// The session `id`, created (with its stored transcript, awaited) on first use.
+    pub async fn get_or_load(&self, id: &str, store: &Store) -> Arc<Session> {
         if let Some(s) = self.map.get(id) {
             return s.clone();
         }
-        let transcript = load(id, store);
-        self.map
-            .entry(id.to_string())
-            .or_insert_with(|| Arc::new(Session::new(id, transcript)))
-            .clone()
-    }
-
-    /// The session `id`, its stored transcript read on first use on a thread of the
-    /// blocking pool (no runtime thread waits on the database).
-    pub async fn get_or_load_off(&self, id: &str, store: &Arc<Store>) -> Arc<Session> {
-        if let Some(s) = self.map.get(id) {
-            return s.clone();
-        }
-        let transcript = load_off(id, store).await;
+        let transcript = load(id, store).await;
         self.map
             .entry(id.to_string())
             .or_insert_with(|| Arc::new(Session::new(id, transcript)))
@@ -350,11 +346,11 @@ impl Sessions {
     }
 
     /// Read a loaded session's conversation again from the store (a person was
-    /// forgotten, or it could not be read before), off the runtime's threads; a session
-    /// not loaded is read when first used.
-    pub async fn reload(&self, id: &str, store: &Arc<Store>) {
+    /// forgotten, or it could not be read before); a session not loaded is read when
+    /// first used.
+    pub async fn reload(&self, id: &str, store: &Store) {
         if let Some(s) = self.get(id) {
-            let fresh = load_off(id, store).await;
+            let fresh = load(id, store).await;
             lock(&s.transcript).reload(fresh);
         }
     }
@@ -375,18 +371,11 @@ impl Sessions {
     }
 }
 
-/// [`load`] on a thread of the blocking pool.
-async fn load_off(id: &str, store: &Arc<Store>) -> Transcript {
-    let (id, store) = (id.to_string(), store.clone());
-    tokio::task::spawn_blocking(move || load(&id, &store))
-        .await
-        .unwrap_or_else(|_| Transcript::unread())
-}
-
 /// A conversation as the store holds it: its newest summary and the lines after it.
-fn load(id: &str, store: &Store) -> Transcript {
+async fn load(id: &str, store: &Store) -> Transcript {
     let loaded = store
         .conversation(id, LOAD_LINES)
+        .await
         .map(|(summary, lines)| Transcript::loaded(summary, lines));
     loaded.unwrap_or_else(|e| {
         tracing::warn!("loading the transcript of {id}: {e}");

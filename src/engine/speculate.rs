@@ -62,8 +62,8 @@ impl Speculation {
 impl Engine {
     /// Ask the model now what turn `req` would first ask it. Nothing is emitted,
     /// stored or run; hand the result to that turn in `TurnOptions::prepared`.
-    pub fn speculate(&self, req: &TurnRequest) -> Speculation {
-        let session = self.session(&req.session);
+    pub async fn speculate(&self, req: &TurnRequest) -> Speculation {
+        let session = self.session(&req.session).await;
         let ctx = TurnContext::companion(
             &req.session,
             req.person(),
@@ -74,7 +74,7 @@ impl Engine {
         items.push(Item::User {
             text: req.text.clone(),
         });
-        let request = first_request(self, &ctx, &items);
+        let request = first_request(self, &ctx, &items).await;
         let (tx, deltas) = mpsc::unbounded_channel();
         let (reply_tx, reply) = oneshot::channel();
         let budget = super::context::Budget::new(&self.config.settings(), self.calibration.ratio());

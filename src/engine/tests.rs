@@ -357,7 +357,7 @@ pub(crate) fn voice_turn(text: &str) -> TurnRequest {
 #[tokio::test(start_paused = true)]
 async fn a_plain_turn_streams_her_words_and_ends_completed() {
     let r = rig(vec![Ok(say("hello ann"))], vec![]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
@@ -388,7 +388,7 @@ async fn a_plain_turn_streams_her_words_and_ends_completed() {
 #[tokio::test(start_paused = true)]
 async fn the_finished_turns_face_comes_from_what_she_wrote_just_before_turn_done() {
     let r = rig(vec![Ok(say("Haha, hello ann"))], vec![]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
@@ -416,7 +416,7 @@ async fn an_action_opens_a_row_with_the_chip_a_determined_face_then_its_own_focu
         ],
         vec![fake("write_file", Risk::Write)],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(text_turn("write it"), crate::engine::TurnOptions::default())
         .await;
@@ -470,7 +470,7 @@ async fn a_read_opens_no_row_and_its_peek_is_emitted_only_on_change_and_cleared_
         ],
         vec![fake("memory_recall", Risk::Read)],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(
             text_turn("what do you know"),
@@ -635,7 +635,7 @@ async fn door_refusals_each_tell_the_model_nothing_ran() {
         &[],
         "disabled_toolsets: [web]\n",
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -664,7 +664,7 @@ async fn start_work_inside_a_job_is_refused_at_the_door() {
         vec![],
         vec![fake("start_work", Risk::Write).scope(Scope::CompanionOnly)],
     );
-    let session = r.engine.session("s1");
+    let session = r.engine.session("s1").await;
     let ctx = Arc::new(TurnContext {
         mode: Mode::Work,
         run_id: Some("0badcafe".into()),
@@ -682,7 +682,7 @@ async fn start_work_inside_a_job_is_refused_at_the_door() {
         r.engine.store.clone(),
     );
     let _ = session;
-    let s = engine.session("s1");
+    let s = engine.session("s1").await;
     turn::run_loop(&engine, s, ctx, vec![Item::User { text: "go".into() }]).await;
     assert_eq!(
         tool_results(&script.sent()[1])[0],
@@ -704,7 +704,7 @@ async fn invalid_json_arguments_are_answered_with_a_sentence_and_nothing_runs() 
         ..Default::default()
     });
     let r = rig(vec![bad, Ok(say("sorry"))], vec![t]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
@@ -733,7 +733,7 @@ async fn tool_output_over_sixteen_thousand_characters_is_cut_with_a_note() {
         vec![call("write_file", json!({})), Ok(say("ok"))],
         vec![big],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -758,7 +758,7 @@ async fn announce_is_said_once_per_tool_per_turn_on_voice_and_never_on_text() {
         ]
     };
     let r = rig(script(), mk());
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -770,7 +770,7 @@ async fn announce_is_said_once_per_tool_per_turn_on_voice_and_never_on_text() {
     assert_eq!(announces.len(), 1);
     assert_eq!(said.iter().filter(|(k, _)| *k == SayKind::After).count(), 2);
     let r = rig(script(), mk());
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -786,7 +786,7 @@ async fn the_soul_line_wins_over_the_tools_own_announce() {
         vec![call("shell", json!({"command": "ls"})), Ok(say("ok"))],
         vec![fake("shell", Risk::Write)],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -806,7 +806,7 @@ async fn a_reasoning_model_announces_nothing_and_hums_while_a_tool_runs() {
         &[("KOTOBA_REASONING_EFFORT", "low")],
         "",
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(voice_turn("go"), crate::engine::TurnOptions::default())
         .await;
@@ -823,7 +823,7 @@ async fn heartbeats_fall_at_nine_then_thirty_seconds_with_the_tools_lines() {
         vec![call("compile", json!({"timeout": 100})), Ok(say("ok"))],
         vec![slow],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let t0 = tokio::time::Instant::now();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
@@ -856,7 +856,7 @@ async fn a_tool_past_its_budget_is_stopped_and_fails_with_124() {
         vec![call("write_file", json!({})), Ok(say("it hung"))],
         vec![stuck],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let t0 = tokio::time::Instant::now();
     r.engine
         .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
@@ -874,7 +874,7 @@ async fn a_cut_turn_closes_every_open_row_as_interrupted_and_clears_peek_and_chi
         vec![call("write_file", json!({})), Ok(say("never"))],
         vec![slow],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -1002,9 +1002,9 @@ async fn a_hidden_turn_is_never_stored_in_the_transcript() {
             crate::engine::TurnOptions::default(),
         )
         .await;
-    let stored = r.engine.store.history("s1", 10).unwrap();
+    let stored = r.engine.store.history("s1", 10).await.unwrap();
     assert!(stored.iter().all(|m| m.text != WORK_DONE_SENTINEL));
-    assert!(r.engine.session("s1").history().iter().all(|i| *i
+    assert!(r.engine.session("s1").await.history().iter().all(|i| *i
         != Item::User {
             text: WORK_DONE_SENTINEL.into()
         }));
@@ -1025,7 +1025,7 @@ async fn the_next_action_clears_the_peek_and_a_failed_action_shows_the_fail_face
             fake("write_file", Risk::Write).output(ToolOutput::failed("disk full")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(text_turn("go"), crate::engine::TurnOptions::default())
         .await;

@@ -66,7 +66,7 @@ fn results_fed(r: &Rig) -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn a_no_with_a_reason_tells_her_the_words_verbatim_and_the_audit_keeps_them() {
     let (r, seen) = shell_rig(&["git push --force"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_turn(&r, "terminal:me", Origin::Owner, "push it");
     let card = next_card(&mut rx).await;
     let answer = CardAnswer {
@@ -75,6 +75,7 @@ async fn a_no_with_a_reason_tells_her_the_words_verbatim_and_the_audit_keeps_the
     };
     r.engine
         .answer(&card.request_id, answer, &at_the_terminal())
+        .await
         .unwrap();
     turn.await.unwrap();
     assert!(seen.lock().unwrap().is_empty(), "nothing ran");
@@ -83,7 +84,7 @@ async fn a_no_with_a_reason_tells_her_the_words_verbatim_and_the_audit_keeps_the
         told.contains("DECLINED") && told.contains("\"never force-push main\""),
         "{told}"
     );
-    let trail = r.engine.audit_trail(None, 10).unwrap();
+    let trail = r.engine.audit_trail(None, 10).await.unwrap();
     assert!(
         trail
             .iter()
@@ -96,7 +97,7 @@ async fn a_no_with_a_reason_tells_her_the_words_verbatim_and_the_audit_keeps_the
 async fn an_edited_line_that_is_not_dangerous_runs_instead_and_the_row_the_model_and_the_audit_say_so(
 ) {
     let (r, seen) = shell_rig(&["cargo test --all"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_turn(&r, "terminal:me", Origin::Owner, "run the tests");
     let card = next_card(&mut rx).await;
     assert!(card.can_edit, "a shell card may be edited");
@@ -106,6 +107,7 @@ async fn an_edited_line_that_is_not_dangerous_runs_instead_and_the_row_the_model
     };
     r.engine
         .answer(&card.request_id, edit, &at_the_terminal())
+        .await
         .unwrap();
     turn.await.unwrap();
     let ran = seen.lock().unwrap().clone();
@@ -125,7 +127,7 @@ async fn an_edited_line_that_is_not_dangerous_runs_instead_and_the_row_the_model
         told.contains("EDITED") && told.contains("cargo test -p kotoba"),
         "{told}"
     );
-    let trail = r.engine.audit_trail(None, 10).unwrap();
+    let trail = r.engine.audit_trail(None, 10).await.unwrap();
     let decision = trail.iter().find(|row| row.approver == "user").unwrap();
     assert_eq!(decision.action, "cargo test --all", "the proposed line");
     assert!(
@@ -145,7 +147,7 @@ async fn an_edited_line_that_is_not_dangerous_runs_instead_and_the_row_the_model
 #[tokio::test(start_paused = true)]
 async fn a_dangerous_edit_never_runs_on_that_answer_and_a_new_card_says_it_was_edited() {
     let (r, seen) = shell_rig(&["make build"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_turn(&r, "terminal:me", Origin::Owner, "look at build");
     let first = next_card(&mut rx).await;
     let edit = CardAnswer {
@@ -154,6 +156,7 @@ async fn a_dangerous_edit_never_runs_on_that_answer_and_a_new_card_says_it_was_e
     };
     r.engine
         .answer(&first.request_id, edit, &at_the_terminal())
+        .await
         .unwrap();
     let second = next_card(&mut rx).await;
     assert_ne!(second.request_id, first.request_id);
@@ -171,6 +174,7 @@ async fn a_dangerous_edit_never_runs_on_that_answer_and_a_new_card_says_it_was_e
             crate::protocol::CardAnswer::of(Decision::Deny),
             &at_the_terminal(),
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     assert!(seen.lock().unwrap().is_empty(), "nothing ran at all");
@@ -179,7 +183,7 @@ async fn a_dangerous_edit_never_runs_on_that_answer_and_a_new_card_says_it_was_e
 #[tokio::test(start_paused = true)]
 async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_is_up() {
     let (r, seen) = shell_rig(&["make lint"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_turn(&r, "terminal:me", Origin::Owner, "lint");
     let card = next_card(&mut rx).await;
     let always = CardAnswer {
@@ -188,9 +192,10 @@ async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_
     };
     r.engine
         .answer(&card.request_id, always, &at_the_terminal())
+        .await
         .unwrap();
     turn.await.unwrap();
-    let grants = r.engine.grants().unwrap();
+    let grants = r.engine.grants().await.unwrap();
     assert_eq!(grants.len(), 1);
     assert!(grants[0].expires_at.is_some(), "{grants:?}");
     // Within the hour: no card.
@@ -209,7 +214,7 @@ async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_
     // Past the hour: the grant is gone and the line asks again.
     tokio::time::advance(Duration::from_secs(1801)).await;
     assert!(
-        r.engine.grants().unwrap().is_empty(),
+        r.engine.grants().await.unwrap().is_empty(),
         "dropped from the list"
     );
     r.script.replies.lock().unwrap().extend([
@@ -225,6 +230,7 @@ async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_
             crate::protocol::CardAnswer::of(Decision::Deny),
             &at_the_terminal(),
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 2);
@@ -234,7 +240,7 @@ async fn an_always_for_one_hour_lets_the_line_run_without_a_card_until_the_hour_
 async fn a_discord_card_is_answered_from_the_owners_own_surface_and_says_where_but_never_by_a_guest(
 ) {
     let (r, seen) = shell_rig(&["make deploy"]);
-    let mut rx = r.engine.session("discord:5").subscribe();
+    let mut rx = r.engine.session("discord:5").await.subscribe();
     // An owner asked on Discord (no Discord owner ids are configured here, so nobody
     // on Discord could answer; the owner at the terminal can).
     let origin = Origin::Discord {
@@ -244,16 +250,18 @@ async fn a_discord_card_is_answered_from_the_owners_own_surface_and_says_where_b
     let turn = spawn_turn(&r, "discord:5", origin, "deploy");
     let card = next_card(&mut rx).await;
     assert_eq!(
-        r.engine.all_open_cards().len(),
+        r.engine.all_open_cards().await.len(),
         1,
         "the owner's list holds every session's cards"
     );
     assert_eq!(
-        r.engine.answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &on_discord("2", "gus")
-        ),
+        r.engine
+            .answer(
+                &card.request_id,
+                crate::protocol::CardAnswer::of(Decision::Approve),
+                &on_discord("2", "gus")
+            )
+            .await,
         Err(AnswerError::NotYours),
         "a guest's answer is refused"
     );
@@ -263,6 +271,7 @@ async fn a_discord_card_is_answered_from_the_owners_own_surface_and_says_where_b
             crate::protocol::CardAnswer::of(Decision::Approve),
             &at_the_terminal(),
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -281,13 +290,13 @@ async fn a_discord_card_is_answered_from_the_owners_own_surface_and_says_where_b
             via: "the terminal".into()
         }
     );
-    assert!(r.engine.all_open_cards().is_empty());
+    assert!(r.engine.all_open_cards().await.is_empty());
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_answer_that_does_not_fit_the_card_is_refused_and_the_card_still_waits() {
     let (r, seen) = shell_rig(&["make"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_turn(&r, "terminal:me", Origin::Owner, "build");
     let card = next_card(&mut rx).await;
     let me = at_the_terminal();
@@ -321,18 +330,19 @@ async fn an_answer_that_does_not_fit_the_card_is_refused_and_the_card_still_wait
             "empty",
         ),
     ] {
-        match r.engine.answer(&card.request_id, answer, &me) {
+        match r.engine.answer(&card.request_id, answer, &me).await {
             Err(AnswerError::Invalid(s)) => assert!(s.contains(why), "{s}"),
             other => panic!("{why}: {other:?}"),
         }
     }
-    assert_eq!(r.engine.all_open_cards().len(), 1, "still waiting");
+    assert_eq!(r.engine.all_open_cards().await.len(), 1, "still waiting");
     r.engine
         .answer(
             &card.request_id,
             crate::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -364,7 +374,7 @@ async fn work_done(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Even
 #[tokio::test(start_paused = true)]
 async fn a_deferred_card_may_be_edited_and_the_edited_line_runs_instead() {
     let (r, seen) = shell_rig(&["cargo test --all"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(marked_turn("run the tests"), TurnOptions::default())
         .await;
@@ -377,6 +387,7 @@ async fn a_deferred_card_may_be_edited_and_the_edited_line_runs_instead() {
     };
     r.engine
         .answer(&card.request_id, edit, &at_the_terminal())
+        .await
         .unwrap();
     let summary = work_done(&mut rx).await;
     assert_eq!(
@@ -393,7 +404,7 @@ async fn a_deferred_card_may_be_edited_and_the_edited_line_runs_instead() {
 #[tokio::test(start_paused = true)]
 async fn a_deferred_card_edited_into_a_dangerous_line_never_runs() {
     let (r, seen) = shell_rig(&["cargo test --all"]);
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(marked_turn("run the tests"), TurnOptions::default())
         .await;
@@ -404,6 +415,7 @@ async fn a_deferred_card_edited_into_a_dangerous_line_never_runs() {
     };
     r.engine
         .answer(&card.request_id, edit, &at_the_terminal())
+        .await
         .unwrap();
     let summary = work_done(&mut rx).await;
     assert!(seen.lock().unwrap().is_empty(), "nothing ran");

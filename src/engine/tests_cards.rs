@@ -207,7 +207,7 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
         ],
         vec![tool],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_terminal_turn(&r, "clean up");
     let card = first_card(&mut rx).await;
     assert_eq!(card.action, "rm -r build");
@@ -219,6 +219,7 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     let frames: Vec<Frame> = drain(&mut rx);
@@ -240,11 +241,13 @@ async fn an_approved_card_runs_the_action_and_the_row_closes_ok() {
         }
     )));
     assert_eq!(
-        r.engine.answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Deny),
-            &me
-        ),
+        r.engine
+            .answer(
+                &card.request_id,
+                crate::protocol::CardAnswer::of(Decision::Deny),
+                &me
+            )
+            .await,
         Err(AnswerError::AlreadySettled),
         "a settled card changes nothing"
     );
@@ -261,7 +264,7 @@ async fn a_denied_card_is_refused_as_declined_and_nothing_runs() {
         ],
         vec![tool],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_terminal_turn(&r, "build");
     let card = first_card(&mut rx).await;
     let me = local_owner();
@@ -271,6 +274,7 @@ async fn a_denied_card_is_refused_as_declined_and_nothing_runs() {
             crate::protocol::CardAnswer::of(Decision::Deny),
             &me,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -311,7 +315,7 @@ async fn an_unanswered_card_expires_after_its_window_and_is_never_recorded_as_a_
 
 async fn expires_after(r: &Rig, req: TurnRequest, secs: u64) {
     {
-        let mut rx = r.engine.session("s1").subscribe();
+        let mut rx = r.engine.session("s1").await.subscribe();
         let t0 = tokio::time::Instant::now();
         r.engine
             .run_turn(req, crate::engine::TurnOptions::default())
@@ -348,7 +352,7 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         &[],
         "owners: ['111']\n",
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -364,11 +368,13 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
         holds: Vec::new(),
     };
     assert_eq!(
-        r.engine.answer(
-            &card.request_id,
-            crate::protocol::CardAnswer::of(Decision::Approve),
-            &stranger
-        ),
+        r.engine
+            .answer(
+                &card.request_id,
+                crate::protocol::CardAnswer::of(Decision::Approve),
+                &stranger
+            )
+            .await,
         Err(AnswerError::NotYours)
     );
     let owner = Answerer {
@@ -384,6 +390,7 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &owner,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
 }
@@ -391,7 +398,7 @@ async fn someone_who_is_not_an_owner_cannot_answer_a_host_card() {
 #[tokio::test(start_paused = true)]
 async fn a_cut_turn_dismisses_its_open_card() {
     let r = exec_rig("never");
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -420,14 +427,14 @@ async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_aud
         ],
         vec![fake("shell", Risk::Exec)],
     );
-    let approvers = |r: &Rig| -> Vec<(String, String, bool)> {
-        let mut rows = r.engine.audit_trail(Some("s1"), 10).unwrap();
+    let approvers = async |r: &Rig| -> Vec<(String, String, bool)> {
+        let mut rows = r.engine.audit_trail(Some("s1"), 10).await.unwrap();
         rows.reverse();
         rows.into_iter()
             .map(|a| (a.action, a.approver, a.approved))
             .collect()
     };
-    let session = r.engine.session("s1");
+    let session = r.engine.session("s1").await;
     let mut rx = session.subscribe();
     // Barge-in: the person speaks over the card and the running turn is cut.
     let engine = r.engine.clone();
@@ -440,7 +447,7 @@ async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_aud
     session.cancel_running();
     assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
     assert_eq!(
-        approvers(&r),
+        approvers(&r).await,
         [("rm -r build".to_string(), "dismissed".to_string(), false)]
     );
     // A newer request replaces the turn whose card is up.
@@ -463,7 +470,7 @@ async fn a_card_dismissed_by_barge_in_or_by_a_newer_request_is_one_dismissed_aud
         .await;
     assert_eq!(turn.await.unwrap().status, TurnStatus::Interrupted);
     assert_eq!(
-        approvers(&r)[1..],
+        approvers(&r).await[1..],
         [("rm -r dist".to_string(), "dismissed".to_string(), false)],
         "one decision row each, nothing filed as run"
     );
@@ -476,7 +483,7 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
         vec![call("shell", json!({"command": "make"})), Ok(say("ok"))],
         vec![slow],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let engine = r.engine.clone();
     let t0 = tokio::time::Instant::now();
     let turn = tokio::spawn(async move {
@@ -504,6 +511,7 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     let mut beats = Vec::new();
     while let Ok(ev) = rx.recv().await {
@@ -524,7 +532,7 @@ async fn heartbeats_are_postponed_while_the_approval_card_is_open() {
 #[tokio::test(start_paused = true)]
 async fn a_card_still_waiting_at_a_crash_is_expired_by_the_restart_and_its_turn_is_cut() {
     let r = exec_rig("never");
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -533,22 +541,22 @@ async fn a_card_still_waiting_at_a_crash_is_expired_by_the_restart_and_its_turn_
     });
     let card = first_card(&mut rx).await;
     // Her line is already stored while the card waits (durable before it acts).
-    let h = r.engine.store.history("s1", 10).unwrap();
+    let h = r.engine.store.history("s1", 10).await.unwrap();
     assert_eq!(
         h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
         ["clean up"]
     );
     // What the next start-up does when this Kotoba is dead (the store is still open).
-    let got = r.engine.store.recover(|_| false).unwrap();
+    let got = r.engine.store.recover(|_| false).await.unwrap();
     assert_eq!((got.turns.len(), got.cards, got.runs), (1, 1, 0), "{got:?}");
-    let rows = r.engine.store.audit_rows(Some("s1"), 10).unwrap();
+    let rows = r.engine.store.audit_rows(Some("s1"), 10).await.unwrap();
     let expired = rows.iter().find(|r| r.action == card.action).unwrap();
     assert_eq!(
         (expired.approver.as_str(), expired.approved),
         ("expired", false)
     );
     assert!(expired.detail.contains("restart"), "{expired:?}");
-    let h = r.engine.store.history("s1", 10).unwrap();
+    let h = r.engine.store.history("s1", 10).await.unwrap();
     assert!(h.last().unwrap().text.contains("cut by a restart"), "{h:?}");
     turn.abort();
     let _ = turn.await;
@@ -563,7 +571,7 @@ async fn an_answered_card_and_a_finished_turn_leave_nothing_for_a_restart_to_clo
         ],
         vec![fake("shell", Risk::Exec)],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let turn = spawn_terminal_turn(&r, "clean up");
     let card = first_card(&mut rx).await;
     r.engine
@@ -572,10 +580,11 @@ async fn an_answered_card_and_a_finished_turn_leave_nothing_for_a_restart_to_clo
             crate::protocol::CardAnswer::of(Decision::Approve),
             &local_owner(),
         )
+        .await
         .unwrap();
     turn.await.unwrap();
-    assert!(r.engine.store.recover(|_| false).unwrap().is_empty());
-    let rows = r.engine.store.audit_rows(None, 10).unwrap();
+    assert!(r.engine.store.recover(|_| false).await.unwrap().is_empty());
+    let rows = r.engine.store.audit_rows(None, 10).await.unwrap();
     assert_eq!(
         rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
         ["executed", "user"],

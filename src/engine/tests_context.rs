@@ -95,7 +95,7 @@ async fn a_conversation_of_hundreds_of_long_lines_never_sends_more_than_the_wind
     );
     assert!(r.script.sent().iter().any(is_summariser));
     // Nothing is deleted: every line is still stored.
-    let stored = r.engine.store.history("s1", 10_000).unwrap();
+    let stored = r.engine.store.history("s1", 10_000).await.unwrap();
     assert_eq!(stored.len(), 2 * 151);
 }
 
@@ -119,6 +119,7 @@ async fn a_restart_resumes_from_the_stored_summary_and_the_lines_after_it() {
     let summary = engine
         .store
         .summary("s1")
+        .await
         .unwrap()
         .expect("a stored summary");
     assert!(summary.text.contains("Sam's birthday is 12 March"));
@@ -146,7 +147,7 @@ async fn a_restart_resumes_from_the_stored_summary_and_the_lines_after_it() {
 #[tokio::test(start_paused = true)]
 async fn compaction_tells_the_surfaces_and_a_fresh_start_leaves_the_summary_behind() {
     let r = rig_with(vec![], vec![], &[], &small_window());
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     turn(&r, "remember: the blue door").await;
     for i in 0..30 {
         turn(&r, &long_line(&format!("talk {i}"), 200)).await;
@@ -164,7 +165,7 @@ async fn compaction_tells_the_surfaces_and_a_fresh_start_leaves_the_summary_behi
     {
         assert!(*lines >= 2 && tokens_after < tokens_before);
     }
-    r.engine.reset_session("s1").unwrap();
+    r.engine.reset_session("s1").await.unwrap();
     turn(&r, "hello again").await;
     let last = turn_requests(&r).last().unwrap().clone();
     assert!(!text_of(&last).contains("the blue door"));
@@ -187,9 +188,10 @@ async fn a_job_with_huge_tool_outputs_finishes_without_an_overflow() {
         .collect();
     replies.push(Ok(say("all 40 pages read")));
     super::tests_work::job_script(&r, replies);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&starter("s1", None, Some(false)), "read the 40 pages")
+        .await
         .unwrap();
     let seen = super::tests_work::frames_until(&mut rx, super::tests_work::is_work_done).await;
     let Some(Frame::WorkDone { ok, summary }) = seen.last().map(|e| e.frame.clone()) else {
@@ -243,7 +245,7 @@ async fn a_second_overflow_ends_the_turn_with_one_sentence_and_loses_nothing() {
     assert_eq!(res.status, TurnStatus::Error);
     assert_eq!(res.text, LlmError::ContextTooLong.user_sentence());
     assert_eq!(turn_requests(&r).len(), 2, "retried once, not more");
-    let stored = r.engine.store.history("s1", 10).unwrap();
+    let stored = r.engine.store.history("s1", 10).await.unwrap();
     assert_eq!(stored[0].text, "remember my words");
 }
 
@@ -280,7 +282,7 @@ async fn a_small_window_keeps_the_summary_and_only_the_newest_exchange() {
 async fn nothing_is_asked_ahead_of_a_turn_that_must_compact_first() {
     let r = rig_with(vec![Ok(say("short answer"))], vec![], &[], &small_window());
     let words = long_line("a very long voice request", 6_000);
-    let speculation = r.engine.speculate(&text_turn(&words));
+    let speculation = r.engine.speculate(&text_turn(&words)).await;
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert!(r.script.sent().is_empty(), "nothing asked ahead");
     let res = r

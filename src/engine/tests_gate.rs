@@ -13,8 +13,8 @@ use super::*;
 use crate::protocol::*;
 use crate::store::GrantScope;
 
-fn approvers(r: &Rig) -> Vec<String> {
-    let mut rows = r.engine.audit_trail(None, 100).unwrap();
+async fn approvers(r: &Rig) -> Vec<String> {
+    let mut rows = r.engine.audit_trail(None, 100).await.unwrap();
     rows.reverse();
     rows.into_iter().map(|r| r.approver).collect()
 }
@@ -30,17 +30,19 @@ fn owner() -> Answerer {
 }
 
 /// The owner at the keyboard answers `card` with `decision`.
-fn try_press(r: &Rig, card: &Card, decision: Decision) -> Result<(), AnswerError> {
-    r.engine.answer(
-        &card.request_id,
-        crate::protocol::CardAnswer::of(decision),
-        &owner(),
-    )
+async fn try_press(r: &Rig, card: &Card, decision: Decision) -> Result<(), AnswerError> {
+    r.engine
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::of(decision),
+            &owner(),
+        )
+        .await
 }
 
 /// [`try_press`], which must be taken.
-fn press(r: &Rig, card: &Card, decision: Decision) {
-    try_press(r, card, decision).unwrap();
+async fn press(r: &Rig, card: &Card, decision: Decision) {
+    try_press(r, card, decision).await.unwrap();
 }
 
 fn term(text: &str) -> TurnRequest {
@@ -89,7 +91,7 @@ async fn an_auto_safe_command_runs_without_a_card_and_is_audited_auto_safe_then_
         .run_turn(text_turn("list"), crate::engine::TurnOptions::default())
         .await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "no listener was needed");
-    assert_eq!(approvers(&r), ["auto-safe", "executed"]);
+    assert_eq!(approvers(&r).await, ["auto-safe", "executed"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -107,7 +109,7 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
         ],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move {
         e.run_turn(
@@ -118,9 +120,9 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
     });
     let card = next_card(&mut rx).await;
     assert!(card.can_always, "npm install may be granted as a family");
-    press(&r, &card, Decision::AlwaysFamily);
+    press(&r, &card, Decision::AlwaysFamily).await;
     turn.await.unwrap();
-    let grants = r.engine.grants().unwrap();
+    let grants = r.engine.grants().await.unwrap();
     assert_eq!(
         (grants[0].pattern.as_str(), grants[0].scope),
         ("npm install", GrantScope::Family)
@@ -132,7 +134,10 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
         )
         .await;
     assert_eq!(runs.load(Ordering::SeqCst), 2);
-    assert_eq!(approvers(&r), ["user", "executed", "saved", "executed"]);
+    assert_eq!(
+        approvers(&r).await,
+        ["user", "executed", "saved", "executed"]
+    );
     // Another subcommand is another family: it asks (nobody answers, so nothing runs).
     let e = r.engine.clone();
     let publish = tokio::spawn(async move {
@@ -141,11 +146,11 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
     });
     let card = next_card(&mut rx).await;
     assert_eq!(card.family.as_deref(), Some("npm publish"));
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     publish.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2, "npm publish did not run");
-    assert!(r.engine.revoke_grant(grants[0].id).unwrap());
-    assert!(r.engine.grants().unwrap().is_empty());
+    assert!(r.engine.revoke_grant(grants[0].id).await.unwrap());
+    assert!(r.engine.grants().await.unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -165,8 +170,9 @@ async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_t
     r.engine
         .store()
         .add_grant("git", GrantScope::Family, "olive")
+        .await
         .unwrap();
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let e = r.engine.clone();
     let push = tokio::spawn(async move {
         e.run_turn(term("push it"), crate::engine::TurnOptions::default())
@@ -178,7 +184,7 @@ async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_t
         Some("git push"),
         "narrowed: it asks"
     );
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     push.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     r.engine
@@ -208,7 +214,7 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
         ],
         vec![code],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move {
         e.run_turn(term("add"), crate::engine::TurnOptions::default())
@@ -219,9 +225,9 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
         card.danger, None,
         "an ordinary card is not drawn as dangerous"
     );
-    press(&r, &card, Decision::AlwaysFamily);
+    press(&r, &card, Decision::AlwaysFamily).await;
     turn.await.unwrap();
-    assert_eq!(r.engine.grants().unwrap()[0].pattern, "execute_code");
+    assert_eq!(r.engine.grants().await.unwrap()[0].pattern, "execute_code");
     r.engine
         .run_turn(term("add more"), crate::engine::TurnOptions::default())
         .await; // runs under the grant, no card
@@ -240,10 +246,10 @@ async fn always_on_a_code_card_saves_execute_code_but_dangerous_code_still_asks(
         Some("tree deletion"),
         "the card carries the gate's label, so every surface draws it as dangerous"
     );
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     turn.await.unwrap();
     assert_eq!(
-        approvers(&r),
+        approvers(&r).await,
         ["user", "executed", "saved", "executed", "user"]
     );
 }
@@ -257,7 +263,7 @@ async fn sudo_can_never_be_saved_at_any_width() {
         ],
         vec![fake("shell", Risk::Exec)],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move {
         e.run_turn(term("update"), crate::engine::TurnOptions::default())
@@ -268,14 +274,17 @@ async fn sudo_can_never_be_saved_at_any_width() {
     assert!(card.no_always_reason.is_some());
     for always in [Decision::AlwaysExact, Decision::AlwaysFamily] {
         assert!(
-            matches!(try_press(&r, &card, always), Err(AnswerError::Invalid(_))),
+            matches!(
+                try_press(&r, &card, always).await,
+                Err(AnswerError::Invalid(_))
+            ),
             "an always not offered is refused, and the card keeps waiting"
         );
     }
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     turn.await.unwrap();
     assert!(
-        r.engine.grants().unwrap().is_empty(),
+        r.engine.grants().await.unwrap().is_empty(),
         "an always not offered saves nothing"
     );
 }
@@ -289,11 +298,11 @@ async fn an_expired_card_is_recorded_expired_never_user_and_nothing_is_filed_as_
         ],
         vec![fake("shell", Risk::Exec)],
     );
-    let _rx = r.engine.session("s1").subscribe();
+    let _rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(text_turn("build"), crate::engine::TurnOptions::default())
         .await;
-    assert_eq!(approvers(&r), ["expired"]);
+    assert_eq!(approvers(&r).await, ["expired"]);
     let none = rig(
         vec![call("shell", json!({"command": "make"})), Ok(say("nobody"))],
         vec![fake("shell", Risk::Exec)],
@@ -301,7 +310,7 @@ async fn an_expired_card_is_recorded_expired_never_user_and_nothing_is_filed_as_
     none.engine
         .run_turn(text_turn("build"), crate::engine::TurnOptions::default())
         .await;
-    assert_eq!(approvers(&none), ["error"]);
+    assert_eq!(approvers(&none).await, ["error"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -316,16 +325,16 @@ async fn an_approved_action_that_cannot_start_files_no_executed_row() {
         ],
         vec![broken],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let e = r.engine.clone();
     let turn = tokio::spawn(async move {
         e.run_turn(term("build"), crate::engine::TurnOptions::default())
             .await
     });
     let card = next_card(&mut rx).await;
-    press(&r, &card, Decision::Approve);
+    press(&r, &card, Decision::Approve).await;
     turn.await.unwrap();
-    assert_eq!(approvers(&r), ["user"]);
+    assert_eq!(approvers(&r).await, ["user"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -341,7 +350,7 @@ async fn a_failed_run_is_filed_executed_failed() {
     r.engine
         .run_turn(text_turn("list"), crate::engine::TurnOptions::default())
         .await;
-    assert_eq!(approvers(&r), ["auto-safe", "executed:failed"]);
+    assert_eq!(approvers(&r).await, ["auto-safe", "executed:failed"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -355,7 +364,7 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
         ],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let res = r
         .engine
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
@@ -384,8 +393,11 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
         (pending.phase, pending.outcome),
         (Phase::Done, Some(Outcome::Pending))
     );
-    assert!(approvers(&r).is_empty(), "a deferral writes no row yet");
-    press(&r, &card, Decision::Approve);
+    assert!(
+        approvers(&r).await.is_empty(),
+        "a deferral writes no row yet"
+    );
+    press(&r, &card, Decision::Approve).await;
     let (seen, run_id, ok, summary) = until_work_done(&mut rx).await;
     assert!(ok && run_id.is_some_and(|id| id.len() == 8), "{summary}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -398,7 +410,7 @@ async fn a_marked_turn_with_a_listener_defers_and_the_runner_completes_the_row_i
         Some(Outcome::Ok),
         "the same row, completed by its id"
     );
-    assert_eq!(approvers(&r), ["user", "executed"]);
+    assert_eq!(approvers(&r).await, ["user", "executed"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -407,15 +419,15 @@ async fn a_deferred_no_is_one_decision_row_and_announced_ok_with_its_ending() {
         vec![call("shell", json!({"command": "make build"}))],
         vec![fake("shell", Risk::Exec)],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
         .await;
     let card = next_card(&mut rx).await;
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     let (_, ok, summary) = next_work_done(&mut rx).await;
     assert!(ok && summary.contains("Declined"), "{summary}");
-    assert_eq!(approvers(&r), ["user"]);
+    assert_eq!(approvers(&r).await, ["user"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -438,14 +450,14 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
             ],
             vec![shell],
         );
-        let mut rx = r.engine.session("terminal:me").subscribe();
+        let mut rx = r.engine.session("terminal:me").await.subscribe();
         let e = r.engine.clone();
         let turn =
             tokio::spawn(
                 async move { e.run_turn(req, crate::engine::TurnOptions::default()).await },
             );
         let card = next_card(&mut rx).await;
-        press(&r, &card, Decision::Approve);
+        press(&r, &card, Decision::Approve).await;
         assert_eq!(turn.await.unwrap().text, "ran inline");
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
@@ -456,7 +468,7 @@ async fn unmarked_voice_and_text_turns_ask_inline_and_a_marked_turn_without_list
     r.engine
         .run_turn(el_turn("x"), crate::engine::TurnOptions::default())
         .await;
-    assert_eq!(approvers(&r), ["error"]);
+    assert_eq!(approvers(&r).await, ["error"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -476,7 +488,7 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
         ],
         vec![code],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(
             el_turn("add one to a hundred"),
@@ -493,7 +505,7 @@ async fn three_respellings_of_one_snippet_make_one_card_and_one_run() {
         .await;
     assert_eq!(again.text, "still waiting");
     assert!(r.script.sent()[2].items.iter().any(|i| matches!(i, crate::llm::Item::ToolResult { output, .. } if output.contains("ALREADY on screen"))));
-    press(&r, &card, Decision::Approve);
+    press(&r, &card, Decision::Approve).await;
     next_work_done(&mut rx).await;
     r.engine
         .run_turn(
@@ -520,12 +532,12 @@ async fn a_new_user_request_is_a_new_card_and_after_a_no_a_repeat_opens_none() {
         ],
         vec![fake("shell", Risk::Exec)],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
         .await;
     let card = next_card(&mut rx).await;
-    press(&r, &card, Decision::Deny);
+    press(&r, &card, Decision::Deny).await;
     next_work_done(&mut rx).await;
     r.engine
         .run_turn(el_turn("build"), crate::engine::TurnOptions::default())
@@ -554,7 +566,7 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
         vec![call("shell", json!({"command": "make build"}))],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
         .await;
@@ -576,11 +588,11 @@ async fn cancelling_a_session_dismisses_its_waiting_deferred_card_and_nothing_ru
         "a requested stop announces nothing"
     );
     assert_eq!(
-        try_press(&r, &card, Decision::Approve),
+        try_press(&r, &card, Decision::Approve).await,
         Err(AnswerError::AlreadySettled)
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(approvers(&r), ["dismissed"]);
+    assert_eq!(approvers(&r).await, ["dismissed"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -595,7 +607,7 @@ async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
         ],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
         .await;
@@ -622,8 +634,8 @@ async fn a_re_emitted_deferred_request_leaves_its_row_pending_not_refused() {
     );
     assert_eq!(row.result.as_deref(), Some("waiting for approval"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert!(approvers(&r).is_empty(), "no decision was made yet");
-    press(&r, &card, Decision::Approve);
+    assert!(approvers(&r).await.is_empty(), "no decision was made yet");
+    press(&r, &card, Decision::Approve).await;
     next_work_done(&mut rx).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "one request, one run");
 }
@@ -636,7 +648,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
         vec![call("shell", json!({"command": "make build"}))],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(el_turn("build it"), crate::engine::TurnOptions::default())
         .await;
@@ -649,13 +661,13 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     assert!(said.contains("cancelled the one approval card"), "{said}");
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(
-        try_press(&r, &card, Decision::Approve),
+        try_press(&r, &card, Decision::Approve).await,
         Err(AnswerError::AlreadySettled),
         "approving it later changes nothing"
     );
     tokio::time::sleep(std::time::Duration::from_secs(200)).await;
     assert_eq!(runs.load(Ordering::SeqCst), 0, "it never ran");
-    assert_eq!(approvers(&r), ["dismissed"]);
+    assert_eq!(approvers(&r).await, ["dismissed"]);
     assert_eq!(
         r.engine
             .stop("terminal:me", crate::engine::StopScope::Work)
@@ -680,7 +692,7 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         ],
         vec![shell],
     );
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     r.engine
         .run_turn(
             el_turn("install requests"),
@@ -688,7 +700,7 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
         )
         .await;
     let card = next_card(&mut rx).await;
-    press(&r, &card, Decision::Approve);
+    press(&r, &card, Decision::Approve).await;
     next_work_done(&mut rx).await;
     // The announce turn: hidden, not marked, so a re-emission would ask inline.
     let announce = TurnRequest {
@@ -712,7 +724,7 @@ async fn a_hidden_announce_turn_re_emitting_a_deferred_call_inline_opens_no_card
 async fn a_turn_tap_sees_exactly_its_turn_and_is_not_a_listener() {
     let r = rig(vec![Ok(say("tapped")), Ok(say("not tapped"))], vec![]);
     let (tx, mut tap) = tokio::sync::mpsc::unbounded_channel();
-    let session = r.engine.session("terminal:me");
+    let session = r.engine.session("terminal:me").await;
     assert!(!session.has_listener());
     let tapped = crate::engine::TurnOptions {
         tap: Some(tx),

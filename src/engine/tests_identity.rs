@@ -46,9 +46,10 @@ async fn a_job_acts_for_the_person_who_started_it_whatever_is_said_meanwhile() {
             Ok(say("done")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&starter("s1", None, Some(false)), "look around")
+        .await
         .unwrap();
     while runs.load(std::sync::atomic::Ordering::SeqCst) == 0 {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -80,10 +81,11 @@ async fn the_hidden_announce_turn_speaks_for_the_jobs_starter_not_whoever_spoke_
         vec![probe],
     );
     job_script(&r, vec![Ok(say("built"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let run_id = r
         .engine
         .start_job(&starter("s1", None, Some(false)), "build it")
+        .await
         .unwrap();
     let done = frames_until(&mut rx, is_work_done).await;
     let Some(Frame::WorkDone { summary, .. }) = done.last().map(|e| e.frame.clone()) else {
@@ -119,7 +121,7 @@ async fn a_deferred_cards_run_acts_for_the_person_whose_turn_drew_it() {
         vec![shell],
     );
     // A /v1 turn at the owner's own surface, with the page open: its card is deferred.
-    let mut rx = r.engine.session("terminal:me").subscribe();
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
     let drawn = TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,
@@ -139,6 +141,7 @@ async fn a_deferred_cards_run_acts_for_the_person_whose_turn_drew_it() {
     let me = super::tests_cards::local_owner();
     r.engine
         .answer(&card.request_id, CardAnswer::of(Decision::Approve), &me)
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(*people.lock().unwrap(), vec![Person::owner("me")]);

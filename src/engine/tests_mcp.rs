@@ -97,9 +97,10 @@ async fn a_configured_servers_tools_are_offered_only_after_activate_tools_and_re
             Ok(say("done")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "say hi")
+        .await
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     let reqs = job_requests(&r);
@@ -132,9 +133,10 @@ async fn the_browser_server_is_always_active_in_a_job_and_never_in_a_conversatio
         .run_turn(text_turn("hi"), crate::engine::TurnOptions::default())
         .await;
     job_script(&r, vec![Ok(say("looked"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "look")
+        .await
         .unwrap();
     until_work_done(&mut rx).await;
     let companion = &r.script.sent()[0];
@@ -199,9 +201,10 @@ async fn a_dead_server_is_one_sentence_and_the_job_goes_on() {
             Ok(say("carried on without it")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "use dead")
+        .await
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     let fed = results(&job_requests(&r)[1]);
@@ -232,10 +235,11 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
         ],
     );
     let session = "terminal:s1";
-    let mut rx = r.engine.session(session).subscribe();
+    let mut rx = r.engine.session(session).await.subscribe();
     // As the terminal's start_work call would: the owner's turn starts it.
     r.engine
         .start_job(&super::tests::local_starter(session), "install demo")
+        .await
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -265,6 +269,7 @@ async fn mcp_install_asks_a_card_showing_the_command_before_connecting() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     let frames = until_work_done(&mut rx).await;
     assert_eq!(

@@ -71,7 +71,7 @@ async fn settled(store: &Store) {
 #[tokio::test]
 async fn a_plain_turn_makes_few_round_trips_to_the_store() {
     for db in crate::store::testing::each() {
-        let store = Arc::new(db.open());
+        let store = Arc::new(db.open().await);
         let (engine, model, _home) = counting_engine(&store);
         settled(&store).await;
         for turn in 0..2 {
@@ -105,10 +105,12 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
     );
     // The file may not grow past what it holds now: SQLite says the disk is full.
     store
-        .run(|c| {
-            let pages = c.query("PRAGMA page_count", &[])?[0].int(0)?;
+        .run(async |c| {
+            let pages = c.query("PRAGMA page_count", &[]).await?[0].int(0)?;
             c.query(&format!("PRAGMA max_page_count = {pages}"), &[])
+                .await
         })
+        .await
         .unwrap();
     let long = "a line far too long for the room left ".repeat(400);
     let req = TurnRequest::text(Origin::Owner, "web:full", "owner", &long);
@@ -121,10 +123,11 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
         "the model was not asked"
     );
     assert!(!store.is_reachable());
-    let lines = store.history("web:full", 10).unwrap();
+    let lines = store.history("web:full", 10).await.unwrap();
     assert_eq!(lines.len(), 2, "nothing of the refused turn: {lines:?}");
     let marks = store
-        .run(|c| c.query("SELECT COUNT(*) FROM inflight", &[]))
+        .run(async |c| c.query("SELECT COUNT(*) FROM inflight", &[]).await)
+        .await
         .unwrap()[0]
         .int(0)
         .unwrap();
@@ -145,9 +148,7 @@ async fn a_turn_never_blocks_the_runtime_while_it_waits_on_a_distant_store() {
     // a stall, never as a hang.
     let proxy = proxy::Proxy::start_apart(target.parse().unwrap(), std::time::Duration::ZERO);
     let through = proxy.url_through(&url);
-    let store = tokio::task::spawn_blocking(move || Store::connect(&through).unwrap())
-        .await
-        .unwrap();
+    let store = Store::connect(&through).await.unwrap();
     let store = Arc::new(store);
     let (engine, _model, _data) = counting_engine(&store);
     // A first turn nearby builds what a process builds once (the tokenizer's tables).

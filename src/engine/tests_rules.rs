@@ -28,8 +28,8 @@ fn me() -> Answerer {
     }
 }
 
-fn audit_approvers(r: &Rig) -> Vec<String> {
-    let mut rows = r.engine.audit_trail(Some(ME), 100).unwrap();
+async fn audit_approvers(r: &Rig) -> Vec<String> {
+    let mut rows = r.engine.audit_trail(Some(ME), 100).await.unwrap();
     rows.reverse();
     rows.into_iter().map(|a| a.approver).collect()
 }
@@ -63,6 +63,7 @@ async fn asks(r: &Rig, rx: &mut broadcast::Receiver<Arc<Event>>, command: &str) 
                         crate::protocol::CardAnswer::of(Decision::Deny),
                         &me(),
                     )
+                    .await
                     .unwrap();
             }
             Frame::TurnDone { .. } => break,
@@ -83,13 +84,13 @@ async fn the_allowlist_runs_its_exact_line_without_a_card_but_never_a_dangerous_
         &[],
         "allowlist: [make deploy, rm -rf build]\n",
     );
-    let mut rx = r.engine.session(ME).subscribe();
+    let mut rx = r.engine.session(ME).await.subscribe();
     assert!(
         !asks(&r, &mut rx, "make deploy").await,
         "allowlisted: no card"
     );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    assert_eq!(audit_approvers(&r), ["allowlist", "executed"]);
+    assert_eq!(audit_approvers(&r).await, ["allowlist", "executed"]);
     assert!(
         asks(&r, &mut rx, "make deploy --force").await,
         "only the exact line is allowlisted"
@@ -114,8 +115,9 @@ async fn force_ask_closes_the_allowlist_the_saved_grants_and_auto_safe() {
     r.engine
         .store
         .add_grant("npm", GrantScope::Family, "me")
+        .await
         .unwrap();
-    let mut rx = r.engine.session(ME).subscribe();
+    let mut rx = r.engine.session(ME).await.subscribe();
     for command in ["make deploy", "npm install left-pad", "ls"] {
         assert!(
             asks(&r, &mut rx, command).await,
@@ -123,7 +125,7 @@ async fn force_ask_closes_the_allowlist_the_saved_grants_and_auto_safe() {
         );
     }
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(audit_approvers(&r), ["user", "user", "user"]);
+    assert_eq!(audit_approvers(&r).await, ["user", "user", "user"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -172,7 +174,7 @@ async fn a_job_born_in_a_v1_turn_asks_inline_and_never_defers() {
             Ok(say("Built.")),
         ],
     );
-    let mut rx = r.engine.session(ME).subscribe();
+    let mut rx = r.engine.session(ME).await.subscribe();
     let v1_turn = TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,
@@ -209,6 +211,7 @@ async fn a_job_born_in_a_v1_turn_asks_inline_and_never_defers() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &me(),
         )
+        .await
         .unwrap();
     let events = frames_until(&mut rx, is_work_done).await;
     let rows: Vec<StepRow> = events
@@ -227,6 +230,7 @@ async fn a_job_born_in_a_v1_turn_asks_inline_and_never_defers() {
     let shell_rows: Vec<String> = r
         .engine
         .audit_trail(Some(ME), 100)
+        .await
         .unwrap()
         .into_iter()
         .rev()
@@ -267,7 +271,7 @@ async fn the_cancel_work_tool_stops_the_job_and_says_so_and_with_nothing_running
         _home: base._home,
     };
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .run_turn(
             text_turn("compile in the background"),
@@ -325,7 +329,7 @@ async fn a_carded_tool_always_asks_even_when_its_line_is_allowlisted() {
     place.spec.behaviour.may_always = false;
     let runs = place.runs.clone();
     let r = rig_with(vec![], vec![place], &[], "allowlist: [change_place]\n");
-    let mut rx = r.engine.session(ME).subscribe();
+    let mut rx = r.engine.session(ME).await.subscribe();
     r.script
         .replies
         .lock()
@@ -352,6 +356,7 @@ async fn a_carded_tool_always_asks_even_when_its_line_is_allowlisted() {
                         crate::protocol::CardAnswer::of(Decision::Approve),
                         &me(),
                     )
+                    .await
                     .unwrap();
             }
             Frame::TurnDone { .. } => break,
@@ -362,5 +367,5 @@ async fn a_carded_tool_always_asks_even_when_its_line_is_allowlisted() {
     let card = asked.expect("a card, though its line is allowlisted");
     assert!(!card.can_always && !card.can_always_exact, "{card:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1, "approved, it ran once");
-    assert_eq!(audit_approvers(&r), ["user", "executed"]);
+    assert_eq!(audit_approvers(&r).await, ["user", "executed"]);
 }

@@ -97,7 +97,7 @@ async fn start_work_returns_at_once_and_the_job_reports_through_frames_with_its_
             Ok(say("Tidied 3 notes.")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(
@@ -141,7 +141,7 @@ async fn start_work_returns_at_once_and_the_job_reports_through_frames_with_its_
             && brief.contains("https://x.example/a")
             && brief.contains("OVERRIDE")
     );
-    assert!(!r.engine.session("s1").job_running());
+    assert!(!r.engine.session("s1").await.job_running());
 }
 
 #[tokio::test(start_paused = true)]
@@ -153,6 +153,7 @@ async fn a_second_job_in_the_same_session_is_refused_with_a_sentence() {
     job_script(&r, vec![call("compile", json!({})), Ok(say("built"))]);
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
+        .await
         .unwrap();
     let err = r
         .engine
@@ -160,6 +161,7 @@ async fn a_second_job_in_the_same_session_is_refused_with_a_sentence() {
             &super::tests::starter("s1", None, Some(false)),
             "build again",
         )
+        .await
         .unwrap_err();
     assert!(err.to_string().contains("already running"), "{err}");
     assert!(
@@ -168,6 +170,7 @@ async fn a_second_job_in_the_same_session_is_refused_with_a_sentence() {
                 &super::tests::starter("s2", None, Some(false)),
                 "other session"
             )
+            .await
             .is_ok(),
         "one job per session, not per process"
     );
@@ -188,10 +191,11 @@ async fn the_budget_is_captured_at_creation_and_counts_only_compute_time() {
         &r,
         vec![call("compile", json!({"timeout": 600})), Ok(say("built"))],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let t0 = tokio::time::Instant::now();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
+        .await
         .unwrap();
     std::fs::write(
         r.engine.config.paths.settings.clone(),
@@ -225,10 +229,11 @@ async fn the_budget_is_captured_at_creation_and_counts_only_compute_time() {
             Ok(say("built")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let t0 = tokio::time::Instant::now();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(true)), "build it")
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(t0.elapsed().as_secs(), 1500);
@@ -244,9 +249,10 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
         &r,
         vec![call("shell", json!({"command": "make"})), Ok(say("built"))],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build it")
+        .await
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -267,6 +273,7 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
             crate::protocol::CardAnswer::of(Decision::Approve),
             &owner,
         )
+        .await
         .expect("the configured owner answers the card");
     let events = frames_until(&mut rx, is_work_done).await;
     assert!(
@@ -297,9 +304,10 @@ async fn the_per_tool_cap_is_the_environments_in_work_mode_too() {
             Ok(say("built twice")),
         ],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build")
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(
@@ -331,9 +339,10 @@ async fn work_caps_are_read_from_settings_for_each_new_job() {
         &r,
         vec![call("compile", json!({"n": 1})), Ok(say("done with one"))],
     );
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build")
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let job_requests: Vec<_> = r
@@ -357,6 +366,7 @@ async fn work_caps_are_read_from_settings_for_each_new_job() {
             &super::tests::starter("s1", None, Some(false)),
             "build again",
         )
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let last = r.script.sent().pop().unwrap();
@@ -373,10 +383,11 @@ async fn a_requested_stop_announces_nothing_but_closes_the_bracket() {
         vec![fake("compile", Risk::Write).delay(Duration::from_secs(600))],
     );
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let run_id = r
         .engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build")
+        .await
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     let info = r
@@ -406,9 +417,10 @@ async fn an_unrequested_cancellation_is_recorded_as_a_failure() {
         vec![fake("compile", Risk::Write).delay(Duration::from_secs(600))],
     );
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     r.engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "build")
+        .await
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     r.engine.shutdown();
@@ -422,10 +434,11 @@ async fn an_unrequested_cancellation_is_recorded_as_a_failure() {
 async fn the_announce_turn_runs_once_and_its_sentinel_never_reaches_the_transcript() {
     let r = rig(vec![Ok(say("Your notes are tidy now."))], vec![]);
     job_script(&r, vec![Ok(say("Tidied."))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let run_id = r
         .engine
         .start_job(&super::tests::starter("s1", None, Some(false)), "tidy")
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let said = r
@@ -451,7 +464,7 @@ async fn the_announce_turn_runs_once_and_its_sentinel_never_reaches_the_transcri
             .is_none(),
         "announced exactly once"
     );
-    let stored = r.engine.store.history("s1", 50).unwrap();
+    let stored = r.engine.store.history("s1", 50).await.unwrap();
     assert!(stored.iter().all(|m| !m.text.contains(WORK_DONE_SENTINEL)));
     assert!(stored.iter().any(|m| m.text == "Your notes are tidy now."));
 }
@@ -468,13 +481,14 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
             Ok(say("nobody to ask")),
         ],
     );
-    let mut rx = reg_engine.session("quiet").subscribe();
+    let mut rx = reg_engine.session("quiet").await.subscribe();
     drop(rx);
     reg_engine
         .start_job(
             &super::tests::starter("quiet", None, Some(false)),
             "sort files",
         )
+        .await
         .unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let fed = r
@@ -495,12 +509,13 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
             Ok(say("used docs")),
         ],
     );
-    rx = reg_engine.session("seen").subscribe();
+    rx = reg_engine.session("seen").await.subscribe();
     reg_engine
         .start_job(
             &super::tests::starter("seen", None, Some(false)),
             "sort files",
         )
+        .await
         .unwrap();
     let card = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -515,11 +530,14 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
         via: "test".into(),
         holds: Vec::new(),
     };
-    let _ = reg_engine.cards.answer(
-        &card.request_id,
-        crate::protocol::CardAnswer::text("docs"),
-        &me,
-    );
+    let _ = reg_engine
+        .cards
+        .answer(
+            &card.request_id,
+            crate::protocol::CardAnswer::text("docs"),
+            &me,
+        )
+        .await;
     let events = frames_until(&mut rx, is_work_done).await;
     assert!(matches!(
         &events.last().unwrap().frame,
@@ -545,12 +563,13 @@ async fn helpers_run_under_subagent_frames_and_a_failed_helper_is_not_a_success(
         Ok(say("found it in parse()")),
         Err(LlmError::Stream("eof".into())),
     ]);
-    let mut rx = engine.session("s1").subscribe();
+    let mut rx = engine.session("s1").await.subscribe();
     engine
         .start_job(
             &super::tests::starter("s1", None, Some(false)),
             "fix the parser",
         )
+        .await
         .unwrap();
     let events = frames_until(&mut rx, is_work_done).await;
     let spawned = events
@@ -601,12 +620,13 @@ async fn step_zero_requires_skill_view_on_the_one_matching_skill_first() {
             Ok(say("drafted")),
         ],
     );
-    let mut rx = engine.session("s1").subscribe();
+    let mut rx = engine.session("s1").await.subscribe();
     engine
         .start_job(
             &super::tests::starter("s1", None, Some(false)),
             "write the release notes",
         )
+        .await
         .unwrap();
     frames_until(&mut rx, is_work_done).await;
     let sent = r.script.sent();
@@ -645,10 +665,11 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
             Ok(say("used it")),
         ],
     );
-    let mut rx = engine.session("terminal:me").subscribe();
+    let mut rx = engine.session("terminal:me").await.subscribe();
     // As the terminal's start_work call would: the owner's turn starts it.
     engine
         .start_job(&super::tests::local_starter("terminal:me"), "call the api")
+        .await
         .unwrap();
     let me = Answerer {
         id: "local".into(),
@@ -669,6 +690,7 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
                     crate::protocol::CardAnswer::text("ghp_SECRETVALUE1"),
                     &me,
                 )
+                .await
                 .unwrap(),
             Frame::Card(c) => engine
                 .answer(
@@ -676,6 +698,7 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
                     crate::protocol::CardAnswer::of(Decision::Approve),
                     &me,
                 )
+                .await
                 .unwrap(),
             Frame::WorkDone { .. } => break,
             _ => {}
@@ -694,7 +717,7 @@ async fn a_secret_typed_into_a_card_is_usable_by_shell_and_never_appears_in_a_fr
         sent.contains("token=[secret $KOTOBA_SECRET_GH]"),
         "the shell really had it, and its output was redacted"
     );
-    assert_eq!(engine.store.secret_names().unwrap(), ["gh"]);
+    assert_eq!(engine.store.secret_names().await.unwrap(), ["gh"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -704,33 +727,36 @@ async fn a_running_job_is_marked_in_the_store_so_a_crash_announces_it_and_an_end
         vec![fake("compile", Risk::Write).delay(Duration::from_secs(600))],
     );
     job_script(&r, vec![call("compile", json!({})), Ok(say("never"))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let run_id = r
         .engine
         .start_job(
             &super::tests::starter("s1", None, Some(false)),
             "build the site",
         )
+        .await
         .unwrap();
     tokio::time::sleep(Duration::from_secs(5)).await;
     // As if this process had died: its running job is announced, once.
-    let cut = r.engine.store.recover_jobs(|_| false).unwrap();
+    let cut = r.engine.store.recover_jobs(|_| false).await.unwrap();
     assert_eq!(cut.len(), 1, "{cut:?}");
     assert_eq!(cut[0].0, "s1");
     assert!(cut[0].1.contains("'build the site'") && cut[0].1.contains("NOT done"));
     // A job that ends (here: stopped) leaves nothing for a restart.
-    let again = r
-        .engine
-        .store
-        .open_job("x", "s2", "other")
-        .and_then(|id| r.engine.store.close_job(id));
-    assert!(again.is_ok());
+    let id = r.engine.store.open_job("x", "s2", "other").await.unwrap();
+    assert!(r.engine.store.close_job(id).await.is_ok());
     r.engine.stop("s1", crate::engine::StopScope::Work);
     frames_until(&mut rx, |e| {
         e.frame == Frame::Working { on: false } && e.run_id.as_deref() == Some(run_id.as_str())
     })
     .await;
-    assert!(r.engine.store.recover_jobs(|_| false).unwrap().is_empty());
+    assert!(r
+        .engine
+        .store
+        .recover_jobs(|_| false)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -747,12 +773,13 @@ async fn clarify_in_a_job_waits_180_seconds_then_expires_unanswered() {
             Ok(say("went with docs")),
         ],
     );
-    let mut rx = engine.session("s1").subscribe();
+    let mut rx = engine.session("s1").await.subscribe();
     engine
         .start_job(
             &super::tests::starter("s1", None, Some(false)),
             "sort files",
         )
+        .await
         .unwrap();
     let (card, drawn) = loop {
         if let Frame::Card(c) = &rx.recv().await.unwrap().frame {
@@ -800,7 +827,7 @@ async fn a_job_brief_keeps_the_first_2000_characters_of_the_persons_words() {
         vec![],
     ));
     job_script(&r, vec![Ok(say("Summarised."))]);
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let words = format!("{}{}", "a".repeat(2000), "Z".repeat(500));
     r.engine
         .run_turn(text_turn(&words), crate::engine::TurnOptions::default())

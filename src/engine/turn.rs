@@ -96,7 +96,11 @@ fn recent_lines(items: &[Item]) -> Vec<String> {
 
 /// The first model request a companion turn over `items` makes (what
 /// [`super::Engine::speculate`] asks ahead of the turn).
-pub(super) fn first_request(engine: &Engine, ctx: &TurnContext, items: &[Item]) -> ModelRequest {
+pub(super) async fn first_request(
+    engine: &Engine,
+    ctx: &TurnContext,
+    items: &[Item],
+) -> ModelRequest {
     let settings = engine.config.settings();
     let recent = recent_lines(items);
     let mut offered = offered_tools(engine, &settings, ctx, &recent);
@@ -107,7 +111,7 @@ pub(super) fn first_request(engine: &Engine, ctx: &TurnContext, items: &[Item]) 
         offered.retain(|t| offered_to_guest(&ctx.person, t.spec()));
     }
     let specs: Vec<&crate::tools::ToolSpec> = offered.iter().map(|t| t.spec()).collect();
-    let notes = engine.tools.notes(ctx, &engine.store);
+    let notes = engine.tools.notes(ctx, &engine.store).await;
     request_for(engine, ctx, &specs, items, &notes)
 }
 
@@ -263,7 +267,7 @@ impl Loop<'_> {
     async fn iterate(&mut self, items: &mut Vec<Item>) -> LoopEnd {
         let mut texts: Vec<String> = Vec::new();
         // What the tool families note for this turn (the people in it), read once.
-        let notes = self.engine.tools.notes(&self.ctx, &self.engine.store);
+        let notes = self.engine.tools.notes(&self.ctx, &self.engine.store).await;
         for iteration in 1..=self.caps.max_iter {
             self.offer_active_mcp_tools();
             let spent = self.spent.tools_spent(&self.caps);

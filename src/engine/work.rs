@@ -247,7 +247,11 @@ impl Engine {
     /// speaks for that turn's person for its whole life and carries their words. The
     /// budget is captured now: 1500 s for a job born in a /v1 turn, else the live
     /// `work_timeout`.
-    pub fn start_job(&self, starter: &TurnContext, goal: &str) -> Result<String, EngineError> {
+    pub async fn start_job(
+        &self,
+        starter: &TurnContext,
+        goal: &str,
+    ) -> Result<String, EngineError> {
         let Some(engine) = self.me.upgrade() else {
             return Err(EngineError::ShuttingDown);
         };
@@ -259,8 +263,8 @@ impl Engine {
             });
         }
         // One job per session across the processes sharing the store, too.
-        let live = self.store.liveness(crate::children::is_live_kotoba);
-        match self.store.job_elsewhere(session, |o| live.is_live(o)) {
+        let live = self.store.liveness(crate::children::is_live_kotoba).await;
+        match self.store.job_elsewhere(session, |o| live.is_live(o)).await {
             Ok(Some((goal, at_ms))) => {
                 let secs = crate::store::now_ms().saturating_sub(at_ms).max(0) / 1000;
                 return Err(EngineError::JobRunning {
@@ -330,11 +334,11 @@ impl Engine {
         brief: String,
         budget: Duration,
     ) {
-        let session = self.session(&session_id);
+        let session = self.session(&session_id).await;
         let run_id = job.run_id.clone();
         // Marked in the store while it runs, so a restart after a crash announces it.
         let _underway =
-            super::inflight::Underway::job(&self.store, &run_id, &session_id, &job.goal);
+            super::inflight::Underway::job(&self.store, &run_id, &session_id, &job.goal).await;
         session.set_job_running(true);
         session.emit(
             Some(&run_id),
@@ -411,7 +415,7 @@ impl Engine {
         summary: &str,
         register: Register,
     ) -> Option<crate::protocol::TurnResult> {
-        if self.session(session).in_call() {
+        if self.session(session).await.in_call() {
             return None;
         }
         self.announce(session, run_id, summary, register).await
@@ -467,8 +471,8 @@ async fn over_budget(meter: &JobMeter, budget: Duration) -> Duration {
 
 #[async_trait]
 impl EnginePort for Engine {
-    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError> {
-        let run_id = self.start_job(&ctx.turn, goal)?;
+    async fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError> {
+        let run_id = self.start_job(&ctx.turn, goal).await?;
         Ok(format!(
             "The job has been LAUNCHED in the background (run {run_id}) — that is all that has happened so \
              far: nothing has been opened, read, built or run yet. Tell them you've started on it; the result \
@@ -482,13 +486,15 @@ impl EnginePort for Engine {
             .map_err(EngineError::NothingToStop)
     }
 
-    fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError> {
-        Engine::save_secret(self, name, value).map_err(EngineError::Keystore)
+    async fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError> {
+        Engine::save_secret(self, name, value)
+            .await
+            .map_err(EngineError::Keystore)
     }
 
-    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError> {
+    async fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError> {
         let key = self.master_key().map_err(EngineError::Keystore)?;
-        match self.store.get_secret(key, name) {
+        match self.store.get_secret(key, name).await {
             Ok(Some(value)) => {
                 let var = crate::tools::secrets::env_name(name);
                 let mut unlocked = self.unlocked.entry(ctx.session().to_string()).or_default();
@@ -524,7 +530,7 @@ impl EnginePort for Engine {
         window: Duration,
         secret: bool,
     ) -> Asked {
-        let session = self.session(ctx.session());
+        let session = self.session(ctx.session()).await;
         let card = Card {
             request_id: format!("ask-{:016x}", rand::random::<u64>()),
             session: ctx.session().to_string(),
@@ -544,7 +550,7 @@ impl EnginePort for Engine {
             can_edit: false,
             danger: None,
         };
-        let Some(wait) = self.cards.post(&session, card, window) else {
+        let Some(wait) = self.cards.post(&session, card, window).await else {
             return Asked::Unreachable;
         };
         // A job's question is time blocked on a person, not compute.

@@ -332,8 +332,8 @@ fn ordinary_lines_near_the_dangerous_ones_stay_ordinary() {
     }
 }
 
-#[test]
-fn a_dangerous_line_is_refused_every_saved_grant() {
+#[tokio::test]
+async fn a_dangerous_line_is_refused_every_saved_grant() {
     use crate::config::Settings;
     use crate::engine::approval::policy::{route, Route};
     use crate::store::{GrantScope, Store};
@@ -341,6 +341,7 @@ fn a_dangerous_line_is_refused_every_saved_grant() {
     for family in ["dd", "sed", "find", "execute_code", "systemctl", "gpg"] {
         store
             .add_grant(family, GrantScope::Family, "owner")
+            .await
             .unwrap();
     }
     let settings = Settings::default();
@@ -351,9 +352,16 @@ fn a_dangerous_line_is_refused_every_saved_grant() {
         "systemctl start poweroff.target",
         "gpg --delete-secret-keys me",
     ] {
-        store.add_grant(line, GrantScope::Exact, "owner").unwrap();
+        store
+            .add_grant(line, GrantScope::Exact, "owner")
+            .await
+            .unwrap();
         let d = shell(line);
-        assert_eq!(route(line, &d, &settings, &store), Route::Ask, "{line:?}");
+        assert_eq!(
+            route(line, &d, &settings, &store).await,
+            Route::Ask,
+            "{line:?}"
+        );
     }
     let code = "import sys; sys.modules['os'].system('id')";
     let d = classify(
@@ -365,5 +373,5 @@ fn a_dangerous_line_is_refused_every_saved_grant() {
         true,
     );
     assert_eq!(d.dangerous_label(), Some(PROCESS_SPAWN));
-    assert_eq!(route(code, &d, &settings, &store), Route::Ask);
+    assert_eq!(route(code, &d, &settings, &store).await, Route::Ask);
 }

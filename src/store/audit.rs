@@ -79,7 +79,7 @@ pub struct AuditRow {
 impl Store {
     /// Append one audit row.
     #[allow(clippy::too_many_arguments)]
-    pub fn audit(
+    pub async fn audit(
         &self,
         session: &str,
         tool: &str,
@@ -89,29 +89,29 @@ impl Store {
         approver: Approver,
         detail: &str,
     ) -> Result<(), StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver, detail)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 args![now_ms(), session, tool, action, risk, approved, approver.as_str(), detail],
-            )
-        })?;
+            ).await
+        }).await?;
         Ok(())
     }
 
     /// The newest `limit` rows, newest first; only one session's when `session` is set.
-    pub fn audit_rows(
+    pub async fn audit_rows(
         &self,
         session: Option<&str>,
         limit: usize,
     ) -> Result<Vec<AuditRow>, StoreError> {
-        let rows = self.run(|c| {
+        let rows = self.run(async |c| {
             c.query(
                 "SELECT id, at_ms, session, tool, action, risk, approved, approver, detail
                  FROM audit_log WHERE (CAST(?1 AS TEXT) IS NULL OR session = ?1) ORDER BY id DESC LIMIT ?2",
                 args![session, limit as i64],
-            )
-        })?;
+            ).await
+        }).await?;
         rows_into(rows, |r| {
             Ok(AuditRow {
                 id: r.int(0)?,
@@ -132,12 +132,13 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn audit_rows_survive_reopening_the_store() {
+    #[tokio::test]
+    async fn audit_rows_survive_reopening_the_store() {
         for db in crate::store::testing::each() {
             {
-                let s = db.open();
+                let s = db.open().await;
                 s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann")
+                    .await
                     .unwrap();
                 s.audit(
                     "s1",
@@ -148,16 +149,17 @@ mod tests {
                     Approver::Executed,
                     "exit 0",
                 )
+                .await
                 .unwrap();
             }
-            let s = db.open();
-            let rows = s.audit_rows(Some("s1"), 10).unwrap();
+            let s = db.open().await;
+            let rows = s.audit_rows(Some("s1"), 10).await.unwrap();
             assert_eq!(
                 rows.iter().map(|r| r.approver.as_str()).collect::<Vec<_>>(),
                 ["executed", "user"]
             );
-            assert!(s.audit_rows(Some("other"), 10).unwrap().is_empty());
-            assert_eq!(s.audit_rows(None, 1).unwrap().len(), 1);
+            assert!(s.audit_rows(Some("other"), 10).await.unwrap().is_empty());
+            assert_eq!(s.audit_rows(None, 1).await.unwrap().len(), 1);
         }
     }
 }

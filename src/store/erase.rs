@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use super::db::{args, Conn, Dialect};
 use super::seen::as_i64;
-use super::{Db, Store, StoreError};
+use super::{Store, StoreError};
 
 /// What a removed line of a server conversation says instead.
 pub const REMOVED: &str = "[removed at their request]";
@@ -68,49 +68,49 @@ fn holds(d: Dialect, col: &str, n: usize) -> String {
 
 impl Store {
     /// Remember that DM session `session` is `user`'s (so forgetting them removes it).
-    pub fn note_dm(&self, user: u64, session: &str) -> Result<(), StoreError> {
-        self.run(|c| {
+    pub async fn note_dm(&self, user: u64, session: &str) -> Result<(), StoreError> {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO discord_dms(\"user\", session) VALUES (?1, ?2)
                  ON CONFLICT DO NOTHING",
                 args![as_i64(user), session],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// Erase everything kept about Discord user `user`; `quoted` are more texts of theirs
     /// kept elsewhere (their Markdown notebook's facts) whose quotes must go too.
-    pub fn erase_person(&self, user: u64, quoted: &[String]) -> Result<Erased, StoreError> {
-        let erased = self.tx(|c| erase_in(c, user, quoted))?;
-        self.shred();
+    pub async fn erase_person(&self, user: u64, quoted: &[String]) -> Result<Erased, StoreError> {
+        let erased = self.tx(async |c| erase_in(c, user, quoted).await).await?;
+        self.shred().await;
         Ok(erased)
     }
 
     /// Make deleted bytes unreadable: on SQLite, rebuild the full-text index from the
     /// visible lines, vacuum and truncate the write-ahead log; on PostgreSQL, vacuum the
     /// tables an erase touches. Failures are logged (the rows are already gone).
-    fn shred(&self) {
-        let done = match &self.db {
-            Db::Sqlite(m) => {
-                let conn = match m.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                conn.execute_batch(
-                    "INSERT INTO messages_fts(messages_fts) VALUES('delete-all');
-                     INSERT INTO messages_fts(rowid, text)
-                        SELECT id, text FROM messages WHERE hidden = 0;
-                     VACUUM;
-                     PRAGMA wal_checkpoint(TRUNCATE);",
-                )
-                .map_err(StoreError::from)
-            }
-            Db::Postgres(pool) => pool.get().batch(
-                "VACUUM messages, summaries, people_facts, memory_facts, reminders, audit_log, \
-                 discord_dms",
-            ),
-        };
+    async fn shred(&self) {
+        let done = self
+            .run(async |c| {
+                c.batch(match c.dialect() {
+                    Dialect::Sqlite => {
+                        "INSERT INTO messages_fts(messages_fts) VALUES('delete-all');
+                         INSERT INTO messages_fts(rowid, text)
+                            SELECT id, text FROM messages WHERE hidden = 0;
+                         VACUUM;
+                         PRAGMA wal_checkpoint(TRUNCATE);"
+                    }
+                    Dialect::Postgres => {
+                        "VACUUM messages, summaries, people_facts, memory_facts, reminders, \
+                         audit_log, discord_dms"
+                    }
+                })
+                .await
+            })
+            .await;
         if let Err(e) = done {
             tracing::warn!("erase: clearing the deleted bytes: {e}");
         }
@@ -118,17 +118,20 @@ impl Store {
 }
 
 /// The whole erase, inside one transaction.
-fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, StoreError> {
+async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Erased, StoreError> {
     let d = c.dialect();
     let id = as_i64(user);
     let mut out = Erased::default();
     // Their own conversations: their DMs and their conversations in shared channels
     // (`discord:<channel>:<user>`), with any archived after a /new.
     let mut own: BTreeSet<String> = BTreeSet::new();
-    for r in c.query(
-        "SELECT session FROM discord_dms WHERE \"user\" = ?1",
-        args![id],
-    )? {
+    for r in c
+        .query(
+            "SELECT session FROM discord_dms WHERE \"user\" = ?1",
+            args![id],
+        )
+        .await?
+    {
         own.insert(r.text(0)?);
     }
     let mut patterns: Vec<String> = own
@@ -138,20 +141,26 @@ fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, St
     patterns.push(format!("discord:%:{user}"));
     patterns.push(format!("discord:%:{user}#archived-%"));
     for p in &patterns {
-        for r in c.query(
-            "SELECT DISTINCT session FROM messages WHERE session LIKE ?1",
-            args![p],
-        )? {
+        for r in c
+            .query(
+                "SELECT DISTINCT session FROM messages WHERE session LIKE ?1",
+                args![p],
+            )
+            .await?
+        {
             own.insert(r.text(0)?);
         }
     }
     // What of theirs may be quoted elsewhere: their words, the facts, the notebook.
     let mut quotes: Vec<String> = quoted.to_vec();
     for s in &own {
-        for r in c.query(
-            "SELECT text FROM messages WHERE session = ?1 AND role = 'user'",
-            args![s],
-        )? {
+        for r in c
+            .query(
+                "SELECT text FROM messages WHERE session = ?1 AND role = 'user'",
+                args![s],
+            )
+            .await?
+        {
             quotes.push(r.text(0)?);
         }
         out.conversations += 1;
@@ -164,90 +173,117 @@ fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, St
             "DELETE FROM restart_notices WHERE session = ?1",
             "DELETE FROM reminders WHERE session = ?1",
         ] {
-            c.execute(sql, args![s])?;
+            c.execute(sql, args![s]).await?;
         }
     }
-    c.execute("DELETE FROM discord_dms WHERE \"user\" = ?1", args![id])?;
+    c.execute("DELETE FROM discord_dms WHERE \"user\" = ?1", args![id])
+        .await?;
     // Their turns in everyone else's conversations: their line, and her answer and the
     // steps that followed it (one turn at a time per conversation: up to the next line).
     let mut shared: BTreeSet<String> = BTreeSet::new();
     let author = format!("%({user})");
-    for r in c.query(
-        "SELECT id, session, text FROM messages WHERE role = 'user' AND author LIKE ?1",
-        args![&author],
-    )? {
+    for r in c
+        .query(
+            "SELECT id, session, text FROM messages WHERE role = 'user' AND author LIKE ?1",
+            args![&author],
+        )
+        .await?
+    {
         let (line, session) = (r.int(0)?, r.text(1)?);
         quotes.push(r.text(2)?);
         c.execute(
             "UPDATE messages SET text = ?1, author = ?2 WHERE id = ?3",
             args![REMOVED, "[removed]", line],
-        )?;
+        )
+        .await?;
         out.lines += 1;
         let next = c
             .query_opt(
                 "SELECT MIN(id) FROM messages WHERE session = ?1 AND id > ?2 AND role = 'user'",
                 args![&session, line],
-            )?
+            )
+            .await?
             .map(|r| r.opt_int(0))
             .transpose()?
             .flatten()
             .unwrap_or(i64::MAX);
-        out.answers += usize::try_from(c.execute(
-            "UPDATE messages SET text = ?1 WHERE session = ?2 AND id > ?3 AND id < ?4
+        out.answers += usize::try_from(
+            c.execute(
+                "UPDATE messages SET text = ?1 WHERE session = ?2 AND id > ?3 AND id < ?4
                AND role <> 'user' AND text <> ?1",
-            args![REMOVED, &session, line, next],
-        )?)
+                args![REMOVED, &session, line, next],
+            )
+            .await?,
+        )
         .unwrap_or(usize::MAX);
         shared.insert(session);
     }
     for s in &shared {
-        c.execute("DELETE FROM summaries WHERE session = ?1", args![s])?;
+        c.execute("DELETE FROM summaries WHERE session = ?1", args![s])
+            .await?;
     }
     // The facts about them and the facts they told.
     let mut facts = Vec::new();
-    for r in c.query(
-        "SELECT fact FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
-        args![id],
-    )? {
+    for r in c
+        .query(
+            "SELECT fact FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
+            args![id],
+        )
+        .await?
+    {
         facts.push(r.text(0)?);
     }
-    out.facts = usize::try_from(c.execute(
-        "DELETE FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
-        args![id],
-    )?)
+    out.facts = usize::try_from(
+        c.execute(
+            "DELETE FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
+            args![id],
+        )
+        .await?,
+    )
     .unwrap_or(usize::MAX);
     // Their notebook (with a shared store) and their reminders.
     let notebook = user.to_string();
-    for r in c.query(
-        "SELECT text FROM memory_facts WHERE notebook = ?1",
-        args![&notebook],
-    )? {
+    for r in c
+        .query(
+            "SELECT text FROM memory_facts WHERE notebook = ?1",
+            args![&notebook],
+        )
+        .await?
+    {
         facts.push(r.text(0)?);
     }
-    out.notebook = usize::try_from(c.execute(
-        "DELETE FROM memory_facts WHERE notebook = ?1",
-        args![&notebook],
-    )?)
+    out.notebook = usize::try_from(
+        c.execute(
+            "DELETE FROM memory_facts WHERE notebook = ?1",
+            args![&notebook],
+        )
+        .await?,
+    )
     .unwrap_or(usize::MAX);
-    for r in c.query(
-        "SELECT text FROM reminders WHERE asker LIKE ?1",
-        args![&author],
-    )? {
+    for r in c
+        .query(
+            "SELECT text FROM reminders WHERE asker LIKE ?1",
+            args![&author],
+        )
+        .await?
+    {
         facts.push(r.text(0)?);
     }
-    out.reminders =
-        usize::try_from(c.execute("DELETE FROM reminders WHERE asker LIKE ?1", args![&author])?)
-            .unwrap_or(usize::MAX);
+    out.reminders = usize::try_from(
+        c.execute("DELETE FROM reminders WHERE asker LIKE ?1", args![&author])
+            .await?,
+    )
+    .unwrap_or(usize::MAX);
     // Quotes: their words where they spoke, the facts wherever they are quoted.
     let sessions: Vec<&String> = own.iter().chain(shared.iter()).collect();
     let long = |t: &String| t.trim().chars().count() >= QUOTE_MIN_CHARS;
     for q in quotes.iter().filter(|t| long(t)) {
         for s in &sessions {
-            out.quotes += blank_quotes(c, d, q, Some(s.as_str()))?;
+            out.quotes += blank_quotes(c, d, q, Some(s.as_str())).await?;
         }
     }
     for q in facts.iter().filter(|t| long(t)) {
-        out.quotes += blank_quotes(c, d, q, None)?;
+        out.quotes += blank_quotes(c, d, q, None).await?;
     }
     out.sessions = sessions.into_iter().cloned().collect();
     Ok(out)
@@ -255,8 +291,8 @@ fn erase_in(c: &mut dyn Conn, user: u64, quoted: &[String]) -> Result<Erased, St
 
 /// Blank every message and audit row holding `quote` (in `session` only, when given);
 /// how many rows changed.
-fn blank_quotes(
-    c: &mut dyn Conn,
+async fn blank_quotes(
+    c: &mut Conn<'_>,
     d: Dialect,
     quote: &str,
     session: Option<&str>,
@@ -266,21 +302,25 @@ fn blank_quotes(
         Some(s) => (" AND session = ?3", args![REMOVED, q, s].to_vec()),
         None => ("", args![REMOVED, q].to_vec()),
     };
-    let mut n = c.execute(
-        &format!(
-            "UPDATE messages SET text = ?1 WHERE {}{scope}",
-            holds(d, "text", 2)
-        ),
-        &args,
-    )?;
-    n += c.execute(
-        &format!(
-            "UPDATE audit_log SET action = ?1, detail = '' WHERE ({} OR {}){scope}",
-            holds(d, "action", 2),
-            holds(d, "detail", 2)
-        ),
-        &args,
-    )?;
+    let mut n = c
+        .execute(
+            &format!(
+                "UPDATE messages SET text = ?1 WHERE {}{scope}",
+                holds(d, "text", 2)
+            ),
+            &args,
+        )
+        .await?;
+    n += c
+        .execute(
+            &format!(
+                "UPDATE audit_log SET action = ?1, detail = '' WHERE ({} OR {}){scope}",
+                holds(d, "action", 2),
+                holds(d, "detail", 2)
+            ),
+            &args,
+        )
+        .await?;
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
@@ -306,7 +346,7 @@ mod tests {
     }
 
     /// Every table's rows as text (PostgreSQL), or the file's bytes and its log (SQLite).
-    fn everything(s: &Store, file: Option<&std::path::Path>) -> String {
+    async fn everything(s: &Store, file: Option<&std::path::Path>) -> String {
         if let Some(f) = file {
             let mut bytes = std::fs::read(f).unwrap();
             bytes.extend(std::fs::read(f.with_extension("db-wal")).unwrap_or_default());
@@ -323,7 +363,11 @@ mod tests {
             "discord_dms",
         ] {
             let rows = s
-                .run(|c| c.query(&format!("SELECT t::text FROM {table} t"), &[]))
+                .run(async |c| {
+                    c.query(&format!("SELECT t::text FROM {table} t"), &[])
+                        .await
+                })
+                .await
                 .unwrap();
             for r in rows {
                 all.push_str(&r.text(0).unwrap());
@@ -332,13 +376,13 @@ mod tests {
         all
     }
 
-    #[test]
-    fn forgetting_a_person_erases_their_conversations_lines_facts_notebook_and_quotes_to_the_byte()
-    {
+    #[tokio::test]
+    async fn forgetting_a_person_erases_their_conversations_lines_facts_notebook_and_quotes_to_the_byte(
+    ) {
         for db in crate::store::testing::each() {
-            let s = db.open();
-            s.note_dm(ANN, "discord:900").unwrap();
-            s.note_dm(ANN, "discord:900").unwrap();
+            let s = db.open().await;
+            s.note_dm(ANN, "discord:900").await.unwrap();
+            s.note_dm(ANN, "discord:900").await.unwrap();
             s.append_lines(
                 "discord:900",
                 &[
@@ -346,6 +390,7 @@ mod tests {
                     ("assistant", "kotoba", "Noted, quokka.", false),
                 ],
             )
+            .await
             .unwrap();
             s.append_message(
                 "discord:200:7",
@@ -354,6 +399,7 @@ mod tests {
                 "zebrafinch secret",
                 false,
             )
+            .await
             .unwrap();
             let shared = s
                 .append_lines(
@@ -365,6 +411,7 @@ mod tests {
                         ("assistant", "kotoba", "Trains and stamps!", false),
                     ],
                 )
+                .await
                 .unwrap();
             s.append_message(
                 "discord:200",
@@ -373,6 +420,7 @@ mod tests {
                 "memory_write \"ann likes persimmon jam\" → Ok",
                 true,
             )
+            .await
             .unwrap();
             s.save_summary(
                 "discord:200",
@@ -382,12 +430,16 @@ mod tests {
                     text: "Ann collects marmoset stamps; Bob likes trains.".into(),
                 },
             )
+            .await
             .unwrap();
             s.add_person_fact(1, &fact(ANN, 1, "ann is leaving the wombat team"))
+                .await
                 .unwrap();
             s.add_person_fact(1, &fact(BOB, ANN, "bob hums capybara songs"))
+                .await
                 .unwrap();
             s.add_person_fact(1, &fact(BOB, 1, "bob runs the trains channel"))
+                .await
                 .unwrap();
             s.memory_add(
                 "7",
@@ -396,8 +448,10 @@ mod tests {
                 "k1",
                 "2026-12-05",
             )
+            .await
             .unwrap();
             s.memory_add("", "general", "the owner likes tea", "k2", "2026-12-05")
+                .await
                 .unwrap();
             s.add_reminder(&Reminder {
                 id: 0,
@@ -409,6 +463,7 @@ mod tests {
                 every_secs: None,
                 asker: "ann (7)".into(),
             })
+            .await
             .unwrap();
             s.audit(
                 "discord:200",
@@ -419,6 +474,7 @@ mod tests {
                 Approver::AutoSafe,
                 "",
             )
+            .await
             .unwrap();
             s.audit(
                 "discord:5",
@@ -429,9 +485,10 @@ mod tests {
                 Approver::AutoSafe,
                 "",
             )
+            .await
             .unwrap();
 
-            let erased = s.erase_person(ANN, &[]).unwrap();
+            let erased = s.erase_person(ANN, &[]).await.unwrap();
             assert_eq!(
                 (
                     erased.conversations,
@@ -445,9 +502,9 @@ mod tests {
             );
             assert_eq!((erased.reminders, erased.answers), (1, 1), "{}", db.name);
             assert!(erased.sessions.contains(&"discord:200".to_string()));
-            assert!(s.history("discord:900", 10).unwrap().is_empty());
-            assert!(s.history("discord:200:7", 10).unwrap().is_empty());
-            let lines = s.history("discord:200", 10).unwrap();
+            assert!(s.history("discord:900", 10).await.unwrap().is_empty());
+            assert!(s.history("discord:200:7", 10).await.unwrap().is_empty());
+            let lines = s.history("discord:200", 10).await.unwrap();
             assert_eq!(
                 lines
                     .iter()
@@ -462,33 +519,40 @@ mod tests {
                 "{}",
                 db.name
             );
-            assert!(s.summary("discord:200").unwrap().is_none(), "rebuilt later");
+            assert!(
+                s.summary("discord:200").await.unwrap().is_none(),
+                "rebuilt later"
+            );
             assert!(s
                 .search_messages("discord:200", "marmoset", 5)
+                .await
                 .unwrap()
                 .is_empty());
             assert_eq!(
-                s.search_messages("discord:200", "trains", 5).unwrap().len(),
+                s.search_messages("discord:200", "trains", 5)
+                    .await
+                    .unwrap()
+                    .len(),
                 2
             );
-            let kept = s.person_facts(1, None).unwrap();
+            let kept = s.person_facts(1, None).await.unwrap();
             assert_eq!(
                 kept.iter().map(|f| f.fact.as_str()).collect::<Vec<_>>(),
                 ["bob runs the trains channel"]
             );
-            assert!(s.memory_all("7", None).unwrap().is_empty());
+            assert!(s.memory_all("7", None).await.unwrap().is_empty());
             assert_eq!(
-                s.memory_all("", None).unwrap().len(),
+                s.memory_all("", None).await.unwrap().len(),
                 1,
                 "the owner's stays"
             );
-            let audit = s.audit_rows(None, 10).unwrap();
+            let audit = s.audit_rows(None, 10).await.unwrap();
             assert!(audit.iter().all(|r| !r.action.contains("persimmon")));
             assert!(audit.iter().all(|r| !r.action.contains("wombat")));
             drop(s);
-            let s = db.open();
+            let s = db.open().await;
             let file = db.file();
-            let bytes = everything(&s, file.as_deref());
+            let bytes = everything(&s, file.as_deref()).await;
             for word in [
                 "quokka4471",
                 "zebrafinch",

@@ -38,7 +38,7 @@ impl Store {
     /// A turn starts in `session` with the person's line (`author`, `text`): the line
     /// stored and the turn marked as running, durably, in one round trip on PostgreSQL
     /// (one statement); the line's id and the mark's.
-    pub fn begin_turn(
+    pub async fn begin_turn(
         &self,
         session: &str,
         author: &str,
@@ -46,18 +46,20 @@ impl Store {
     ) -> Result<(i64, i64), StoreError> {
         let at = now_ms();
         // One statement on PostgreSQL; on SQLite two, in one transaction: both or none.
-        self.one_or_tx(|c| match c.dialect() {
+        self.one_or_tx(async |c| match c.dialect() {
             Dialect::Postgres => {
-                let row = c.query_opt(
-                    "WITH line AS (
+                let row = c
+                    .query_opt(
+                        "WITH line AS (
                         INSERT INTO messages(session, role, author, text, hidden, at_ms)
                         VALUES (?1, 'user', ?2, ?3, 0, ?4) RETURNING id),
                      mark AS (
                         INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
                         VALUES ('turn', ?1, '', '', '', ?5, ?4) RETURNING id)
                      SELECT (SELECT id FROM line), (SELECT id FROM mark)",
-                    args![session, author, text, at, self.owner()],
-                )?;
+                        args![session, author, text, at, self.owner()],
+                    )
+                    .await?;
                 match row {
                     Some(r) => Ok((r.int(0)?, r.int(1)?)),
                     None => Err(StoreError::Column {
@@ -72,20 +74,23 @@ impl Store {
                     "INSERT INTO messages(session, role, author, text, hidden, at_ms)
                      VALUES (?1, 'user', ?2, ?3, 0, ?4) RETURNING id",
                     args![session, author, text, at],
-                )?,
+                )
+                .await?,
                 c.insert(
                     "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
                      VALUES ('turn', ?1, '', '', '', ?2, ?3) RETURNING id",
                     args![session, self.owner(), at],
-                )?,
+                )
+                .await?,
             )),
         })
+        .await
     }
 
     /// A turn of `session` ends with her `answer` (none when empty): her line stored and
     /// the running mark `mark` removed, in one round trip on PostgreSQL; her line's id
     /// (0 without an answer).
-    pub fn end_turn(
+    pub async fn end_turn(
         &self,
         session: &str,
         answer: &str,
@@ -93,36 +98,44 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let at = now_ms();
         let mark = mark.unwrap_or(0);
-        self.one_or_tx(|c| match (c.dialect(), answer.is_empty()) {
+        self.one_or_tx(async |c| match (c.dialect(), answer.is_empty()) {
             (_, true) => {
-                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])?;
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])
+                    .await?;
                 Ok(0)
             }
-            (Dialect::Postgres, false) => c.insert(
-                "WITH gone AS (DELETE FROM inflight WHERE id = ?4)
+            (Dialect::Postgres, false) => {
+                c.insert(
+                    "WITH gone AS (DELETE FROM inflight WHERE id = ?4)
                  INSERT INTO messages(session, role, author, text, hidden, at_ms)
                  VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3) RETURNING id",
-                args![session, answer, at, mark],
-            ),
+                    args![session, answer, at, mark],
+                )
+                .await
+            }
             (Dialect::Sqlite, false) => {
-                let id = c.insert(
-                    "INSERT INTO messages(session, role, author, text, hidden, at_ms)
+                let id = c
+                    .insert(
+                        "INSERT INTO messages(session, role, author, text, hidden, at_ms)
                      VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3) RETURNING id",
-                    args![session, answer, at],
-                )?;
-                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])?;
+                        args![session, answer, at],
+                    )
+                    .await?;
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![mark])
+                    .await?;
                 Ok(id)
             }
         })
+        .await
     }
 
     /// A turn starts in `session`; the id closes it.
-    pub fn open_turn(&self, session: &str) -> Result<i64, StoreError> {
-        self.open_inflight("turn", session, "", "", "")
+    pub async fn open_turn(&self, session: &str) -> Result<i64, StoreError> {
+        self.open_inflight("turn", session, "", "", "").await
     }
 
     /// An approval card is waiting (inline or for a deferred run); the id closes it.
-    pub fn open_card(
+    pub async fn open_card(
         &self,
         session: &str,
         tool: &str,
@@ -130,9 +143,10 @@ impl Store {
         risk: &str,
     ) -> Result<i64, StoreError> {
         self.open_inflight("card", session, tool, action, risk)
+            .await
     }
 
-    fn open_inflight(
+    async fn open_inflight(
         &self,
         kind: &str,
         session: &str,
@@ -140,30 +154,36 @@ impl Store {
         action: &str,
         risk: &str,
     ) -> Result<i64, StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.insert(
                 "INSERT INTO inflight(kind, session, tool, action, risk, owner, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
                 args![kind, session, tool, action, risk, self.owner(), now_ms()],
             )
+            .await
         })
+        .await
     }
 
     /// A turn or card ended while Kotoba was alive.
-    pub fn close_inflight(&self, id: i64) -> Result<(), StoreError> {
-        self.run(|c| c.execute("DELETE FROM inflight WHERE id = ?1", args![id]))?;
+    pub async fn close_inflight(&self, id: i64) -> Result<(), StoreError> {
+        self.run(async |c| {
+            c.execute("DELETE FROM inflight WHERE id = ?1", args![id])
+                .await
+        })
+        .await?;
         Ok(())
     }
 
     /// A command starts: its `executed` row is written now, with no outcome yet.
-    pub fn audit_started(
+    pub async fn audit_started(
         &self,
         session: &str,
         tool: &str,
         action: &str,
         risk: &str,
     ) -> Result<i64, StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.insert(
                 "INSERT INTO audit_log(at_ms, session, tool, action, risk, approved, approver,
                                        detail, running, owner)
@@ -178,26 +198,35 @@ impl Store {
                     self.owner()
                 ],
             )
+            .await
         })
+        .await
     }
 
     /// The command ended: complete its row with the outcome (`executed` or
     /// `executed:failed`), or remove it when nothing reached the machine after all.
-    pub fn audit_finished(
+    pub async fn audit_finished(
         &self,
         id: i64,
         outcome: Option<(Approver, &str)>,
     ) -> Result<(), StoreError> {
-        self.run(|c| match outcome {
-            Some((approver, detail)) => c.execute(
-                "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
-                args![id, approver.as_str(), detail],
-            ),
-            None => c.execute(
-                "DELETE FROM audit_log WHERE id = ?1 AND running = 1",
-                args![id],
-            ),
-        })?;
+        self.run(async |c| match outcome {
+            Some((approver, detail)) => {
+                c.execute(
+                    "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
+                    args![id, approver.as_str(), detail],
+                )
+                .await
+            }
+            None => {
+                c.execute(
+                    "DELETE FROM audit_log WHERE id = ?1 AND running = 1",
+                    args![id],
+                )
+                .await
+            }
+        })
+        .await?;
         Ok(())
     }
 
@@ -205,10 +234,12 @@ impl Store {
     /// open, in one transaction: a cut line in each running turn's transcript, an
     /// `expired` row for each waiting card, and each running executed row closed as
     /// `executed:failed`, cut by a restart.
-    pub fn recover(&self, is_live: impl Fn(i64) -> bool) -> Result<Recovered, StoreError> {
-        self.tx(|c| {
+    pub async fn recover(&self, is_live: impl Fn(i64) -> bool) -> Result<Recovered, StoreError> {
+        self.tx(async |c| {
             let mut done = Recovered::default();
-            let runs = c.query("SELECT id, owner FROM audit_log WHERE running = 1", &[])?;
+            let runs = c
+                .query("SELECT id, owner FROM audit_log WHERE running = 1", &[])
+                .await?;
             for r in runs {
                 let (id, owner) = (r.int(0)?, r.int(1)?);
                 if is_live(owner) {
@@ -217,13 +248,16 @@ impl Store {
                 c.execute(
                     "UPDATE audit_log SET approver = ?2, detail = ?3, running = 0 WHERE id = ?1",
                     args![id, Approver::ExecutedFailed.as_str(), CUT_RUN_DETAIL],
-                )?;
+                )
+                .await?;
                 done.runs += 1;
             }
-            let open = c.query(
-                "SELECT id, kind, session, tool, action, risk, owner FROM inflight ORDER BY id",
-                &[],
-            )?;
+            let open = c
+                .query(
+                    "SELECT id, kind, session, tool, action, risk, owner FROM inflight ORDER BY id",
+                    &[],
+                )
+                .await?;
             let at = now_ms();
             for r in open {
                 if is_live(r.int(6)?) {
@@ -235,7 +269,8 @@ impl Store {
                         "INSERT INTO messages(session, role, author, text, hidden, at_ms)
                          VALUES (?1, 'assistant', 'kotoba', ?2, 0, ?3)",
                         args![&session, CUT_TURN_LINE, at],
-                    )?;
+                    )
+                    .await?;
                     done.turns.push(session);
                 } else {
                     c.execute(
@@ -251,13 +286,16 @@ impl Store {
                             Approver::Expired.as_str(),
                             EXPIRED_CARD_DETAIL
                         ],
-                    )?;
+                    )
+                    .await?;
                     done.cards += 1;
                 }
-                c.execute("DELETE FROM inflight WHERE id = ?1", args![r.int(0)?])?;
+                c.execute("DELETE FROM inflight WHERE id = ?1", args![r.int(0)?])
+                    .await?;
             }
             Ok(done)
         })
+        .await
     }
 }
 
@@ -265,24 +303,30 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn what_a_dead_kotoba_left_open_is_closed_as_cut_or_expired_by_the_restart() {
+    #[tokio::test]
+    async fn what_a_dead_kotoba_left_open_is_closed_as_cut_or_expired_by_the_restart() {
         for db in crate::store::testing::each() {
             {
-                let s = db.open();
+                let s = db.open().await;
                 s.append_message("web:a", "user", "ann", "please run it", false)
+                    .await
                     .unwrap();
-                s.open_turn("web:a").unwrap();
-                s.open_card("web:b", "shell", "rm x", "exec").unwrap();
+                s.open_turn("web:a").await.unwrap();
+                s.open_card("web:b", "shell", "rm x", "exec").await.unwrap();
                 s.audit_started("web:a", "shell", "sleep 5", "exec")
+                    .await
                     .unwrap();
-                let done = s.audit_started("web:a", "shell", "ls", "exec").unwrap();
+                let done = s
+                    .audit_started("web:a", "shell", "ls", "exec")
+                    .await
+                    .unwrap();
                 s.audit_finished(done, Some((Approver::Executed, "exit 0")))
+                    .await
                     .unwrap();
             }
-            let s = db.open();
+            let s = db.open().await;
             // This process wrote the rows; pretend it is the Kotoba that died.
-            let got = s.recover(|_| false).unwrap();
+            let got = s.recover(|_| false).await.unwrap();
             assert_eq!(
                 got,
                 Recovered {
@@ -291,10 +335,10 @@ mod tests {
                     runs: 1
                 }
             );
-            let h = s.history("web:a", 10).unwrap();
+            let h = s.history("web:a", 10).await.unwrap();
             assert_eq!(h.last().unwrap().text, CUT_TURN_LINE);
             assert_eq!(h[0].text, "please run it");
-            let rows = s.audit_rows(None, 10).unwrap();
+            let rows = s.audit_rows(None, 10).await.unwrap();
             let cut = rows.iter().find(|r| r.action == "sleep 5").unwrap();
             assert_eq!(
                 (cut.approver.as_str(), cut.detail.as_str()),
@@ -308,21 +352,22 @@ mod tests {
             let card = rows.iter().find(|r| r.action == "rm x").unwrap();
             assert_eq!((card.approver.as_str(), card.approved), ("expired", false));
             // Closed once: a second start-up finds nothing.
-            assert!(s.recover(|_| false).unwrap().is_empty());
+            assert!(s.recover(|_| false).await.unwrap().is_empty());
         }
     }
 
-    #[test]
-    fn a_live_kotobas_open_rows_are_left_alone_and_an_unstarted_run_leaves_no_row() {
+    #[tokio::test]
+    async fn a_live_kotobas_open_rows_are_left_alone_and_an_unstarted_run_leaves_no_row() {
         for db in crate::store::testing::each() {
-            let s = db.open();
-            s.open_turn("web:a").unwrap();
+            let s = db.open().await;
+            s.open_turn("web:a").await.unwrap();
             let run = s
                 .audit_started("web:a", "shell", "sleep 5", "exec")
+                .await
                 .unwrap();
-            assert!(s.recover(|_| true).unwrap().is_empty());
-            s.audit_finished(run, None).unwrap();
-            assert!(s.audit_rows(None, 10).unwrap().is_empty());
+            assert!(s.recover(|_| true).await.unwrap().is_empty());
+            s.audit_finished(run, None).await.unwrap();
+            assert!(s.audit_rows(None, 10).await.unwrap().is_empty());
         }
     }
 }

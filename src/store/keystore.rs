@@ -87,7 +87,7 @@ impl MasterKey {
 
 impl Store {
     /// Encrypt and save a secret under `name` (replacing an older value).
-    pub fn put_secret(
+    pub async fn put_secret(
         &self,
         key: &MasterKey,
         name: &str,
@@ -98,25 +98,34 @@ impl Store {
         let sealed = cipher
             .encrypt(Nonce::from_slice(&nonce_bytes), value.as_bytes())
             .map_err(|_| KeystoreError::Decrypt(name.to_string()))?;
-        self.run(|c| {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO secrets(name, nonce, sealed, at_ms) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(name) DO UPDATE SET nonce = excluded.nonce,
                    sealed = excluded.sealed, at_ms = excluded.at_ms",
                 args![name, nonce_bytes.to_vec(), sealed, now_ms()],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// Decrypt the secret `name`, if one is saved.
-    pub fn get_secret(&self, key: &MasterKey, name: &str) -> Result<Option<String>, KeystoreError> {
-        let row = self.run(|c| {
-            c.query_opt(
-                "SELECT nonce, sealed FROM secrets WHERE name = ?1",
-                args![name],
-            )
-        })?;
+    pub async fn get_secret(
+        &self,
+        key: &MasterKey,
+        name: &str,
+    ) -> Result<Option<String>, KeystoreError> {
+        let row = self
+            .run(async |c| {
+                c.query_opt(
+                    "SELECT nonce, sealed FROM secrets WHERE name = ?1",
+                    args![name],
+                )
+                .await
+            })
+            .await?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -134,8 +143,10 @@ impl Store {
     }
 
     /// The names of every saved secret (never their values).
-    pub fn secret_names(&self) -> Result<Vec<String>, StoreError> {
-        let rows = self.run(|c| c.query("SELECT name FROM secrets ORDER BY name", &[]))?;
+    pub async fn secret_names(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .run(async |c| c.query("SELECT name FROM secrets ORDER BY name", &[]).await)
+            .await?;
         rows.iter().map(|r| r.text(0)).collect()
     }
 }
@@ -144,20 +155,23 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn on_every_backend_a_secret_is_stored_sealed_and_read_back_with_its_key() {
+    #[tokio::test]
+    async fn on_every_backend_a_secret_is_stored_sealed_and_read_back_with_its_key() {
         let dir = tempfile::tempdir().unwrap();
         let key = MasterKey::load(None, &dir.path().join("keystore.key")).unwrap();
         for db in crate::store::testing::each() {
-            let store = db.open();
+            let store = db.open().await;
             store
                 .put_secret(&key, "github", "ghp_TOPSECRET123")
+                .await
                 .unwrap();
             store
                 .put_secret(&key, "github", "ghp_TOPSECRET456")
+                .await
                 .unwrap();
             let sealed = store
-                .run(|c| c.query("SELECT sealed FROM secrets", &[]))
+                .run(async |c| c.query("SELECT sealed FROM secrets", &[]).await)
+                .await
                 .unwrap();
             assert_eq!(sealed.len(), 1, "{}: saved again, kept once", db.name);
             let bytes = sealed[0].blob(0).unwrap();
@@ -166,20 +180,20 @@ mod tests {
                 "{}: no plaintext in the store",
                 db.name
             );
-            let again = db.open();
+            let again = db.open().await;
             assert_eq!(
-                again.get_secret(&key, "github").unwrap().as_deref(),
+                again.get_secret(&key, "github").await.unwrap().as_deref(),
                 Some("ghp_TOPSECRET456"),
                 "{}",
                 db.name
             );
-            assert_eq!(again.secret_names().unwrap(), ["github"]);
-            assert_eq!(again.get_secret(&key, "none").unwrap(), None);
+            assert_eq!(again.secret_names().await.unwrap(), ["github"]);
+            assert_eq!(again.get_secret(&key, "none").await.unwrap(), None);
         }
     }
 
-    #[test]
-    fn a_secret_is_encrypted_at_rest_and_read_back_with_the_same_key() {
+    #[tokio::test]
+    async fn a_secret_is_encrypted_at_rest_and_read_back_with_the_same_key() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("k.db");
         let key_file = dir.path().join("keystore.key");
@@ -193,6 +207,7 @@ mod tests {
         let store = Store::open(&db).unwrap();
         store
             .put_secret(&key, "github", "ghp_TOPSECRET123")
+            .await
             .unwrap();
         drop(store);
         let raw = std::fs::read(&db).unwrap();
@@ -203,17 +218,17 @@ mod tests {
         let store = Store::open(&db).unwrap();
         let again = MasterKey::load(None, &key_file).unwrap();
         assert_eq!(
-            store.get_secret(&again, "github").unwrap().as_deref(),
+            store.get_secret(&again, "github").await.unwrap().as_deref(),
             Some("ghp_TOPSECRET123")
         );
-        assert_eq!(store.secret_names().unwrap(), ["github"]);
+        assert_eq!(store.secret_names().await.unwrap(), ["github"]);
         let other = MasterKey::load(
             Some(&base64::engine::general_purpose::STANDARD.encode([7u8; 32])),
             &key_file,
         )
         .unwrap();
         assert!(matches!(
-            store.get_secret(&other, "github"),
+            store.get_secret(&other, "github").await,
             Err(KeystoreError::Decrypt(_))
         ));
         assert!(format!("{again:?}").contains('…'), "the key never prints");

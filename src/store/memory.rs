@@ -20,7 +20,7 @@ pub struct MemoryRow {
 impl Store {
     /// Remember `text` under `topic` in `notebook`; false when a fact with the same `key`
     /// (its words, normalised by the caller) is already there.
-    pub fn memory_add(
+    pub async fn memory_add(
         &self,
         notebook: &str,
         topic: &str,
@@ -28,31 +28,37 @@ impl Store {
         key: &str,
         date: &str,
     ) -> Result<bool, StoreError> {
-        let changed = self.run(|c| {
-            c.execute(
-                "INSERT INTO memory_facts(notebook, topic, text, key, date, at_ms)
+        let changed = self
+            .run(async |c| {
+                c.execute(
+                    "INSERT INTO memory_facts(notebook, topic, text, key, date, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(notebook, topic, key) DO NOTHING",
-                args![notebook, topic, text, key, date, now_ms()],
-            )
-        })?;
+                    args![notebook, topic, text, key, date, now_ms()],
+                )
+                .await
+            })
+            .await?;
         Ok(changed == 1)
     }
 
     /// Every fact of `notebook`, newest first (only `topic`'s when it is set).
-    pub fn memory_all(
+    pub async fn memory_all(
         &self,
         notebook: &str,
         topic: Option<&str>,
     ) -> Result<Vec<MemoryRow>, StoreError> {
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT date, topic, text FROM memory_facts
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT date, topic, text FROM memory_facts
                  WHERE notebook = ?1 AND (CAST(?2 AS TEXT) IS NULL OR topic = ?2)
                  ORDER BY id DESC",
-                args![notebook, topic],
-            )
-        })?;
+                    args![notebook, topic],
+                )
+                .await
+            })
+            .await?;
         rows.iter()
             .map(|r| {
                 Ok(MemoryRow {
@@ -67,10 +73,10 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_fact_is_kept_once_per_topic_and_read_back_newest_first() {
+    #[tokio::test]
+    async fn a_fact_is_kept_once_per_topic_and_read_back_newest_first() {
         for db in crate::store::testing::each() {
-            let s = db.open();
+            let s = db.open().await;
             assert!(s
                 .memory_add(
                     "",
@@ -79,6 +85,7 @@ mod tests {
                     "ann plays the cello",
                     "2026-12-01"
                 )
+                .await
                 .unwrap());
             assert!(
                 !s.memory_add(
@@ -88,6 +95,7 @@ mod tests {
                     "ann plays the cello",
                     "2026-12-02"
                 )
+                .await
                 .unwrap(),
                 "{}",
                 db.name
@@ -100,6 +108,7 @@ mod tests {
                     "ann plays the cello",
                     "2026-12-02"
                 )
+                .await
                 .unwrap());
             assert!(s
                 .memory_add(
@@ -109,11 +118,12 @@ mod tests {
                     "ann starts at nine",
                     "2026-12-03"
                 )
+                .await
                 .unwrap());
-            let all = s.memory_all("", None).unwrap();
+            let all = s.memory_all("", None).await.unwrap();
             assert_eq!(all.len(), 3);
             assert_eq!(all[0].text, "Ann starts at nine.");
-            let music = s.memory_all("", Some("music")).unwrap();
+            let music = s.memory_all("", Some("music")).await.unwrap();
             assert_eq!(music.len(), 1);
             assert_eq!(music[0].date, "2026-12-01");
             // A person's notebook is apart: the same fact is theirs too, and neither
@@ -126,6 +136,7 @@ mod tests {
                     "ann plays the cello",
                     "2026-12-04"
                 )
+                .await
                 .unwrap());
             assert!(s
                 .memory_add(
@@ -135,14 +146,21 @@ mod tests {
                     "my cat is miso",
                     "2026-12-04"
                 )
+                .await
                 .unwrap());
-            assert_eq!(s.memory_all("2", None).unwrap().len(), 2, "{}", db.name);
+            assert_eq!(
+                s.memory_all("2", None).await.unwrap().len(),
+                2,
+                "{}",
+                db.name
+            );
             assert!(s
                 .memory_all("", None)
+                .await
                 .unwrap()
                 .iter()
                 .all(|r| r.text != "My cat is Miso."));
-            assert!(s.memory_all("3", None).unwrap().is_empty());
+            assert!(s.memory_all("3", None).await.unwrap().is_empty());
         }
     }
 }

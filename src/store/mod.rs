@@ -5,10 +5,8 @@
 //! up) or PostgreSQL at `KOTOBA_DATABASE_URL` (shared by every process of one bot).
 //! Every method is written once, against store/db.rs.
 
-use std::path::Path;
-use std::sync::Mutex;
-
 use rusqlite::Connection;
+use std::path::Path;
 
 mod audit;
 mod cards_open;
@@ -33,7 +31,7 @@ mod summaries;
 #[cfg(test)]
 pub(crate) mod testing;
 
-use db::{args, Conn, Row};
+use db::{args, Conn, Link, Row};
 
 pub use audit::{Approver, AuditRow};
 pub use cards_open::{ClaimedAnswer, WaitingCard};
@@ -56,7 +54,14 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     /// PostgreSQL said no, or could not be reached (`KOTOBA_DATABASE_URL`).
     #[error("store (PostgreSQL): {0}")]
-    Postgres(#[from] ::postgres::Error),
+    Postgres(#[from] tokio_postgres::Error),
+    /// No pooled PostgreSQL connection could be had (none made in time, or the pool
+    /// is closed).
+    #[error("store (PostgreSQL pool): {0}")]
+    Pool(deadpool_postgres::PoolError),
+    /// The pool could not be set up from the `store.*` settings.
+    #[error("store (PostgreSQL pool): {0}")]
+    PoolSetup(#[from] deadpool_postgres::BuildError),
     /// A row did not hold what the store wrote there (a column of another type).
     #[error("store: column {index} is not {wanted}")]
     Column {
@@ -65,7 +70,7 @@ pub enum StoreError {
         /// What the store expected.
         wanted: &'static str,
     },
-    /// A PostgreSQL connection's thread is gone (the process is shutting down).
+    /// The SQLite connection's thread is gone (the process is shutting down).
     #[error("store: the database connection closed")]
     Closed,
     /// The data folder could not be made.
@@ -82,7 +87,8 @@ impl StoreError {
         match self {
             // A PostgreSQL error with no SQLSTATE came from the connection, not the server.
             StoreError::Postgres(e) => e.code().is_none(),
-            StoreError::Closed | StoreError::Io(_) => true,
+            StoreError::Closed | StoreError::Io(_) | StoreError::Pool(_) => true,
+            StoreError::PoolSetup(_) => false,
             StoreError::Sqlite(e) => matches!(
                 e.sqlite_error_code(),
                 Some(
@@ -135,10 +141,11 @@ pub struct Store {
 
 /// Where the store lives.
 enum Db {
-    /// The SQLite file: one connection behind a mutex (every call is short).
-    Sqlite(Mutex<Connection>),
+    /// The SQLite file: one connection on its own thread, held by one call at a time
+    /// (the async lock; a transaction's statements never interleave with another's).
+    Sqlite(tokio::sync::Mutex<sqlite::Worker>),
     /// A PostgreSQL server: a pool of connections.
-    Postgres(postgres::Pool),
+    Postgres(Box<postgres::Pool>),
 }
 
 impl std::fmt::Debug for Store {
@@ -151,7 +158,9 @@ pub use clock::now_ms;
 pub use postgres::{database_label, StoreOptions};
 
 impl Store {
-    /// Open (or create) the SQLite database at `path` and bring its schema up to date.
+    /// Open (or create) the SQLite database at `path` and bring its schema up to date
+    /// (at start, on the calling thread; every later statement runs on the
+    /// connection's own thread).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -167,7 +176,7 @@ impl Store {
     fn sqlite(mut conn: Connection) -> Result<Store, StoreError> {
         sqlite::init(&mut conn)?;
         Ok(Store {
-            db: Db::Sqlite(Mutex::new(conn)),
+            db: Db::Sqlite(tokio::sync::Mutex::new(sqlite::Worker::start(conn)?)),
             owner: i64::from(std::process::id()),
             round_trips: Default::default(),
             reachable: std::sync::atomic::AtomicBool::new(true),
@@ -177,22 +186,23 @@ impl Store {
 
     /// Connect to the PostgreSQL server at `url` (`postgres://user:pass@host/db`) and
     /// bring its schema up to date.
-    pub fn connect(url: &str) -> Result<Store, StoreError> {
-        Self::connect_with(url, &StoreOptions::default())
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        Self::connect_with(url, &StoreOptions::default()).await
     }
 
     /// [`Store::connect`] with the `store.*` settings.
-    pub fn connect_with(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
+    pub async fn connect_with(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
         let pool = postgres::Pool::connect(url, options)?;
-        // The first statement connects: a wrong URL or an unreachable server is said now.
-        pg_schema::migrate(&mut pool.get())?;
-        Ok(Store {
-            db: Db::Postgres(pool),
+        let store = Store {
+            db: Db::Postgres(Box::new(pool)),
             owner: rand::random::<i64>().rem_euclid(1 << 62) + 1,
             round_trips: Default::default(),
             reachable: std::sync::atomic::AtomicBool::new(true),
             probing: Default::default(),
-        })
+        };
+        // The first statement connects: a wrong URL or an unreachable server is said now.
+        store.run(async |c| pg_schema::migrate(c).await).await?;
+        Ok(store)
     }
 
     /// Who this process is in the rows it writes.
@@ -216,11 +226,11 @@ impl Store {
     }
 
     /// One round trip to the database, timed (`SELECT 1`): the median of `n`.
-    pub fn ping(&self, n: usize) -> Result<std::time::Duration, StoreError> {
+    pub async fn ping(&self, n: usize) -> Result<std::time::Duration, StoreError> {
         let mut times = Vec::with_capacity(n.max(1));
         for _ in 0..n.max(1) {
             let start = std::time::Instant::now();
-            self.run(|c| c.query("SELECT 1", &[]))?;
+            self.run(async |c| c.query("SELECT 1", &[]).await).await?;
             times.push(start.elapsed());
         }
         times.sort();
@@ -233,7 +243,7 @@ impl Store {
     }
 
     /// Whether the database answered the last call; while it did not, a probe tries it
-    /// again on a thread of its own (one at a time), so a surface sees it come back
+    /// again in a task of its own (one at a time), so a surface sees it come back
     /// without waiting for a turn.
     pub fn reachable_now(self: &std::sync::Arc<Self>) -> bool {
         let reachable = self.is_reachable();
@@ -249,8 +259,12 @@ impl Store {
             return;
         }
         let store = self.clone();
-        std::thread::spawn(move || {
-            let _ = store.ping(1);
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            self.probing.store(false, Ordering::Release);
+            return;
+        };
+        rt.spawn(async move {
+            let _ = store.ping(1).await;
             store.probing.store(false, Ordering::Release);
         });
     }
@@ -274,6 +288,15 @@ impl Store {
         out
     }
 
+    /// A wake-up each time `channel` is notified (PostgreSQL, on a listening connection
+    /// of its own, and once each time it is made); `None` on SQLite.
+    fn listen(&self, channel: &str) -> Option<tokio::sync::mpsc::UnboundedReceiver<()>> {
+        match &self.db {
+            Db::Postgres(pool) => Some(pool.listen(channel)),
+            Db::Sqlite(_) => None,
+        }
+    }
+
     /// Whether other processes share this store (PostgreSQL).
     pub fn is_shared(&self) -> bool {
         matches!(self.db, Db::Postgres(_))
@@ -289,78 +312,100 @@ impl Store {
 
     /// Run `f` on a connection (one call: no other call of this process interleaves on
     /// SQLite; on PostgreSQL, statements of other calls may).
-    pub(crate) fn run<R>(
+    pub(crate) async fn run<R>(
         &self,
-        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+        f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.note(self.run_unnoted(f))
+        let out = self.run_unnoted(f).await;
+        self.note(out)
     }
 
     /// [`Store::run`] on PostgreSQL (where `f` sends one statement), [`Store::tx`] on
     /// SQLite (where it runs several that must be kept together).
-    pub(crate) fn one_or_tx<R>(
+    pub(crate) async fn one_or_tx<R>(
         &self,
-        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+        f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         match self.db {
-            Db::Sqlite(_) => self.tx(f),
-            Db::Postgres(_) => self.run(f),
+            Db::Sqlite(_) => self.tx(f).await,
+            Db::Postgres(_) => self.run(f).await,
         }
     }
 
-    fn run_unnoted<R>(
+    async fn run_unnoted<R>(
         &self,
-        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+        f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let n = &self.round_trips;
+        let trips = &self.round_trips;
         match &self.db {
             Db::Sqlite(m) => {
                 // One call holding the local connection is one trip, however many
                 // statements it runs.
-                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let conn = match m.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
+                trips.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let worker = m.lock().await;
+                let mut c = Conn {
+                    link: Link::Sqlite(&worker),
+                    trips,
                 };
-                f(&mut sqlite::SqliteConn(&conn))
+                f(&mut c).await
             }
-            Db::Postgres(pool) => f(&mut Counted(&mut pool.get(), n)),
+            Db::Postgres(pool) => {
+                let mut conn = pool.get().await?;
+                let mut c = Conn {
+                    link: Link::Postgres(&mut conn),
+                    trips,
+                };
+                f(&mut c).await
+            }
         }
     }
 
-    /// Run `f` in one transaction: all of it is kept, or none of it.
-    pub(crate) fn tx<R>(
+    /// Run `f` in one transaction: all of it is kept, or none of it (also when the
+    /// caller stops waiting halfway).
+    pub(crate) async fn tx<R>(
         &self,
-        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+        f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.note(self.tx_unnoted(f))
+        let out = self.tx_unnoted(f).await;
+        self.note(out)
     }
 
-    fn tx_unnoted<R>(
+    async fn tx_unnoted<R>(
         &self,
-        f: impl FnOnce(&mut dyn Conn) -> Result<R, StoreError>,
+        f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let n = &self.round_trips;
+        let trips = &self.round_trips;
         match &self.db {
             Db::Sqlite(m) => {
-                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let mut conn = match m.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
+                trips.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let worker = m.lock().await;
+                worker.batch("BEGIN IMMEDIATE").await?;
+                // Rolled back unless it gets to its end (a caller gone mid-way).
+                let open = sqlite::OpenTx(&worker);
+                let mut c = Conn {
+                    link: Link::Sqlite(&worker),
+                    trips,
                 };
-                let tx =
-                    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let out = f(&mut sqlite::SqliteConn(&tx))?;
-                tx.commit()?;
-                Ok(out)
+                let out = f(&mut c).await;
+                let ended = match &out {
+                    Ok(_) => worker.batch("COMMIT").await,
+                    Err(_) => worker.batch("ROLLBACK").await,
+                };
+                open.close();
+                ended?;
+                out
             }
             Db::Postgres(pool) => {
-                // BEGIN and COMMIT are a round trip each.
-                n.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
-                let mut conn = pool.get();
-                conn.begin()?;
-                let out = f(&mut Counted(&mut conn, n));
-                conn.end(out.is_ok())?;
+                // BEGIN and COMMIT are a round trip each (counted as sent).
+                let mut conn = pool.get().await?;
+                let mut c = Conn {
+                    link: Link::Postgres(&mut conn),
+                    trips,
+                };
+                c.batch("BEGIN").await?;
+                let out = f(&mut c).await;
+                c.batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                    .await?;
                 out
             }
         }
@@ -368,7 +413,7 @@ impl Store {
 
     /// Append one line to a session's transcript; its row id. Hidden lines
     /// (`__work_done__`) are stored for the record but never shown or searched.
-    pub fn append_message(
+    pub async fn append_message(
         &self,
         session: &str,
         role: &str,
@@ -376,13 +421,15 @@ impl Store {
         text: &str,
         hidden: bool,
     ) -> Result<i64, StoreError> {
-        let ids = self.append_lines(session, &[(role, author, text, hidden)])?;
+        let ids = self
+            .append_lines(session, &[(role, author, text, hidden)])
+            .await?;
         Ok(ids.first().copied().unwrap_or_default())
     }
 
     /// Append several lines (role, author, text, hidden) in one statement: all kept or
     /// none, one round trip. Their row ids, in order.
-    pub fn append_lines(
+    pub async fn append_lines(
         &self,
         session: &str,
         lines: &[(&str, &str, &str, bool)],
@@ -415,7 +462,7 @@ impl Store {
             ]);
         }
         sql.push_str(" RETURNING id");
-        let rows = self.run(|c| c.query(&sql, &values))?;
+        let rows = self.run(async |c| c.query(&sql, &values).await).await?;
         // Ids rise in the order the rows were written; RETURNING's order is not promised.
         let mut ids = rows
             .iter()
@@ -426,27 +473,34 @@ impl Store {
     }
 
     /// The last `limit` visible lines of a session, oldest first.
-    pub fn history(&self, session: &str, limit: usize) -> Result<Vec<StoredMessage>, StoreError> {
-        self.lines_after(session, 0, limit)
+    pub async fn history(
+        &self,
+        session: &str,
+        limit: usize,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
+        self.lines_after(session, 0, limit).await
     }
 
     /// The last `limit` visible lines of a session whose id is above `after`, oldest
     /// first (what a summary covering lines up to `after` leaves to load).
-    pub fn lines_after(
+    pub async fn lines_after(
         &self,
         session: &str,
         after: i64,
         limit: usize,
     ) -> Result<Vec<StoredMessage>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT id, role, author, text, at_ms FROM messages
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT id, role, author, text, at_ms FROM messages
                  WHERE session = ?1 AND hidden = 0 AND id > ?2
                  ORDER BY id DESC LIMIT ?3",
-                args![session, after, limit],
-            )
-        })?;
+                    args![session, after, limit],
+                )
+                .await
+            })
+            .await?;
         let mut lines = rows
             .iter()
             .map(|r| {
@@ -465,50 +519,35 @@ impl Store {
 
     /// Move a session's lines and summaries under `<session>#archived-<ms>`: kept (and
     /// searchable), but no longer its conversation (a fresh one, e.g. Discord's `/new`).
-    pub fn archive_session(&self, session: &str) -> Result<(), StoreError> {
+    pub async fn archive_session(&self, session: &str) -> Result<(), StoreError> {
         let archived = format!("{session}#archived-{}", now_ms());
-        self.tx(|c| {
+        self.tx(async |c| {
             c.execute(
                 "UPDATE messages SET session = ?1 WHERE session = ?2",
                 args![&archived, session],
-            )?;
+            )
+            .await?;
             c.execute(
                 "UPDATE summaries SET session = ?1 WHERE session = ?2",
                 args![&archived, session],
-            )?;
+            )
+            .await?;
             Ok(())
         })
+        .await
     }
 
     /// Whether a session has any stored line.
-    pub fn has_session(&self, session: &str) -> Result<bool, StoreError> {
-        self.run(|c| {
+    pub async fn has_session(&self, session: &str) -> Result<bool, StoreError> {
+        self.run(async |c| {
             c.query_opt(
                 "SELECT 1 FROM messages WHERE session = ?1 LIMIT 1",
                 args![session],
             )
+            .await
         })
+        .await
         .map(|r| r.is_some())
-    }
-}
-
-/// A PostgreSQL connection that counts the statements sent through it, each a round
-/// trip ([`Store::round_trips`]).
-struct Counted<'a>(&'a mut dyn Conn, &'a std::sync::atomic::AtomicU64);
-
-impl Conn for Counted<'_> {
-    fn dialect(&self) -> db::Dialect {
-        self.0.dialect()
-    }
-
-    fn execute(&mut self, sql: &str, args: &[db::Val]) -> Result<u64, StoreError> {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.0.execute(sql, args)
-    }
-
-    fn query(&mut self, sql: &str, args: &[db::Val]) -> Result<Vec<Row>, StoreError> {
-        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.0.query(sql, args)
     }
 }
 
@@ -524,9 +563,9 @@ fn rows_into<T>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_statement_past_store_statement_timeout_is_cancelled_and_the_pool_is_sized_by_its_setting()
-    {
+    #[tokio::test]
+    async fn a_statement_past_store_statement_timeout_is_cancelled_and_the_pool_is_sized_by_its_setting(
+    ) {
         let Some(url) = testing::postgres_url() else {
             return;
         };
@@ -535,38 +574,43 @@ mod tests {
             statement_timeout: Some(std::time::Duration::from_millis(300)),
             ..StoreOptions::default()
         };
-        let s = Store::connect_with(&url, &options).unwrap();
+        let s = Store::connect_with(&url, &options).await.unwrap();
         assert_eq!(s.pool_size(), 3);
         assert!(s
-            .run(|c| c.query("SELECT 1 FROM pg_sleep(2)", &[]))
+            .run(async |c| c.query("SELECT 1 FROM pg_sleep(2)", &[]).await)
+            .await
             .is_err());
         assert!(s
-            .run(|c| c.query("SELECT 1 FROM pg_sleep(0.01)", &[]))
+            .run(async |c| c.query("SELECT 1 FROM pg_sleep(0.01)", &[]).await)
+            .await
             .is_ok());
-        assert!(s.ping(3).unwrap() < std::time::Duration::from_secs(1));
+        assert!(s.ping(3).await.unwrap() < std::time::Duration::from_secs(1));
     }
 
-    #[test]
-    fn a_transcript_survives_reopening_the_store() {
+    #[tokio::test]
+    async fn a_transcript_survives_reopening_the_store() {
         for db in testing::each() {
             {
-                let s = db.open();
+                let s = db.open().await;
                 s.append_message("s1", "user", "ann", "hello", false)
+                    .await
                     .unwrap();
                 s.append_message("s1", "assistant", "kotoba", "hi ann", false)
+                    .await
                     .unwrap();
                 s.append_message("s1", "user", "system", "__work_done__", true)
+                    .await
                     .unwrap();
             }
-            let s = db.open();
-            let h = s.history("s1", 10).unwrap();
+            let s = db.open().await;
+            let h = s.history("s1", 10).await.unwrap();
             assert_eq!(
                 h.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
                 ["hello", "hi ann"],
                 "{}",
                 db.name
             );
-            assert!(s.history("s2", 10).unwrap().is_empty());
+            assert!(s.history("s2", 10).await.unwrap().is_empty());
         }
     }
 }

@@ -33,10 +33,10 @@ pub struct PersonFact {
 impl Store {
     /// Keep fact `f` about a member of `guild`, with where she heard it and from whom,
     /// dropping the member's oldest past [`FACTS_PER_PERSON`].
-    pub fn add_person_fact(&self, guild: u64, f: &PersonFact) -> Result<(), StoreError> {
+    pub async fn add_person_fact(&self, guild: u64, f: &PersonFact) -> Result<(), StoreError> {
         let (g, u) = (as_i64(guild), as_i64(f.user));
         let (heard_in, told_by) = (as_i64(f.heard_in), as_i64(f.told_by));
-        self.tx(|c| {
+        self.tx(async |c| {
             c.execute(
                 "INSERT INTO people_facts(guild, \"user\", name, fact, source, by, at_ms,
                    heard_in, told_by)
@@ -52,30 +52,36 @@ impl Store {
                     heard_in,
                     told_by
                 ],
-            )?;
+            )
+            .await?;
             c.execute(
                 "DELETE FROM people_facts WHERE guild = ?1 AND \"user\" = ?2 AND id NOT IN
                    (SELECT id FROM people_facts WHERE guild = ?1 AND \"user\" = ?2
                     ORDER BY id DESC LIMIT ?3)",
                 args![g, u, FACTS_PER_PERSON as i64],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// The facts kept about members of `guild` (only `users` when given), oldest first.
-    pub fn person_facts(
+    pub async fn person_facts(
         &self,
         guild: u64,
         users: Option<&[u64]>,
     ) -> Result<Vec<PersonFact>, StoreError> {
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT \"user\", name, fact, source, by, heard_in, told_by FROM people_facts
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT \"user\", name, fact, source, by, heard_in, told_by FROM people_facts
                  WHERE guild = ?1 ORDER BY id",
-                args![as_i64(guild)],
-            )
-        })?;
+                    args![as_i64(guild)],
+                )
+                .await
+            })
+            .await?;
         let mut out = Vec::new();
         for r in rows {
             let user = as_u64(r.int(0)?);
@@ -95,14 +101,14 @@ impl Store {
     }
 
     /// Keep plan `id` (its changes as JSON) for `session` in `guild`.
-    pub fn save_plan(
+    pub async fn save_plan(
         &self,
         id: &str,
         session: &str,
         guild: u64,
         changes: &str,
     ) -> Result<(), StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO discord_plans(id, session, guild, changes, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)
@@ -110,43 +116,58 @@ impl Store {
                    guild = excluded.guild, changes = excluded.changes, at_ms = excluded.at_ms",
                 args![id, session, as_i64(guild), changes, now_ms()],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// Plan `id`: its session, guild and changes.
-    pub fn plan(&self, id: &str) -> Result<Option<(String, u64, String)>, StoreError> {
-        let row = self.run(|c| {
-            c.query_opt(
-                "SELECT session, guild, changes FROM discord_plans WHERE id = ?1",
-                args![id],
-            )
-        })?;
+    pub async fn plan(&self, id: &str) -> Result<Option<(String, u64, String)>, StoreError> {
+        let row = self
+            .run(async |c| {
+                c.query_opt(
+                    "SELECT session, guild, changes FROM discord_plans WHERE id = ?1",
+                    args![id],
+                )
+                .await
+            })
+            .await?;
         row.map(|r| Ok((r.text(0)?, as_u64(r.int(1)?), r.text(2)?)))
             .transpose()
     }
 
     /// Journal step `step` of plan `plan` as applied, with its result.
-    pub fn plan_step_done(&self, plan: &str, step: usize, result: &str) -> Result<(), StoreError> {
-        self.run(|c| {
+    pub async fn plan_step_done(
+        &self,
+        plan: &str,
+        step: usize,
+        result: &str,
+    ) -> Result<(), StoreError> {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO discord_plan_done(plan, step, result, at_ms) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(plan, step) DO UPDATE SET result = excluded.result,
                    at_ms = excluded.at_ms",
                 args![plan, step as i64, result, now_ms()],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// The steps of plan `plan` journalled as applied.
-    pub fn plan_steps_done(&self, plan: &str) -> Result<Vec<usize>, StoreError> {
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT step FROM discord_plan_done WHERE plan = ?1 ORDER BY step",
-                args![plan],
-            )
-        })?;
+    pub async fn plan_steps_done(&self, plan: &str) -> Result<Vec<usize>, StoreError> {
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT step FROM discord_plan_done WHERE plan = ?1 ORDER BY step",
+                    args![plan],
+                )
+                .await
+            })
+            .await?;
         rows.iter()
             .map(|r| Ok(usize::try_from(r.int(0)?).unwrap_or(0)))
             .collect()
@@ -157,8 +178,8 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_persons_facts_are_kept_per_guild_member_and_the_oldest_go_past_the_limit() {
+    #[tokio::test]
+    async fn a_persons_facts_are_kept_per_guild_member_and_the_oldest_go_past_the_limit() {
         let fact = |text: &str, source: &str, heard_in: u64| PersonFact {
             user: 7,
             name: "wren".into(),
@@ -169,16 +190,18 @@ mod tests {
             told_by: 7,
         };
         for db in crate::store::testing::each() {
-            let store = db.open();
+            let store = db.open().await;
             for i in 0..FACTS_PER_PERSON + 2 {
                 store
                     .add_person_fact(1, &fact(&format!("fact {i}"), "said", 300 + i as u64))
+                    .await
                     .unwrap();
             }
             store
                 .add_person_fact(2, &fact("elsewhere", "observed", 9))
+                .await
                 .unwrap();
-            let facts = store.person_facts(1, Some(&[7])).unwrap();
+            let facts = store.person_facts(1, Some(&[7])).await.unwrap();
             assert_eq!(facts.len(), FACTS_PER_PERSON);
             assert_eq!(facts[0].fact, "fact 2");
             assert_eq!(
@@ -186,11 +209,14 @@ mod tests {
                 (302, 7),
                 "where and from whom"
             );
-            assert!(store.person_facts(1, Some(&[8])).unwrap().is_empty());
-            assert_eq!(store.person_facts(2, None).unwrap()[0].fact, "elsewhere");
-            store.plan_step_done("p1", 3, "ok").unwrap();
-            store.plan_step_done("p1", 3, "ok again").unwrap();
-            assert_eq!(store.plan_steps_done("p1").unwrap(), [3]);
+            assert!(store.person_facts(1, Some(&[8])).await.unwrap().is_empty());
+            assert_eq!(
+                store.person_facts(2, None).await.unwrap()[0].fact,
+                "elsewhere"
+            );
+            store.plan_step_done("p1", 3, "ok").await.unwrap();
+            store.plan_step_done("p1", 3, "ok again").await.unwrap();
+            assert_eq!(store.plan_steps_done("p1").await.unwrap(), [3]);
         }
     }
 }

@@ -4,7 +4,6 @@
 //! BYTEA, and the transcript's full-text index is a generated `tsvector`.
 
 use super::db::{args, Conn};
-use super::postgres::PgConn;
 use super::StoreError;
 
 /// The advisory lock every Kotoba takes while it migrates ("KOTOBA" in ASCII, shortened).
@@ -209,33 +208,40 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// Bring the schema up to date, one process at a time.
-pub(super) fn migrate(conn: &mut PgConn<'_>) -> Result<(), StoreError> {
-    conn.batch(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
-    let done = apply(conn);
-    let unlocked = conn.batch(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"));
+pub(super) async fn migrate(conn: &mut Conn<'_>) -> Result<(), StoreError> {
+    conn.batch(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+        .await?;
+    let done = apply(conn).await;
+    let unlocked = conn
+        .batch(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
+        .await;
     done.and(unlocked)
 }
 
-fn apply(conn: &mut PgConn<'_>) -> Result<(), StoreError> {
-    conn.batch("CREATE TABLE IF NOT EXISTS kotoba_schema (version BIGINT NOT NULL)")?;
-    let version = {
-        let c: &mut dyn Conn = conn;
-        c.query_opt("SELECT MAX(version) FROM kotoba_schema", &[])?
-            .map(|r| r.opt_int(0))
-            .transpose()?
-            .flatten()
-            .unwrap_or(0)
-    };
+async fn apply(conn: &mut Conn<'_>) -> Result<(), StoreError> {
+    conn.batch("CREATE TABLE IF NOT EXISTS kotoba_schema (version BIGINT NOT NULL)")
+        .await?;
+    let version = conn
+        .query_opt("SELECT MAX(version) FROM kotoba_schema", &[])
+        .await?
+        .map(|r| r.opt_int(0))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0);
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
-        conn.begin()?;
-        let step = conn.batch(sql).and_then(|()| {
-            let c: &mut dyn Conn = conn;
-            c.execute(
-                "INSERT INTO kotoba_schema(version) VALUES (?1)",
-                args![(i + 1) as i64],
-            )
-        });
-        conn.end(step.is_ok())?;
+        conn.batch("BEGIN").await?;
+        let step = match conn.batch(sql).await {
+            Ok(()) => conn
+                .execute(
+                    "INSERT INTO kotoba_schema(version) VALUES (?1)",
+                    args![(i + 1) as i64],
+                )
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        conn.batch(if step.is_ok() { "COMMIT" } else { "ROLLBACK" })
+            .await?;
         step?;
     }
     Ok(())

@@ -1,21 +1,18 @@
 //! The shared backend: a PostgreSQL server named by `KOTOBA_DATABASE_URL`, so several
-//! Kotoba processes (on one machine or many) share one store. The store's calls are
-//! synchronous, as SQLite's are; each PostgreSQL connection lives on its own thread (the
-//! `postgres` client, over tokio-postgres, blocks on a runtime of its own and so cannot
-//! be driven from inside hers). A call checks a connection out of the pool, sends it
-//! statements and waits for each answer; a transaction keeps the same connection from
-//! BEGIN to COMMIT. A connection that broke is opened again on its next statement.
+//! Kotoba processes (on one machine or many) share one store. Its connections are
+//! tokio-postgres clients in a deadpool pool: a call checks one out, awaits each
+//! statement (prepared once per connection and cached), and puts it back; a transaction
+//! keeps the same connection from BEGIN to COMMIT. A connection found closed is not
+//! handed out again; the pool opens a new one. Nothing here blocks a runtime thread.
 
-use std::collections::HashMap;
 use std::error::Error;
-use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
 
 use bytes::BytesMut;
-use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use deadpool_postgres::{Manager, ManagerConfig, Object, RecyclingMethod};
+use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
+use tokio_postgres::NoTls;
 
-use super::db::{Conn, Dialect, Row, Val};
+use super::db::{Row, Val};
 use super::StoreError;
 
 /// How a process reaches the shared store (`store.*` settings, read at start).
@@ -41,53 +38,20 @@ impl Default for StoreOptions {
     }
 }
 
-/// What a connection's thread is asked to do.
-enum Op {
-    /// Run a statement; rows changed.
-    Execute,
-    /// Run a query; its rows.
-    Query,
-    /// Run statements without arguments (BEGIN, COMMIT, a migration).
-    Batch,
-}
-
-/// One request to a connection's thread, with where to answer.
-struct Job {
-    op: Op,
-    sql: String,
-    args: Vec<Val>,
-    reply: mpsc::Sender<Result<Answer, StoreError>>,
-}
-
-/// A connection thread's answer.
-enum Answer {
-    Changed(u64),
-    Rows(Vec<Row>),
-    Done,
-}
-
-/// One connection: the way to its thread.
-struct Worker {
-    jobs: mpsc::Sender<Job>,
-}
-
-/// The connections of this process. `free` and `ready` change together: a call takes a
-/// worker from `free`, or waits on `ready` until one is put back.
+/// The connections of this process: a deadpool pool of tokio-postgres clients.
 pub(super) struct Pool {
     /// Where the connections go, kept for a listening connection of its own.
-    config: Box<postgres::Config>,
-    /// The workers not checked out now.
-    free: Mutex<Vec<Worker>>,
-    /// Signalled when a worker is put back.
-    ready: Condvar,
-    /// How many connections it keeps.
+    config: tokio_postgres::Config,
+    /// The pooled clients.
+    pool: deadpool_postgres::Pool,
+    /// How many connections it keeps at most.
     pub(super) size: usize,
 }
 
 impl Pool {
-    /// The pool for `url`; each connection is made at its first statement.
+    /// The pool for `url`; each connection is made when first needed.
     pub(super) fn connect(url: &str, options: &StoreOptions) -> Result<Pool, StoreError> {
-        let mut config: postgres::Config = url.parse().map_err(StoreError::Postgres)?;
+        let mut config: tokio_postgres::Config = url.parse().map_err(StoreError::Postgres)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.connect_timeout);
         }
@@ -99,107 +63,126 @@ impl Pool {
             }
         }
         let size = options.pool_size.max(1);
-        let mut workers = Vec::with_capacity(size);
-        for _ in 0..size {
-            workers.push(spawn(config.clone())?);
-        }
-        Ok(Pool {
-            config: Box::new(config),
-            free: Mutex::new(workers),
-            ready: Condvar::new(),
-            size,
-        })
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                // A closed client is never handed out; checking each with a query
+                // would cost a round trip per call.
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = deadpool_postgres::Pool::builder(manager)
+            .max_size(size)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            // A connection not made in time says the database cannot be reached.
+            .create_timeout(Some(options.connect_timeout))
+            .build()?;
+        Ok(Pool { config, pool, size })
     }
 
     /// Check a connection out until the returned guard drops.
-    pub(super) fn get(&self) -> PgConn<'_> {
-        let mut free = match self.free.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        loop {
-            if let Some(worker) = free.pop() {
-                return PgConn {
-                    pool: self,
-                    worker: Some(worker),
-                    in_tx: false,
-                };
-            }
-            free = match self.ready.wait(free) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-        }
+    pub(super) async fn get(&self) -> Result<PgConn, StoreError> {
+        let client = self.pool.get().await.map_err(|e| match e {
+            deadpool_postgres::PoolError::Backend(e) => StoreError::Postgres(e),
+            other => StoreError::Pool(other),
+        })?;
+        Ok(PgConn {
+            client: Some(client),
+            in_tx: false,
+        })
     }
-}
 
-impl Pool {
     /// Wake the receiver each time `channel` is notified (`LISTEN`), on a connection of
-    /// its own kept on its own thread until the receiver is dropped. A broken connection
-    /// is opened again after a second; what was notified meanwhile is lost, so the
-    /// listener also looks for itself now and then.
+    /// its own kept by a task until the receiver is dropped. A broken connection is
+    /// opened again after a second; what was notified meanwhile is lost, so the
+    /// listener also looks for itself now and then (and once each time it connects).
     pub(super) fn listen(&self, channel: &str) -> tokio::sync::mpsc::UnboundedReceiver<()> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let config = (*self.config).clone();
+        let config = self.config.clone();
         let listen = format!("LISTEN {channel}");
-        let spawned = std::thread::Builder::new()
-            .name("kotoba-listen".into())
-            .spawn(move || listen_until_dropped(&config, &listen, &tx));
-        if let Err(e) = spawned {
-            tracing::warn!("store: no thread to listen on: {e}");
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move { listen_until_dropped(&config, &listen, &tx).await });
+            }
+            Err(_) => tracing::warn!("store: no runtime to listen on"),
         }
         rx
     }
 }
 
-/// A listening connection's thread: forward each notification as a wake-up, until
-/// nobody receives them.
-fn listen_until_dropped(
-    config: &postgres::Config,
+/// A listening connection: forward each notification as a wake-up, until nobody
+/// receives them.
+async fn listen_until_dropped(
+    config: &tokio_postgres::Config,
     listen: &str,
     wake: &tokio::sync::mpsc::UnboundedSender<()>,
 ) {
-    use postgres::fallible_iterator::FallibleIterator;
+    use tokio_postgres::AsyncMessage;
     let tick = std::time::Duration::from_secs(1);
     while !wake.is_closed() {
-        let mut client = match open(config).and_then(|mut c| {
-            c.batch_execute(listen)?;
-            Ok(c)
-        }) {
+        let (client, mut connection) = match config.connect(NoTls).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::debug!("store: listening ({listen}): {e}");
-                std::thread::sleep(tick);
+                tokio::time::sleep(tick).await;
                 continue;
             }
         };
+        // The connection is driven here; the LISTEN goes out while it is.
+        let (said, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let driver = async move {
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(AsyncMessage::Notification(_))) => {
+                        if said.send(()).is_err() {
+                            return;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => return,
+                }
+            }
+        };
+        let driving = tokio::spawn(driver);
+        if let Err(e) = client.batch_execute(listen).await {
+            tracing::debug!("store: listening ({listen}): {e}");
+            driving.abort();
+            tokio::time::sleep(tick).await;
+            continue;
+        }
         // Connected again: whatever was notified while it was down is looked for now.
         let _ = wake.send(());
         loop {
-            let next = client.notifications().timeout_iter(tick).next();
-            match next {
-                Ok(Some(_)) => {
-                    if wake.send(()).is_err() {
-                        return;
+            tokio::select! {
+                got = heard.recv() => match got {
+                    Some(()) => {
+                        if wake.send(()).is_err() {
+                            driving.abort();
+                            return;
+                        }
                     }
+                    None => break,
+                },
+                () = wake.closed() => {
+                    driving.abort();
+                    return;
                 }
-                Ok(None) if client.is_closed() => break,
-                Ok(None) if wake.is_closed() => return,
-                Ok(None) => {}
-                Err(_) => break,
             }
         }
+        drop(client);
+        tokio::time::sleep(tick).await;
     }
 }
 
 /// Where a PostgreSQL URL points, without its password: `host:port/database`.
 pub fn database_label(url: &str) -> String {
-    let Ok(config) = url.parse::<postgres::Config>() else {
+    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
         return "an unreadable URL".into();
     };
     let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(h)) => h.clone(),
-        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
         None => "localhost".into(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
@@ -208,73 +191,6 @@ pub fn database_label(url: &str) -> String {
         .or(config.get_user())
         .unwrap_or("postgres");
     format!("{host}:{port}/{db}")
-}
-
-/// Open one connection.
-fn open(config: &postgres::Config) -> Result<Client, StoreError> {
-    Ok(config.connect(NoTls)?)
-}
-
-/// Start a connection's thread; it connects at its first job.
-fn spawn(config: postgres::Config) -> Result<Worker, StoreError> {
-    let (tx, rx) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
-        .name("kotoba-postgres".into())
-        .spawn(move || serve(config, rx))?;
-    Ok(Worker { jobs: tx })
-}
-
-/// A connection's thread: answer jobs until the pool is dropped, reconnecting when the
-/// connection broke.
-fn serve(config: postgres::Config, jobs: mpsc::Receiver<Job>) {
-    let mut client: Option<Client> = None;
-    let mut prepared: HashMap<String, Statement> = HashMap::new();
-    while let Ok(job) = jobs.recv() {
-        if client.as_ref().is_none_or(Client::is_closed) {
-            prepared.clear();
-            client = match open(&config) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    let _ = job.reply.send(Err(e));
-                    continue;
-                }
-            };
-        }
-        let Some(c) = client.as_mut() else { continue };
-        let answer = run(c, &mut prepared, &job);
-        let _ = job.reply.send(answer);
-    }
-}
-
-fn run(
-    client: &mut Client,
-    prepared: &mut HashMap<String, Statement>,
-    job: &Job,
-) -> Result<Answer, StoreError> {
-    if let Op::Batch = job.op {
-        client.batch_execute(&job.sql)?;
-        return Ok(Answer::Done);
-    }
-    let stmt = match prepared.get(&job.sql) {
-        Some(s) => s.clone(),
-        None => {
-            let s = client.prepare(&placeholders(&job.sql))?;
-            prepared.insert(job.sql.clone(), s.clone());
-            s
-        }
-    };
-    let args: Vec<&(dyn ToSql + Sync)> =
-        job.args.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
-    match job.op {
-        Op::Execute => Ok(Answer::Changed(client.execute(&stmt, &args)?)),
-        _ => {
-            let rows = client.query(&stmt, &args)?;
-            rows.iter()
-                .map(row_of)
-                .collect::<Result<_, _>>()
-                .map(Answer::Rows)
-        }
-    }
 }
 
 /// SQLite's `?N` placeholders as PostgreSQL's `$N` (outside quoted text).
@@ -295,7 +211,7 @@ pub(super) fn placeholders(sql: &str) -> String {
     out
 }
 
-fn row_of(row: &postgres::Row) -> Result<Row, StoreError> {
+fn row_of(row: &tokio_postgres::Row) -> Result<Row, StoreError> {
     let mut vals = Vec::with_capacity(row.len());
     for (i, col) in row.columns().iter().enumerate() {
         let v = match *col.type_() {
@@ -342,85 +258,58 @@ impl ToSql for Val {
     to_sql_checked!();
 }
 
-/// A connection checked out of the pool; put back when dropped.
-pub(super) struct PgConn<'a> {
-    /// Where it goes back.
-    pool: &'a Pool,
+/// A connection checked out of the pool; put back when dropped (or, if a transaction
+/// was left open, closed: the server rolls it back).
+pub(super) struct PgConn {
     /// Always `Some` until dropped.
-    worker: Option<Worker>,
-    /// A transaction is open: rolled back if the guard drops before it ends (a panic).
+    client: Option<Object>,
+    /// A transaction is open.
     in_tx: bool,
 }
 
-impl PgConn<'_> {
-    fn ask(&self, op: Op, sql: &str, args: &[Val]) -> Result<Answer, StoreError> {
-        let Some(worker) = self.worker.as_ref() else {
-            return Err(StoreError::Closed);
-        };
-        let (reply, answer) = mpsc::channel();
-        worker
-            .jobs
-            .send(Job {
-                op,
-                sql: sql.to_owned(),
-                args: args.to_vec(),
-                reply,
-            })
-            .map_err(|_| StoreError::Closed)?;
-        answer.recv().map_err(|_| StoreError::Closed)?
+impl PgConn {
+    fn client(&self) -> Result<&Object, StoreError> {
+        self.client.as_ref().ok_or(StoreError::Closed)
     }
 
-    /// Run statements that take no arguments (a migration).
-    pub(super) fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.ask(Op::Batch, sql, &[]).map(|_| ())
+    /// Run a statement; rows changed.
+    pub(super) async fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
+        let c = self.client()?;
+        let stmt = c.prepare_cached(&placeholders(sql)).await?;
+        Ok(c.execute(&stmt, &params(args)).await?)
     }
 
-    /// Open a transaction on this connection.
-    pub(super) fn begin(&mut self) -> Result<(), StoreError> {
-        self.batch("BEGIN")?;
-        self.in_tx = true;
-        Ok(())
+    /// Run a query; its rows.
+    pub(super) async fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+        let c = self.client()?;
+        let stmt = c.prepare_cached(&placeholders(sql)).await?;
+        let rows = c.query(&stmt, &params(args)).await?;
+        rows.iter().map(row_of).collect()
     }
 
-    /// End the open transaction: COMMIT, or ROLLBACK when `keep` is false.
-    pub(super) fn end(&mut self, keep: bool) -> Result<(), StoreError> {
-        self.in_tx = false;
-        self.batch(if keep { "COMMIT" } else { "ROLLBACK" })
+    /// Run statements that take no arguments (BEGIN, COMMIT, a migration).
+    pub(super) async fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        match sql {
+            "BEGIN" => self.in_tx = true,
+            "COMMIT" | "ROLLBACK" => self.in_tx = false,
+            _ => {}
+        }
+        Ok(self.client()?.batch_execute(sql).await?)
     }
 }
 
-impl Drop for PgConn<'_> {
+fn params(args: &[Val]) -> Vec<&(dyn ToSql + Sync)> {
+    args.iter().map(|a| a as &(dyn ToSql + Sync)).collect()
+}
+
+impl Drop for PgConn {
     fn drop(&mut self) {
         if self.in_tx {
-            let _ = self.end(false);
-        }
-        if let Some(worker) = self.worker.take() {
-            let mut free = match self.pool.free.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            free.push(worker);
-            self.pool.ready.notify_one();
-        }
-    }
-}
-
-impl Conn for PgConn<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
-        match self.ask(Op::Execute, sql, args)? {
-            Answer::Changed(n) => Ok(n),
-            _ => Ok(0),
-        }
-    }
-
-    fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
-        match self.ask(Op::Query, sql, args)? {
-            Answer::Rows(rows) => Ok(rows),
-            _ => Ok(Vec::new()),
+            // Cut off mid-transaction: this connection is not put back, so its
+            // transaction dies with it.
+            if let Some(client) = self.client.take() {
+                drop(Object::take(client));
+            }
         }
     }
 }

@@ -47,8 +47,8 @@ fn reminder_of(r: &Row) -> Result<Reminder, StoreError> {
 
 impl Store {
     /// Store a new reminder (its `id` is ignored) and return its id.
-    pub fn add_reminder(&self, r: &Reminder) -> Result<i64, StoreError> {
-        self.run(|c| {
+    pub async fn add_reminder(&self, r: &Reminder) -> Result<i64, StoreError> {
+        self.run(async |c| {
             c.insert(
                 "INSERT INTO reminders(session, text, due_ms, every_secs, register, channel,
                                        at_ms, asker)
@@ -64,56 +64,78 @@ impl Store {
                     &r.asker
                 ],
             )
+            .await
         })
+        .await
     }
 
     /// The live reminders of one session, soonest first.
-    pub fn reminders_of(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
+    pub async fn reminders_of(&self, session: &str) -> Result<Vec<Reminder>, StoreError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM reminders WHERE session = ?1 AND done = 0 ORDER BY due_ms, id"
         );
-        rows_into(self.run(|c| c.query(&sql, args![session]))?, reminder_of)
+        rows_into(
+            self.run(async |c| c.query(&sql, args![session]).await)
+                .await?,
+            reminder_of,
+        )
     }
 
     /// One live reminder of a session by id.
-    pub fn reminder(&self, session: &str, id: i64) -> Result<Option<Reminder>, StoreError> {
-        Ok(self.reminders_of(session)?.into_iter().find(|r| r.id == id))
+    pub async fn reminder(&self, session: &str, id: i64) -> Result<Option<Reminder>, StoreError> {
+        Ok(self
+            .reminders_of(session)
+            .await?
+            .into_iter()
+            .find(|r| r.id == id))
     }
 
     /// Every live reminder due at or before `now_ms`, soonest first.
-    pub fn due_reminders(&self, now_ms: i64) -> Result<Vec<Reminder>, StoreError> {
+    pub async fn due_reminders(&self, now_ms: i64) -> Result<Vec<Reminder>, StoreError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM reminders WHERE done = 0 AND due_ms <= ?1 ORDER BY due_ms, id"
         );
-        rows_into(self.run(|c| c.query(&sql, args![now_ms]))?, reminder_of)
+        rows_into(
+            self.run(async |c| c.query(&sql, args![now_ms]).await)
+                .await?,
+            reminder_of,
+        )
     }
 
     /// The soonest due time of any live reminder.
-    pub fn next_reminder_due(&self) -> Result<Option<i64>, StoreError> {
-        let row =
-            self.run(|c| c.query_opt("SELECT MIN(due_ms) FROM reminders WHERE done = 0", &[]))?;
+    pub async fn next_reminder_due(&self) -> Result<Option<i64>, StoreError> {
+        let row = self
+            .run(async |c| {
+                c.query_opt("SELECT MIN(due_ms) FROM reminders WHERE done = 0", &[])
+                    .await
+            })
+            .await?;
         Ok(row.map(|r| r.opt_int(0)).transpose()?.flatten())
     }
 
     /// Move a live reminder from `from_ms` to `to_ms` (a repeat's next time, a skip), or
     /// close it when `to_ms` is `None` (a one-off fired, a removal). True only for the
     /// caller that changed it: a second claim of the same due time gets false.
-    pub fn move_reminder(
+    pub async fn move_reminder(
         &self,
         id: i64,
         from_ms: i64,
         to_ms: Option<i64>,
     ) -> Result<bool, StoreError> {
-        let changed = self.run(|c| match to_ms {
+        let changed = self
+            .run(async |c| {
+                match to_ms {
             Some(to) => c.execute(
                 "UPDATE reminders SET due_ms = ?3 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
                 args![id, from_ms, to],
-            ),
+            ).await,
             None => c.execute(
                 "UPDATE reminders SET done = 1 WHERE id = ?1 AND due_ms = ?2 AND done = 0",
                 args![id, from_ms],
-            ),
-        })?;
+            ).await,
+        }
+            })
+            .await?;
         Ok(changed == 1)
     }
 }
@@ -135,43 +157,43 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_due_time_is_claimed_once_and_a_closed_reminder_is_gone() {
+    #[tokio::test]
+    async fn a_due_time_is_claimed_once_and_a_closed_reminder_is_gone() {
         for db in crate::store::testing::each() {
-            let s = db.open();
-            let id = s.add_reminder(&one("s1", 1_000)).unwrap();
-            s.add_reminder(&one("s2", 5_000)).unwrap();
-            assert_eq!(s.next_reminder_due().unwrap(), Some(1_000));
-            let due = s.due_reminders(1_000).unwrap();
+            let s = db.open().await;
+            let id = s.add_reminder(&one("s1", 1_000)).await.unwrap();
+            s.add_reminder(&one("s2", 5_000)).await.unwrap();
+            assert_eq!(s.next_reminder_due().await.unwrap(), Some(1_000));
+            let due = s.due_reminders(1_000).await.unwrap();
             assert_eq!(due.len(), 1);
             assert_eq!(due[0].register, Register::Voice);
-            assert!(s.move_reminder(id, 1_000, None).unwrap());
-            assert!(!s.move_reminder(id, 1_000, None).unwrap());
-            assert!(s.reminders_of("s1").unwrap().is_empty());
-            assert_eq!(s.next_reminder_due().unwrap(), Some(5_000));
+            assert!(s.move_reminder(id, 1_000, None).await.unwrap());
+            assert!(!s.move_reminder(id, 1_000, None).await.unwrap());
+            assert!(s.reminders_of("s1").await.unwrap().is_empty());
+            assert_eq!(s.next_reminder_due().await.unwrap(), Some(5_000));
         }
     }
 
-    #[test]
-    fn two_processes_sharing_the_store_see_a_due_reminder_and_only_one_claims_it() {
+    #[tokio::test]
+    async fn two_processes_sharing_the_store_see_a_due_reminder_and_only_one_claims_it() {
         for db in crate::store::testing::each() {
-            let (a, b) = (db.open(), db.open());
-            let id = a.add_reminder(&one("discord:5", 1_000)).unwrap();
+            let (a, b) = (db.open().await, db.open().await);
+            let id = a.add_reminder(&one("discord:5", 1_000)).await.unwrap();
             let (seen_a, seen_b) = (
-                a.due_reminders(2_000).unwrap(),
-                b.due_reminders(2_000).unwrap(),
+                a.due_reminders(2_000).await.unwrap(),
+                b.due_reminders(2_000).await.unwrap(),
             );
             assert_eq!((seen_a.len(), seen_b.len()), (1, 1), "{}", db.name);
             let claims = [
-                b.move_reminder(id, 1_000, None).unwrap(),
-                a.move_reminder(id, 1_000, None).unwrap(),
+                b.move_reminder(id, 1_000, None).await.unwrap(),
+                a.move_reminder(id, 1_000, None).await.unwrap(),
             ];
             assert_eq!(claims, [true, false], "{}: one claim wins", db.name);
         }
     }
 
-    #[test]
-    fn a_reminder_stored_before_the_asker_column_survives_the_migration_with_no_asker() {
+    #[tokio::test]
+    async fn a_reminder_stored_before_the_asker_column_survives_the_migration_with_no_asker() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kotoba.db");
         {
@@ -188,14 +210,14 @@ mod tests {
             .unwrap();
         }
         let s = Store::open(&path).unwrap();
-        let old = s.reminders_of("discord:200").unwrap();
+        let old = s.reminders_of("discord:200").await.unwrap();
         assert_eq!(old.len(), 1);
         assert_eq!(
             (old[0].text.as_str(), old[0].asker.as_str()),
             ("old one", "")
         );
-        s.add_reminder(&one("discord:200", 8_000)).unwrap();
-        let both = s.reminders_of("discord:200").unwrap();
+        s.add_reminder(&one("discord:200", 8_000)).await.unwrap();
+        let both = s.reminders_of("discord:200").await.unwrap();
         assert_eq!(both[1].asker, "Ann (42)");
     }
 }

@@ -37,7 +37,7 @@ pub fn fts_query(query: &str, any: bool) -> Option<String> {
 impl Store {
     /// The best `limit` visible lines of `session` matching every word of `query`, or,
     /// when no line holds them all, any of them; best first (bm25).
-    pub fn search_messages(
+    pub async fn search_messages(
         &self,
         session: &str,
         query: &str,
@@ -47,7 +47,7 @@ impl Store {
             let Some(expr) = fts_query(query, any) else {
                 return Ok(Vec::new());
             };
-            let hits = self.search_expr(session, &expr, limit)?;
+            let hits = self.search_expr(session, &expr, limit).await?;
             if !hits.is_empty() {
                 return Ok(hits);
             }
@@ -55,29 +55,37 @@ impl Store {
         Ok(Vec::new())
     }
 
-    fn search_expr(
+    async fn search_expr(
         &self,
         session: &str,
         expr: &str,
         limit: usize,
     ) -> Result<Vec<SearchHit>, StoreError> {
         let limit = limit as i64;
-        let rows = self.run(|c| match c.dialect() {
-            Dialect::Sqlite => c.query(
-                "SELECT m.role, m.author, m.text, m.at_ms FROM messages_fts
+        let rows = self
+            .run(async |c| match c.dialect() {
+                Dialect::Sqlite => {
+                    c.query(
+                        "SELECT m.role, m.author, m.text, m.at_ms FROM messages_fts
                  JOIN messages m ON m.id = messages_fts.rowid
                  WHERE messages_fts MATCH ?1 AND m.session = ?2 AND m.hidden = 0
                  ORDER BY bm25(messages_fts), m.id DESC LIMIT ?3",
-                args![expr, session, limit],
-            ),
-            Dialect::Postgres => c.query(
-                "SELECT m.role, m.author, m.text, m.at_ms
+                        args![expr, session, limit],
+                    )
+                    .await
+                }
+                Dialect::Postgres => {
+                    c.query(
+                        "SELECT m.role, m.author, m.text, m.at_ms
                  FROM messages m, websearch_to_tsquery('simple', ?1) q
                  WHERE m.tsv @@ q AND m.session = ?2 AND m.hidden = 0
                  ORDER BY ts_rank(m.tsv, q) DESC, m.id DESC LIMIT ?3",
-                args![expr, session, limit],
-            ),
-        })?;
+                        args![expr, session, limit],
+                    )
+                    .await
+                }
+            })
+            .await?;
         rows_into(rows, |r| {
             Ok(SearchHit {
                 role: r.text(0)?,
@@ -103,33 +111,38 @@ mod tests {
         assert_eq!(fts_query(" ?! ", false), None);
     }
 
-    #[test]
-    fn a_search_never_finds_a_hidden_line_or_another_sessions_line() {
+    #[tokio::test]
+    async fn a_search_never_finds_a_hidden_line_or_another_sessions_line() {
         for db in crate::store::testing::each() {
-            let s = db.open();
+            let s = db.open().await;
             s.append_message("s1", "user", "ann", "the blue kite flew", false)
+                .await
                 .unwrap();
             s.append_message("s1", "user", "system", "__work_done__ blue kite", true)
+                .await
                 .unwrap();
             s.append_message("s2", "user", "bob", "my blue kite", false)
+                .await
                 .unwrap();
-            let hits = s.search_messages("s1", "blue kite", 5).unwrap();
+            let hits = s.search_messages("s1", "blue kite", 5).await.unwrap();
             assert_eq!(hits.len(), 1);
             assert_eq!(hits[0].text, "the blue kite flew");
             assert!(s
                 .search_messages("s1", "__work_done__", 5)
+                .await
                 .unwrap()
                 .is_empty());
         }
     }
 
-    #[test]
-    fn when_no_line_holds_every_word_any_word_is_enough() {
+    #[tokio::test]
+    async fn when_no_line_holds_every_word_any_word_is_enough() {
         for db in crate::store::testing::each() {
-            let s = db.open();
+            let s = db.open().await;
             s.append_message("s1", "user", "ann", "tea is lovely", false)
+                .await
                 .unwrap();
-            let hits = s.search_messages("s1", "lovely coffee", 5).unwrap();
+            let hits = s.search_messages("s1", "lovely coffee", 5).await.unwrap();
             assert_eq!(hits.len(), 1);
         }
     }

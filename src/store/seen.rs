@@ -10,65 +10,79 @@ use super::{now_ms, rows_into, Store, StoreError};
 impl Store {
     /// Record that message `id` in `channel` was seen; true when it is newer than any
     /// seen there before (false: a replay, or older than what was already seen).
-    pub fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
+    pub async fn mark_discord_seen(&self, channel: u64, id: u64) -> Result<bool, StoreError> {
         let (channel, id) = (as_i64(channel), as_i64(id));
-        let changed = self.run(|c| {
-            c.execute(
-                "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
+        let changed = self
+            .run(async |c| {
+                c.execute(
+                    "INSERT INTO discord_seen(channel, last_id, at_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(channel) DO UPDATE SET
                     last_id = excluded.last_id, at_ms = excluded.at_ms
                  WHERE excluded.last_id > discord_seen.last_id",
-                args![channel, id, now_ms()],
-            )
-        })?;
+                    args![channel, id, now_ms()],
+                )
+                .await
+            })
+            .await?;
         Ok(changed > 0)
     }
 
     /// Claim Discord message `id` for an answer: true for the first claim, false when
     /// this or another process already claimed it (one answer per message, whichever
     /// processes hold its shard).
-    pub fn claim_discord_message(&self, id: u64) -> Result<bool, StoreError> {
-        let changed = self.run(|c| {
-            c.execute(
-                "INSERT INTO discord_claims(message, at_ms) VALUES (?1, ?2)
+    pub async fn claim_discord_message(&self, id: u64) -> Result<bool, StoreError> {
+        let changed = self
+            .run(async |c| {
+                c.execute(
+                    "INSERT INTO discord_claims(message, at_ms) VALUES (?1, ?2)
                  ON CONFLICT(message) DO NOTHING",
-                args![as_i64(id), now_ms()],
-            )
-        })?;
+                    args![as_i64(id), now_ms()],
+                )
+                .await
+            })
+            .await?;
         Ok(changed == 1)
     }
 
     /// Forget the claims older than `age_ms` (no event is replayed that late).
-    pub fn prune_discord_claims(&self, age_ms: i64) -> Result<(), StoreError> {
-        self.run(|c| {
+    pub async fn prune_discord_claims(&self, age_ms: i64) -> Result<(), StoreError> {
+        self.run(async |c| {
             c.execute(
                 "DELETE FROM discord_claims WHERE at_ms < ?1",
                 args![now_ms().saturating_sub(age_ms)],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// The newest message id seen in `channel`, if any.
-    pub fn discord_last_seen(&self, channel: u64) -> Result<Option<u64>, StoreError> {
-        let row = self.run(|c| {
-            c.query_opt(
-                "SELECT last_id FROM discord_seen WHERE channel = ?1",
-                args![as_i64(channel)],
-            )
-        })?;
+    pub async fn discord_last_seen(&self, channel: u64) -> Result<Option<u64>, StoreError> {
+        let row = self
+            .run(async |c| {
+                c.query_opt(
+                    "SELECT last_id FROM discord_seen WHERE channel = ?1",
+                    args![as_i64(channel)],
+                )
+                .await
+            })
+            .await?;
         row.map(|r| r.int(0).map(as_u64)).transpose()
     }
 
     /// Every channel she has seen a message in, with the newest id there, most recently
     /// active first.
-    pub fn discord_seen_channels(&self) -> Result<Vec<(u64, u64)>, StoreError> {
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT channel, last_id FROM discord_seen ORDER BY at_ms DESC",
-                &[],
-            )
-        })?;
+    pub async fn discord_seen_channels(&self) -> Result<Vec<(u64, u64)>, StoreError> {
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT channel, last_id FROM discord_seen ORDER BY at_ms DESC",
+                    &[],
+                )
+                .await
+            })
+            .await?;
         rows_into(rows, |r| Ok((as_u64(r.int(0)?), as_u64(r.int(1)?))))
     }
 }
@@ -93,7 +107,7 @@ pub struct DrawnCard {
 impl Store {
     /// Remember a card drawn on Discord by this process — before it is posted
     /// (`message` 0: not known yet), so a crash in between still leaves its trace.
-    pub fn add_discord_card(
+    pub async fn add_discord_card(
         &self,
         request_id: &str,
         channel: u64,
@@ -101,7 +115,7 @@ impl Store {
         dm: bool,
         card: &str,
     ) -> Result<(), StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO discord_cards(request_id, channel, message, dm, card, owner, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -118,49 +132,58 @@ impl Store {
                     now_ms()
                 ],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// The card's message, once Discord said which one it is.
-    pub fn set_discord_card_message(
+    pub async fn set_discord_card_message(
         &self,
         request_id: &str,
         message: u64,
     ) -> Result<(), StoreError> {
-        self.run(|c| {
+        self.run(async |c| {
             c.execute(
                 "UPDATE discord_cards SET message = ?2 WHERE request_id = ?1",
                 args![request_id, as_i64(message)],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// Forget a card once it is settled (drawn as settled).
-    pub fn remove_discord_card(&self, request_id: &str) -> Result<(), StoreError> {
-        self.run(|c| {
+    pub async fn remove_discord_card(&self, request_id: &str) -> Result<(), StoreError> {
+        self.run(async |c| {
             c.execute(
                 "DELETE FROM discord_cards WHERE request_id = ?1",
                 args![request_id],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// The cards drawn by a Kotoba process that is no longer running (`is_live(owner)`
     /// false) and never settled.
-    pub fn orphaned_discord_cards(
+    pub async fn orphaned_discord_cards(
         &self,
         is_live: impl Fn(i64) -> bool,
     ) -> Result<Vec<DrawnCard>, StoreError> {
-        let rows = self.run(|c| {
-            c.query(
-                "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
+        let rows = self
+            .run(async |c| {
+                c.query(
+                    "SELECT request_id, channel, message, dm, card, owner FROM discord_cards
                  WHERE owner != ?1 ORDER BY at_ms",
-                args![self.owner()],
-            )
-        })?;
+                    args![self.owner()],
+                )
+                .await
+            })
+            .await?;
         let rows = rows
             .into_iter()
             .filter(|r| r.int(5).is_ok_and(|o| !is_live(o)))
@@ -189,60 +212,73 @@ pub(super) fn as_u64(v: i64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_message_is_claimed_once_across_stores_sharing_one_database() {
+    #[tokio::test]
+    async fn a_message_is_claimed_once_across_stores_sharing_one_database() {
         for db in crate::store::testing::each() {
-            let (one, two) = (db.open(), db.open());
-            assert!(one.claim_discord_message(42).unwrap(), "{}", db.name);
-            assert!(!two.claim_discord_message(42).unwrap(), "{}", db.name);
-            assert!(!one.claim_discord_message(42).unwrap());
-            assert!(two.claim_discord_message(43).unwrap());
-            two.prune_discord_claims(-60_000).unwrap();
+            let (one, two) = (db.open().await, db.open().await);
+            assert!(one.claim_discord_message(42).await.unwrap(), "{}", db.name);
+            assert!(!two.claim_discord_message(42).await.unwrap(), "{}", db.name);
+            assert!(!one.claim_discord_message(42).await.unwrap());
+            assert!(two.claim_discord_message(43).await.unwrap());
+            two.prune_discord_claims(-60_000).await.unwrap();
             assert!(
-                one.claim_discord_message(42).unwrap(),
+                one.claim_discord_message(42).await.unwrap(),
                 "pruned claims are gone"
             );
         }
     }
 
-    #[test]
-    fn the_newest_seen_message_is_kept_per_channel() {
+    #[tokio::test]
+    async fn the_newest_seen_message_is_kept_per_channel() {
         for db in crate::store::testing::each() {
-            let store = db.open();
-            assert!(store.mark_discord_seen(1, 10).unwrap());
+            let store = db.open().await;
+            assert!(store.mark_discord_seen(1, 10).await.unwrap());
             assert!(
-                !store.mark_discord_seen(1, 7).unwrap(),
+                !store.mark_discord_seen(1, 7).await.unwrap(),
                 "older than what was seen"
             );
-            assert!(!store.mark_discord_seen(1, 10).unwrap(), "a replay");
-            assert!(store.mark_discord_seen(2, 3).unwrap());
-            assert_eq!(store.discord_last_seen(1).unwrap(), Some(10));
-            assert_eq!(store.discord_last_seen(3).unwrap(), None);
-            let mut all = store.discord_seen_channels().unwrap();
+            assert!(!store.mark_discord_seen(1, 10).await.unwrap(), "a replay");
+            assert!(store.mark_discord_seen(2, 3).await.unwrap());
+            assert_eq!(store.discord_last_seen(1).await.unwrap(), Some(10));
+            assert_eq!(store.discord_last_seen(3).await.unwrap(), None);
+            let mut all = store.discord_seen_channels().await.unwrap();
             all.sort();
             assert_eq!(all, vec![(1, 10), (2, 3)]);
         }
     }
 
-    #[test]
-    fn a_card_drawn_by_this_process_is_no_orphan_and_a_settled_one_is_forgotten() {
+    #[tokio::test]
+    async fn a_card_drawn_by_this_process_is_no_orphan_and_a_settled_one_is_forgotten() {
         for db in crate::store::testing::each() {
-            let store = db.open();
-            store.add_discord_card("r1", 5, 6, false, "{}").unwrap();
-            assert!(store.orphaned_discord_cards(|_| false).unwrap().is_empty());
+            let store = db.open().await;
             store
-                .run(|c| {
+                .add_discord_card("r1", 5, 6, false, "{}")
+                .await
+                .unwrap();
+            assert!(store
+                .orphaned_discord_cards(|_| false)
+                .await
+                .unwrap()
+                .is_empty());
+            store
+                .run(async |c| {
                     c.execute(
                         "UPDATE discord_cards SET owner = 1 WHERE request_id = 'r1'",
                         &[],
                     )
+                    .await
                 })
+                .await
                 .unwrap();
-            let orphans = store.orphaned_discord_cards(|_| false).unwrap();
+            let orphans = store.orphaned_discord_cards(|_| false).await.unwrap();
             assert_eq!(orphans.len(), 1);
             assert_eq!((orphans[0].channel, orphans[0].message), (5, 6));
-            store.remove_discord_card("r1").unwrap();
-            assert!(store.orphaned_discord_cards(|_| false).unwrap().is_empty());
+            store.remove_discord_card("r1").await.unwrap();
+            assert!(store
+                .orphaned_discord_cards(|_| false)
+                .await
+                .unwrap()
+                .is_empty());
         }
     }
 }

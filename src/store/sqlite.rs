@@ -1,11 +1,13 @@
 //! The embedded backend: one SQLite file in the data folder (WAL), its schema brought up
-//! to date by `user_version`, one connection behind the store's lock. Statements are
-//! prepared once and cached.
+//! to date by `user_version`, one connection on a thread of its own (as tokio-rusqlite
+//! keeps it): a call holds it under the store's async lock and awaits each statement's
+//! answer, so no runtime thread waits on the file. Statements are prepared once and
+//! cached.
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection};
 
-use super::db::{Conn, Dialect, Row, Val};
+use super::db::{Row, Val};
 use super::StoreError;
 
 /// The schema, one step per version (`PRAGMA user_version`); never edit a step that shipped.
@@ -289,31 +291,117 @@ fn val_of(v: ValueRef<'_>) -> Val {
     }
 }
 
-/// The SQLite connection, held under the store's lock for one call.
-pub(super) struct SqliteConn<'a>(pub(super) &'a Connection);
+/// What the connection thread is asked to do, with where to answer.
+enum Job {
+    /// Run a statement; rows changed.
+    Execute(String, Vec<Val>, Reply<u64>),
+    /// Run a query; its rows.
+    Query(String, Vec<Val>, Reply<Vec<Row>>),
+    /// Run statements without arguments (BEGIN, COMMIT, VACUUM).
+    Batch(String, Reply<()>),
+}
 
-impl Conn for SqliteConn<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
+/// Where a job's answer goes; a caller that stopped waiting has dropped its end.
+type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
+
+/// The way to the SQLite connection's own thread, which runs each statement sent to
+/// it in order and answers; the thread ends (closing the file) when this is dropped.
+pub(crate) struct Worker {
+    /// The thread's queue of jobs.
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+impl Worker {
+    /// Give `conn` a thread of its own.
+    pub(super) fn start(conn: Connection) -> Result<Worker, StoreError> {
+        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("kotoba-sqlite".into())
+            .spawn(move || serve(&conn, &rx))?;
+        Ok(Worker { jobs })
     }
 
-    fn execute(&mut self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
-        let mut stmt = self.0.prepare_cached(sql)?;
-        Ok(stmt.execute(params_from_iter(args.iter()))? as u64)
+    async fn ask<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.jobs.send(job(reply)).map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
     }
 
-    fn query(&mut self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
-        let mut stmt = self.0.prepare_cached(sql)?;
-        let n = stmt.column_count();
-        let mut rows = stmt.query(params_from_iter(args.iter()))?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            let mut vals = Vec::with_capacity(n);
-            for i in 0..n {
-                vals.push(val_of(r.get_ref(i)?));
+    /// Run a statement; rows changed.
+    pub(super) async fn execute(&self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
+        self.ask(|r| Job::Execute(sql.to_owned(), args.to_vec(), r))
+            .await
+    }
+
+    /// Run a query; its rows.
+    pub(super) async fn query(&self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+        self.ask(|r| Job::Query(sql.to_owned(), args.to_vec(), r))
+            .await
+    }
+
+    /// Run statements without arguments.
+    pub(super) async fn batch(&self, sql: &str) -> Result<(), StoreError> {
+        self.ask(|r| Job::Batch(sql.to_owned(), r)).await
+    }
+
+    /// Queue a ROLLBACK without waiting for it (a transaction whose caller went away:
+    /// it runs before any later job).
+    pub(super) fn roll_back_later(&self) {
+        let (reply, _) = tokio::sync::oneshot::channel();
+        let _ = self.jobs.send(Job::Batch("ROLLBACK".into(), reply));
+    }
+}
+
+/// A transaction open on the connection thread: dropped before [`OpenTx::close`] (its
+/// caller went away mid-way), it queues a ROLLBACK ahead of any later call.
+pub(super) struct OpenTx<'a>(pub(super) &'a Worker);
+
+impl OpenTx<'_> {
+    /// The transaction ended (committed or rolled back).
+    pub(super) fn close(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for OpenTx<'_> {
+    fn drop(&mut self) {
+        self.0.roll_back_later();
+    }
+}
+
+/// The connection thread: answer jobs until the store is dropped.
+fn serve(conn: &Connection, jobs: &std::sync::mpsc::Receiver<Job>) {
+    while let Ok(job) = jobs.recv() {
+        match job {
+            Job::Execute(sql, args, reply) => {
+                let _ = reply.send(execute(conn, &sql, &args));
             }
-            out.push(Row(vals));
+            Job::Query(sql, args, reply) => {
+                let _ = reply.send(query(conn, &sql, &args));
+            }
+            Job::Batch(sql, reply) => {
+                let _ = reply.send(conn.execute_batch(&sql).map_err(StoreError::from));
+            }
         }
-        Ok(out)
     }
+}
+
+fn execute(conn: &Connection, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    Ok(stmt.execute(params_from_iter(args.iter()))? as u64)
+}
+
+fn query(conn: &Connection, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let n = stmt.column_count();
+    let mut rows = stmt.query(params_from_iter(args.iter()))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let mut vals = Vec::with_capacity(n);
+        for i in 0..n {
+            vals.push(val_of(r.get_ref(i)?));
+        }
+        out.push(Row(vals));
+    }
+    Ok(out)
 }

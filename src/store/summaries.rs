@@ -20,8 +20,8 @@ pub struct Summary {
 impl Store {
     /// Save a summary of `session`'s lines `from_id..=upto_id`; from now on it is the
     /// one the session resumes from. Committed before it returns.
-    pub fn save_summary(&self, session: &str, summary: &Summary) -> Result<(), StoreError> {
-        self.run(|c| {
+    pub async fn save_summary(&self, session: &str, summary: &Summary) -> Result<(), StoreError> {
+        self.run(async |c| {
             c.execute(
                 "INSERT INTO summaries(session, from_id, upto_id, text, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -33,20 +33,23 @@ impl Store {
                     now_ms()
                 ],
             )
-        })?;
+            .await
+        })
+        .await?;
         Ok(())
     }
 
     /// A conversation as it resumes, in one round trip: its newest summary and the last
     /// `limit` visible lines after it, oldest first.
-    pub fn conversation(
+    pub async fn conversation(
         &self,
         session: &str,
         limit: usize,
     ) -> Result<(Option<Summary>, Vec<super::StoredMessage>), StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.run(|c| {
-            c.query(
+        let rows = self
+            .run(async |c| {
+                c.query(
                 "SELECT CAST(0 AS BIGINT), id, from_id, upto_id, '', '', text, CAST(0 AS BIGINT)
                    FROM (SELECT id, from_id, upto_id, text FROM summaries WHERE session = ?1
                          ORDER BY id DESC LIMIT 1) s
@@ -59,8 +62,9 @@ impl Store {
                                               ORDER BY id DESC LIMIT 1), 0)
                          ORDER BY id DESC LIMIT ?2) m",
                 args![session, limit],
-            )
-        })?;
+            ).await
+            })
+            .await?;
         let mut summary = None;
         let mut lines = Vec::new();
         for r in rows {
@@ -85,14 +89,17 @@ impl Store {
     }
 
     /// The newest summary of `session`, if it was ever compacted.
-    pub fn summary(&self, session: &str) -> Result<Option<Summary>, StoreError> {
-        let row = self.run(|c| {
-            c.query_opt(
-                "SELECT from_id, upto_id, text FROM summaries WHERE session = ?1
+    pub async fn summary(&self, session: &str) -> Result<Option<Summary>, StoreError> {
+        let row = self
+            .run(async |c| {
+                c.query_opt(
+                    "SELECT from_id, upto_id, text FROM summaries WHERE session = ?1
                  ORDER BY id DESC LIMIT 1",
-                args![session],
-            )
-        })?;
+                    args![session],
+                )
+                .await
+            })
+            .await?;
         row.map(|r| {
             Ok(Summary {
                 from_id: r.int(0)?,
@@ -108,11 +115,11 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_summary_survives_reopening_and_the_lines_it_covers_stay_searchable() {
+    #[tokio::test]
+    async fn a_summary_survives_reopening_and_the_lines_it_covers_stay_searchable() {
         for db in crate::store::testing::each() {
             let ids = {
-                let s = db.open();
+                let s = db.open().await;
                 let ids = s
                     .append_lines(
                         "c",
@@ -122,44 +129,46 @@ mod tests {
                             ("user", "ann", "thanks", false),
                         ],
                     )
+                    .await
                     .unwrap();
                 let summary = Summary {
                     from_id: ids[0],
                     upto_id: ids[1],
                     text: "Ann's locker code is 4471.".into(),
                 };
-                s.save_summary("c", &summary).unwrap();
+                s.save_summary("c", &summary).await.unwrap();
                 ids
             };
-            let s = db.open();
-            let summary = s.summary("c").unwrap().unwrap();
+            let s = db.open().await;
+            let summary = s.summary("c").await.unwrap().unwrap();
             assert_eq!((summary.from_id, summary.upto_id), (ids[0], ids[1]));
-            let after = s.lines_after("c", summary.upto_id, 100).unwrap();
+            let after = s.lines_after("c", summary.upto_id, 100).await.unwrap();
             assert_eq!(
                 after.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
                 ["thanks"]
             );
-            assert_eq!(s.search_messages("c", "locker", 5).unwrap().len(), 1);
-            assert!(s.summary("other").unwrap().is_none());
+            assert_eq!(s.search_messages("c", "locker", 5).await.unwrap().len(), 1);
+            assert!(s.summary("other").await.unwrap().is_none());
         }
     }
 
-    #[test]
-    fn a_fresh_conversation_leaves_the_old_summary_behind() {
+    #[tokio::test]
+    async fn a_fresh_conversation_leaves_the_old_summary_behind() {
         for db in crate::store::testing::each() {
-            let s = db.open();
+            let s = db.open().await;
             let id = s
                 .append_message("c", "user", "ann", "hello", false)
+                .await
                 .unwrap();
             let summary = Summary {
                 from_id: id,
                 upto_id: id,
                 text: "Ann said hello.".into(),
             };
-            s.save_summary("c", &summary).unwrap();
-            s.archive_session("c").unwrap();
-            assert!(s.summary("c").unwrap().is_none());
-            assert!(s.history("c", 10).unwrap().is_empty());
+            s.save_summary("c", &summary).await.unwrap();
+            s.archive_session("c").await.unwrap();
+            assert!(s.summary("c").await.unwrap().is_none());
+            assert!(s.history("c", 10).await.unwrap().is_empty());
         }
     }
 }

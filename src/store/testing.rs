@@ -22,10 +22,12 @@ enum Target {
 
 impl Fixture {
     /// Open (or reopen) this backend's store.
-    pub fn open(&self) -> Store {
+    pub async fn open(&self) -> Store {
         match &self.target {
             Target::File(p) => Store::open(p).expect("open the SQLite store"),
-            Target::Url(u) => Store::connect(u).expect("connect to the test PostgreSQL"),
+            Target::Url(u) => Store::connect(u)
+                .await
+                .expect("connect to the test PostgreSQL"),
         }
     }
 
@@ -49,15 +51,18 @@ pub fn postgres_url() -> Option<String> {
 
 /// Two stores on one fresh PostgreSQL database, as two processes would hold them, both
 /// alive in the store's eyes (a heartbeat each); `None` without a test server.
-pub fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
+pub async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
     let url = postgres_url()?;
-    let open = || {
-        let s = Store::connect(&url).expect("connect to the test PostgreSQL");
+    let open = async || {
+        let s = Store::connect(&url)
+            .await
+            .expect("connect to the test PostgreSQL");
         s.heartbeat(&s.owner().to_string(), super::ALIVE_TTL_MS)
+            .await
             .expect("a heartbeat");
         std::sync::Arc::new(s)
     };
-    Some((open(), open()))
+    Some((open().await, open().await))
 }
 
 /// The backends to run a store test against.

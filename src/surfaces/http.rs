@@ -74,7 +74,10 @@ pub async fn start(
     let config = &app.engine.config();
     let addr_text = config.settings().web_addr;
     let mut options = WebOptions::from_config(config);
-    if crate::surfaces::discord::DiscordSettings::resolve(&app.engine).is_some() {
+    if crate::surfaces::discord::DiscordSettings::resolve(&app.engine)
+        .await
+        .is_some()
+    {
         options.discord = Some(app.discord_port.clone());
     }
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr_text.as_str())

@@ -113,21 +113,15 @@ impl Reminders {
     /// A reminder missed while the process was down fires as soon as this starts.
     pub async fn run(&self, stop: CancellationToken, deliver: impl Fn(Reminder)) {
         loop {
-            // The store's work runs on the blocking pool: no runtime thread waits on it.
-            let (store, now, stopped) = (self.store.clone(), self.now_ms(), stop.clone());
-            let work = tokio::task::spawn_blocking(move || fire_due(&store, now, &stopped)).await;
+            let work = fire_due(&self.store, self.now_ms(), &stop).await;
             let wait = match work {
-                Ok(Ok((fired, next))) => {
+                Ok((fired, next)) => {
                     for r in fired {
                         deliver(r);
                     }
                     next.map(|due| {
                         Duration::from_millis(u64::try_from(due - self.now_ms()).unwrap_or(0))
                     })
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!("reminders: {e}");
-                    Some(RETRY_AFTER_ERROR)
                 }
                 Err(e) => {
                     tracing::warn!("reminders: {e}");
@@ -154,22 +148,22 @@ impl Reminders {
 
 /// Move every reminder due at `now` on (a one-off done, a repeat to its next time), each
 /// once; the ones to deliver, and when the next one is due.
-fn fire_due(
+async fn fire_due(
     store: &Store,
     now: i64,
     stop: &CancellationToken,
 ) -> Result<(Vec<Reminder>, Option<i64>), crate::store::StoreError> {
     let mut fired = Vec::new();
-    for r in store.due_reminders(now)? {
+    for r in store.due_reminders(now).await? {
         if stop.is_cancelled() {
             break;
         }
         let next = r.every_secs.map(|every| next_after(r.due_ms, every, now));
-        if store.move_reminder(r.id, r.due_ms, next)? {
+        if store.move_reminder(r.id, r.due_ms, next).await? {
             fired.push(r);
         }
     }
-    Ok((fired, store.next_reminder_due()?))
+    Ok((fired, store.next_reminder_due().await?))
 }
 
 /// Sets, lists, removes and skips reminders delivered where they were set.
@@ -292,8 +286,8 @@ impl Tool for CronJob {
         };
         let now = hub.now_ms();
         let result = match action {
-            "create" => create(&args, ctx, &hub, now),
-            "list" => hub.store().reminders_of(ctx.session()).map(|list| {
+            "create" => create(&args, ctx, &hub, now).await,
+            "list" => hub.store().reminders_of(ctx.session()).await.map(|list| {
                 if list.is_empty() {
                     ToolOutput::ok("No reminders are set in this conversation.")
                 } else {
@@ -306,7 +300,7 @@ impl Tool for CronJob {
                     Ok(id) => id,
                     Err(r) => return r,
                 };
-                change(action, id, ctx, &hub, now)
+                change(action, id, ctx, &hub, now).await
             }
             other => Ok(ToolOutput::refused(format!(
                 "cronjob: unknown action '{other}'; use create, list, remove or skip. Nothing changed."
@@ -316,7 +310,7 @@ impl Tool for CronJob {
     }
 }
 
-fn create(
+async fn create(
     args: &Value,
     ctx: &ToolContext,
     hub: &Reminders,
@@ -383,26 +377,26 @@ fn create(
         every_secs,
         asker: ctx.turn.person.author.clone(),
     };
-    reminder.id = hub.store().add_reminder(&reminder)?;
+    reminder.id = hub.store().add_reminder(&reminder).await?;
     hub.changed();
     Ok(ToolOutput::ok(format!("Set: {}", describe(&reminder, now))))
 }
 
-fn change(
+async fn change(
     action: &str,
     id: i64,
     ctx: &ToolContext,
     hub: &Reminders,
     now: i64,
 ) -> Result<ToolOutput, crate::store::StoreError> {
-    let Some(r) = hub.store().reminder(ctx.session(), id)? else {
+    let Some(r) = hub.store().reminder(ctx.session(), id).await? else {
         return Ok(ToolOutput::refused(format!(
             "cronjob: there is no reminder #{id} in this conversation (see action 'list'). \
              Nothing changed."
         )));
     };
     let moved = if action == "remove" {
-        hub.store().move_reminder(id, r.due_ms, None)?
+        hub.store().move_reminder(id, r.due_ms, None).await?
     } else {
         let Some(every) = r.every_secs else {
             return Ok(ToolOutput::refused(format!(
@@ -411,7 +405,7 @@ fn change(
             )));
         };
         let next = next_after(r.due_ms, every, r.due_ms.max(now));
-        hub.store().move_reminder(id, r.due_ms, Some(next))?
+        hub.store().move_reminder(id, r.due_ms, Some(next)).await?
     };
     if !moved {
         return Ok(ToolOutput::failed(format!(
@@ -422,7 +416,7 @@ fn change(
     Ok(match action {
         "remove" => ToolOutput::ok(format!("Removed reminder #{id} \"{}\".", r.text)),
         _ => {
-            let after = hub.store().reminder(ctx.session(), id)?;
+            let after = hub.store().reminder(ctx.session(), id).await?;
             let when = after.map_or_else(String::new, |a| format!(" {}", describe(&a, now)));
             ToolOutput::ok(format!("Skipped the next time of reminder:{when}"))
         }

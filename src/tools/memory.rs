@@ -122,11 +122,17 @@ impl MemoryStore {
     }
 
     /// Store one (already checked) fact under `topic` dated `date`, skipping a duplicate.
-    pub fn write(&self, fact: &str, topic: &str, date: &str) -> std::io::Result<Written> {
+    pub async fn write(&self, fact: &str, topic: &str, date: &str) -> std::io::Result<Written> {
         let slug = slug(topic);
         if let Some(store) = &self.shared {
-            return shared::write(store, &self.notebook, fact, slug, date);
+            return shared::write(store, &self.notebook, fact, slug, date).await;
         }
+        let (me, fact, date) = (self.clone(), fact.to_string(), date.to_string());
+        off(move || me.write_files(&fact, slug, &date)).await
+    }
+
+    /// [`MemoryStore::write`] into the Markdown files (blocking file work).
+    fn write_files(&self, fact: &str, slug: String, date: &str) -> std::io::Result<Written> {
         let _held = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let topic_file = self.topic_path(&slug);
         let existing = read_or_empty(&topic_file)?;
@@ -165,11 +171,17 @@ impl MemoryStore {
 
     /// Every fact: the index's first (newest first), then each topic file's newest first,
     /// without repeats. `topic` limits it to one topic.
-    pub fn facts(&self, topic: Option<&str>) -> std::io::Result<Vec<Fact>> {
+    pub async fn facts(&self, topic: Option<&str>) -> std::io::Result<Vec<Fact>> {
         let want = topic.map(slug);
         if let Some(store) = &self.shared {
-            return shared::facts(store, &self.notebook, want.as_deref());
+            return shared::facts(store, &self.notebook, want.as_deref()).await;
         }
+        let me = self.clone();
+        off(move || me.facts_in_files(want)).await
+    }
+
+    /// [`MemoryStore::facts`] from the Markdown files (blocking file work).
+    fn facts_in_files(&self, want: Option<String>) -> std::io::Result<Vec<Fact>> {
         let mut out: Vec<Fact> = Vec::new();
         let index = read_or_empty(&self.index_path())?;
         out.extend(index.lines().filter_map(|l| parse_line(l, DEFAULT_TOPIC)));
@@ -203,12 +215,12 @@ impl MemoryStore {
 
     /// Facts matching `query` (case-insensitive words), best first, at most `MAX_RECALL`;
     /// with no query, the newest. Also returns how many matched in all.
-    pub fn recall(
+    pub async fn recall(
         &self,
         query: Option<&str>,
         topic: Option<&str>,
     ) -> std::io::Result<(Vec<Fact>, usize)> {
-        let facts = self.facts(topic)?;
+        let facts = self.facts(topic).await?;
         let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
             let total = facts.len();
             return Ok((facts.into_iter().take(MAX_RECALL).collect(), total));
@@ -477,14 +489,13 @@ fn lines(announce: &str, beats: &[&str], after: &str, fail: &str) -> ToolLines {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+/// Blocking file work on the blocking pool.
+async fn off<T: Send + 'static>(
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
-) -> Result<T, String> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(e.to_string()),
-    }
+) -> std::io::Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
 }
 
 /// Remembers one fact in the memory files.
@@ -557,8 +568,7 @@ impl Tool for MemoryWrite {
         let Some(store) = MemoryStore::for_call(ctx) else {
             return ToolOutput::refused(NO_NOTEBOOK);
         };
-        let stored = fact.clone();
-        match blocking(move || store.write(&stored, &topic, &today())).await {
+        match store.write(&fact, &topic, &today()).await {
             Ok(Written::Stored(slug)) => {
                 ToolOutput::ok(format!("Remembered under '{slug}': {fact}"))
             }
@@ -648,9 +658,7 @@ impl Tool for MemoryRecall {
             },
         };
         let store = MemoryStore::notebook(&ctx.paths.home, ctx.store.clone(), notebook);
-        let (q, t) = (query.clone(), topic.clone());
-        let (facts, total) = match blocking(move || store.recall(q.as_deref(), t.as_deref())).await
-        {
+        let (facts, total) = match store.recall(query.as_deref(), topic.as_deref()).await {
             Ok(found) => found,
             Err(e) => {
                 return ToolOutput::failed(format!("memory_recall: could not read memory: {e}."))

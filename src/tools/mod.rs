@@ -267,9 +267,10 @@ pub fn default_action_line(spec: &ToolSpec, args: &Value) -> String {
 
 /// Notes a tool family adds to a turn's system prompt (what she remembers about the
 /// people in the conversation): information for her, never instructions.
+#[async_trait::async_trait]
 pub trait TurnNotes: Send + Sync {
     /// The notes for a turn in `session` from `origin` saying `text`, if any.
-    fn notes(&self, turn: &TurnContext, store: &Store) -> Option<String>;
+    async fn notes(&self, turn: &TurnContext, store: &Store) -> Option<String>;
 }
 
 /// The tools the engine can offer, in a stable order, and the source (MCP) whose
@@ -320,11 +321,12 @@ impl Registry {
     }
 
     /// Every note the sources have for this turn.
-    pub fn notes(&self, turn: &TurnContext, store: &Store) -> Vec<String> {
-        self.notes
-            .iter()
-            .filter_map(|n| n.notes(turn, store))
-            .collect()
+    pub async fn notes(&self, turn: &TurnContext, store: &Store) -> Vec<String> {
+        let mut out = Vec::new();
+        for n in &self.notes {
+            out.extend(n.notes(turn, store).await);
+        }
+        out
     }
 
     /// A tool by name: a registered one, else a live tool of the source.

@@ -85,7 +85,7 @@ pub enum ErasedBy {
 pub trait EnginePort: Send + Sync {
     /// Start a background job in the caller's session, acting for the caller's person
     /// for its whole life.
-    fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError>;
+    async fn start_work(&self, ctx: &ToolContext, goal: &str) -> Result<String, EngineError>;
 
     /// Stop the caller's session's job (a requested stop); `Err` when none runs.
     fn cancel_work(&self, ctx: &ToolContext) -> Result<String, EngineError>;
@@ -105,11 +105,11 @@ pub trait EnginePort: Send + Sync {
     ) -> Asked;
 
     /// Save a secret in the encrypted keystore; `Err` is a sentence.
-    fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError>;
+    async fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError>;
 
     /// Unlock a saved secret for this session's shell and code runs; returns the
     /// environment variable it is exposed as (the value itself is never returned).
-    fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError>;
+    async fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError>;
 
     /// Erase everything kept about Discord user `user` (docs/discord.md, "Forget me");
     /// what was erased, counted, in words.

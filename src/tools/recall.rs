@@ -108,19 +108,14 @@ impl Tool for SessionSearch {
         let Some(store) = ctx.store.clone() else {
             return ToolOutput::failed("session_search: no conversation store is open.");
         };
-        let session = ctx.session().to_string();
         let own = ctx.turn.user_request.clone();
-        let q = query.clone();
         // One extra, in case the person's own question (stored already) is among them.
-        let found =
-            tokio::task::spawn_blocking(move || store.search_messages(&session, &q, MAX_HITS + 1))
-                .await;
+        let found = store
+            .search_messages(ctx.session(), &query, MAX_HITS + 1)
+            .await;
         let hits = match found {
-            Ok(Ok(hits)) => hits,
-            Ok(Err(e)) => return ToolOutput::failed(format!("session_search: {e}.")),
-            Err(e) => {
-                return ToolOutput::failed(format!("session_search: the search stopped ({e})."))
-            }
+            Ok(hits) => hits,
+            Err(e) => return ToolOutput::failed(format!("session_search: {e}.")),
         };
         let lines: Vec<String> = hits
             .iter()

@@ -157,7 +157,7 @@ impl Tool for SecretPrompt {
             Asked::Answered(value) if value.is_empty() => {
                 ToolOutput::refused_with(Ending::Declined, format!("{tool}: they left it empty, so nothing was stored."))
             }
-            Asked::Answered(value) => match engine.save_secret(name, &value) {
+            Asked::Answered(value) => match engine.save_secret(name, &value).await {
                 Ok(()) => ToolOutput::ok(format!(
                     "Stored '{name}' encrypted. You never see it; call get_credential with name '{name}' to use it."
                 )),
@@ -210,7 +210,7 @@ impl Tool for GetCredential {
         let Some(engine) = &ctx.engine else {
             return ToolOutput::refused("get_credential: the keystore is not reachable here.");
         };
-        match engine.unlock_secret(ctx, name) {
+        match engine.unlock_secret(ctx, name).await {
             Ok(var) => ToolOutput::ok(format!(
                 "'{name}' is available to shell and execute_code in this job as ${var} (use the variable; \
                  never print it). Its value is redacted from every output."

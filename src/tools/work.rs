@@ -87,7 +87,7 @@ impl Tool for StartWork {
         let Some(engine) = &ctx.engine else {
             return no_engine("start_work");
         };
-        match engine.start_work(ctx, goal) {
+        match engine.start_work(ctx, goal).await {
             Ok(sentence) => ToolOutput::ok(sentence),
             Err(sentence) => ToolOutput::refused(sentence.to_string()),
         }

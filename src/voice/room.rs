@@ -130,7 +130,12 @@ struct Live {
 pub fn spawn(parts: RoomParts, humans: usize) -> RoomHandle {
     let (heard_tx, heard_rx) = mpsc::channel(256);
     let (control_tx, control_rx) = mpsc::channel(16);
-    let task = tokio::spawn(Room::new(parts, humans).run(heard_rx, control_rx));
+    let task = tokio::spawn(async move {
+        Room::new(parts, humans)
+            .await
+            .run(heard_rx, control_rx)
+            .await
+    });
     RoomHandle {
         heard: heard_tx,
         control: control_tx,
@@ -198,10 +203,10 @@ struct Room {
 }
 
 impl Room {
-    fn new(parts: RoomParts, humans: usize) -> Room {
+    async fn new(parts: RoomParts, humans: usize) -> Room {
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
-        let session = parts.engine.session(&parts.session);
+        let session = parts.engine.session(&parts.session).await;
         let stops = session.stops();
         let call = crate::engine::Session::enter_call(&session);
         Room {
@@ -240,7 +245,7 @@ impl Room {
     ) -> RoomEnd {
         let mut clock = tokio::time::interval(FRAME);
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        self.listen_for_runs();
+        self.listen_for_runs().await;
         let end = loop {
             tokio::select! {
                 biased;
@@ -255,18 +260,18 @@ impl Room {
                     },
                     Some(Control::Release) => break RoomEnd::Moved,
                     Some(Control::Arriving(user)) => self.on_arriving(user),
-                    Some(Control::Speak { user, turn }) => self.speak_typed(user, *turn),
+                    Some(Control::Speak { user, turn }) => self.speak_typed(user, *turn).await,
                     None => break RoomEnd::Dropped,
                 },
                 h = heard.recv() => match h {
-                    Some(h) => self.on_heard(h),
+                    Some(h) => self.on_heard(h).await,
                     None => break RoomEnd::Dropped,
                 },
-                Some(ev) = self.events.recv() => self.on_event(ev),
+                Some(ev) = self.events.recv() => self.on_event(ev).await,
                 Some(note) = self.notes.recv() => self.on_note(note),
                 Ok(()) = self.stops.changed() => self.hush(),
                 _ = clock.tick() => {
-                    if let Some(end) = self.on_clock(heard.is_empty()) {
+                    if let Some(end) = self.on_clock(heard.is_empty()).await {
                         break end;
                     }
                 }
@@ -301,13 +306,13 @@ impl Room {
     }
 
     /// One 20 ms tick of audio: each person who sent a frame, silence for the rest.
-    fn on_heard(&mut self, heard: Heard) {
+    async fn on_heard(&mut self, heard: Heard) {
         self.last_heard = Instant::now();
-        self.tick(heard);
+        self.tick(heard).await;
     }
 
     /// One frame of audio time for every ear.
-    fn tick(&mut self, heard: Heard) {
+    async fn tick(&mut self, heard: Heard) {
         self.realtime_tick(&heard.frames);
         let mut sent: HashSet<u64> = HashSet::new();
         let mut happened = Vec::new();
@@ -326,13 +331,13 @@ impl Room {
         }
         self.feed_streams();
         for (user, h) in happened {
-            self.on_ear(user, h);
+            self.on_ear(user, h).await;
         }
         self.confirm_pause();
-        self.release_holds();
+        self.release_holds().await;
     }
 
-    fn on_ear(&mut self, user: u64, heard: Ear) {
+    async fn on_ear(&mut self, user: u64, heard: Ear) {
         // A person's realtime session hears and answers their utterances itself; their
         // ear still pauses her when they speak over her.
         let realtime = self.realtime_takes(user);
@@ -367,7 +372,7 @@ impl Room {
                     None => {}
                 }
             }
-            Ear::Committed(utterance) => self.answer_utterance(user, utterance),
+            Ear::Committed(utterance) => self.answer_utterance(user, utterance).await,
             Ear::Paused(so_far) => self.on_paused(user, so_far),
             Ear::Dropped => {
                 self.close_stream(user);
@@ -385,7 +390,7 @@ impl Room {
 
     /// `user`'s utterance ended: recognise it (or take its words recognised at the
     /// pause) and answer it.
-    pub(super) fn answer_utterance(
+    pub(super) async fn answer_utterance(
         &mut self,
         user: u64,
         utterance: crate::speech::endpoint::Utterance,
@@ -403,7 +408,7 @@ impl Room {
         // Recognised at the pause and nothing said since: no second ask.
         if let Some(e) = self.take_early(user, &utterance) {
             self.close_stream(user);
-            self.on_transcript(user, Ok(e.text), commit, e.stt);
+            self.on_transcript(user, Ok(e.text), commit, e.stt).await;
             return;
         }
         self.recognise(user, true, utterance.pcm, move |text, stt| {
@@ -465,7 +470,7 @@ impl Room {
     }
 
     /// Held words ("… and") whose speaker stayed quiet for the unsure time go ahead.
-    fn release_holds(&mut self) {
+    async fn release_holds(&mut self) {
         let mut go = Vec::new();
         for (user, ear) in self.ears.iter_mut() {
             let due = ear.held.as_ref().is_some_and(|h| {
@@ -478,11 +483,11 @@ impl Room {
             }
         }
         for (user, text) in go {
-            self.for_whom(user, text, None);
+            self.for_whom(user, text, None).await;
         }
     }
 
-    fn on_transcript(
+    async fn on_transcript(
         &mut self,
         user: u64,
         text: Result<String, SpeechError>,
@@ -504,7 +509,7 @@ impl Room {
                 }
                 // Words held for more go ahead as they are.
                 if let Some(h) = self.ears.get_mut(&user).and_then(|e| e.held.take()) {
-                    self.for_whom(user, h.text, None);
+                    self.for_whom(user, h.text, None).await;
                 }
                 return;
             }
@@ -544,12 +549,12 @@ impl Room {
             synth: None,
             first_frame: None,
         };
-        self.for_whom(user, text, Some(trace));
+        self.for_whom(user, text, Some(trace)).await;
     }
 
     /// Wake and turn-taking: is this utterance for her, and what happens then.
-    fn for_whom(&mut self, user: u64, text: String, trace: Option<Trace>) {
-        if self.leaving.is_some() || self.spoken_answer(user, &text) {
+    async fn for_whom(&mut self, user: u64, text: String, trace: Option<Trace>) {
+        if self.leaving.is_some() || self.spoken_answer(user, &text).await {
             return;
         }
         match self.addressed(user, &text) {
@@ -558,7 +563,7 @@ impl Room {
                 self.acks += 1;
                 self.speaker.say(ack);
             }
-            Some(Wake::ForHer(words)) => self.start_turn(user, words, trace),
+            Some(Wake::ForHer(words)) => self.start_turn(user, words, trace).await,
             Some(Wake::Ignore) | None => {}
         }
     }
@@ -605,7 +610,7 @@ impl Room {
 
     // ---- the clock -------------------------------------------------------------
 
-    fn on_clock(&mut self, no_ticks_queued: bool) -> Option<RoomEnd> {
+    async fn on_clock(&mut self, no_ticks_queued: bool) -> Option<RoomEnd> {
         let now = Instant::now();
         // When no ticks come (everyone silent, or a source that sends nothing then),
         // the clock keeps audio time: one silent frame per 20 ms missed.
@@ -613,7 +618,7 @@ impl Room {
         if no_ticks_queued && gap >= SILENT_SOURCE {
             let missed = (gap.as_millis() / FRAME.as_millis()).min(500) as u32;
             for _ in 0..missed {
-                self.tick(Heard::default());
+                self.tick(Heard::default()).await;
             }
             self.last_heard += FRAME * missed;
         }
@@ -695,22 +700,22 @@ impl Room {
 
     // ---- events ----------------------------------------------------------------
 
-    fn on_event(&mut self, ev: RoomEvent) {
+    async fn on_event(&mut self, ev: RoomEvent) {
         match ev {
             RoomEvent::Transcript {
                 user,
                 text,
                 commit,
                 stt,
-            } => self.on_transcript(user, text, commit, stt),
+            } => self.on_transcript(user, text, commit, stt).await,
             RoomEvent::Early {
                 user,
                 text,
                 last_voiced,
                 stt,
-            } => self.on_early(user, text, last_voiced, stt),
+            } => self.on_early(user, text, last_voiced, stt).await,
             RoomEvent::Frame { turn, event } => self.on_frame(turn, &event),
-            RoomEvent::Realtime { user, event } => self.on_realtime(user, event),
+            RoomEvent::Realtime { user, event } => self.on_realtime(user, event).await,
             RoomEvent::RunDone { run_id, summary } => self.on_run_done(run_id, summary),
             RoomEvent::Announce(words) => self.on_announce(words),
         }

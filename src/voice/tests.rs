@@ -192,7 +192,7 @@ impl RoomSide for Side {
     fn author(&self, user: u64) -> String {
         format!("{} ({user})", self.name_of(user))
     }
-    fn before_turn(&self) {}
+    async fn before_turn(&self) {}
 }
 
 impl Side {
@@ -490,7 +490,7 @@ async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
         &[],
         "",
     );
-    let mut bus = rig.engine.session(SESSION).subscribe();
+    let mut bus = rig.engine.session(SESSION).await.subscribe();
     let s = stage_on(
         rig,
         &["clean the build folder", "no wait"],
@@ -626,7 +626,7 @@ async fn a_second_person_calling_her_replaces_the_turn_in_flight() {
         Mouth::new(Duration::from_millis(300)),
         2,
     );
-    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    let mut bus = s.rig.engine.session(SESSION).await.subscribe();
     s.speak(ALICE, &phrase("Kotoba check the logs")).await;
     s.wait(5.0).await;
     s.speak(BOB, &phrase("Kotoba tell me a joke")).await;

@@ -28,7 +28,7 @@ async fn the_owners_spoken_yes_approves_the_card_once_and_a_guests_yes_or_a_mayb
         &[OWNERS],
         "",
     );
-    let mut bus = rig.engine.session(SESSION).subscribe();
+    let mut bus = rig.engine.session(SESSION).await.subscribe();
     let s = stage_on(
         rig,
         &[
@@ -44,11 +44,19 @@ async fn the_owners_spoken_yes_approves_the_card_once_and_a_guests_yes_or_a_mayb
     s.speak(ALICE, &phrase("Kotoba clean the build folder"))
         .await;
     s.wait(4.0).await;
-    assert_eq!(s.rig.engine.all_open_cards().len(), 1, "the card waits");
+    assert_eq!(
+        s.rig.engine.all_open_cards().await.len(),
+        1,
+        "the card waits"
+    );
     // Bob is no owner: his yes changes nothing.
     s.speak(BOB, &phrase("yes, go ahead")).await;
     s.wait(3.0).await;
-    assert_eq!(s.rig.engine.all_open_cards().len(), 1, "still waiting");
+    assert_eq!(
+        s.rig.engine.all_open_cards().await.len(),
+        1,
+        "still waiting"
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // An unclear answer: she asks again, and nothing is decided.
     s.speak(ALICE, &phrase("maybe")).await;
@@ -61,7 +69,7 @@ async fn the_owners_spoken_yes_approves_the_card_once_and_a_guests_yes_or_a_mayb
         "{:?}",
         s.mouth.lines()
     );
-    assert_eq!(s.rig.engine.all_open_cards().len(), 1);
+    assert_eq!(s.rig.engine.all_open_cards().await.len(), 1);
     // The owner's clear yes: approved once, said aloud, and it runs.
     s.speak(ALICE, &phrase("yes, go ahead")).await;
     s.wait(4.0).await;
@@ -103,7 +111,7 @@ async fn the_owners_spoken_no_denies_the_card_and_nothing_runs() {
         "",
     );
     // The voice channel's text chat listens (where the card is drawn).
-    let _chat = rig.engine.session(SESSION).subscribe();
+    let _chat = rig.engine.session(SESSION).await.subscribe();
     let s = stage_on(
         rig,
         &["clean the build folder", "no, don't"],
@@ -113,7 +121,7 @@ async fn the_owners_spoken_no_denies_the_card_and_nothing_runs() {
     s.speak(ALICE, &phrase("clean the build folder")).await;
     s.wait(4.0).await;
     assert_eq!(
-        s.rig.engine.all_open_cards().len(),
+        s.rig.engine.all_open_cards().await.len(),
         1,
         "{:?} {:?}",
         s.mouth.lines(),
@@ -121,10 +129,10 @@ async fn the_owners_spoken_no_denies_the_card_and_nothing_runs() {
     );
     s.speak(ALICE, &phrase("no, don't")).await;
     s.wait(4.0).await;
-    assert!(s.rig.engine.all_open_cards().is_empty());
+    assert!(s.rig.engine.all_open_cards().await.is_empty());
     assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing ran");
     assert!(s.mouth.lines().iter().any(|l| l == "Okay, I won't."));
-    let trail = s.rig.engine.audit_trail(None, 5).unwrap();
+    let trail = s.rig.engine.audit_trail(None, 5).await.unwrap();
     assert!(
         trail
             .iter()

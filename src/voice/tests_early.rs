@@ -184,11 +184,12 @@ fn late_commit_stage(
 
 /// The person's lines in the session's transcript: as the session holds them, and as
 /// the store keeps them (they must agree).
-fn user_lines(s: &Stage) -> Vec<String> {
+async fn user_lines(s: &Stage) -> Vec<String> {
     let held: Vec<String> = s
         .rig
         .engine
         .session(super::tests::SESSION)
+        .await
         .history()
         .into_iter()
         .filter_map(|i| match i {
@@ -201,6 +202,7 @@ fn user_lines(s: &Stage) -> Vec<String> {
         .engine
         .store()
         .history(super::tests::SESSION, 50)
+        .await
         .unwrap()
         .into_iter()
         .filter(|m| m.role == "user")
@@ -223,7 +225,12 @@ async fn a_speculative_turn_cancelled_by_more_words_leaves_no_rows_cards_transcr
         vec![probe],
         &["Book a table.", "Book a table for two at eight."],
     );
-    let mut bus = s.rig.engine.session(super::tests::SESSION).subscribe();
+    let mut bus = s
+        .rig
+        .engine
+        .session(super::tests::SESSION)
+        .await
+        .subscribe();
     let spoken = [
         phrase("book a table"),
         // Recognised complete 0.6 s after the last voiced frame (the model is asked);
@@ -258,7 +265,7 @@ async fn a_speculative_turn_cancelled_by_more_words_leaves_no_rows_cards_transcr
         "no rows, cards or peeks: {frames:?}"
     );
     assert_eq!(
-        user_lines(&s),
+        user_lines(&s).await,
         ["Book a table for two at eight."],
         "one transcript line"
     );

@@ -267,7 +267,7 @@ async fn a_cough_over_her_pauses_her_but_cuts_nothing() {
         Mouth::new(Duration::from_secs(6)),
         1,
     );
-    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    let mut bus = s.rig.engine.session(SESSION).await.subscribe();
     s.speak(ALICE, &phrase("explain it slowly")).await;
     s.wait(3.0).await;
     let before = s.out.count();
@@ -312,7 +312,7 @@ async fn a_voiced_packet_arriving_pauses_her_at_once_and_she_goes_on_when_no_spe
         Mouth::new(Duration::from_secs(6)),
         1,
     );
-    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    let mut bus = s.rig.engine.session(SESSION).await.subscribe();
     s.speak(ALICE, &phrase("explain it slowly")).await;
     s.wait(3.0).await;
     assert!(s.out.count() > 10, "she is talking");
@@ -389,7 +389,7 @@ async fn her_name_alone_from_a_second_person_replaces_the_turn_in_flight() {
         Mouth::new(Duration::from_millis(300)),
         2,
     );
-    let mut bus = s.rig.engine.session(SESSION).subscribe();
+    let mut bus = s.rig.engine.session(SESSION).await.subscribe();
     s.speak(ALICE, &phrase("Kotoba check the logs")).await;
     s.wait(5.0).await;
     s.speak(BOB, &phrase("Kotoba")).await;

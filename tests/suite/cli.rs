@@ -656,7 +656,7 @@ async fn ctrl_c_on_a_waiting_card_records_it_as_dismissed_before_she_exits() {
         "exited, not killed by the signal: {status:?}"
     );
     let store = kotoba::store::Store::open(&home.path().join("kotoba.db")).unwrap();
-    let rows = store.audit_rows(None, 10).unwrap();
+    let rows = store.audit_rows(None, 10).await.unwrap();
     assert!(
         rows.iter()
             .any(|r| r.action == "touch never-ran.txt" && r.approver == "dismissed"),

@@ -49,14 +49,14 @@ impl Started {
 
 /// Build the app on data folder `home` against `discord` and `model` and start the
 /// Discord surface (without waiting for it to be ready).
-pub(crate) fn start_bot(
+pub(crate) async fn start_bot(
     discord: &FakeDiscord,
     model: &ScriptedModel,
     home: &std::path::Path,
     extra: &[(&str, &str)],
 ) -> Started {
     let config = discord.config(home, &model.base_url(), extra);
-    let app = App::build(config).unwrap();
+    let app = App::build(config).await.unwrap();
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(discord::run(
         app.engine.clone(),
@@ -83,7 +83,7 @@ pub(crate) async fn rig_on(discord: FakeDiscord, extra: &[(&str, &str)]) -> Rig 
         app,
         shutdown,
         task,
-    } = start_bot(&discord, &model, home.path(), extra);
+    } = start_bot(&discord, &model, home.path(), extra).await;
     discord.wait_ready().await;
     Rig {
         discord,
@@ -361,7 +361,7 @@ async fn a_refused_token_is_one_sentence_naming_the_fix() {
         &model.base_url(),
         &[("DISCORD_TOKEN", "refused-token")],
     );
-    let app = App::build(config).unwrap();
+    let app = App::build(config).await.unwrap();
     let err = tokio::time::timeout(
         Duration::from_secs(10),
         discord::run(
@@ -387,7 +387,9 @@ async fn missing_privileged_intents_are_one_sentence_naming_the_portal_switches(
     discord.refuse_privileged_intents();
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let app = App::build(discord.config(home.path(), &model.base_url(), &[])).unwrap();
+    let app = App::build(discord.config(home.path(), &model.base_url(), &[]))
+        .await
+        .unwrap();
     let err = tokio::time::timeout(
         Duration::from_secs(10),
         discord::run(
@@ -407,8 +409,10 @@ async fn missing_privileged_intents_are_one_sentence_naming_the_portal_switches(
 async fn no_token_means_the_surface_stays_off_with_a_sentence() {
     let home = tempfile::tempdir().unwrap();
     let config = kotoba::config::Config::for_home(home.path(), &[]);
-    let app = App::build(config).unwrap();
-    assert!(discord::start(&app, CancellationToken::new()).is_none());
+    let app = App::build(config).await.unwrap();
+    assert!(discord::start(&app, CancellationToken::new())
+        .await
+        .is_none());
     let err = discord::run(
         app.engine.clone(),
         app.discord_port.clone(),
@@ -555,7 +559,7 @@ async fn deny_opens_a_reason_form_and_she_is_told_the_reason_verbatim_and_nothin
         told.contains(reason),
         "the model is told the reason verbatim: {told}"
     );
-    let trail = r.app.engine.audit_trail(None, 10).unwrap();
+    let trail = r.app.engine.audit_trail(None, 10).await.unwrap();
     assert!(
         trail
             .iter()
@@ -582,7 +586,7 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
     r.discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content() == "hi")
         .await;
-    let session = r.app.engine.session(&discord::session_of(GENERAL));
+    let session = r.app.engine.session(&discord::session_of(GENERAL)).await;
     let card = kotoba::protocol::Card {
         request_id: "req-exp".into(),
         session: session.id.clone(),
@@ -798,6 +802,7 @@ async fn grants_list_with_revoke_buttons_that_only_an_owner_may_press() {
         .engine
         .store()
         .add_grant("touch ok.txt", kotoba::store::GrantScope::Exact, "olive")
+        .await
         .unwrap();
     let g = r.discord.slash(GENERAL, OWNER, "grants", json!([]), 0);
     let c = r.discord.wait_callback(g).await;
@@ -815,7 +820,7 @@ async fn grants_list_with_revoke_buttons_that_only_an_owner_may_press() {
         .await
         .content()
         .contains("Only an owner"));
-    assert_eq!(r.app.engine.grants().unwrap().len(), 1);
+    assert_eq!(r.app.engine.grants().await.unwrap().len(), 1);
     let p = r.discord.press(GENERAL, "1", &revoke, OWNER);
     assert!(r
         .discord
@@ -823,7 +828,7 @@ async fn grants_list_with_revoke_buttons_that_only_an_owner_may_press() {
         .await
         .content()
         .contains("Revoked"));
-    assert!(r.app.engine.grants().unwrap().is_empty());
+    assert!(r.app.engine.grants().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -909,6 +914,7 @@ async fn a_finished_background_job_is_announced_once_in_its_channel() {
         .engine
         .store()
         .history(&discord::session_of(GENERAL), 50)
+        .await
         .unwrap();
     assert!(
         stored.iter().any(|m| m.text == "There are 3 files."),
@@ -991,6 +997,7 @@ async fn an_attached_image_reaches_the_model_and_other_files_are_named_as_not_re
         .engine
         .store()
         .history(&discord::session_of(GENERAL), 10)
+        .await
         .unwrap();
     assert!(
         stored.iter().all(|m| !m.text.contains("base64")),
@@ -1004,16 +1011,21 @@ async fn a_token_saved_in_the_keystore_starts_the_surface_without_discord_token(
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
     let config = fake.config(home.path(), &model.base_url(), &[("DISCORD_TOKEN", "")]);
-    let app = App::build(config).unwrap();
+    let app = App::build(config).await.unwrap();
     assert!(
-        discord::start(&app, CancellationToken::new()).is_none(),
+        discord::start(&app, CancellationToken::new())
+            .await
+            .is_none(),
         "no token anywhere yet"
     );
     app.engine
         .save_secret(discord::KEYSTORE_TOKEN, "saved-token")
+        .await
         .unwrap();
     let shutdown = CancellationToken::new();
-    let task = discord::start(&app, shutdown.clone()).expect("the saved token starts it");
+    let task = discord::start(&app, shutdown.clone())
+        .await
+        .expect("the saved token starts it");
     fake.wait_ready().await;
     let call = fake.wait_for(|c| c.authorization.is_some()).await;
     assert_eq!(call.authorization.as_deref(), Some("Bot saved-token"));

@@ -84,7 +84,7 @@ async fn the_always_select_saves_a_grant_with_its_time_box_and_a_guests_pick_cha
         .select(GENERAL, &card_id, &select, &["e:3600"], GUEST);
     let refusal = r.discord.wait_callback(guest).await;
     assert!(refusal.ephemeral() && refusal.content().contains("not yours"));
-    assert!(r.app.engine.grants().unwrap().is_empty());
+    assert!(r.app.engine.grants().await.unwrap().is_empty());
     r.model
         .push(Reply::text("Done, and I may do it again this hour."));
     let pick = r
@@ -103,7 +103,7 @@ async fn the_always_select_saves_a_grant_with_its_time_box_and_a_guests_pick_cha
     r.discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content().starts_with("Done, and I may"))
         .await;
-    let grants = r.app.engine.grants().unwrap();
+    let grants = r.app.engine.grants().await.unwrap();
     assert_eq!(grants.len(), 1, "{grants:?}");
     assert_eq!(grants[0].pattern, "touch boxed.txt");
     let expires = grants[0].expires_at.clone().expect("a time box");

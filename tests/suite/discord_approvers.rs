@@ -74,7 +74,7 @@ async fn a_member_of_an_approving_role_answers_a_host_card_and_a_plain_member_ca
         .path()
         .join("workspace/approved-by-role.txt")
         .exists());
-    let audit = r.app.engine.audit_trail(None, 20).unwrap();
+    let audit = r.app.engine.audit_trail(None, 20).await.unwrap();
     let audit = serde_json::to_string(&audit).unwrap();
     assert!(
         audit.contains("ada"),

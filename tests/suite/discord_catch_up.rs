@@ -40,7 +40,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();
 
     // First run: she sees the channel and answers.
-    let first = start_bot(&discord, &model, home.path(), &[]);
+    let first = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 1).await;
     model.push(Reply::text("Hello, Olive."));
     discord.mention(GENERAL, OWNER, "hello");
@@ -60,7 +60,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     let answered_before = model.requests().len();
     model.push(Reply::text("Yes, I'm back."));
     let mark = discord.calls().len();
-    let second = start_bot(&discord, &model, home.path(), &[]);
+    let second = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 2).await;
     let reply = discord
         .wait_for_from(mark, 20, |c| {
@@ -98,7 +98,7 @@ async fn messages_for_her_while_she_was_down_are_answered_once_after_a_restart()
     // Third run: nothing new was said, so nothing is answered twice.
     model.push(Reply::text("Third run barrier."));
     let mark = discord.calls().len();
-    let third = start_bot(&discord, &model, home.path(), &[]);
+    let third = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 3).await;
     discord.mention(GENERAL, OWNER, "barrier");
     discord
@@ -134,7 +134,7 @@ async fn catch_up_zero_turns_it_off() {
         "discord:\n  catch_up: 0\n",
     )
     .unwrap();
-    let first = start_bot(&discord, &model, home.path(), &[]);
+    let first = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 1).await;
     model.push(Reply::text("Hi."));
     discord.mention(GENERAL, OWNER, "hi");
@@ -144,7 +144,7 @@ async fn catch_up_zero_turns_it_off() {
     first.stop().await;
     discord.said_while_away(GENERAL, OWNER, "are you back?", true, 10);
     model.push(Reply::text("Barrier."));
-    let second = start_bot(&discord, &model, home.path(), &[]);
+    let second = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 2).await;
     discord.mention(GENERAL, OWNER, "barrier");
     discord
@@ -170,14 +170,15 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
     let line = kotoba::store::cut_job_line("sort the photos", 3);
     {
         let config = discord.config(home.path(), &model.base_url(), &[]);
-        let app = App::build(config).unwrap();
+        let app = App::build(config).await.unwrap();
         let session = kotoba::surfaces::discord::session_of(GENERAL);
         app.engine
             .store()
             .add_restart_notice(&session, &line)
+            .await
             .unwrap();
     }
-    let first = start_bot(&discord, &model, home.path(), &[]);
+    let first = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 1).await;
     let told = discord
         .wait_for(|c| posts_in(c, GENERAL) && c.content().contains("sort the photos"))
@@ -185,7 +186,7 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
     assert!(told.content().contains("NOT done"), "{}", told.content());
     first.stop().await;
     let mark = discord.calls().len();
-    let second = start_bot(&discord, &model, home.path(), &[]);
+    let second = start_bot(&discord, &model, home.path(), &[]).await;
     wait_started(&discord, 2).await;
     model.push(Reply::text("Barrier."));
     discord.mention(GENERAL, OWNER, "barrier");

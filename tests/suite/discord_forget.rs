@@ -129,6 +129,7 @@ async fn he_is_forgotten(r: &Rig) {
         .engine
         .store()
         .history(&format!("discord:{DM}"), 50)
+        .await
         .unwrap();
     assert!(
         dm.iter().all(|m| m.text != "[removed at their request]"),
@@ -150,7 +151,7 @@ async fn he_is_forgotten(r: &Rig) {
     for w in HIS {
         assert!(!last.contains(w), "'{w}' reached her next turn: {last}");
     }
-    let audit = r.app.engine.store().audit_rows(None, 100).unwrap();
+    let audit = r.app.engine.store().audit_rows(None, 100).await.unwrap();
     let row = audit
         .iter()
         .find(|a| a.tool == "erase_person" && a.approver == "user");
@@ -301,6 +302,7 @@ async fn the_owner_forgets_a_person_from_the_page_and_a_bad_id_is_a_json_400() {
                 ("user", "carol (3)", "I like trains", false),
             ],
         )
+        .await
         .unwrap();
     let notebook = w.home.path().join("memory/people/2/topics");
     std::fs::create_dir_all(&notebook).unwrap();
@@ -329,10 +331,10 @@ async fn the_owner_forgets_a_person_from_the_page_and_a_bad_id_is_a_json_400() {
         !w.home.path().join("memory/people/2").exists(),
         "no Markdown left"
     );
-    let lines = store.history("discord:200", 10).unwrap();
+    let lines = store.history("discord:200", 10).await.unwrap();
     assert_eq!(lines[0].text, "[removed at their request]");
     assert_eq!(lines[1].text, "I like trains");
-    let audit = store.audit_rows(None, 10).unwrap();
+    let audit = store.audit_rows(None, 10).await.unwrap();
     assert!(
         audit
             .iter()

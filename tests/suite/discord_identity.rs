@@ -262,11 +262,13 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
                 holds: Vec::new(),
             };
             loop {
-                for card in engine.all_open_cards() {
+                for card in engine.all_open_cards().await {
                     if let Some(n) = tag_in(&card.why) {
                         cards.lock().unwrap().insert(n, card.answerers.clone());
                     }
-                    let _ = engine.answer(&card.request_id, CardAnswer::of(Decision::Deny), &me);
+                    let _ = engine
+                        .answer(&card.request_id, CardAnswer::of(Decision::Deny), &me)
+                        .await;
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -284,16 +286,17 @@ async fn every_tool_call_acts_as_the_person_whose_line_started_its_turn_with_man
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let reminders: Vec<_> = [GENERAL, OTHER, HOME, DM]
-        .into_iter()
-        .flat_map(|c| {
+    let mut reminders = Vec::new();
+    for c in [GENERAL, OTHER, HOME, DM] {
+        reminders.extend(
             r.app
                 .engine
                 .store()
                 .reminders_of(&discord::session_of(c))
-                .unwrap()
-        })
-        .collect();
+                .await
+                .unwrap(),
+        );
+    }
     answering.abort();
     let cards = cards.lock().unwrap().clone();
     let mut wrong = Vec::new();

@@ -39,7 +39,7 @@ pub(crate) async fn manage_rig() -> Rig {
         app,
         shutdown,
         task,
-    } = start_bot(&discord, &model, home.path(), &[]);
+    } = start_bot(&discord, &model, home.path(), &[]).await;
     discord.wait_ready().await;
     Rig {
         discord,
@@ -177,7 +177,7 @@ async fn a_batch_asks_once_and_applies_every_change_in_order() {
     let said = tool_result(&r);
     assert!(said.contains("3 of 3 changes applied"), "{said}");
     // Every applied change is an audit row naming who asked and who approved.
-    let rows = r.app.engine.audit_trail(None, 50).unwrap();
+    let rows = r.app.engine.audit_trail(None, 50).await.unwrap();
     let applied: Vec<_> = rows
         .iter()
         .filter(|a| a.tool == "discord_act" && a.detail.contains("approved by olive"))

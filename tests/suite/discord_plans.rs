@@ -116,7 +116,7 @@ async fn more_than_twelve_deletions_wait_for_confirm_deletes_and_a_snapshot_come
         modified.elapsed().unwrap() >= first_delete.elapsed(),
         "the snapshot came first"
     );
-    let rows = r.app.engine.audit_trail(None, 100).unwrap();
+    let rows = r.app.engine.audit_trail(None, 100).await.unwrap();
     assert!(rows.iter().any(|a| a.tool == "discord_apply_plan"
         && a.detail.contains(&files[0].path().display().to_string())));
 }

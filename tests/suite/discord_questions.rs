@@ -29,6 +29,7 @@ async fn asked(r: &Rig, question: &str) -> Call {
             &super::discord::owner_turn(&discord::session_of(GENERAL)),
             "push the branch",
         )
+        .await
         .unwrap();
     r.discord
         .wait_for(|c| posts_in(c, GENERAL) && c.buttons().iter().any(|b| b.0.starts_with("kq:")))

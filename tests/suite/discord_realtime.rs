@@ -245,6 +245,7 @@ async fn in_a_dave_call_a_consult_defers_its_card_to_the_text_chat_a_spoken_yes_
     let store = kotoba::store::Store::open(&r.home.path().join("kotoba.db")).unwrap();
     let shell: Vec<_> = store
         .audit_rows(None, 20)
+        .await
         .unwrap()
         .into_iter()
         .filter(|a| a.tool == "shell")

@@ -18,9 +18,11 @@ async fn discord_unreachable_at_start_is_connected_to_once_it_answers_and_health
     model.set_fallback(Reply::text("Back online."));
     let home = tempfile::tempdir().unwrap();
     let config = discord.config(home.path(), &model.base_url(), &[]);
-    let app = kotoba::app::App::build(config).unwrap();
+    let app = kotoba::app::App::build(config).await.unwrap();
     let shutdown = CancellationToken::new();
-    let task = kotoba::surfaces::discord::start(&app, shutdown.clone()).expect("a token is set");
+    let task = kotoba::surfaces::discord::start(&app, shutdown.clone())
+        .await
+        .expect("a token is set");
     // The page's /health, told about the Discord surface as `serve` tells it.
     let options = kotoba::surfaces::web::WebOptions {
         discord: Some(app.discord_port.clone()),

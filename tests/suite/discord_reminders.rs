@@ -97,12 +97,13 @@ async fn rig_after_downtime(seed: &Reminder) -> Rig {
     Store::open(&config.paths.db)
         .unwrap()
         .add_reminder(seed)
+        .await
         .unwrap();
     let Started {
         app,
         shutdown,
         task,
-    } = start_bot(&discord, &model, home.path(), &[]);
+    } = start_bot(&discord, &model, home.path(), &[]).await;
     discord.wait_ready().await;
     Rig {
         discord,
@@ -150,6 +151,7 @@ async fn a_reminder_that_came_due_while_the_process_was_down_is_posted_once_at_s
         .engine
         .store()
         .reminders_of(&discord::session_of(GENERAL))
+        .await
         .unwrap()
         .is_empty());
 }

@@ -86,6 +86,7 @@ async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_r
     r.app
         .engine
         .start_job(&super::discord::owner_turn(&session), "long build")
+        .await
         .unwrap();
     card_for(&r, "make long-build").await;
     let job_card = r
@@ -157,6 +158,7 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
         r.app
             .engine
             .start_job(&super::discord::owner_turn(&session), "push the branch")
+            .await
             .unwrap();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let answer = loop {
@@ -199,7 +201,7 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
             "{tool}: nothing was asked in the channel"
         );
         assert!(
-            r.app.engine.open_cards(&session).is_empty(),
+            r.app.engine.open_cards(&session).await.is_empty(),
             "no card waits for a secret"
         );
     }
@@ -219,6 +221,7 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
     r.app
         .engine
         .start_job(&super::discord::owner_turn(&session), "long build")
+        .await
         .unwrap();
     let (job_card, _) = card_for(&r, "make long-build").await;
     let slash = r.discord.slash(GENERAL, OWNER, "stop", json!([]), 0);

@@ -22,11 +22,12 @@ async fn turn(r: &Rig, who: u64, text: &str, answer: &str) -> String {
     serde_json::to_string(reqs.last().unwrap_or(&Value::Null)).unwrap()
 }
 
-fn lines(r: &Rig, session: &str) -> Vec<String> {
+async fn lines(r: &Rig, session: &str) -> Vec<String> {
     r.app
         .engine
         .store()
         .history(session, 50)
+        .await
         .unwrap()
         .into_iter()
         .map(|m| m.text)
@@ -82,9 +83,9 @@ async fn per_person_each_has_their_own_conversation_in_a_shared_channel_and_hear
         "context he already had is not given twice: {gus}"
     );
     // Each conversation is kept apart in the store.
-    let of = |who: u64| lines(&r, &format!("discord:{GENERAL}:{who}"));
+    let of = async |who: u64| lines(&r, &format!("discord:{GENERAL}:{who}")).await;
     assert_eq!(
-        of(GUEST),
+        of(GUEST).await,
         [
             "I am planning a trip to Lisbon",
             "Lisbon, lovely.",
@@ -92,10 +93,13 @@ async fn per_person_each_has_their_own_conversation_in_a_shared_channel_and_hear
             "To Lisbon."
         ]
     );
-    assert_eq!(of(OWNER), ["my favourite colour is teal", "Teal, noted."]);
-    assert_eq!(of(CAROL).len(), 2);
+    assert_eq!(
+        of(OWNER).await,
+        ["my favourite colour is teal", "Teal, noted."]
+    );
+    assert_eq!(of(CAROL).await.len(), 2);
     assert!(
-        lines(&r, &format!("discord:{GENERAL}")).is_empty(),
+        lines(&r, &format!("discord:{GENERAL}")).await.is_empty(),
         "no shared conversation"
     );
 }
@@ -106,5 +110,5 @@ async fn by_default_the_channel_is_one_conversation() {
     turn(&r, OWNER, "my favourite colour is teal", "Teal, noted.").await;
     let gus = turn(&r, GUEST, "what is olive's colour?", "Teal.").await;
     assert!(gus.contains("Teal, noted."), "one conversation: {gus}");
-    assert_eq!(lines(&r, &format!("discord:{GENERAL}")).len(), 4);
+    assert_eq!(lines(&r, &format!("discord:{GENERAL}")).await.len(), 4);
 }

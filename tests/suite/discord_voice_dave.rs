@@ -295,6 +295,7 @@ async fn with_dave_on_talking_over_her_cuts_her_turn_its_rows_close_interrupted_
     let store = kotoba::store::Store::open(&home.path().join("kotoba.db")).unwrap();
     let shell: Vec<String> = store
         .audit_rows(None, 20)
+        .await
         .unwrap()
         .into_iter()
         .filter(|a| a.tool == "shell")

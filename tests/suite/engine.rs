@@ -155,7 +155,7 @@ async fn an_approved_shell_call_runs_for_real_and_its_output_is_cut_at_sixteen_t
         json!({"command": "head -c 20000 /dev/zero | tr '\\0' y; echo", "timeout": 20}),
     ));
     r.server.push(Reply::text("That printed a lot of y."));
-    let session = r.engine.session("terminal:t");
+    let session = r.engine.session("terminal:t").await;
     let mut rx = session.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
@@ -179,6 +179,7 @@ async fn an_approved_shell_call_runs_for_real_and_its_output_is_cut_at_sixteen_t
             kotoba::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     let res = turn.await.unwrap();
     assert_eq!(res.text, "That printed a lot of y.");
@@ -207,7 +208,7 @@ async fn a_failing_command_closes_its_row_failed_from_the_exit_code() {
         json!({"command": "echo nope >&2; exit 3"}),
     ));
     r.server.push(Reply::text("It failed with exit 3."));
-    let mut rx = r.engine.session("terminal:t").subscribe();
+    let mut rx = r.engine.session("terminal:t").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -230,6 +231,7 @@ async fn a_failing_command_closes_its_row_failed_from_the_exit_code() {
             kotoba::protocol::CardAnswer::of(Decision::Approve),
             &me,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     let done = rows(&drain(&mut rx))
@@ -251,7 +253,7 @@ async fn a_denied_card_feeds_back_the_declined_sentence() {
     r.server
         .push(Reply::call("execute_code", json!({"code": "print(1)"})));
     r.server.push(Reply::text("Okay, I held off."));
-    let mut rx = r.engine.session("terminal:t").subscribe();
+    let mut rx = r.engine.session("terminal:t").await.subscribe();
     let engine = r.engine.clone();
     let turn = tokio::spawn(async move {
         engine
@@ -275,6 +277,7 @@ async fn a_denied_card_feeds_back_the_declined_sentence() {
             kotoba::protocol::CardAnswer::of(Decision::Deny),
             &me,
         )
+        .await
         .unwrap();
     turn.await.unwrap();
     let done = rows(&drain(&mut rx))
@@ -318,7 +321,7 @@ async fn bad_model_output_ends_the_turn_with_a_sentence_and_every_row_closed() {
     for api in ["responses", "chat"] {
         let r = rig(api, &[]).await;
         r.server.push(Reply::truncated("I was about to"));
-        let mut rx = r.engine.session("s1").subscribe();
+        let mut rx = r.engine.session("s1").await.subscribe();
         let res = r
             .engine
             .run_turn(
@@ -339,7 +342,7 @@ async fn bad_model_output_ends_the_turn_with_a_sentence_and_every_row_closed() {
     r.server
         .push(Reply::call("teleport", json!({"to": "mars"})));
     r.server.push(Reply::text("Sorry, I fumbled that."));
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(
@@ -364,7 +367,7 @@ async fn a_real_write_then_read_turn_leaves_the_file_in_the_workspace() {
     r.server
         .push(Reply::call("read_file", json!({"path": "notes/todo.md"})));
     r.server.push(Reply::text("Saved and checked."));
-    let mut rx = r.engine.session("s1").subscribe();
+    let mut rx = r.engine.session("s1").await.subscribe();
     let res = r
         .engine
         .run_turn(

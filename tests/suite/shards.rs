@@ -325,7 +325,7 @@ async fn a_reminder_both_processes_know_comes_due_once() {
     };
     let general = crate::support::discord::GENERAL;
     // Stored before either process starts, so both schedulers wait for the same time.
-    let store = kotoba::store::Store::connect(&url).unwrap();
+    let store = kotoba::store::Store::connect(&url).await.unwrap();
     store
         .add_reminder(&Reminder {
             id: 0,
@@ -337,6 +337,7 @@ async fn a_reminder_both_processes_know_comes_due_once() {
             channel: Channel::Text,
             asker: format!("olive ({OWNER})"),
         })
+        .await
         .unwrap();
     let discord = FakeDiscord::start().await;
     discord.recommend_shards(2);

@@ -223,7 +223,7 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
     let Some(url) = fresh_database("memory export") else {
         return;
     };
-    let store = kotoba::store::Store::connect(&url).unwrap();
+    let store = kotoba::store::Store::connect(&url).await.unwrap();
     store
         .memory_add(
             "",
@@ -232,6 +232,7 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
             "ann plays the cello",
             "2026-12-01",
         )
+        .await
         .unwrap();
     store
         .memory_add(
@@ -241,6 +242,7 @@ async fn memory_export_writes_the_shared_stores_facts_as_her_markdown_files() {
             "the standup is at nine",
             "2026-12-02",
         )
+        .await
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kotoba"))

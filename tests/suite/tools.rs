@@ -29,7 +29,9 @@ fn last_output(body: &Value) -> String {
 async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_turn() {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let app = App::build(model.config_for(home.path(), "responses")).unwrap();
+    let app = App::build(model.config_for(home.path(), "responses"))
+        .await
+        .unwrap();
     let engine = &app.engine;
     for (said, answer) in [
         ("my lighthouse is painted teal", "lovely"),
@@ -59,6 +61,7 @@ async fn session_search_finds_a_phrase_said_three_turns_ago_and_never_a_hidden_t
     engine
         .store()
         .append_message("s", "user", "system", "__work_done__ lighthouse teal", true)
+        .await
         .unwrap();
     // Another conversation saying the same words is not this one's past.
     model.push(Reply::text("ok"));
@@ -132,7 +135,9 @@ async fn a_reminder_set_before_a_restart_fires_once_at_its_time_after_it() {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
     {
-        let app = App::build(model.config_for(home.path(), "responses")).unwrap();
+        let app = App::build(model.config_for(home.path(), "responses"))
+            .await
+            .unwrap();
         model.push(Reply::call(
             "cronjob",
             json!({"action": "create", "text": "stretch your legs", "in_minutes": 10}),
@@ -155,9 +160,11 @@ async fn a_reminder_set_before_a_restart_fires_once_at_its_time_after_it() {
     // From here on, time is tokio's paused clock.
     tokio::time::pause();
     let started = tokio::time::Instant::now();
-    let app = App::build(model.config_for(home.path(), "responses")).unwrap();
+    let app = App::build(model.config_for(home.path(), "responses"))
+        .await
+        .unwrap();
     let mut due = app.engine.reminders();
-    let mut bus = app.engine.session("discord:42").subscribe();
+    let mut bus = app.engine.session("discord:42").await.subscribe();
     tokio::time::advance(Duration::from_secs(9 * 60)).await;
     for _ in 0..10 {
         tokio::task::yield_now().await;
@@ -186,8 +193,10 @@ async fn a_reminder_set_before_a_restart_fires_once_at_its_time_after_it() {
 async fn a_tools_own_frames_reach_the_sessions_bus_during_the_turn() {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let app = App::build(model.config_for(home.path(), "responses")).unwrap();
-    let mut bus = app.engine.session("s").subscribe();
+    let app = App::build(model.config_for(home.path(), "responses"))
+        .await
+        .unwrap();
+    let mut bus = app.engine.session("s").await.subscribe();
     model.push(Reply::call(
         "write_file",
         json!({"path": "poem.txt", "content": "roses"}),

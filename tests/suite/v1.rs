@@ -71,7 +71,7 @@ async fn a_streamed_turn_is_role_chunk_content_chunks_finish_and_done() {
     let sent = r.model.requests()[0].to_string();
     assert!(!sent.contains("the agent's own prompt"));
     assert!(sent.contains("turned into speech"), "register voice");
-    let stored = r.engine.store().history("web:s-stream", 10).unwrap();
+    let stored = r.engine.store().history("web:s-stream", 10).await.unwrap();
     assert_eq!(stored.len(), 2);
 }
 
@@ -96,6 +96,7 @@ async fn a_whole_turn_is_one_chat_completion_and_the_session_header_names_it() {
         r.engine
             .store()
             .history("web:from-header", 10)
+            .await
             .unwrap()
             .len(),
         2
@@ -497,13 +498,14 @@ async fn deferral_end_to_end_with_the_page_open_and_no_second_card_in_the_announ
     let approvers: Vec<String> = r
         .engine
         .audit_trail(Some("web:call"), 10)
+        .await
         .unwrap()
         .into_iter()
         .rev()
         .map(|a| a.approver)
         .collect();
     assert_eq!(approvers, ["user", "executed"]);
-    let stored = r.engine.store().history("web:call", 10).unwrap();
+    let stored = r.engine.store().history("web:call", 10).await.unwrap();
     assert!(stored.iter().all(|m| !m.text.contains("__work_done__")));
 }
 
@@ -559,6 +561,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
     let shell_rows: Vec<String> = r
         .engine
         .audit_trail(Some("web:halt"), 10)
+        .await
         .unwrap()
         .into_iter()
         .filter(|a| a.tool == "shell")

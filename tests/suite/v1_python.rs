@@ -90,7 +90,11 @@ async fn the_official_openai_python_client_streams_and_non_streams_turns() {
 
     // Each named session got its own transcript.
     for s in ["web:py-plain", "web:py-stream", "web:py-tool"] {
-        assert_eq!(r.engine.store().history(s, 10).unwrap().len(), 2, "{s}");
+        assert_eq!(
+            r.engine.store().history(s, 10).await.unwrap().len(),
+            2,
+            "{s}"
+        );
     }
     assert_eq!(r.model.remaining(), 0);
 }

@@ -56,7 +56,7 @@ impl RoomSide for Chat {
     fn author(&self, user: u64) -> String {
         format!("{} ({user})", self.name_of(user))
     }
-    fn before_turn(&self) {}
+    async fn before_turn(&self) {}
 }
 
 struct Voice {

@@ -71,7 +71,7 @@ async fn with_no_model_key_the_server_starts_and_the_status_says_exactly_what_to
             home.path().join("none.yaml").to_str().unwrap(),
         )],
     );
-    let app = kotoba::app::App::build(config).unwrap();
+    let app = kotoba::app::App::build(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
@@ -257,6 +257,7 @@ async fn grants_are_listed_and_revoked_as_json() {
     r.engine
         .store()
         .add_grant("npm", GrantScope::Family, "web")
+        .await
         .unwrap();
     let list: Value = r
         .http
@@ -278,7 +279,7 @@ async fn grants_are_listed_and_revoked_as_json() {
         .await
         .unwrap();
     assert_eq!(del.status(), 200);
-    assert!(r.engine.grants().unwrap().is_empty());
+    assert!(r.engine.grants().await.unwrap().is_empty());
     let again = r
         .http
         .delete(r.url(&format!("/api/grants/{id}")))
@@ -427,7 +428,7 @@ async fn a_work_done_fires_one_hidden_announce_turn_per_run_id_however_many_page
     r.model.push(Reply::text("The backup finished fine."));
     let mut a = r.events("jobs").await;
     let mut b = r.events("jobs").await;
-    let session = r.engine.session("web:jobs");
+    let session = r.engine.session("web:jobs").await;
     for _ in 0..2 {
         session.emit(
             Some("0a1b2c3d"),
@@ -448,7 +449,7 @@ async fn a_work_done_fires_one_hidden_announce_turn_per_run_id_however_many_page
     );
     let sent = r.model.requests()[0].to_string();
     assert!(sent.contains("__work_done__") && sent.contains("backup: 12 files copied"));
-    let stored = r.engine.store().history("web:jobs", 10).unwrap();
+    let stored = r.engine.store().history("web:jobs", 10).await.unwrap();
     assert!(
         stored.iter().all(|m| !m.text.contains("__work_done__")),
         "the sentinel never reaches the transcript"
@@ -460,7 +461,7 @@ async fn a_work_done_fires_one_hidden_announce_turn_per_run_id_however_many_page
 async fn shutdown_ends_the_event_streams_and_the_server_returns() {
     let mut r: WebRig = start().await;
     let mut sse = r.events("bye").await;
-    assert!(r.engine.session("web:bye").has_listener());
+    assert!(r.engine.session("web:bye").await.has_listener());
     r.shutdown.cancel();
     let rest = tokio::time::timeout(Duration::from_secs(5), sse.rest())
         .await
@@ -481,7 +482,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
     use kotoba::protocol::{Answerers, Card, CardKind, Risk};
     let r = start().await;
     let _page = r.events("ask").await;
-    let session = r.engine.session("web:ask");
+    let session = r.engine.session("web:ask").await;
     let card = Card {
         request_id: "ask-1".into(),
         session: "web:ask".into(),
@@ -505,6 +506,7 @@ async fn an_input_card_is_answered_with_typed_text_from_the_page_and_the_text_is
         .engine
         .cards()
         .post(&session, card, Duration::from_secs(300))
+        .await
         .unwrap();
     let resp = r
         .post(

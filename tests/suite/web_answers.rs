@@ -162,7 +162,7 @@ async fn an_always_a_dangerous_lines_card_does_not_offer_is_refused_400_and_noth
 async fn the_page_lists_a_card_waiting_in_another_session_and_its_answer_there_says_where() {
     let r = start().await;
     // A turn at the terminal (another surface, another session) waits on a card.
-    let session = r.engine.session("terminal:desk");
+    let session = r.engine.session("terminal:desk").await;
     let mut rx = session.subscribe();
     r.model.push(Reply::call(
         "shell",

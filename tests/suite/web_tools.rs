@@ -139,7 +139,7 @@ fn offered(body: &Value) -> Vec<String> {
         .collect()
 }
 
-fn app_with(model: &ScriptedModel, home: &Path, extra: &[(&str, &str)]) -> App {
+async fn app_with(model: &ScriptedModel, home: &Path, extra: &[(&str, &str)]) -> App {
     let base = model.base_url();
     let mut env = vec![
         ("KOTOBA_LLM_BASE_URL", base.as_str()),
@@ -149,7 +149,7 @@ fn app_with(model: &ScriptedModel, home: &Path, extra: &[(&str, &str)]) -> App {
         ("KOTOBA_MODEL", "scripted"),
     ];
     env.extend_from_slice(extra);
-    App::build(Config::for_home(home, &env)).unwrap()
+    App::build(Config::for_home(home, &env)).await.unwrap()
 }
 
 #[tokio::test]
@@ -157,7 +157,7 @@ async fn web_extract_is_offered_only_after_a_link_and_withdrawn_after_one_failur
     let site = PageServer::start().await;
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let app = app_with(&model, home.path(), &[]);
+    let app = app_with(&model, home.path(), &[]).await;
     model.push(Reply::text("hello"));
     app.engine
         .run_turn(
@@ -211,7 +211,8 @@ async fn web_search_is_offered_only_when_configured_and_notes_its_last_call() {
             ("KOTOBA_WEB_SEARCH_URL", &endpoint),
             ("KOTOBA_WEB_SEARCH_LIMIT", "2"),
         ],
-    );
+    )
+    .await;
     for q in ["one", "two", "three"] {
         model.push(Reply::call("web_search", json!({ "query": q })));
     }

@@ -164,22 +164,22 @@ impl CardBoard {
 
     /// Every card still open, in any session and any process sharing the store (the
     /// owner's view across surfaces), soonest to expire first.
-    pub fn all_open(&self) -> Vec<Card> {
+    pub async fn all_open(&self) -> Vec<Card> {
         let mut cards: Vec<Card> = self.open.iter().map(|p| p.card.clone()).collect();
-        cards.extend(self.waiting_elsewhere(None));
+        cards.extend(self.waiting_elsewhere(None).await);
         cards.sort_by_key(|c| c.expires_at_ms);
         cards
     }
 
     /// The cards still open for a session, here or in another process.
-    pub fn open_cards(&self, session: &str) -> Vec<Card> {
+    pub async fn open_cards(&self, session: &str) -> Vec<Card> {
         let mut cards: Vec<Card> = self
             .open
             .iter()
             .filter(|p| p.card.session == session)
             .map(|p| p.card.clone())
             .collect();
-        cards.extend(self.waiting_elsewhere(Some(session)));
+        cards.extend(self.waiting_elsewhere(Some(session)).await);
         cards
     }
 
@@ -192,7 +192,7 @@ impl CardBoard {
         card: Card,
         window: Duration,
     ) -> AskEnd {
-        match self.post(session, card, window) {
+        match self.post(session, card, window).await {
             Some(wait) => wait.wait().await,
             None => AskEnd::Unreachable,
         }
@@ -200,7 +200,7 @@ impl CardBoard {
 
     /// Show `card` now and hand back the wait, which may outlive the caller (a deferred
     /// runner). `None` when nobody listens: nothing is shown.
-    pub fn post(
+    pub async fn post(
         self: &Arc<Self>,
         session: &Arc<Session>,
         mut card: Card,
@@ -220,7 +220,7 @@ impl CardBoard {
                 tx,
             },
         );
-        self.keep_waiting(&card);
+        self.keep_waiting(&card).await;
         session.emit(None, Frame::Card(Box::new(card)));
         Some(CardWait {
             board: self.clone(),
@@ -249,26 +249,28 @@ impl CardBoard {
     /// an edited line, how long an "always" lasts, or a question's text. Refused (and
     /// nothing changes) for someone who may not answer it, for a card already settled,
     /// for an unknown id, or for an answer that does not fit the card.
-    pub fn answer(
+    pub async fn answer(
         &self,
         request_id: &str,
         answer: CardAnswer,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        let allowed = match self.open.get(request_id) {
+        // The map's entry is let go before any await.
+        let here = self.open.get(request_id).map(|p| {
+            answer
+                .problem(&p.card)
+                .map_or_else(|| Ok(may_answer(&p.card.answerers, who)), Err)
+        });
+        let allowed = match here {
             None if self.was_settled(request_id) => return Err(AnswerError::AlreadySettled),
-            None => return self.answer_elsewhere(request_id, &answer, who),
-            Some(p) => {
-                if let Some(problem) = answer.problem(&p.card) {
-                    return Err(AnswerError::Invalid(problem));
-                }
-                may_answer(&p.card.answerers, who)
-            }
+            None => return self.answer_elsewhere(request_id, &answer, who).await,
+            Some(Err(problem)) => return Err(AnswerError::Invalid(problem)),
+            Some(Ok(allowed)) => allowed,
         };
         if !allowed {
             return Err(AnswerError::NotYours);
         }
-        if !self.claim(request_id, &answer, who) {
+        if !self.claim(request_id, &answer, who).await {
             return Err(AnswerError::AlreadySettled);
         }
         self.deliver(request_id, (answer, who.name.clone(), who.via.clone()))
@@ -289,19 +291,23 @@ impl CardBoard {
 
     /// The open card `request_id` when `who` may answer it (a surface checks before it
     /// opens a form for the answer); the same refusal an answer would get otherwise.
-    pub fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
-        match self.open.get(request_id) {
+    pub async fn card_for(&self, request_id: &str, who: &Answerer) -> Result<Card, AnswerError> {
+        let here = self
+            .open
+            .get(request_id)
+            .map(|p| may_answer(&p.card.answerers, who).then(|| p.card.clone()));
+        match here {
             None if self.was_settled(request_id) => Err(AnswerError::AlreadySettled),
             None => {
-                let card = self.card_elsewhere(request_id)?;
+                let card = self.card_elsewhere(request_id).await?;
                 if may_answer(&card.answerers, who) {
                     Ok(card)
                 } else {
                     Err(AnswerError::NotYours)
                 }
             }
-            Some(p) if may_answer(&p.card.answerers, who) => Ok(p.card.clone()),
-            Some(_) => Err(AnswerError::NotYours),
+            Some(Some(card)) => Ok(card),
+            Some(None) => Err(AnswerError::NotYours),
         }
     }
 }

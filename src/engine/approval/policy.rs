@@ -18,7 +18,7 @@ pub enum Route {
 
 /// Route an action whose exact line is `line` and whose classification is `decision`.
 /// A store failure is never a yes: the action asks.
-pub fn route(line: &str, decision: &Decision, settings: &Settings, store: &Store) -> Route {
+pub async fn route(line: &str, decision: &Decision, settings: &Settings, store: &Store) -> Route {
     let dangerous = matches!(decision.verdict, Verdict::Dangerous { .. });
     if dangerous || settings.force_ask {
         return Route::Ask;
@@ -26,17 +26,17 @@ pub fn route(line: &str, decision: &Decision, settings: &Settings, store: &Store
     if settings.allowlist.iter().any(|l| l == line) {
         return Route::Run(Approver::Allowlist);
     }
-    let saved = |pattern: &str, scope| {
-        store.has_grant(pattern, scope).unwrap_or_else(|e| {
+    let saved = async |pattern: &str, scope| {
+        store.has_grant(pattern, scope).await.unwrap_or_else(|e| {
             tracing::warn!("reading grants: {e}");
             false
         })
     };
-    if decision.can_always_exact && saved(line, GrantScope::Exact) {
+    if decision.can_always_exact && saved(line, GrantScope::Exact).await {
         return Route::Run(Approver::SavedExact);
     }
     if let Some(family) = decision.family.as_deref() {
-        if decision.can_always && saved(family, GrantScope::Family) {
+        if decision.can_always && saved(family, GrantScope::Family).await {
             return Route::Run(Approver::Saved);
         }
     }

@@ -48,17 +48,17 @@ impl CardBoard {
                 let Some(board) = board.upgrade() else {
                     return;
                 };
-                board.take_answers(&store);
+                board.take_answers(&store).await;
             }
         });
     }
 
     /// Settle each card of this process that was answered in another.
-    fn take_answers(&self, store: &Store) {
+    async fn take_answers(&self, store: &Store) {
         if self.open.is_empty() {
             return;
         }
-        let answers = match store.answers_for_me() {
+        let answers = match store.answers_for_me().await {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!("cards: reading answers given elsewhere: {e}");
@@ -79,18 +79,20 @@ impl CardBoard {
     }
 
     /// Keep a card of this process in the store while it waits.
-    pub(super) fn keep_waiting(&self, card: &Card) {
+    pub(super) async fn keep_waiting(&self, card: &Card) {
         let Some(store) = &self.store else {
             return;
         };
-        let kept = serde_json::to_string(card)
-            .map_err(|e| e.to_string())
-            .and_then(|json| {
+        let kept = match serde_json::to_string(card) {
+            Ok(json) => {
                 let expires = i64::try_from(card.expires_at_ms).unwrap_or(i64::MAX);
                 store
                     .card_waiting(&card.request_id, &card.session, &json, expires)
+                    .await
                     .map_err(|e| e.to_string())
-            });
+            }
+            Err(e) => Err(e.to_string()),
+        };
         if let Err(e) = kept {
             tracing::warn!(
                 "cards: {} is answerable in this process only: {e}",
@@ -100,27 +102,41 @@ impl CardBoard {
     }
 
     /// A card of this process settled: it waits in the store no more.
+    /// A settle may come from a drop, which cannot wait: the row goes on a task of its
+    /// own (with no runtime left, a restart forgets the cards of the dead).
     pub(super) fn forget_waiting(&self, request_id: &str) {
-        if let Some(store) = &self.store {
-            if let Err(e) = store.card_settled(request_id) {
+        let (Some(store), Ok(rt)) = (&self.store, tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let (store, request_id) = (store.clone(), request_id.to_string());
+        rt.spawn(async move {
+            if let Err(e) = store.card_settled(&request_id).await {
                 tracing::warn!("cards: forgetting {request_id}: {e}");
             }
-        }
+        });
     }
 
     /// Claim the one answer a card of this process gets: false when another process
     /// claimed it first (its answer is on its way here). When the store cannot say, or
     /// never kept the card, the answer given here stands.
-    pub(super) fn claim(&self, request_id: &str, answer: &CardAnswer, who: &Answerer) -> bool {
+    pub(super) async fn claim(
+        &self,
+        request_id: &str,
+        answer: &CardAnswer,
+        who: &Answerer,
+    ) -> bool {
         let Some(store) = &self.store else {
             return true;
         };
         let Ok(json) = serde_json::to_string(answer) else {
             return true;
         };
-        match store.claim_card_answer(request_id, &json, &who.name, &who.via) {
+        match store
+            .claim_card_answer(request_id, &json, &who.name, &who.via)
+            .await
+        {
             Ok(true) => true,
-            Ok(false) => !matches!(store.waiting_card(request_id), Ok(Some(w)) if w.answered),
+            Ok(false) => !matches!(store.waiting_card(request_id).await, Ok(Some(w)) if w.answered),
             Err(e) => {
                 tracing::warn!("cards: claiming the answer to {request_id}: {e}");
                 true
@@ -130,11 +146,11 @@ impl CardBoard {
 
     /// The cards waiting in other processes that are still running (for one session, or
     /// all of them).
-    pub(super) fn waiting_elsewhere(&self, session: Option<&str>) -> Vec<Card> {
+    pub(super) async fn waiting_elsewhere(&self, session: Option<&str>) -> Vec<Card> {
         let Some(store) = &self.store else {
             return Vec::new();
         };
-        let rows = match store.waiting_cards() {
+        let rows = match store.waiting_cards().await {
             Ok(rows) => rows,
             Err(e) => {
                 tracing::warn!("cards: listing the cards of other processes: {e}");
@@ -148,20 +164,22 @@ impl CardBoard {
         if rows.is_empty() {
             return Vec::new();
         }
-        let live = store.liveness(crate::children::is_live_kotoba);
+        let live = store.liveness(crate::children::is_live_kotoba).await;
         rows_into_cards(rows.into_iter().filter(|w| live.is_live(w.owner)).collect())
     }
 
     /// Card `request_id`, waiting in another process that is still running.
-    pub(super) fn card_elsewhere(&self, request_id: &str) -> Result<Card, AnswerError> {
+    pub(super) async fn card_elsewhere(&self, request_id: &str) -> Result<Card, AnswerError> {
         let store = self.store.as_ref().ok_or(AnswerError::Unknown)?;
         let waiting = store
             .waiting_card(request_id)
+            .await
             .map_err(|e| AnswerError::StoreUnreachable(e.to_string()))?
             .filter(|w| w.owner != store.owner())
             .ok_or(AnswerError::Unknown)?;
         if !store
             .liveness(crate::children::is_live_kotoba)
+            .await
             .is_live(waiting.owner)
         {
             return Err(AnswerError::Unknown);
@@ -174,13 +192,13 @@ impl CardBoard {
 
     /// Answer a card waiting in another process: the same checks as here, then the
     /// answer is claimed in the store, and that process is woken to take it.
-    pub(super) fn answer_elsewhere(
+    pub(super) async fn answer_elsewhere(
         &self,
         request_id: &str,
         answer: &CardAnswer,
         who: &Answerer,
     ) -> Result<(), AnswerError> {
-        let card = self.card_elsewhere(request_id)?;
+        let card = self.card_elsewhere(request_id).await?;
         if let Some(problem) = answer.problem(&card) {
             return Err(AnswerError::Invalid(problem));
         }
@@ -190,7 +208,10 @@ impl CardBoard {
         let store = self.store.as_ref().ok_or(AnswerError::Unknown)?;
         let json = serde_json::to_string(answer)
             .map_err(|e| AnswerError::Invalid(format!("that answer cannot be kept: {e}")))?;
-        match store.claim_card_answer(request_id, &json, &who.name, &who.via) {
+        match store
+            .claim_card_answer(request_id, &json, &who.name, &who.via)
+            .await
+        {
             Ok(true) => {
                 self.remember_settled(request_id);
                 Ok(())
@@ -253,8 +274,8 @@ mod tests {
     }
 
     /// Two processes' boards on one PostgreSQL; `None` without a test server.
-    fn two_boards() -> Option<(Arc<CardBoard>, Arc<CardBoard>, Arc<Store>)> {
-        let (a, b) = crate::store::testing::two_live_processes()?;
+    async fn two_boards() -> Option<(Arc<CardBoard>, Arc<CardBoard>, Arc<Store>)> {
+        let (a, b) = crate::store::testing::two_live_processes().await?;
         let board_a = Arc::new(CardBoard::with_store(a.clone()));
         let board_b = Arc::new(CardBoard::with_store(b));
         board_a.watch();
@@ -263,31 +284,35 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn two_answers_from_two_processes_at_once_settle_a_card_once_with_the_winners_answer() {
-        let Some((a, b, store_a)) = two_boards() else {
+        let Some((a, b, store_a)) = two_boards().await else {
             return;
         };
-        let session = Sessions::default().get_or_load("web:desk", &store_a);
+        let session = Sessions::default().get_or_load("web:desk", &store_a).await;
         let _listening = session.subscribe();
         for round in 0..100 {
             let id = format!("race-{round}");
             let wait = a
                 .post(&session, card(&id), Duration::from_secs(60))
+                .await
                 .unwrap();
             let (here, there) = (a.clone(), b.clone());
             let (i1, i2) = (id.clone(), id.clone());
-            let answer_here = tokio::task::spawn_blocking(move || {
+            let answer_here = tokio::spawn(async move {
                 here.answer(
                     &i1,
                     CardAnswer::of(Decision::Approve),
                     &person("100", false, "Discord"),
                 )
+                .await
             });
-            let answer_there = tokio::task::spawn_blocking(move || {
-                there.answer(
-                    &i2,
-                    CardAnswer::of(Decision::Deny),
-                    &person("local", true, "the web page"),
-                )
+            let answer_there = tokio::spawn(async move {
+                there
+                    .answer(
+                        &i2,
+                        CardAnswer::of(Decision::Deny),
+                        &person("local", true, "the web page"),
+                    )
+                    .await
             });
             let (r1, r2) = (answer_here.await.unwrap(), answer_there.await.unwrap());
             assert!(
@@ -308,25 +333,26 @@ mod tests {
                 (Decision::Deny, "the web page")
             };
             assert_eq!((decision, via.as_str()), winner, "round {round}");
-            assert!(b.all_open().is_empty(), "settled everywhere");
+            assert!(b.all_open().await.is_empty(), "settled everywhere");
         }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_answer_claimed_here_is_handed_over_here_and_the_watcher_leaves_it_alone() {
-        let Some((a, _b, store_a)) = two_boards() else {
+        let Some((a, _b, store_a)) = two_boards().await else {
             return;
         };
-        let session = Sessions::default().get_or_load("web:desk", &store_a);
+        let session = Sessions::default().get_or_load("web:desk", &store_a).await;
         let _listening = session.subscribe();
         let wait = a
             .post(&session, card("mine"), Duration::from_secs(60))
+            .await
             .unwrap();
         let me = person("local", true, "the terminal");
         let answer = CardAnswer::of(Decision::Approve);
-        assert!(a.claim("mine", &answer, &me));
+        assert!(a.claim("mine", &answer, &me).await);
         // The watcher looks between the claim and the hand-over: not its answer to take.
-        a.take_answers(&store_a);
+        a.take_answers(&store_a).await;
         assert!(
             a.open.contains_key("mine"),
             "the watcher took this process's own answer"
@@ -343,31 +369,34 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn another_process_lists_a_card_and_refuses_an_answer_its_surface_would_refuse() {
-        let Some((a, b, store_a)) = two_boards() else {
+        let Some((a, b, store_a)) = two_boards().await else {
             return;
         };
-        let session = Sessions::default().get_or_load("web:desk", &store_a);
+        let session = Sessions::default().get_or_load("web:desk", &store_a).await;
         let _listening = session.subscribe();
         let wait = a
             .post(&session, card("c1"), Duration::from_secs(60))
+            .await
             .unwrap();
-        assert_eq!(b.all_open().len(), 1);
-        assert_eq!(b.open_cards("web:desk").len(), 1);
-        assert!(b.open_cards("web:other").is_empty());
+        assert_eq!(b.all_open().await.len(), 1);
+        assert_eq!(b.open_cards("web:desk").await.len(), 1);
+        assert!(b.open_cards("web:other").await.is_empty());
         let guest = person("200", false, "Discord");
-        assert_eq!(b.card_for("c1", &guest), Err(AnswerError::NotYours));
+        assert_eq!(b.card_for("c1", &guest).await, Err(AnswerError::NotYours));
         assert_eq!(
-            b.answer("c1", CardAnswer::of(Decision::Approve), &guest),
+            b.answer("c1", CardAnswer::of(Decision::Approve), &guest)
+                .await,
             Err(AnswerError::NotYours)
         );
         let mut edit = CardAnswer::of(Decision::Approve);
         edit.edited = Some("touch y".into());
         assert!(matches!(
-            b.answer("c1", edit, &person("100", false, "Discord")),
+            b.answer("c1", edit, &person("100", false, "Discord")).await,
             Err(AnswerError::Invalid(_))
         ));
         assert_eq!(
-            b.answer("nope", CardAnswer::of(Decision::Approve), &guest),
+            b.answer("nope", CardAnswer::of(Decision::Approve), &guest)
+                .await,
             Err(AnswerError::Unknown)
         );
         b.answer(
@@ -375,6 +404,7 @@ mod tests {
             CardAnswer::of(Decision::Approve),
             &person("100", false, "Discord"),
         )
+        .await
         .unwrap();
         let end = tokio::time::timeout(Duration::from_secs(10), wait.wait())
             .await

@@ -34,7 +34,7 @@ impl DeferredRun {
         }
     }
 
-    fn finish_row(&self, out: &ToolOutput, outcome: Outcome) -> String {
+    async fn finish_row(&self, out: &ToolOutput, outcome: Outcome) -> String {
         let mut row = self.row.clone();
         let (full, clipped) = row_full_output(self.tool.spec().behaviour.output_cap, out);
         let result = row_result(row.step_kind, out, outcome);
@@ -43,12 +43,15 @@ impl DeferredRun {
         row.result = Some(result.clone());
         row.full_output = Some(full);
         row.clipped = clipped;
-        self.session_emit(None, Frame::Step(row));
+        self.session_emit(None, Frame::Step(row)).await;
         result
     }
 
-    fn session_emit(&self, run_id: Option<&str>, frame: Frame) {
-        self.engine.session(self.ctx.session()).emit(run_id, frame);
+    async fn session_emit(&self, run_id: Option<&str>, frame: Frame) {
+        self.engine
+            .session(self.ctx.session())
+            .await
+            .emit(run_id, frame);
     }
 
     pub(super) async fn run(mut self) {
@@ -75,18 +78,19 @@ impl DeferredRun {
             approved,
             approver,
             &detail,
-        );
+        )
+        .await;
         drop(self.underway.take());
         if let Some(ending) = end.ending() {
             let sentence = refusal_sentence(ending, &name, DEFERRED_WINDOW);
             self.settle(sentence.clone());
             let out = ToolOutput::refused_with(ending, sentence.clone());
-            self.finish_row(&out, Outcome::Refused);
+            self.finish_row(&out, Outcome::Refused).await;
             if cancelled {
                 return; // a requested stop announces nothing
             }
             let summary = format!("'{name}' did not run ({ending:?}). {sentence}");
-            self.announce(true, summary);
+            self.announce(true, summary).await;
             return;
         }
         let mut edit_note = String::new();
@@ -109,8 +113,10 @@ impl DeferredRun {
                              dangerous, so NOTHING ran. Ask the person what they want run."
                         );
                         self.settle(sentence.clone());
-                        self.finish_row(&ToolOutput::refused(sentence.clone()), Outcome::Refused);
-                        self.announce(true, format!("'{name}' did not run. {sentence}"));
+                        self.finish_row(&ToolOutput::refused(sentence.clone()), Outcome::Refused)
+                            .await;
+                        self.announce(true, format!("'{name}' did not run. {sentence}"))
+                            .await;
                         return;
                     }
                     self.args = new_args;
@@ -119,7 +125,7 @@ impl DeferredRun {
                     self.line = new;
                 }
             }
-            None => save_grant(&self.engine, &end, &self.line, &self.classified),
+            None => save_grant(&self.engine, &end, &self.line, &self.classified).await,
         }
         if let AskEnd::Decided { by, .. } = &end {
             self.ctx.approved_by = Some(by.clone());
@@ -130,7 +136,7 @@ impl DeferredRun {
              announced separately. Do NOT run it again."
         ));
         let budget = tool_budget(spec, &self.args, self.ctx.turn.channel, Some(false));
-        let running = start_run(&self.engine, self.ctx.session(), &name, &self.line, risk);
+        let running = start_run(&self.engine, self.ctx.session(), &name, &self.line, risk).await;
         let out =
             match tokio::time::timeout(budget, self.tool.run(self.args.clone(), &self.ctx)).await {
                 Ok(out) => out,
@@ -142,9 +148,9 @@ impl DeferredRun {
                     ),
                 ),
             };
-        finish_run(running, &out);
+        finish_run(running, &out).await;
         let outcome = outcome_of(&out);
-        let result = self.finish_row(&out, outcome);
+        let result = self.finish_row(&out, outcome).await;
         let summary = if out.nothing_ran() {
             format!("'{name}' was approved but could not start, so nothing ran: {result}")
         } else {
@@ -160,14 +166,15 @@ impl DeferredRun {
         self.settle(format!(
             "This exact '{name}' request ALREADY ran after approval ({summary}). Do NOT run it again."
         ));
-        self.announce(outcome == Outcome::Ok, summary);
+        self.announce(outcome == Outcome::Ok, summary).await;
     }
 
     /// Announce the end through a work_done frame with this runner's own run_id.
-    fn announce(&self, ok: bool, summary: String) {
+    async fn announce(&self, ok: bool, summary: String) {
         let run_id = format!("{:08x}", rand::random::<u32>());
         // Its announce speaks for the person whose turn drew the card.
         self.engine.jobs.started_by(&run_id, &self.ctx.turn.person);
-        self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary });
+        self.session_emit(Some(&run_id), Frame::WorkDone { ok, summary })
+            .await;
     }
 }

@@ -41,6 +41,7 @@ pub(crate) async fn on_answer_button(
     let question = bot
         .engine
         .all_open_cards()
+        .await
         .into_iter()
         .find(|card| {
             card.request_id == request_id && super::channel_of(&card.session) == Some(channel)
@@ -60,16 +61,20 @@ pub(crate) async fn on_answer_button(
 pub(crate) async fn on_submit(bot: &Bot, ctx: &Context, m: ModalInteraction) {
     let who = super::approve::answerer(&m.user, m.member.as_ref());
     let r = if let Some((request_id, answer)) = super::approve::answer_of(&m) {
-        match bot.engine.answer(&request_id, answer, &who) {
+        match bot.engine.answer(&request_id, answer, &who).await {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
-            Err(e) => private(super::approve::refusal(bot, &request_id, &e)),
+            Err(e) => private(super::approve::refusal(bot, &request_id, &e).await),
         }
     } else if let Some(request_id) = cards::parse_answer(&m.data.custom_id) {
         let typed = super::approve::field(&m, cards::ANSWER_FIELD);
         match typed.filter(|t| !t.trim().is_empty()) {
             None => private("The answer was empty, so nothing was sent. Press Answer again."),
-            Some(text) => match bot.engine.answer(&request_id, CardAnswer::text(text), &who) {
+            Some(text) => match bot
+                .engine
+                .answer(&request_id, CardAnswer::text(text), &who)
+                .await
+            {
                 Ok(()) => CreateInteractionResponse::Acknowledge,
                 Err(e) => private(cards::refusal_words(&e)),
             },

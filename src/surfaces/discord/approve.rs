@@ -53,9 +53,9 @@ pub(crate) fn answerer(
 
 /// The private sentence for a refused answer: a carded tool's shared card says who may
 /// answer it; any other card, why not.
-pub(crate) fn refusal(bot: &Bot, request_id: &str, e: &AnswerError) -> String {
+pub(crate) async fn refusal(bot: &Bot, request_id: &str, e: &AnswerError) -> String {
     let shared =
-        bot.engine.all_open_cards().iter().any(|k| {
+        bot.engine.all_open_cards().await.iter().any(|k| {
             k.request_id == request_id && matches!(k.answerers, Answerers::Holders { .. })
         });
     match e {
@@ -78,7 +78,7 @@ pub(crate) async fn on_deny(
     id: &str,
     who: &Answerer,
 ) {
-    let r = match bot.engine.card_for(id, who) {
+    let r = match bot.engine.card_for(id, who).await {
         Ok(_) => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -91,7 +91,7 @@ pub(crate) async fn on_deny(
                     .components(vec![CreateActionRow::InputText(field)]),
             )
         }
-        Err(e) => private(refusal(bot, id, &e)),
+        Err(e) => private(refusal(bot, id, &e).await),
     };
     respond(ctx, c, r).await
 }
@@ -104,7 +104,7 @@ pub(crate) async fn on_edit(
     id: &str,
     who: &Answerer,
 ) {
-    let r = match bot.engine.card_for(id, who) {
+    let r = match bot.engine.card_for(id, who).await {
         Ok(card) if card.action.chars().count() <= FIELD_MAX => {
             let field = CreateInputText::new(
                 InputTextStyle::Paragraph,
@@ -119,7 +119,7 @@ pub(crate) async fn on_edit(
             )
         }
         Ok(_) => private("That line is too long to edit on Discord; edit it on the web page or at the terminal. Nothing changed."),
-        Err(e) => private(refusal(bot, id, &e)),
+        Err(e) => private(refusal(bot, id, &e).await),
     };
     respond(ctx, c, r).await
 }
@@ -145,10 +145,10 @@ pub(crate) async fn on_always(
                 for_s,
                 ..CardAnswer::of(decision)
             };
-            match bot.engine.answer(id, answer, who) {
+            match bot.engine.answer(id, answer, who).await {
                 // The card message is edited by the session's view when it settles.
                 Ok(()) => CreateInteractionResponse::Acknowledge,
-                Err(e) => private(refusal(bot, id, &e)),
+                Err(e) => private(refusal(bot, id, &e).await),
             }
         }
     };

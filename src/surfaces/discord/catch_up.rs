@@ -27,6 +27,7 @@ pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
         .engine
         .store()
         .prune_discord_claims(7 * 24 * 3600 * 1000)
+        .await
     {
         tracing::warn!("Discord: forgetting old message claims: {e}");
     }
@@ -36,7 +37,7 @@ pub(crate) async fn catch_up(bot: Arc<Bot>, ctx: Context) {
     if window == 0 {
         return;
     }
-    let channels = match bot.engine.store().discord_seen_channels() {
+    let channels = match bot.engine.store().discord_seen_channels().await {
         Ok(c) => c,
         Err(e) => {
             tracing::warn!("Discord catch-up: reading the channels she saw: {e}");
@@ -85,7 +86,12 @@ async fn one_channel(bot: Arc<Bot>, ctx: Context, channel: u64, last: u64, windo
     let mut answered = 0usize;
     for mut msg in messages {
         if !fresh(msg.timestamp) {
-            if let Err(e) = bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
+            if let Err(e) = bot
+                .engine
+                .store()
+                .mark_discord_seen(channel, msg.id.get())
+                .await
+            {
                 tracing::warn!("Discord catch-up: recording a seen message: {e}");
             }
             continue;
@@ -107,8 +113,8 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
     let store = &bot.engine.store();
     // One process per data folder on SQLite: any other owner is a dead run; on
     // PostgreSQL, one whose heartbeat stopped.
-    let live = store.liveness(|_| false);
-    let orphans = match store.orphaned_discord_cards(|o| live.is_live(o)) {
+    let live = store.liveness(|_| false).await;
+    let orphans = match store.orphaned_discord_cards(|o| live.is_live(o)).await {
         Ok(o) => o,
         Err(e) => {
             tracing::warn!("Discord: reading the cards a previous run left: {e}");
@@ -138,7 +144,7 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
                 Err(e) => tracing::warn!("Discord: settling a card a previous run left: {e}"),
             }
         }
-        if let Err(e) = store.remove_discord_card(&orphan.request_id) {
+        if let Err(e) = store.remove_discord_card(&orphan.request_id).await {
             tracing::warn!("Discord: forgetting a settled card: {e}");
         }
     }
@@ -148,7 +154,7 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
 /// channel (the transcript already holds the same line).
 async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
     let prefix = crate::engine::session::DISCORD_SESSION_PREFIX;
-    let notices = match bot.engine.store().take_restart_notices(prefix) {
+    let notices = match bot.engine.store().take_restart_notices(prefix).await {
         Ok(n) => n,
         Err(e) => {
             tracing::warn!("Discord: reading what the restart cut: {e}");

@@ -82,12 +82,17 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     }
     // One answer per message across processes, even while two briefly hold its shard (a
     // takeover): the message is claimed in the shared store first.
-    match bot.engine.store().claim_discord_message(msg.id.get()) {
+    match bot.engine.store().claim_discord_message(msg.id.get()).await {
         Ok(true) => {}
         Ok(false) => return,
         Err(e) => tracing::warn!("Discord: claiming a message: {e}"),
     }
-    if let Err(e) = bot.engine.store().mark_discord_seen(channel, msg.id.get()) {
+    if let Err(e) = bot
+        .engine
+        .store()
+        .mark_discord_seen(channel, msg.id.get())
+        .await
+    {
         tracing::warn!("Discord: recording a seen message: {e}");
     }
     let roles = my_roles(&bot, msg.guild_id, me);
@@ -135,11 +140,8 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     bot.follow.remove(&channel);
     let session = sessions::session_for(&bot, channel, author);
     if facts.dm && bot.dms_noted.insert(channel, ()).is_none() {
-        // A DM is its person's: forgetting them removes it whole (kept before the turn,
-        // on the blocking pool).
-        let (store, dm) = (bot.engine.store().clone(), session.clone());
-        let noted = tokio::task::spawn_blocking(move || store.note_dm(author, &dm)).await;
-        if let Ok(Err(e)) = noted {
+        // A DM is its person's: forgetting them removes it whole (kept before the turn).
+        if let Err(e) = bot.engine.store().note_dm(author, &session).await {
             bot.dms_noted.remove(&channel);
             tracing::warn!("Discord: noting the DM {session}: {e}");
         }
@@ -154,7 +156,7 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
     } else {
         said_around(&bot, channel)
     };
-    view::ensure(&bot, &session, channel, facts.dm);
+    view::ensure(&bot, &session, channel, facts.dm).await;
     let typing = msg.channel_id.start_typing(&ctx.http);
     let mut text = rules::strip_my_mentions(&msg.content, me, &roles);
     let (media, note) = super::attachments::collect(&msg.attachments).await;

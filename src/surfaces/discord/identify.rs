@@ -24,7 +24,7 @@ const ASK_EVERY: Duration = Duration::from_millis(250);
 
 /// Whether a shard should still start when its turn comes (`auto/N`: its lease is
 /// still this process's).
-pub type StillWanted = Arc<dyn Fn(u32) -> bool + Send + Sync>;
+pub type StillWanted = Arc<dyn Fn(u32) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 /// A queue of shards to start, one at a time, each in its bucket's turn.
 pub fn starter(
@@ -40,14 +40,14 @@ pub fn starter(
         while let Some(shard) = rx.recv().await {
             let bucket = shard % buckets;
             take_turn(&store, bucket, &holder).await;
-            if !still_wanted(shard) {
-                let _ = store.hold_identify(bucket, &holder, 0);
+            if !still_wanted(shard).await {
+                let _ = store.hold_identify(bucket, &holder, 0).await;
                 continue;
             }
             tracing::info!("Discord shards: starting shard {shard}");
             // Returns once the shard is handed to serenity's queue, which identifies.
             manager.restart(ShardId(shard)).await;
-            if let Err(e) = store.hold_identify(bucket, &holder, SPACING_MS) {
+            if let Err(e) = store.hold_identify(bucket, &holder, SPACING_MS).await {
                 tracing::warn!("Discord shards: holding the identify turn: {e}");
             }
         }
@@ -59,7 +59,7 @@ pub fn starter(
 /// refused by Discord is retried by serenity, a shard never started is not.
 async fn take_turn(store: &Store, bucket: u32, holder: &str) {
     loop {
-        match store.claim_identify(bucket, holder, WAIT_MS) {
+        match store.claim_identify(bucket, holder, WAIT_MS).await {
             Ok(true) => return,
             Ok(false) => tokio::time::sleep(ASK_EVERY).await,
             Err(e) => {

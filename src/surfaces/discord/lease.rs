@@ -42,7 +42,7 @@ pub(super) async fn run_range(
         bot.engine.store().clone(),
         identify::max_concurrency(&client.http).await,
         bot.engine.store().owner().to_string(),
-        Arc::new(|_| true),
+        Arc::new(|_| Box::pin(async { true })),
     );
     for s in first..=last {
         let _ = start.send(s);
@@ -59,7 +59,10 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
     let id = bot.engine.store().owner().to_string();
     let still_ours: identify::StillWanted = {
         let (store, id) = (bot.engine.store().clone(), id.clone());
-        Arc::new(move |s| store.claim_shard(s, &id, TTL_MS).unwrap_or(false))
+        Arc::new(move |s| {
+            let (store, id) = (store.clone(), id.clone());
+            Box::pin(async move { store.claim_shard(s, &id, TTL_MS).await.unwrap_or(false) })
+        })
     };
     let start = identify::starter(
         manager.clone(),
@@ -74,7 +77,7 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
     loop {
         tick.tick().await;
         let store = bot.engine.store();
-        let live = match store.heartbeat(id, TTL_MS) {
+        let live = match store.heartbeat(id, TTL_MS).await {
             Ok(n) => n.max(1) as u32,
             Err(e) => {
                 // Without the store no lease can be renewed: they lapse and another
@@ -88,7 +91,7 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
         };
         let share = total.div_ceil(live) as usize;
         for s in held.clone() {
-            if !store.claim_shard(s, id, TTL_MS).unwrap_or(false) {
+            if !store.claim_shard(s, id, TTL_MS).await.unwrap_or(false) {
                 tracing::warn!("Discord shards: lost the lease of shard {s}; stopping it");
                 held.remove(&s);
                 manager.shutdown(ShardId(s), 1000).await;
@@ -98,7 +101,7 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
             let Some(s) = held.pop_last() else { break };
             tracing::info!("Discord shards: giving shard {s} up ({live} processes share {total})");
             manager.shutdown(ShardId(s), 1000).await;
-            if let Err(e) = store.release_shard(s, id) {
+            if let Err(e) = store.release_shard(s, id).await {
                 tracing::warn!("Discord shards: releasing shard {s}: {e}");
             }
         }
@@ -106,7 +109,7 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
             if held.len() >= share {
                 break;
             }
-            if held.contains(&s) || !store.claim_shard(s, id, TTL_MS).unwrap_or(false) {
+            if held.contains(&s) || !store.claim_shard(s, id, TTL_MS).await.unwrap_or(false) {
                 continue;
             }
             tracing::info!("Discord shards: running shard {s} of {total}");
@@ -119,12 +122,12 @@ pub(super) async fn run(client: &mut Client, bot: &Arc<Bot>, total: u32) -> sere
 
 /// Give every lease of this process up and stop counting it alive (a clean stop: the
 /// others take its shards at their next tick, not after the lease lapses).
-pub(super) fn release_all(bot: &Bot, total: u32) {
+pub(super) async fn release_all(bot: &Bot, total: u32) {
     let store = bot.engine.store();
     let id = store.owner().to_string();
     let id = id.as_str();
     for s in 0..total {
-        let _ = store.release_shard(s, id);
+        let _ = store.release_shard(s, id).await;
     }
-    let _ = store.farewell(id);
+    let _ = store.farewell(id).await;
 }

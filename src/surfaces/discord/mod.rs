@@ -97,12 +97,13 @@ impl DiscordSettings {
 
     /// The settings with `DISCORD_TOKEN`, else with the token saved in the keystore
     /// under [`KEYSTORE_TOKEN`]; `None` when neither is there.
-    pub fn resolve(engine: &Engine) -> Option<DiscordSettings> {
-        Self::from_config(engine.config()).or_else(|| {
-            let token = engine.saved_secret(KEYSTORE_TOKEN)?;
-            let token = token.trim();
-            (!token.is_empty()).then(|| Self::with_token(engine.config(), token.to_string()))
-        })
+    pub async fn resolve(engine: &Engine) -> Option<DiscordSettings> {
+        if let Some(settings) = Self::from_config(engine.config()) {
+            return Some(settings);
+        }
+        let token = engine.saved_secret(KEYSTORE_TOKEN).await?;
+        let token = token.trim();
+        (!token.is_empty()).then(|| Self::with_token(engine.config(), token.to_string()))
     }
 
     fn with_token(config: &Config, token: String) -> DiscordSettings {
@@ -354,10 +355,12 @@ pub async fn run(
     port: PortSlot,
     shutdown: CancellationToken,
 ) -> Result<(), DiscordError> {
-    let settings = DiscordSettings::resolve(&engine).ok_or(DiscordError::NoToken)?;
+    let settings = DiscordSettings::resolve(&engine)
+        .await
+        .ok_or(DiscordError::NoToken)?;
     let plan = settings.shards.clone()?;
     let reminders = Mutex::new(Some(engine.reminders()));
-    let seen_before_start = match engine.store().discord_seen_channels() {
+    let seen_before_start = match engine.store().discord_seen_channels().await {
         Ok(seen) => seen.into_iter().collect(),
         Err(e) => {
             tracing::warn!("Discord: reading the messages seen before this start: {e}");
@@ -406,7 +409,7 @@ pub async fn run(
             voice::rooms::leave_all(&bot).await;
             shards.shutdown_all().await;
             if let shards::ShardPlan::Auto { total } = plan {
-                lease::release_all(&bot, total);
+                lease::release_all(&bot, total).await;
             }
             Ok(())
         }
@@ -419,8 +422,8 @@ pub async fn run(
 
 /// Start the Discord surface in the background when a token is configured (`kotoba
 /// serve` calls this). A fatal error is logged as one sentence naming the fix.
-pub fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
-    if DiscordSettings::resolve(&app.engine).is_none() {
+pub async fn start(app: &App, shutdown: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
+    if DiscordSettings::resolve(&app.engine).await.is_none() {
         tracing::info!("{}", DiscordError::NoToken);
         return None;
     }

@@ -41,10 +41,11 @@ pub(crate) async fn on_press(bot: &Bot, ctx: &Context, c: ComponentInteraction) 
         let r = match bot
             .engine
             .answer(&request_id, CardAnswer::of(decision), &who)
+            .await
         {
             // The card message is edited by the session's view when it settles.
             Ok(()) => CreateInteractionResponse::Acknowledge,
-            Err(e) => private(approve::refusal(bot, &request_id, &e)),
+            Err(e) => private(approve::refusal(bot, &request_id, &e).await),
         };
         return respond(ctx, &c, r).await;
     }

@@ -70,12 +70,12 @@ impl Outputs {
 
 /// Start following `session` unless already followed. Subscribes before returning, so
 /// the engine sees a listener from the first turn on.
-pub(crate) fn ensure(bot: &Arc<Bot>, session: &str, channel: u64, dm: bool) {
+pub(crate) async fn ensure(bot: &Arc<Bot>, session: &str, channel: u64, dm: bool) {
     let rx = match bot.views.entry(session.to_string()) {
         Entry::Occupied(_) => return,
         Entry::Vacant(v) => {
             v.insert(());
-            bot.engine.session(session).subscribe()
+            bot.engine.session(session).await.subscribe()
         }
     };
     let view = View {
@@ -263,7 +263,13 @@ impl View {
                 if let Some((mid, card)) = self.cards.remove(request_id) {
                     let drawn = cards::settled(&card, self.dm, settlement);
                     self.edit(mid, &drawn).await;
-                    if let Err(e) = self.bot.engine.store().remove_discord_card(request_id) {
+                    if let Err(e) = self
+                        .bot
+                        .engine
+                        .store()
+                        .remove_discord_card(request_id)
+                        .await
+                    {
                         tracing::warn!("Discord: forgetting a settled card: {e}");
                     }
                 }
@@ -301,12 +307,15 @@ impl View {
         let json = serde_json::to_string(card).unwrap_or_default();
         let store = &self.bot.engine.store();
         let rid = &card.request_id;
-        if let Err(e) = store.add_discord_card(rid, self.channel.get(), 0, self.dm, &json) {
+        if let Err(e) = store
+            .add_discord_card(rid, self.channel.get(), 0, self.dm, &json)
+            .await
+        {
             tracing::warn!("Discord: remembering an approval card: {e}");
         }
         match self.channel.send_message(http, m).await {
             Ok(msg) => {
-                if let Err(e) = store.set_discord_card_message(rid, msg.id.get()) {
+                if let Err(e) = store.set_discord_card_message(rid, msg.id.get()).await {
                     tracing::warn!("Discord: remembering an approval card: {e}");
                 }
                 self.cards
@@ -314,7 +323,7 @@ impl View {
             }
             Err(e) => {
                 tracing::warn!("Discord: posting an approval card in {}: {e}", self.channel);
-                if let Err(e) = store.remove_discord_card(rid) {
+                if let Err(e) = store.remove_discord_card(rid).await {
                     tracing::warn!("Discord: forgetting a card never posted: {e}");
                 }
             }

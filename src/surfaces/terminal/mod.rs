@@ -57,8 +57,8 @@ fn me() -> Answerer {
 }
 
 /// `/cards`: every card waiting for the owner, in any session, numbered.
-fn list_cards(engine: &Engine) -> String {
-    let cards = engine.all_open_cards();
+async fn list_cards(engine: &Engine) -> String {
+    let cards = engine.all_open_cards().await;
     if cards.is_empty() {
         return "No card is waiting anywhere.\n> ".into();
     }
@@ -77,9 +77,9 @@ fn list_cards(engine: &Engine) -> String {
 }
 
 /// `/cards <n> <answer>`: answer the n-th waiting card.
-fn answer_listed(engine: &Engine, args: &str) -> String {
+async fn answer_listed(engine: &Engine, args: &str) -> String {
     let (n, rest) = args.split_once(char::is_whitespace).unwrap_or((args, ""));
-    let cards = engine.all_open_cards();
+    let cards = engine.all_open_cards().await;
     let Some(card) = n
         .parse::<usize>()
         .ok()
@@ -89,7 +89,7 @@ fn answer_listed(engine: &Engine, args: &str) -> String {
         return format!("There is no card {n}; /cards lists them.\n> ");
     };
     match answer::read(card, rest) {
-        Typed::Answer(a) => match engine.answer(&card.request_id, a, &me()) {
+        Typed::Answer(a) => match engine.answer(&card.request_id, a, &me()).await {
             Ok(()) => "Answered.\n> ".into(),
             Err(e) => format!("({e})\n> "),
         },
@@ -113,10 +113,11 @@ const RESUMED_LINES: usize = 6;
 
 /// The newest lines of a session opened again (`kotoba chat --session NAME`), so the
 /// person sees where the conversation stands; empty for a new one.
-fn resumed(engine: &Engine, session_id: &str) -> String {
+async fn resumed(engine: &Engine, session_id: &str) -> String {
     let lines = engine
         .store()
         .history(session_id, RESUMED_LINES)
+        .await
         .unwrap_or_default();
     if lines.is_empty() {
         return String::new();
@@ -152,13 +153,13 @@ pub async fn run(
     notice: Option<String>,
 ) -> anyhow::Result<()> {
     let session_id = format!("{SESSION_PREFIX}{session_name}");
-    let session = engine.session(&session_id);
+    let session = engine.session(&session_id).await;
     let prompt = Arc::new(Mutex::new(Prompt::default()));
     let mut rx = session.subscribe();
     if let Some(n) = notice {
         out(&format!("{n}\n"));
     }
-    out(&resumed(&engine, &session_id));
+    out(&resumed(&engine, &session_id).await);
     out("Kotoba is listening. Type a message; /help lists the commands, /quit leaves.\n> ");
 
     let drawer = {
@@ -242,10 +243,14 @@ pub async fn run(
             let answered = match (waiting.input, line.is_empty()) {
                 // A question takes the typed line verbatim; an empty line skips it.
                 (true, false) => {
-                    engine.answer(&waiting.request_id, CardAnswer::text(line.clone()), &me)
+                    engine
+                        .answer(&waiting.request_id, CardAnswer::text(line.clone()), &me)
+                        .await
                 }
                 (true, true) => {
-                    engine.answer(&waiting.request_id, CardAnswer::of(Decision::Deny), &me)
+                    engine
+                        .answer(&waiting.request_id, CardAnswer::of(Decision::Deny), &me)
+                        .await
                 }
                 // The edited command, approved; the gate judges it again.
                 (false, false) if waiting.editing => {
@@ -253,10 +258,10 @@ pub async fn run(
                         edited: Some(line.clone()),
                         ..CardAnswer::of(Decision::Approve)
                     };
-                    engine.answer(&waiting.request_id, edit, &me)
+                    engine.answer(&waiting.request_id, edit, &me).await
                 }
                 (false, _) => match answer::read(&waiting.card, &line) {
-                    Typed::Answer(a) => engine.answer(&waiting.request_id, a, &me),
+                    Typed::Answer(a) => engine.answer(&waiting.request_id, a, &me).await,
                     Typed::Edit => {
                         out(&format!(
                             "Type the line as it should run (it goes through the gate again):\n{}\n> ",
@@ -283,11 +288,10 @@ pub async fn run(
             "" => out("> "),
             "/quit" | "/exit" => break,
             "/help" | "/?" => out(HELP),
-            "/cards" => out(&list_cards(&engine)),
-            l if l.starts_with("/cards ") => out(&answer_listed(
-                &engine,
-                l.trim_start_matches("/cards ").trim(),
-            )),
+            "/cards" => out(&list_cards(&engine).await),
+            l if l.starts_with("/cards ") => {
+                out(&answer_listed(&engine, l.trim_start_matches("/cards ").trim()).await)
+            }
             "/stop" => match engine.job(&session_id) {
                 None => out("No background job is running, so there is nothing to stop.\n> "),
                 Some(info) => {

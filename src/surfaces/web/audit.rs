@@ -23,7 +23,7 @@ pub(super) async fn list(State(st): State<Shared>, Query(q): Query<AuditQuery>) 
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-    match st.engine.audit_trail(session.as_deref(), limit) {
+    match st.engine.audit_trail(session.as_deref(), limit).await {
         Ok(rows) => Json(rows).into_response(),
         Err(e) => {
             tracing::warn!("reading the audit trail: {e}");

@@ -33,7 +33,7 @@ pub(super) async fn answer(
         Err(e) => return bad_body(e),
     };
     let decision = a.decision;
-    let answered = st.engine.answer(&request_id, a, &web_owner());
+    let answered = st.engine.answer(&request_id, a, &web_owner()).await;
     // The typed text is never echoed back: it may be a secret.
     match answered {
         Ok(()) => Json(json!({ "request_id": request_id, "decision": decision })).into_response(),

@@ -10,5 +10,5 @@ use super::Shared;
 
 /// The waiting cards.
 pub(super) async fn list(State(st): State<Shared>) -> Response {
-    Json(st.engine.all_open_cards()).into_response()
+    Json(st.engine.all_open_cards().await).into_response()
 }

@@ -87,16 +87,22 @@ pub(super) async fn events(State(st): State<Shared>, Query(q): Query<EventsQuery
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
     let session_id = engine_session(&id);
-    let session = st.engine.session(&session_id);
+    let session = st.engine.session(&session_id).await;
     // A page (re)opened mid-turn draws the running turn first: its rows, chip and
     // words so far; then every card still waiting.
     let (mut first, rx) = session.watch();
-    first.extend(st.engine.open_cards(&session_id).into_iter().map(|card| {
-        Arc::new(Event {
-            run_id: None,
-            frame: Frame::Card(Box::new(card)),
-        })
-    }));
+    first.extend(
+        st.engine
+            .open_cards(&session_id)
+            .await
+            .into_iter()
+            .map(|card| {
+                Arc::new(Event {
+                    run_id: None,
+                    frame: Frame::Card(Box::new(card)),
+                })
+            }),
+    );
     let text_only = q
         .text_only
         .as_deref()

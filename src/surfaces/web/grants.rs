@@ -11,7 +11,7 @@ use super::{json_error, Shared};
 
 /// Every saved grant.
 pub(super) async fn list(State(st): State<Shared>) -> Response {
-    match st.engine.grants() {
+    match st.engine.grants().await {
         Ok(grants) => Json(grants).into_response(),
         Err(e) => {
             tracing::warn!("listing grants: {e}");
@@ -26,7 +26,7 @@ pub(super) async fn list(State(st): State<Shared>) -> Response {
 
 /// Revoke one grant; 404 when there is none with that id.
 pub(super) async fn revoke(State(st): State<Shared>, Path(id): Path<i64>) -> Response {
-    match st.engine.revoke_grant(id) {
+    match st.engine.revoke_grant(id).await {
         Ok(true) => Json(json!({ "revoked": id })).into_response(),
         Ok(false) => json_error(
             StatusCode::NOT_FOUND,

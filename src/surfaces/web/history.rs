@@ -18,7 +18,7 @@ pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQue
         Ok(id) => id,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
     };
-    match st.engine.store().history(&engine_session(&id), SHOWN_LINES) {
+    match st.engine.store().history(&engine_session(&id), SHOWN_LINES).await {
         Ok(lines) => Json(
             lines
                 .into_iter()

@@ -10,7 +10,7 @@ use super::Shared;
 
 /// The exposition.
 pub(super) async fn metrics(State(st): State<Shared>) -> Response {
-    let waiting = st.engine.cards().all_open().len();
+    let waiting = st.engine.cards().all_open().await.len();
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         crate::metrics::metrics().render(waiting),

@@ -19,7 +19,7 @@ pub(super) async fn status(State(st): State<Shared>, Query(q): Query<SessionQuer
     };
     let config = &st.engine.config();
     let settings = config.settings();
-    let context = st.engine.context_use(&engine_session(&id));
+    let context = st.engine.context_use(&engine_session(&id)).await;
     let discord = match super::health::discord_link(&st).await {
         Some(link) => serde_json::Value::Object(link),
         None => serde_json::Value::Null,

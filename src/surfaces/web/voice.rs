@@ -376,7 +376,7 @@ impl RoomSide for PageSide {
         "web".into()
     }
 
-    fn before_turn(&self) {}
+    async fn before_turn(&self) {}
 
     fn speaking(&self, turn_id: &str) {
         let _ = self

@@ -99,6 +99,7 @@ async fn a_repeat_is_refused_unless_the_persons_words_ask_for_one() {
         .hub
         .store()
         .reminders_of("discord:chan")
+        .await
         .unwrap()
         .is_empty());
     assert!(asks_for_repeat("Remind me EVERY hour"));
@@ -117,7 +118,7 @@ async fn a_repeating_reminder_fires_every_interval_and_skip_moves_past_the_next_
     .await;
     assert!(out.is_ok(), "{}", out.text);
     assert!(out.text.contains("repeats every 1 h"), "{}", out.text);
-    let id = f.hub.store().reminders_of("discord:chan").unwrap()[0].id;
+    let id = f.hub.store().reminders_of("discord:chan").await.unwrap()[0].id;
     for at in [10, 70] {
         let r = timeout(MIN * 120, f.fired.recv()).await.unwrap().unwrap();
         assert_eq!(r.id, id);
@@ -141,7 +142,7 @@ async fn remove_deletes_only_this_conversations_reminder_and_it_never_fires() {
         json!({"action": "create", "text": "tea", "in_minutes": 5}),
     )
     .await;
-    let id = f.hub.store().reminders_of("discord:chan").unwrap()[0].id;
+    let id = f.hub.store().reminders_of("discord:chan").await.unwrap()[0].id;
     let mut other = f.ctx.clone();
     Arc::make_mut(&mut other.turn).session = "web:someone".into();
     let out = CronJob::new()
@@ -174,6 +175,7 @@ async fn bad_arguments_are_refused_and_nothing_is_stored() {
         .hub
         .store()
         .reminders_of("discord:chan")
+        .await
         .unwrap()
         .is_empty());
 }
@@ -192,6 +194,7 @@ async fn a_reminder_missed_while_the_process_was_down_fires_once_at_start() {
             every_secs: None,
             asker: String::new(),
         })
+        .await
         .unwrap();
     let hub = Reminders::new(store);
     let (tx, mut rx) = mpsc::unbounded_channel();

@@ -143,12 +143,12 @@ impl Tool for DiscordAct {
                 Ok(line) => {
                     done += 1;
                     report.push(format!("{n}. ✓ {line}"));
-                    batch::audit(ctx, NAME, &line, true, "done");
+                    batch::audit(ctx, NAME, &line, true, "done").await;
                 }
                 Err((line, why)) => {
                     failed += 1;
                     report.push(format!("{n}. ✗ {line}: {why}"));
-                    batch::audit(ctx, NAME, &line, false, &why);
+                    batch::audit(ctx, NAME, &line, false, &why).await;
                 }
             }
         }

@@ -49,13 +49,14 @@ fn snapshot(g: &Guild) -> Value {
 }
 
 /// The plan's changes and the steps already journalled, or why not.
-fn load(ctx: &ToolContext, id: &str, g: &Guild) -> Result<(Vec<Action>, Vec<usize>), String> {
+async fn load(ctx: &ToolContext, id: &str, g: &Guild) -> Result<(Vec<Action>, Vec<usize>), String> {
     let store = ctx
         .store
         .as_ref()
         .ok_or("There is no store holding plans.")?;
     let (_, guild, changes) = store
         .plan(id)
+        .await
         .map_err(|e| format!("The plan could not be read ({e})."))?
         .ok_or_else(|| format!("There is no plan '{id}'; make one with discord_plan."))?;
     if guild != g.id {
@@ -67,6 +68,7 @@ fn load(ctx: &ToolContext, id: &str, g: &Guild) -> Result<(Vec<Action>, Vec<usiz
         .map_err(|e| format!("Plan '{id}' cannot be read back ({e})."))?;
     let done = store
         .plan_steps_done(id)
+        .await
         .map_err(|e| format!("The plan's journal could not be read ({e})."))?;
     Ok((actions, done))
 }
@@ -120,7 +122,7 @@ impl ApplyPlan {
             .to_string();
         let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
         let (_, g) = batch::read(&self.port, ctx, NAME).await?;
-        let (actions, done) = load(ctx, &id, &g)?;
+        let (actions, done) = load(ctx, &id, &g).await?;
         if !done.is_empty() && !flag("resume") {
             return Err(format!(
                 "Plan {id} was partly applied already ({} of {} changes, journalled), so nothing changed now. \
@@ -218,7 +220,7 @@ impl Tool for ApplyPlan {
             );
         };
         // What a run before this one (or a repeat of this call) already did is skipped.
-        let done = store.plan_steps_done(&id).unwrap_or_default();
+        let done = store.plan_steps_done(&id).await.unwrap_or_default();
         let folder = ctx.paths.home.join("discord").join("snapshots");
         let file = folder.join(format!("{}-{id}-{}.json", g.id, crate::store::now_ms()));
         let written = std::fs::create_dir_all(&folder).and_then(|()| {
@@ -239,7 +241,8 @@ impl Tool for ApplyPlan {
             &format!("apply {id}"),
             true,
             &format!("snapshot {shot}"),
-        );
+        )
+        .await;
         let mut report = Vec::new();
         let mut applied = 0;
         let todo: Vec<&(usize, Action)> = kept
@@ -254,14 +257,14 @@ impl Tool for ApplyPlan {
             match batch::apply_one(&port, ctx, &mut g, a).await {
                 Ok(line) => {
                     applied += 1;
-                    if let Err(e) = store.plan_step_done(&id, *n, &line) {
+                    if let Err(e) = store.plan_step_done(&id, *n, &line).await {
                         tracing::error!("journalling a plan step: {e}");
                     }
-                    batch::audit(ctx, NAME, &line, true, "done");
+                    batch::audit(ctx, NAME, &line, true, "done").await;
                     report.push(format!("{n}. ✓ {line}"));
                 }
                 Err((line, why)) => {
-                    batch::audit(ctx, NAME, &line, false, &why);
+                    batch::audit(ctx, NAME, &line, false, &why).await;
                     report.push(format!("{n}. ✗ {line}: {why}"));
                     return ToolOutput::failed(format!(
                         "Plan {id} STOPPED at change {n}: {why} {applied} of {} changes were applied this run and journalled; \

@@ -146,7 +146,7 @@ pub async fn apply_one(
 
 /// One audit row for an applied (or failed) change: who asked, who approved, the
 /// change, the result.
-pub fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) {
+pub async fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) {
     let Some(store) = &ctx.store else { return };
     let asker = match ctx.origin() {
         Origin::Discord { user, .. } => format!("<@{user}>"),
@@ -159,7 +159,10 @@ pub fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) 
     } else {
         Approver::ExecutedFailed
     };
-    if let Err(e) = store.audit(ctx.session(), tool, line, "write", ok, approver, &detail) {
+    if let Err(e) = store
+        .audit(ctx.session(), tool, line, "write", ok, approver, &detail)
+        .await
+    {
         tracing::error!("writing the audit trail: {e}");
     }
 }

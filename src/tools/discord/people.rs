@@ -55,7 +55,7 @@ impl Tool for People {
             return ToolOutput::refused("Discord is not connected, so nobody was listed.");
         };
         match port.people(&ctx.turn, query).await {
-            Ok(text) => ToolOutput::ok(with_facts(text, &*port, ctx)),
+            Ok(text) => ToolOutput::ok(with_facts(text, &*port, ctx).await),
             Err(why) => ToolOutput::refused(why.to_string()),
         }
     }
@@ -63,12 +63,12 @@ impl Tool for People {
 
 /// Each member's line of `text` (`… (id N)…`) followed by what she remembers of them —
 /// what the person asking could have heard ([`super::remember::may_hear`]).
-fn with_facts(text: String, port: &dyn super::DiscordPort, ctx: &ToolContext) -> String {
+async fn with_facts(text: String, port: &dyn super::DiscordPort, ctx: &ToolContext) -> String {
     let (Some(guild), Some(store)) = (port.guild_id(&ctx.turn), ctx.store.as_ref()) else {
         return text;
     };
     let facts = super::remember::heard_by(
-        store.person_facts(guild, None).unwrap_or_default(),
+        store.person_facts(guild, None).await.unwrap_or_default(),
         &ctx.turn,
         port,
     );

@@ -106,7 +106,7 @@ impl Tool for DiscordPlan {
             }
         };
         let id = format!("plan-{:08x}", rand::random::<u32>());
-        if let Err(e) = store.save_plan(&id, ctx.session(), g.id, &changes) {
+        if let Err(e) = store.save_plan(&id, ctx.session(), g.id, &changes).await {
             return ToolOutput::failed(format!("The plan could not be kept ({e})."));
         }
         let deletes = batch::deletions(&ok);

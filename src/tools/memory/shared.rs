@@ -13,7 +13,7 @@ fn io(e: crate::store::StoreError) -> std::io::Error {
 }
 
 /// Store one (already checked) fact under the topic `slug`, skipping a duplicate.
-pub(super) fn write(
+pub(super) async fn write(
     store: &Store,
     notebook: &str,
     fact: &str,
@@ -22,6 +22,7 @@ pub(super) fn write(
 ) -> std::io::Result<Written> {
     if store
         .memory_add(notebook, &slug, fact, &normalize(fact), date)
+        .await
         .map_err(io)?
     {
         Ok(Written::Stored(slug))
@@ -31,13 +32,14 @@ pub(super) fn write(
 }
 
 /// Every fact of `notebook` (only `topic`'s when set), newest first.
-pub(super) fn facts(
+pub(super) async fn facts(
     store: &Store,
     notebook: &str,
     topic: Option<&str>,
 ) -> std::io::Result<Vec<Fact>> {
     let mut out: Vec<Fact> = store
         .memory_all(notebook, topic)
+        .await
         .map_err(io)?
         .into_iter()
         .map(|r| Fact {
@@ -55,8 +57,8 @@ impl MemoryStore {
     /// Write every fact as the Markdown view into `dir`: `MEMORY.md` (the 50 newest)
     /// and `topics/<topic>.md` (each topic's facts, oldest first). How many facts and
     /// topics were written.
-    pub fn export(&self, dir: &Path) -> std::io::Result<(usize, usize)> {
-        let facts = self.facts(None)?;
+    pub async fn export(&self, dir: &Path) -> std::io::Result<(usize, usize)> {
+        let facts = self.facts(None).await?;
         let mut index = String::new();
         for f in facts.iter().rev() {
             index = with_new_index_line(&index, &f.line());
@@ -91,26 +93,29 @@ impl MemoryStore {
 mod tests {
     use super::*;
 
-    #[test]
-    fn with_a_shared_store_facts_live_there_and_export_writes_the_markdown_view() {
+    #[tokio::test]
+    async fn with_a_shared_store_facts_live_there_and_export_writes_the_markdown_view() {
         let Some(url) = crate::store::testing::postgres_url() else {
             return;
         };
-        let store = std::sync::Arc::new(Store::connect(&url).unwrap());
+        let store = std::sync::Arc::new(Store::connect(&url).await.unwrap());
         let home = tempfile::tempdir().unwrap();
         let mem = MemoryStore::with_store(home.path(), Some(store.clone()));
         assert!(mem.is_shared());
         assert_eq!(
             mem.write("Ann plays the cello.", "Music", "2026-12-01")
+                .await
                 .unwrap(),
             Written::Stored("music".into())
         );
         assert_eq!(
             mem.write("ann plays the cello", "music", "2026-12-02")
+                .await
                 .unwrap(),
             Written::AlreadyKnown("music".into())
         );
         mem.write("The standup is at nine.", "work", "2026-12-02")
+            .await
             .unwrap();
         assert!(
             !home.path().join("memory").exists(),
@@ -118,10 +123,10 @@ mod tests {
         );
         // Another process's memory on the same store sees the same facts.
         let other = MemoryStore::with_store(tempfile::tempdir().unwrap().path(), Some(store));
-        let (found, _) = other.recall(Some("cello"), None).unwrap();
+        let (found, _) = other.recall(Some("cello"), None).await.unwrap();
         assert_eq!(found[0].text, "Ann plays the cello.");
         let out = tempfile::tempdir().unwrap();
-        assert_eq!(mem.export(out.path()).unwrap(), (2, 2));
+        assert_eq!(mem.export(out.path()).await.unwrap(), (2, 2));
         let index = std::fs::read_to_string(out.path().join("MEMORY.md")).unwrap();
         assert!(
             index.contains("- 2026-12-02 [work] The standup is at nine."),
@@ -131,8 +136,8 @@ mod tests {
         assert_eq!(music, "# music\n\n- 2026-12-01 Ann plays the cello.\n");
         // Read back as a data folder's files, the export holds the same facts.
         let folder = tempfile::tempdir().unwrap();
-        mem.export(&folder.path().join("memory")).unwrap();
-        let files = MemoryStore::new(folder.path()).facts(None).unwrap();
+        mem.export(&folder.path().join("memory")).await.unwrap();
+        let files = MemoryStore::new(folder.path()).facts(None).await.unwrap();
         assert_eq!(files.len(), 2, "{files:?}");
     }
 }

@@ -160,6 +160,7 @@ async fn the_index_keeps_the_newest_fifty_and_the_owners_own_lines() {
     for i in 0..60 {
         store
             .write(&format!("Fact {i}"), "general", "2024-05-01")
+            .await
             .unwrap();
     }
     let index = std::fs::read_to_string(store.index_path()).unwrap();
@@ -181,6 +182,7 @@ async fn recall_finds_facts_the_index_has_dropped_and_lines_the_owner_wrote() {
     for i in 0..55 {
         store
             .write(&format!("Fact {i}"), "general", "2024-05-01")
+            .await
             .unwrap();
     }
     let topic = store.topic_path("general");
@@ -190,7 +192,7 @@ async fn recall_finds_facts_the_index_has_dropped_and_lines_the_owner_wrote() {
     let ctx = ctx(&dir);
     let out = recall(&ctx, json!({"query": "hiking"})).await;
     assert_eq!(out.text, "- [general] Loves hiking in autumn");
-    let (found, _) = store.recall(Some("0"), None).unwrap();
+    let (found, _) = store.recall(Some("0"), None).await.unwrap();
     assert_eq!(found[0].text, "Fact 0");
 }
 

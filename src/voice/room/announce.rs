@@ -10,8 +10,13 @@ use crate::protocol::Frame;
 
 impl Room {
     /// Forward the session's `work_done` frames to the room while it lives.
-    pub(super) fn listen_for_runs(&self) {
-        let mut bus = self.parts.engine.session(&self.parts.session).subscribe();
+    pub(super) async fn listen_for_runs(&mut self) {
+        let mut bus = self
+            .parts
+            .engine
+            .session(&self.parts.session)
+            .await
+            .subscribe();
         let tx = self.events_tx.clone();
         tokio::spawn(async move {
             loop {

@@ -51,7 +51,7 @@ impl Room {
     /// The words up to a pause came back. While nothing has been said since and they
     /// are a complete request, the utterance may commit at the early wait. (A failure
     /// says nothing here: the commit's own recognition reports it.)
-    pub(super) fn on_early(
+    pub(super) async fn on_early(
         &mut self,
         user: u64,
         text: Result<String, SpeechError>,
@@ -73,13 +73,13 @@ impl Room {
             stt,
         });
         if self.parts.speculate {
-            self.speculate(user, &text);
+            self.speculate(user, &text).await;
         }
     }
 
     /// Ask the model now for the turn `text` would start, if it is for her (nothing is
     /// said, stored or run before the commit).
-    fn speculate(&mut self, user: u64, text: &str) {
+    async fn speculate(&mut self, user: u64, text: &str) {
         if self.leaving.is_some() {
             return;
         }
@@ -88,7 +88,7 @@ impl Room {
             return;
         };
         let req = self.turn_request(user, words.clone());
-        let speculation = self.parts.engine.speculate(&req);
+        let speculation = self.parts.engine.speculate(&req).await;
         self.speculation = Some(Ahead {
             user,
             words,

@@ -72,7 +72,7 @@ pub trait RoomSide: Send + Sync + 'static {
     }
     /// A turn is about to start (the surface follows the session's frames so cards
     /// appear where it draws them). Whom it speaks for is in its request, not here.
-    fn before_turn(&self);
+    async fn before_turn(&self);
     /// The turn `turn_id` is the room's: she says it aloud, its narration included (a
     /// surface that also draws the session's frames leaves that narration unwritten).
     fn speaking(&self, _turn_id: &str) {}

@@ -207,11 +207,12 @@ impl Room {
     }
 
     /// The oldest card a consult left that still waits (settled ones are forgotten).
-    pub(super) fn deferred_card(&mut self) -> Option<String> {
+    pub(super) async fn deferred_card(&mut self) -> Option<String> {
         let open: std::collections::HashSet<String> = self
             .parts
             .engine
             .all_open_cards()
+            .await
             .into_iter()
             .map(|c| c.request_id)
             .collect();
@@ -233,7 +234,7 @@ impl Room {
         }
     }
 
-    pub(super) fn on_realtime(&mut self, user: u64, event: RealtimeEvent) {
+    pub(super) async fn on_realtime(&mut self, user: u64, event: RealtimeEvent) {
         match event {
             RealtimeEvent::Ready => self.realtime.failed.worked(user),
             RealtimeEvent::SpeechStopped { .. } => {}
@@ -246,7 +247,7 @@ impl Room {
                     self.hush();
                 }
             }
-            RealtimeEvent::Heard(words) => self.realtime_heard(user, words),
+            RealtimeEvent::Heard(words) => self.realtime_heard(user, words).await,
             RealtimeEvent::Audio(pcm) => {
                 let cut = match self.realtime.sessions.get_mut(&user) {
                     Some(c) => {
@@ -292,7 +293,7 @@ impl Room {
             }
             RealtimeEvent::Consult { call_id, request } => {
                 self.realtime.unanswered.remove(&user);
-                self.consult(user, call_id, request);
+                self.consult(user, call_id, request).await;
             }
             RealtimeEvent::Closed(why) => {
                 self.realtime.sessions.remove(&user);
@@ -307,7 +308,7 @@ impl Room {
                     }
                     // What they said that it never answered: the chain answers it.
                     if let Some(utterance) = self.realtime.unanswered.remove(&user) {
-                        self.answer_utterance(user, utterance);
+                        self.answer_utterance(user, utterance).await;
                     }
                 }
             }
@@ -317,7 +318,7 @@ impl Room {
     /// What `user`'s session heard them say: captioned and a spoken yes when it is
     /// hers. Alone with her the session answers by itself; in a busy room the room
     /// decides by her name and asks the session to answer.
-    fn realtime_heard(&mut self, user: u64, words: String) {
+    async fn realtime_heard(&mut self, user: u64, words: String) {
         let words = words.trim().to_string();
         if words.is_empty() || self.leaving.is_some() {
             return;
@@ -330,10 +331,10 @@ impl Room {
             });
         };
         let auto = self.realtime.sessions.get(&user).is_none_or(|c| c.auto);
-        if auto || self.spoken_answer(user, &words) {
+        if auto || self.spoken_answer(user, &words).await {
             caption(self, &words);
             if auto {
-                self.spoken_answer(user, &words);
+                self.spoken_answer(user, &words).await;
             }
             return;
         }
@@ -350,12 +351,12 @@ impl Room {
 
     /// Run a turn of her loop for `user` with `request`; its answer goes back to the
     /// session as `call_id`'s output.
-    fn consult(&mut self, user: u64, call_id: String, request: String) {
+    async fn consult(&mut self, user: u64, call_id: String, request: String) {
         let mut req: TurnRequest = self.turn_request(user, request);
         // The realtime model holds the clock: a gated tool defers (its card in the
         // chat), as for any agent call.
         req.el_call_bound = Some(true);
-        self.run_turn(user, req, None, None);
+        self.run_turn(user, req, None, None).await;
         self.realtime.consult = Some((self.turn_no, user, call_id));
         self.realtime.asker = Some(user);
     }

@@ -21,13 +21,16 @@ impl Room {
     /// it, it answers the card once (approve once or deny, never "always") and she says
     /// what was decided; an unclear one makes her ask again, once; anyone else's changes
     /// nothing. True when the utterance was taken as such an answer.
-    pub(super) fn spoken_answer(&mut self, user: u64, text: &str) -> bool {
+    pub(super) async fn spoken_answer(&mut self, user: u64, text: &str) -> bool {
         // The live turn's card, else a card a consult left waiting when it deferred.
-        let card = self
+        let live = self
             .turn
             .as_ref()
-            .and_then(|l| l.cards.iter().next().cloned())
-            .or_else(|| self.deferred_card());
+            .and_then(|l| l.cards.iter().next().cloned());
+        let card = match live {
+            Some(card) => Some(card),
+            None => self.deferred_card().await,
+        };
         let Some(card) = card else {
             return false;
         };
@@ -42,7 +45,7 @@ impl Room {
             via: "the voice call".into(),
             holds: Vec::new(),
         };
-        if self.parts.engine.card_for(&card, &who).is_err() {
+        if self.parts.engine.card_for(&card, &who).await.is_err() {
             return true;
         }
         let decision = match said {
@@ -63,6 +66,7 @@ impl Room {
             .parts
             .engine
             .answer(&card, CardAnswer::of(decision), &who)
+            .await
             .is_ok()
         {
             self.say(match decision {
@@ -96,7 +100,7 @@ impl Room {
         }
     }
 
-    pub(super) fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
+    pub(super) async fn start_turn(&mut self, user: u64, words: String, trace: Option<Trace>) {
         let name = self.parts.side.name_of(user);
         self.post(Caption::Heard {
             user,
@@ -105,25 +109,25 @@ impl Room {
         });
         let prepared = self.take_speculation(user, &words);
         let req = self.turn_request(user, words);
-        self.run_turn(user, req, trace, prepared);
+        self.run_turn(user, req, trace, prepared).await;
     }
 
     /// A turn typed where she is heard (the page's composer): she answers it aloud as
     /// it streams, as any turn of the room's; its card window is the request's own.
-    pub(super) fn speak_typed(&mut self, user: u64, req: TurnRequest) {
+    pub(super) async fn speak_typed(&mut self, user: u64, req: TurnRequest) {
         self.hush();
-        self.run_turn(user, req, None, None);
+        self.run_turn(user, req, None, None).await;
     }
 
     /// Run `req` for `user` as the room's turn: her voice follows its frames.
-    pub(super) fn run_turn(
+    pub(super) async fn run_turn(
         &mut self,
         user: u64,
         req: TurnRequest,
         trace: Option<Trace>,
         prepared: Option<crate::engine::Speculation>,
     ) {
-        self.parts.side.before_turn();
+        self.parts.side.before_turn().await;
         self.turn_no += 1;
         let no = self.turn_no;
         self.served = Some(user);

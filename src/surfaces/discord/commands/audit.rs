@@ -7,12 +7,12 @@ use crate::surfaces::discord::render::clip;
 use crate::surfaces::discord::Bot;
 
 /// Handle /audit.
-pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
+pub(crate) async fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     let n = match option(&c.data.options, "n") {
         Some(CommandDataOptionValue::Integer(n)) => usize::try_from(*n).unwrap_or(10).clamp(1, 25),
         _ => 10,
     };
-    let rows = match bot.engine.audit_trail(None, n) {
+    let rows = match bot.engine.audit_trail(None, n).await {
         Ok(r) => r,
         Err(e) => {
             tracing::warn!("Discord: reading the audit trail: {e}");

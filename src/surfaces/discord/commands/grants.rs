@@ -11,8 +11,8 @@ use crate::surfaces::discord::send::private;
 use crate::surfaces::discord::Bot;
 
 /// Handle /grants.
-pub(crate) fn run(bot: &Bot, _c: &CommandInteraction) -> Answer {
-    let grants = match bot.engine.grants() {
+pub(crate) async fn run(bot: &Bot, _c: &CommandInteraction) -> Answer {
+    let grants = match bot.engine.grants().await {
         Ok(g) => g,
         Err(e) => {
             tracing::warn!("Discord: listing grants: {e}");
@@ -57,7 +57,7 @@ pub(crate) async fn on_revoke(bot: &Bot, ctx: &Context, c: &ComponentInteraction
         private("Only an owner can revoke a saved approval. Nothing changed.")
     } else {
         match id.trim_start_matches("kg:revoke:").parse::<i64>() {
-            Ok(n) => match bot.engine.revoke_grant(n) {
+            Ok(n) => match bot.engine.revoke_grant(n).await {
                 Ok(true) => private(format!("Revoked #{n}: it asks again from now on.")),
                 Ok(false) => private(format!("#{n} was already gone; nothing changed.")),
                 Err(e) => {

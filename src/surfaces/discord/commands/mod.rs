@@ -263,10 +263,10 @@ pub(crate) async fn on_command(bot: &Arc<Bot>, ctx: &Context, c: CommandInteract
                     .unwrap_or_else(|e| Answer::text(format!("Not changed: {e}.")))
             }
             "stop" => stop::run(bot, &c),
-            "status" => status::run(bot, &c),
-            "grants" => grants::run(bot, &c),
-            "audit" => audit::run(bot, &c),
-            "new" => new::run(bot, &c),
+            "status" => status::run(bot, &c).await,
+            "grants" => grants::run(bot, &c).await,
+            "audit" => audit::run(bot, &c).await,
+            "new" => new::run(bot, &c).await,
             "forget-me" => forget_me::run(bot, &c),
             _ => Answer::text("That command has no handler yet."),
         }

@@ -6,10 +6,10 @@ use super::Answer;
 use crate::surfaces::discord::Bot;
 
 /// Handle /new.
-pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
+pub(crate) async fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     let session =
         crate::surfaces::discord::sessions::session_for(bot, c.channel_id.get(), c.user.id.get());
-    match bot.engine.reset_session(&session) {
+    match bot.engine.reset_session(&session).await {
         Ok(()) => Answer::text("Fresh start: I no longer see what was said here before."),
         Err(e) => {
             tracing::warn!("Discord: /new in {session}: {e}");

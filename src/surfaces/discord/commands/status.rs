@@ -14,20 +14,20 @@ use crate::surfaces::discord::Bot;
 use crate::voice::latency::Breakdown;
 
 /// Handle /status.
-pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
+pub(crate) async fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
     if let Some(CommandDataOptionValue::Boolean(true)) = option(&c.data.options, "voice") {
         return Answer::text(voice(bot, c));
     }
     let session =
         crate::surfaces::discord::sessions::session_for(bot, c.channel_id.get(), c.user.id.get());
-    let job = if bot.engine.session(&session).job_running() {
+    let job = if bot.engine.session(&session).await.job_running() {
         "a background job is running here"
     } else {
         "no background job here"
     };
-    let cards = bot.engine.open_cards(&session).len();
+    let cards = bot.engine.open_cards(&session).await.len();
     let model = bot.engine.config().settings().model;
-    let context = context_line(&bot.engine.context_use(&session));
+    let context = context_line(&bot.engine.context_use(&session).await);
     let up = elapsed_words(bot.started.elapsed().as_secs());
     let room = room(bot, c);
     let mut voice = String::new();

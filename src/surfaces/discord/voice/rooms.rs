@@ -103,9 +103,9 @@ impl RoomSide for Side {
         self.bot.granted(Some(self.guild), user, None)
     }
 
-    fn before_turn(&self) {
+    async fn before_turn(&self) {
         let session = session_of(self.channel);
-        view::ensure(&self.bot, &session, self.channel, false);
+        view::ensure(&self.bot, &session, self.channel, false).await;
     }
 }
 
@@ -256,7 +256,7 @@ async fn start_room(
         c.add_global_event(Event::Core(CoreEvent::DriverDisconnect), dropped);
         c.dave_watch()
     };
-    view::ensure(bot, &session, channel, false);
+    view::ensure(bot, &session, channel, false).await;
     bot.rooms.map.insert(
         guild,
         Entry {

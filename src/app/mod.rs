@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+mod shared_settings;
+
 use anyhow::Context;
 
 use crate::config::Config;
@@ -34,14 +36,16 @@ pub fn registry(config: &Arc<Config>, discord_port: &PortSlot) -> Registry {
 
 /// The store she runs on: PostgreSQL when `KOTOBA_DATABASE_URL` is set, else SQLite in
 /// the data folder.
-pub fn open_store(config: &Config) -> anyhow::Result<Store> {
+pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     match config.database_url() {
-        Some(url) => Store::connect_with(url, &store_options(config)).with_context(|| {
-            format!(
-                "connecting to the store at {} (KOTOBA_DATABASE_URL)",
-                crate::store::database_label(url)
-            )
-        }),
+        Some(url) => Store::connect_with(url, &store_options(config))
+            .await
+            .with_context(|| {
+                format!(
+                    "connecting to the store at {} (KOTOBA_DATABASE_URL)",
+                    crate::store::database_label(url)
+                )
+            }),
         None => Store::open(&config.paths.db)
             .with_context(|| format!("opening the store {}", config.paths.db.display())),
     }
@@ -58,23 +62,9 @@ pub(crate) fn store_options(config: &Config) -> crate::store::StoreOptions {
     }
 }
 
-/// The settings every process of the bot shares, kept in the shared store.
-#[derive(Debug)]
-struct SettingsInStore(Arc<Store>);
-
-impl crate::config::SharedSettings for SettingsInStore {
-    fn save(&self, key: &str, value: &str) -> Result<(), String> {
-        self.0.save_setting(key, value).map_err(|e| e.to_string())
-    }
-
-    fn load(&self) -> Result<Vec<(String, String)>, String> {
-        self.0.saved_settings().map_err(|e| e.to_string())
-    }
-}
-
 impl App {
     /// Open the store in the data folder and build the engine.
-    pub fn build(config: Arc<Config>) -> anyhow::Result<App> {
+    pub async fn build(config: Arc<Config>) -> anyhow::Result<App> {
         std::fs::create_dir_all(&config.paths.home)
             .with_context(|| format!("creating the data folder {}", config.paths.home.display()))?;
         // The gate checks paths against the workspace, so it exists from the start
@@ -82,9 +72,9 @@ impl App {
         if let Err(e) = config.ensure_workspace() {
             tracing::warn!("creating the workspace: {e}");
         }
-        let store = Arc::new(open_store(&config)?);
+        let store = Arc::new(open_store(&config).await?);
         if store.is_shared() {
-            config.share_settings(Arc::new(SettingsInStore(store.clone())));
+            shared_settings::share(&config, &store).await;
         }
         crate::children::set_home(&config.paths.home);
         crate::trust::child_env::follow(&config);
@@ -103,7 +93,7 @@ impl App {
     /// it): end the processes the dead one left running, close its running turns as cut
     /// by the restart, its waiting cards as expired and its running executed rows as cut.
     /// Each is named in the log.
-    pub fn recover(&self) {
+    pub async fn recover(&self) {
         let config = self.engine.config();
         let home = &config.paths.home;
         // Her files are hers: whatever an older Kotoba (or a person) left looser is
@@ -116,7 +106,7 @@ impl App {
                 ended.len()
             );
         }
-        close_what_dead_runs_left(&self.engine);
+        close_what_dead_runs_left(&self.engine).await;
     }
 
     /// With a shared store (PostgreSQL): say every 3 s that this process is alive, and
@@ -139,17 +129,18 @@ impl App {
                     _ = tick.tick() => {}
                     () = shutdown.cancelled() => break,
                 }
-                if let Err(e) = engine.store().heartbeat(&me, crate::store::ALIVE_TTL_MS) {
+                if let Err(e) = engine
+                    .store()
+                    .heartbeat(&me, crate::store::ALIVE_TTL_MS)
+                    .await
+                {
                     tracing::warn!("saying this process is alive in the shared store: {e}");
                 }
-                // Settings saved in another process reach the parts that read them
-                // between turns (Discord's owners, the voice rooms) within a tick.
-                engine.config().refresh_shared();
                 if n % 5 == 4 {
-                    close_what_dead_runs_left(&engine);
+                    close_what_dead_runs_left(&engine).await;
                 }
             }
-            let _ = engine.store().farewell(&me);
+            let _ = engine.store().farewell(&me).await;
         }))
     }
 
@@ -179,9 +170,12 @@ pub fn missing_setup(config: &Config) -> Option<String> {
 /// the restart, waiting cards as expired, running executed rows as cut, jobs announced
 /// as not done; and keep a notice for each Discord channel concerned. Each is named in
 /// the log.
-fn close_what_dead_runs_left(engine: &Engine) {
-    let live = engine.store().liveness(crate::children::is_live_kotoba);
-    let cut_turns = match engine.store().recover(|o| live.is_live(o)) {
+async fn close_what_dead_runs_left(engine: &Engine) {
+    let live = engine
+        .store()
+        .liveness(crate::children::is_live_kotoba)
+        .await;
+    let cut_turns = match engine.store().recover(|o| live.is_live(o)).await {
         Ok(done) if done.is_empty() => Vec::new(),
         Ok(done) => {
             tracing::warn!(
@@ -199,12 +193,16 @@ fn close_what_dead_runs_left(engine: &Engine) {
             Vec::new()
         }
     };
-    match engine.store().forget_cards_of_the_dead(|o| live.is_live(o)) {
+    match engine
+        .store()
+        .forget_cards_of_the_dead(|o| live.is_live(o))
+        .await
+    {
         Ok(0) => {}
         Ok(n) => tracing::info!("forgot {n} card(s) a stopped Kotoba left waiting in the store"),
         Err(e) => tracing::warn!("forgetting the cards a stopped Kotoba left: {e}"),
     }
-    let jobs = match engine.store().recover_jobs(|o| live.is_live(o)) {
+    let jobs = match engine.store().recover_jobs(|o| live.is_live(o)).await {
         Ok(jobs) => jobs,
         Err(e) => {
             tracing::error!("announcing the jobs an earlier Kotoba left running: {e}");
@@ -222,7 +220,7 @@ fn close_what_dead_runs_left(engine: &Engine) {
         .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
     for (session, line) in cut_turns.chain(jobs) {
         if session.starts_with(discord) {
-            if let Err(e) = engine.store().add_restart_notice(&session, &line) {
+            if let Err(e) = engine.store().add_restart_notice(&session, &line).await {
                 tracing::warn!("keeping a restart notice for {session}: {e}");
             }
         }
