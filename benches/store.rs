@@ -9,6 +9,11 @@
 //! proxy adding 20 ms each way (a database in another zone).
 //! `KOTOBA_BENCH_TURNS=N` sets the turns per backend (default 2000, after 200 warm-up;
 //! the distant database runs a tenth of them).
+//!
+//! Then whole processes (benches/support/store_burst.rs): two `kotoba serve` on that one
+//! PostgreSQL, one direct and one through the 20 ms-each-way proxy; one `/v1` turn alone
+//! on each (the median of 5), then 40 at once on each, with `/health` asked every 10 ms
+//! during the burst (its p99 and max).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
@@ -22,6 +27,8 @@ use std::time::{Duration, Instant};
 
 use kotoba::store::Store;
 
+#[path = "../tests/support/model_server.rs"]
+mod model_server;
 #[path = "support/pg_server.rs"]
 mod pg_server;
 #[path = "../tests/support/postgres.rs"]
@@ -30,6 +37,8 @@ mod pg_support;
 #[path = "../tests/support/proxy.rs"]
 #[allow(dead_code)]
 mod proxy;
+#[path = "support/store_burst.rs"]
+mod store_burst;
 
 const WARMUP: usize = 200;
 
@@ -124,5 +133,50 @@ async fn run() {
             mean.as_secs_f64() / base_mean
         );
     }
-    drop((pg, distant, proxy));
+    drop((pg, distant));
+
+    // Whole processes: the same server, direct and through the proxy.
+    let model = store_burst::model().await;
+    let near = store_burst::serve(&url, &model).await;
+    let far = store_burst::serve(&proxy.url_through(&url), &model).await;
+    let client = reqwest::Client::new();
+    let mut alone = Vec::new();
+    for served in [&near, &far] {
+        let mut times = Vec::new();
+        for _ in 0..6 {
+            times.push(store_burst::turn(&client, served.port()).await);
+        }
+        // The first turn of a process builds what it builds once.
+        times.remove(0);
+        times.sort();
+        alone.push(times[times.len() / 2]);
+    }
+    let near_burst = store_burst::burst(&client, near.port()).await;
+    let far_burst = store_burst::burst(&client, far.port()).await;
+    println!(
+        "{} /v1 turns at once on two `kotoba serve` sharing one PostgreSQL",
+        store_burst::BURST
+    );
+    for (label, one, b) in [
+        ("direct", alone[0], &near_burst),
+        ("20 ms away", alone[1], &far_burst),
+    ] {
+        println!(
+            "  {label:<12} one turn {:>6.0} ms  burst {:>6.0} ms ({:>4.1}× one turn)  /health p99 {:>5.1} ms  max {:>5.1} ms ({} asks)",
+            one.as_secs_f64() * 1e3,
+            b.wall.as_secs_f64() * 1e3,
+            b.wall.as_secs_f64() / one.as_secs_f64(),
+            quantile(&b.health, 0.99).as_secs_f64() * 1e3,
+            b.health.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+            b.health.len()
+        );
+    }
+    let bound = near_burst.wall + alone[1] * 3;
+    println!(
+        "  distant burst {:.0} ms against direct burst + 3× one distant turn = {:.0} ms ({:.2}×)",
+        far_burst.wall.as_secs_f64() * 1e3,
+        bound.as_secs_f64() * 1e3,
+        far_burst.wall.as_secs_f64() / bound.as_secs_f64()
+    );
+    drop(proxy);
 }

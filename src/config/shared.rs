@@ -1,6 +1,7 @@
 //! Settings saved for every process of one bot: with the shared store, a key saved from
 //! any process (its page, Discord's `/settings`) is kept in the store too, and every
-//! process reads the store's keys at the start of each turn and every few seconds.
+//! process reads the store's keys again when the store says they changed (app/
+//! shared_settings.rs).
 //! They win over each process's settings.yaml; the environment still wins over both
 //! (docs/deploy.md).
 

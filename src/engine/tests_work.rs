@@ -106,10 +106,22 @@ async fn start_work_returns_at_once_and_the_job_reports_through_frames_with_its_
         )
         .await;
     assert_eq!(res.text, "On it.");
-    let fed = r.script.sent()[1].items.iter().rev().find_map(|i| match i {
-        crate::llm::Item::ToolResult { output, .. } => Some(output.clone()),
-        _ => None,
-    });
+    // The turn's second request (the job's own may come between them).
+    let sent = r.script.sent();
+    let fed = sent
+        .iter()
+        .filter(|req| {
+            req.items.iter().any(|i| {
+                matches!(i, crate::llm::Item::User { text } if text.starts_with("please tidy my notes"))
+            })
+        })
+        .nth(1)
+        .and_then(|req| {
+            req.items.iter().rev().find_map(|i| match i {
+                crate::llm::Item::ToolResult { output, .. } => Some(output.clone()),
+                _ => None,
+            })
+        });
     assert!(
         fed.unwrap().contains("LAUNCHED in the background"),
         "the narrow sentence"

@@ -298,11 +298,7 @@ mod tests {
             Store::connect(&url).await.unwrap(),
             Store::connect(&url).await.unwrap(),
         );
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
+        {
             let mut woken = a.listen_for_answers().expect("PostgreSQL listens");
             // The first wake says the connection is up (and to look once).
             tokio::time::timeout(std::time::Duration::from_secs(10), woken.recv())
@@ -316,6 +312,6 @@ mod tests {
                 .await
                 .expect("the answer wakes the listener")
                 .unwrap();
-        });
+        }
     }
 }

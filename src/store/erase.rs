@@ -9,7 +9,8 @@
 
 use std::collections::BTreeSet;
 
-use super::db::{args, Conn, Dialect};
+use super::conn::Conn;
+use super::db::{args, Dialect};
 use super::seen::as_i64;
 use super::{Store, StoreError};
 

@@ -185,6 +185,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_time_boxed_grant_applies_until_its_hour_is_up_then_is_dropped_from_the_list() {
+        let _still = crate::store::testing::hold_clock();
         for db in crate::store::testing::each() {
             let s = db.open().await;
             s.add_grant_for("cargo test", GrantScope::Exact, "ann", Some(3600))

@@ -11,6 +11,7 @@ use std::path::Path;
 mod audit;
 mod cards_open;
 pub mod clock;
+pub mod conn;
 pub mod db;
 mod erase;
 mod grants;
@@ -31,7 +32,8 @@ mod summaries;
 #[cfg(test)]
 pub(crate) mod testing;
 
-use db::{args, Conn, Link, Row};
+use conn::{Conn, Link};
+use db::{args, Row};
 
 pub use audit::{Approver, AuditRow};
 pub use cards_open::{ClaimedAnswer, WaitingCard};
@@ -137,6 +139,8 @@ pub struct Store {
     reachable: std::sync::atomic::AtomicBool,
     /// Whether a probe of an unreachable database is under way ([`Store::probe`]).
     probing: std::sync::atomic::AtomicBool,
+    /// Discord seen marks waiting to be written together, off the answer's path.
+    seen_later: std::sync::Mutex<seen::SeenLater>,
 }
 
 /// Where the store lives.
@@ -181,6 +185,7 @@ impl Store {
             round_trips: Default::default(),
             reachable: std::sync::atomic::AtomicBool::new(true),
             probing: Default::default(),
+            seen_later: Default::default(),
         })
     }
 
@@ -199,6 +204,7 @@ impl Store {
             round_trips: Default::default(),
             reachable: std::sync::atomic::AtomicBool::new(true),
             probing: Default::default(),
+            seen_later: Default::default(),
         };
         // The first statement connects: a wrong URL or an unreachable server is said now.
         store.run(async |c| pg_schema::migrate(c).await).await?;

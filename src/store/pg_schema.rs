@@ -3,7 +3,8 @@
 //! a time (an advisory lock). Integers are BIGINT (booleans 0/1, as in SQLite), bytes
 //! BYTEA, and the transcript's full-text index is a generated `tsvector`.
 
-use super::db::{args, Conn};
+use super::conn::Conn;
+use super::db::args;
 use super::StoreError;
 
 /// The advisory lock every Kotoba takes while it migrates ("KOTOBA" in ASCII, shortened).

@@ -7,6 +7,18 @@
 use super::db::args;
 use super::{now_ms, rows_into, Store, StoreError};
 
+/// How long seen marks wait to be written together.
+const SEEN_BATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Seen marks noted for later ([`Store::mark_discord_seen_later`]).
+#[derive(Debug, Default)]
+pub(super) struct SeenLater {
+    /// The newest message id noted per channel, not yet written.
+    marks: std::collections::BTreeMap<i64, i64>,
+    /// A write of them is already scheduled.
+    flushing: bool,
+}
+
 impl Store {
     /// Record that message `id` in `channel` was seen; true when it is newer than any
     /// seen there before (false: a replay, or older than what was already seen).
@@ -25,6 +37,69 @@ impl Store {
             })
             .await?;
         Ok(changed > 0)
+    }
+
+    /// Record, off the answer's path, that message `id` in `channel` was seen: kept in
+    /// memory and written shortly after with every other mark noted meanwhile, the
+    /// newest per channel, in one statement. A crash may lose the last marks; the
+    /// claims (written first) still keep a message from being answered twice.
+    pub fn mark_discord_seen_later(self: &std::sync::Arc<Self>, channel: u64, id: u64) {
+        let start = {
+            let mut later = match self.seen_later.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            let newest = later.marks.entry(as_i64(channel)).or_insert(0);
+            *newest = (*newest).max(as_i64(id));
+            !std::mem::replace(&mut later.flushing, true)
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if start {
+            let store = self.clone();
+            rt.spawn(async move {
+                tokio::time::sleep(SEEN_BATCH_EVERY).await;
+                store.flush_seen_later().await;
+            });
+        }
+    }
+
+    /// Write every seen mark noted for later, in one statement.
+    pub async fn flush_seen_later(&self) {
+        let marks = {
+            let mut later = match self.seen_later.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            later.flushing = false;
+            std::mem::take(&mut later.marks)
+        };
+        if marks.is_empty() {
+            return;
+        }
+        let at = now_ms();
+        let mut sql = String::from("INSERT INTO discord_seen(channel, last_id, at_ms) VALUES ");
+        let mut values: Vec<super::db::Val> = Vec::with_capacity(marks.len() * 2 + 1);
+        values.push(at.into());
+        for (i, (channel, id)) in marks.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!(
+                "(?{}, ?{}, ?1)",
+                values.len() + 1,
+                values.len() + 2
+            ));
+            values.extend([(*channel).into(), (*id).into()]);
+        }
+        sql.push_str(
+            " ON CONFLICT(channel) DO UPDATE SET last_id = excluded.last_id, at_ms = excluded.at_ms
+              WHERE excluded.last_id > discord_seen.last_id",
+        );
+        if let Err(e) = self.run(async |c| c.execute(&sql, &values).await).await {
+            tracing::warn!("Discord: recording the messages seen: {e}");
+        }
     }
 
     /// Claim Discord message `id` for an answer: true for the first claim, false when
@@ -212,6 +287,49 @@ pub(super) fn as_u64(v: i64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn seen_marks_noted_for_later_are_written_together_the_newest_per_channel_in_one_round_trip(
+    ) {
+        for db in crate::store::testing::each() {
+            let store = std::sync::Arc::new(db.open().await);
+            assert!(store.mark_discord_seen(1, 20).await.unwrap());
+            let before = store.round_trips();
+            for (channel, id) in [(1, 10), (1, 30), (2, 5), (1, 25), (3, 7)] {
+                store.mark_discord_seen_later(channel, id);
+            }
+            assert_eq!(
+                store.round_trips(),
+                before,
+                "{}: nothing written yet",
+                db.name
+            );
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while store.round_trips() == before {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{}: never written",
+                    db.name
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(
+                store.round_trips(),
+                before + 1,
+                "{}: one statement",
+                db.name
+            );
+            let mut all = store.discord_seen_channels().await.unwrap();
+            all.sort();
+            assert_eq!(all, vec![(1, 30), (2, 5), (3, 7)], "{}", db.name);
+            // An older mark noted later never moves a channel back.
+            store.mark_discord_seen_later(1, 2);
+            store.flush_seen_later().await;
+            let mut all = store.discord_seen_channels().await.unwrap();
+            all.sort();
+            assert_eq!(all[0], (1, 30), "{}", db.name);
+        }
+    }
+
     #[tokio::test]
     async fn a_message_is_claimed_once_across_stores_sharing_one_database() {
         for db in crate::store::testing::each() {

@@ -1,7 +1,7 @@
 //! The embedded backend: one SQLite file in the data folder (WAL), its schema brought up
-//! to date by `user_version`, one connection on a thread of its own (as tokio-rusqlite
-//! keeps it): a call holds it under the store's async lock and awaits each statement's
-//! answer, so no runtime thread waits on the file. Statements are prepared once and
+//! to date by `user_version`, one connection: a call holds it under the store's async
+//! lock, and each statement runs as a job on the blocking pool while the call awaits
+//! it, so no runtime thread waits on the file. Statements are prepared once and
 //! cached.
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -291,69 +291,87 @@ fn val_of(v: ValueRef<'_>) -> Val {
     }
 }
 
-/// What the connection thread is asked to do, with where to answer.
-enum Job {
-    /// Run a statement; rows changed.
-    Execute(String, Vec<Val>, Reply<u64>),
-    /// Run a query; its rows.
-    Query(String, Vec<Val>, Reply<Vec<Row>>),
-    /// Run statements without arguments (BEGIN, COMMIT, VACUUM).
-    Batch(String, Reply<()>),
-}
-
-/// Where a job's answer goes; a caller that stopped waiting has dropped its end.
-type Reply<T> = tokio::sync::oneshot::Sender<Result<T, StoreError>>;
-
-/// The way to the SQLite connection's own thread, which runs each statement sent to
-/// it in order and answers; the thread ends (closing the file) when this is dropped.
+/// The SQLite connection, whose statements run on the blocking pool: one call holds it
+/// at a time (the store's async lock), and each statement is one blocking job.
 pub(crate) struct Worker {
-    /// The thread's queue of jobs.
-    jobs: std::sync::mpsc::Sender<Job>,
+    /// The one connection (its lock is only ever taken on the blocking pool).
+    conn: std::sync::Arc<std::sync::Mutex<Connection>>,
+    /// A transaction was left open by a caller that went away: the next job rolls it
+    /// back first.
+    roll_back: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Worker {
-    /// Give `conn` a thread of its own.
+    /// Hand `conn` to the blocking pool's jobs.
     pub(super) fn start(conn: Connection) -> Result<Worker, StoreError> {
-        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("kotoba-sqlite".into())
-            .spawn(move || serve(&conn, &rx))?;
-        Ok(Worker { jobs })
+        Ok(Worker {
+            conn: std::sync::Arc::new(std::sync::Mutex::new(conn)),
+            roll_back: Default::default(),
+        })
     }
 
-    async fn ask<T>(&self, job: impl FnOnce(Reply<T>) -> Job) -> Result<T, StoreError> {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.jobs.send(job(reply)).map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+    /// Run `f` on the connection on the blocking pool (a paused test clock does not
+    /// move meanwhile), after any rollback a caller that went away left behind.
+    async fn job<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (conn, roll_back) = (self.conn.clone(), self.roll_back.clone());
+        tokio::task::spawn_blocking(move || {
+            let conn = match conn.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if roll_back.swap(false, std::sync::atomic::Ordering::AcqRel) {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            f(&conn)
+        })
+        .await
+        .map_err(|_| StoreError::Closed)?
     }
 
     /// Run a statement; rows changed.
     pub(super) async fn execute(&self, sql: &str, args: &[Val]) -> Result<u64, StoreError> {
-        self.ask(|r| Job::Execute(sql.to_owned(), args.to_vec(), r))
-            .await
+        let (sql, args) = (sql.to_owned(), args.to_vec());
+        self.job(move |c| execute(c, &sql, &args)).await
     }
 
     /// Run a query; its rows.
     pub(super) async fn query(&self, sql: &str, args: &[Val]) -> Result<Vec<Row>, StoreError> {
-        self.ask(|r| Job::Query(sql.to_owned(), args.to_vec(), r))
-            .await
+        let (sql, args) = (sql.to_owned(), args.to_vec());
+        self.job(move |c| query(c, &sql, &args)).await
     }
 
     /// Run statements without arguments.
     pub(super) async fn batch(&self, sql: &str) -> Result<(), StoreError> {
-        self.ask(|r| Job::Batch(sql.to_owned(), r)).await
+        let sql = sql.to_owned();
+        self.job(move |c| c.execute_batch(&sql).map_err(StoreError::from))
+            .await
     }
 
-    /// Queue a ROLLBACK without waiting for it (a transaction whose caller went away:
-    /// it runs before any later job).
+    /// Roll the open transaction back before the next job, and soon (a transaction
+    /// whose caller went away).
     pub(super) fn roll_back_later(&self) {
-        let (reply, _) = tokio::sync::oneshot::channel();
-        let _ = self.jobs.send(Job::Batch("ROLLBACK".into(), reply));
+        self.roll_back
+            .store(true, std::sync::atomic::Ordering::Release);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let (conn, roll_back) = (self.conn.clone(), self.roll_back.clone());
+            rt.spawn_blocking(move || {
+                let conn = match conn.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                if roll_back.swap(false, std::sync::atomic::Ordering::AcqRel) {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+            });
+        }
     }
 }
 
-/// A transaction open on the connection thread: dropped before [`OpenTx::close`] (its
-/// caller went away mid-way), it queues a ROLLBACK ahead of any later call.
+/// A transaction open on the connection: dropped before [`OpenTx::close`] (its caller
+/// went away mid-way), it is rolled back ahead of any later statement.
 pub(super) struct OpenTx<'a>(pub(super) &'a Worker);
 
 impl OpenTx<'_> {
@@ -366,23 +384,6 @@ impl OpenTx<'_> {
 impl Drop for OpenTx<'_> {
     fn drop(&mut self) {
         self.0.roll_back_later();
-    }
-}
-
-/// The connection thread: answer jobs until the store is dropped.
-fn serve(conn: &Connection, jobs: &std::sync::mpsc::Receiver<Job>) {
-    while let Ok(job) = jobs.recv() {
-        match job {
-            Job::Execute(sql, args, reply) => {
-                let _ = reply.send(execute(conn, &sql, &args));
-            }
-            Job::Query(sql, args, reply) => {
-                let _ = reply.send(query(conn, &sql, &args));
-            }
-            Job::Batch(sql, reply) => {
-                let _ = reply.send(conn.execute_batch(&sql).map_err(StoreError::from));
-            }
-        }
     }
 }
 

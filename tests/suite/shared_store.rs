@@ -354,7 +354,8 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_another() {
+async fn a_setting_saved_on_one_processs_page_reaches_another_by_the_stores_notice_and_applies_to_its_next_turn(
+) {
     let Some(url) = fresh_database("settings across processes") else {
         return;
     };
@@ -373,21 +374,26 @@ async fn a_setting_saved_on_one_processs_page_applies_to_the_next_turn_of_anothe
         .unwrap();
     assert_eq!(saved.status(), 200, "{}", saved.text().await.unwrap());
 
-    // A's page lists what B saved.
-    let listed = get(port_a, "/api/settings").await;
-    let value = |key: &str| {
-        listed["settings"]
+    // A's page lists what B saved as soon as the store's notice reaches A: no turn,
+    // no polling of the settings rows.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let listed = get(port_a, "/api/settings").await;
+        let value = listed["settings"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|s| s["key"] == key)
-            .map(|s| s["value"].clone())
-    };
-    assert_eq!(
-        value("work_max_iter"),
-        Some(serde_json::json!("17")),
-        "{listed}"
-    );
+            .find(|s| s["key"] == "work_max_iter")
+            .map(|s| s["value"].clone());
+        if value == Some(serde_json::json!("17")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "A never heard of B's save: {listed}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // A's next turn uses it, over A's own settings.yaml.
     post_message(port_a, "hall", "hello").await;

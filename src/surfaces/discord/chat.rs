@@ -87,14 +87,10 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         Ok(false) => return,
         Err(e) => tracing::warn!("Discord: claiming a message: {e}"),
     }
-    if let Err(e) = bot
-        .engine
+    // Off the answer's path: the claim above already keeps it answered once.
+    bot.engine
         .store()
-        .mark_discord_seen(channel, msg.id.get())
-        .await
-    {
-        tracing::warn!("Discord: recording a seen message: {e}");
-    }
+        .mark_discord_seen_later(channel, msg.id.get());
     let roles = my_roles(&bot, msg.guild_id, me);
     let facts = Facts {
         own: false,

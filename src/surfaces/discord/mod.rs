@@ -415,6 +415,8 @@ pub async fn run(
         }
     };
     report.abort();
+    // The seen marks still waiting are written before she goes (catch-up reads them).
+    bot.engine.store().flush_seen_later().await;
     crate::metrics::metrics().set_shards(Default::default());
     bot.port_slot.set(None);
     result
