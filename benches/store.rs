@@ -12,7 +12,7 @@
 //!
 //! Then whole processes (benches/support/store_burst.rs): two `kotoba serve` on that one
 //! PostgreSQL, one direct and one through the 20 ms-each-way proxy; one `/v1` turn alone
-//! on each (the median of 5), then 40 at once on each, with `/health` asked every 10 ms
+//! on each (the median of 5, after 12 to warm up), then 40 at once on each, with `/health` asked every 10 ms
 //! during the burst (its p99 and max).
 
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
@@ -143,11 +143,14 @@ async fn run() {
     let mut alone = Vec::new();
     for served in [&near, &far] {
         let mut times = Vec::new();
-        for _ in 0..6 {
+        // The first turns of a process build what it builds once (each shared
+        // connection prepares each statement at its first use).
+        for _ in 0..12 {
+            store_burst::turn(&client, served.port()).await;
+        }
+        for _ in 0..5 {
             times.push(store_burst::turn(&client, served.port()).await);
         }
-        // The first turn of a process builds what it builds once.
-        times.remove(0);
         times.sort();
         alone.push(times[times.len() / 2]);
     }

@@ -207,7 +207,17 @@ impl Store {
             seen_later: Default::default(),
         };
         // The first statement connects: a wrong URL or an unreachable server is said now.
-        store.run(async |c| pg_schema::migrate(c).await).await?;
+        // Migrating holds a connection alone (its advisory lock and transactions).
+        if let Db::Postgres(pool) = &store.db {
+            let mut conn = pool.get().await?;
+            let mut c = Conn {
+                link: Link::Postgres(&mut conn),
+                trips: &store.round_trips,
+            };
+            pg_schema::migrate(&mut c).await?;
+            drop(conn);
+            pool.warm().await;
+        }
         Ok(store)
     }
 
@@ -317,7 +327,8 @@ impl Store {
     }
 
     /// Run `f` on a connection (one call: no other call of this process interleaves on
-    /// SQLite; on PostgreSQL, statements of other calls may).
+    /// SQLite; on PostgreSQL, a shared client pipelines statements of other calls
+    /// between `f`'s, so what must stay together goes in [`Store::tx`]).
     pub(crate) async fn run<R>(
         &self,
         f: impl AsyncFnOnce(&mut Conn<'_>) -> Result<R, StoreError>,
@@ -356,7 +367,7 @@ impl Store {
                 f(&mut c).await
             }
             Db::Postgres(pool) => {
-                let mut conn = pool.get().await?;
+                let mut conn = pool.shared().await?;
                 let mut c = Conn {
                     link: Link::Postgres(&mut conn),
                     trips,

@@ -46,6 +46,12 @@ pub(super) struct Pool {
     pool: deadpool_postgres::Pool,
     /// How many connections it keeps at most.
     pub(super) size: usize,
+    /// Clients taken from the pool and shared by every call outside a transaction:
+    /// tokio-postgres pipelines the statements of calls made at once on one
+    /// connection, so a burst waits on round trips side by side, not in a queue.
+    shared: std::sync::Mutex<Vec<Option<std::sync::Arc<Object>>>>,
+    /// Which shared client the next call takes (round robin).
+    next: std::sync::atomic::AtomicUsize,
 }
 
 impl Pool {
@@ -78,17 +84,76 @@ impl Pool {
             // A connection not made in time says the database cannot be reached.
             .create_timeout(Some(options.connect_timeout))
             .build()?;
-        Ok(Pool { config, pool, size })
+        // A quarter of the pool is shared (at least one); the rest serves transactions.
+        let shared = (size / 4).max(1);
+        Ok(Pool {
+            config,
+            pool,
+            size,
+            shared: std::sync::Mutex::new(vec![None; shared]),
+            next: Default::default(),
+        })
     }
 
-    /// Check a connection out until the returned guard drops.
-    pub(super) async fn get(&self) -> Result<PgConn, StoreError> {
-        let client = self.pool.get().await.map_err(|e| match e {
+    fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Option<std::sync::Arc<Object>>>> {
+        match self.shared.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// A shared client for a call outside a transaction (its statements may be
+    /// pipelined with other calls'); one found closed is replaced from the pool.
+    pub(super) async fn shared(&self) -> Result<PgConn, StoreError> {
+        let n = self.slots().len().max(1);
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n;
+        let open = self
+            .slots()
+            .get(i)
+            .cloned()
+            .flatten()
+            .filter(|c| !c.is_closed());
+        let client = match open {
+            Some(c) => c,
+            None => {
+                let fresh = std::sync::Arc::new(self.object().await?);
+                if let Some(slot) = self.slots().get_mut(i) {
+                    *slot = Some(fresh.clone());
+                }
+                fresh
+            }
+        };
+        Ok(PgConn {
+            client: Some(Client::Shared(client)),
+            in_tx: false,
+        })
+    }
+
+    /// Open every shared client now, side by side, so the first calls after start do
+    /// not each wait for a connection to be made.
+    pub(super) async fn warm(&self) {
+        let n = self.slots().len();
+        let opened = futures::future::join_all((0..n).map(|_| self.object())).await;
+        let mut slots = self.slots();
+        for (slot, client) in slots.iter_mut().zip(opened) {
+            if slot.is_none() {
+                *slot = client.ok().map(std::sync::Arc::new);
+            }
+        }
+    }
+
+    async fn object(&self) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(|e| match e {
             deadpool_postgres::PoolError::Backend(e) => StoreError::Postgres(e),
             other => StoreError::Pool(other),
-        })?;
+        })
+    }
+
+    /// Check a connection out for this call alone (a transaction, a migration) until
+    /// the returned guard drops.
+    pub(super) async fn get(&self) -> Result<PgConn, StoreError> {
         Ok(PgConn {
-            client: Some(client),
+            client: Some(Client::Alone(Box::new(self.object().await?))),
             in_tx: false,
         })
     }
@@ -262,14 +327,26 @@ impl ToSql for Val {
 /// was left open, closed: the server rolls it back).
 pub(super) struct PgConn {
     /// Always `Some` until dropped.
-    client: Option<Object>,
+    client: Option<Client>,
     /// A transaction is open.
     in_tx: bool,
 }
 
+/// How a call holds its client.
+enum Client {
+    /// Checked out for this call alone.
+    Alone(Box<Object>),
+    /// Shared with the calls made at the same time ([`Pool::shared`]).
+    Shared(std::sync::Arc<Object>),
+}
+
 impl PgConn {
     fn client(&self) -> Result<&Object, StoreError> {
-        self.client.as_ref().ok_or(StoreError::Closed)
+        match self.client.as_ref() {
+            Some(Client::Alone(c)) => Ok(c),
+            Some(Client::Shared(c)) => Ok(c),
+            None => Err(StoreError::Closed),
+        }
     }
 
     /// Run a statement; rows changed.
@@ -307,8 +384,8 @@ impl Drop for PgConn {
         if self.in_tx {
             // Cut off mid-transaction: this connection is not put back, so its
             // transaction dies with it.
-            if let Some(client) = self.client.take() {
-                drop(Object::take(client));
+            if let Some(Client::Alone(client)) = self.client.take() {
+                drop(Object::take(*client));
             }
         }
     }
