@@ -350,6 +350,9 @@ impl Reader {
         if arguments::is_reader(words) {
             return None;
         }
+        if arguments::is_doc_reader(words) {
+            return self.arguments(&name_of(words[0]), words, depth);
+        }
         let first = *words.first()?;
         let name = name_of(first);
         // A runner the lists name was always read this way; anything else is rule 1.

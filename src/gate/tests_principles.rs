@@ -93,6 +93,39 @@ fn printers_and_readers_never_run_their_words() {
 }
 
 #[test]
+fn documentation_readers_name_topics_never_commands_but_an_option_that_runs_one_is_read() {
+    for line in [
+        "man shutdown",
+        "man 8 reboot",
+        "apropos reboot",
+        "whatis poweroff",
+        "info halt",
+        "tldr mkfs",
+        "help shutdown",
+    ] {
+        assert_eq!(shell(line).dangerous_label(), None, "{line:?}");
+    }
+    // What an option hands a shell, and what runs beside or inside the reader, still is.
+    assert_eq!(
+        shell("man -P 'rm -rf ~' ls").dangerous_label(),
+        Some(RECURSIVE_DELETE)
+    );
+    assert_eq!(
+        shell("man shutdown; shutdown now").dangerous_label(),
+        Some(POWER_CONTROL)
+    );
+    assert_eq!(
+        shell("man $(shutdown now)").dangerous_label(),
+        Some(POWER_CONTROL)
+    );
+    assert_eq!(
+        shell("sudo man shutdown").dangerous_label(),
+        shell("sudo man ls").dangerous_label(),
+        "a wrapper adds nothing to a reader's topic"
+    );
+}
+
+#[test]
 fn an_argument_or_option_value_that_is_a_dangerous_line_makes_the_line_dangerous() {
     all_dangerous(
         &[
