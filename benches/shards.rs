@@ -28,24 +28,17 @@ mod pg_server;
 #[path = "../tests/support/postgres.rs"]
 #[allow(dead_code)]
 mod pg_support;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::collections::HashSet;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use discord::{FakeDiscord, GUEST};
 use model_server::{Reply, ScriptedModel};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 const SHARDS: u32 = 4;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One `kotoba serve` running `shards`, its data folder and page port.
 async fn process(
@@ -55,24 +48,8 @@ async fn process(
     shards: &str,
 ) -> (Child, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
-    cmd.arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("KOTOBA_HOME", home.path())
-        .env("KOTOBA_WEB_ADDR", format!("127.0.0.1:{port}"))
-        .env("KOTOBA_LLM_BASE_URL", model.base_url())
-        .env("KOTOBA_LLM_API", "chat")
-        .env("KOTOBA_REASONING_EFFORT", "off")
-        .env("OPENAI_API_KEY", "bench-key")
-        .env("KOTOBA_MODEL", "scripted")
-        .env("KOTOBA_DATABASE_URL", url)
-        .env("KOTOBA_DISCORD_SHARDS", shards)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+    let mut cmd = serve::command(home.path(), serve::free_port(), &model.base_url(), url);
+    cmd.env("KOTOBA_DISCORD_SHARDS", shards);
     for (k, v) in fake.env() {
         cmd.env(k, v);
     }

@@ -37,6 +37,8 @@ mod pg_support;
 #[path = "../tests/support/proxy.rs"]
 #[allow(dead_code)]
 mod proxy;
+#[path = "support/serve.rs"]
+mod serve;
 #[path = "support/store_burst.rs"]
 mod store_burst;
 

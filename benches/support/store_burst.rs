@@ -3,11 +3,10 @@
 //! 20 ms each way; one `/v1` turn alone on each, then 40 at once on each, while
 //! `/health` (which touches no database) is asked every 10 ms.
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use crate::model_server::{Reply, ScriptedModel};
 
@@ -23,36 +22,12 @@ pub struct Served {
     _home: tempfile::TempDir,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Start `kotoba serve` on `database_url`, answered by `model`; wait for `/health`.
 pub async fn serve(database_url: &str, model: &ScriptedModel) -> Served {
     let home = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
-    cmd.arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("KOTOBA_HOME", home.path())
-        .env("KOTOBA_WEB_ADDR", format!("127.0.0.1:{port}"))
-        .env("KOTOBA_DATABASE_URL", database_url)
-        .env("KOTOBA_API_KEY", KEY)
-        .env("KOTOBA_LLM_BASE_URL", model.base_url())
-        .env("KOTOBA_LLM_API", "chat")
-        .env("KOTOBA_REASONING_EFFORT", "off")
-        .env("OPENAI_API_KEY", "bench-model-key")
-        .env("KOTOBA_MODEL", "scripted")
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+    let port = crate::serve::free_port();
+    let mut cmd = crate::serve::command(home.path(), port, &model.base_url(), database_url);
+    cmd.env("KOTOBA_API_KEY", KEY).env("RUST_LOG", "error");
     let child = cmd.spawn().unwrap();
     let started = Instant::now();
     while health(port).await.is_none() {

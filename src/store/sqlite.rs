@@ -317,18 +317,9 @@ impl Worker {
         f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (conn, roll_back) = (self.conn.clone(), self.roll_back.clone());
-        tokio::task::spawn_blocking(move || {
-            let conn = match conn.lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-            if roll_back.swap(false, std::sync::atomic::Ordering::AcqRel) {
-                let _ = conn.execute_batch("ROLLBACK");
-            }
-            f(&conn)
-        })
-        .await
-        .map_err(|_| StoreError::Closed)?
+        tokio::task::spawn_blocking(move || f(&ready(&conn, &roll_back)))
+            .await
+            .map_err(|_| StoreError::Closed)?
     }
 
     /// Run a statement; rows changed.
@@ -357,17 +348,25 @@ impl Worker {
             .store(true, std::sync::atomic::Ordering::Release);
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             let (conn, roll_back) = (self.conn.clone(), self.roll_back.clone());
-            rt.spawn_blocking(move || {
-                let conn = match conn.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                if roll_back.swap(false, std::sync::atomic::Ordering::AcqRel) {
-                    let _ = conn.execute_batch("ROLLBACK");
-                }
-            });
+            rt.spawn_blocking(move || drop(ready(&conn, &roll_back)));
         }
     }
+}
+
+/// The connection, locked (on the blocking pool), with any rollback a caller that went
+/// away left behind done first.
+fn ready<'a>(
+    conn: &'a std::sync::Mutex<Connection>,
+    roll_back: &std::sync::atomic::AtomicBool,
+) -> std::sync::MutexGuard<'a, Connection> {
+    let conn = match conn.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    if roll_back.swap(false, std::sync::atomic::Ordering::AcqRel) {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    conn
 }
 
 /// A transaction open on the connection: dropped before [`OpenTx::close`] (its caller

@@ -86,7 +86,7 @@ pub fn each() -> Vec<Fixture> {
 /// While it lives, a paused test clock moves only when the test advances it: a blocking
 /// task in flight keeps tokio from moving it on by itself while the test waits on a
 /// real database (PostgreSQL's sockets, whose connect timeout would fire at once).
-pub struct HeldClock(Option<std::sync::mpsc::Sender<()>>);
+pub struct HeldClock(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
 
 /// Hold the paused clock still (see [`HeldClock`]).
 pub fn hold_clock() -> HeldClock {
@@ -94,11 +94,5 @@ pub fn hold_clock() -> HeldClock {
     tokio::task::spawn_blocking(move || {
         let _ = rx.recv();
     });
-    HeldClock(Some(tx))
-}
-
-impl Drop for HeldClock {
-    fn drop(&mut self) {
-        self.0.take();
-    }
+    HeldClock(tx)
 }
