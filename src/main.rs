@@ -239,6 +239,8 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
         let _ = a.await;
     }
     web.await??;
+    // The rows the stopped turns' drops handed over are written before she exits.
+    app.engine.store().finish_later().await;
     Ok(())
 }
 

@@ -232,10 +232,8 @@ impl Drop for DismissedIfCut<'_> {
         if !self.armed {
             return;
         }
-        // A drop cannot wait: the row is written on a task of its own.
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
+        // A drop cannot wait: the row is written on a task of its own, which the
+        // process awaits before it exits (`Store::finish_later`).
         crate::metrics::metrics().decision(Approver::Dismissed.as_str());
         let store = self.engine.store.clone();
         let (session, tool, line) = (
@@ -244,7 +242,7 @@ impl Drop for DismissedIfCut<'_> {
             self.line.to_string(),
         );
         let risk = risk_word(self.risk);
-        rt.spawn(async move {
+        self.engine.store.write_later(async move {
             let written = store
                 .audit(
                     &session,

@@ -22,15 +22,6 @@ enum Mark {
     Job,
 }
 
-/// Run a store write a drop could not wait for, on a task of its own; with no runtime
-/// left (the process is ending) it is left for the next start-up to close, as a
-/// crash's would be.
-fn later(write: impl std::future::Future<Output = ()> + Send + 'static) {
-    if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn(write);
-    }
-}
-
 /// A turn, card or background job marked as under way; unmarked on drop (it ended
 /// however it ended). Only a crash leaves the mark, for the next start-up to close.
 pub(crate) struct Underway {
@@ -108,7 +99,7 @@ impl Drop for Underway {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             let (store, mark) = (self.store.clone(), self.unmark);
-            later(async move {
+            self.store.write_later(async move {
                 let unmarked = match mark {
                     Mark::Inflight => store.close_inflight(id).await,
                     Mark::Job => store.close_job(id).await,
@@ -163,7 +154,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             let store = self.store.clone();
-            later(async move {
+            self.store.write_later(async move {
                 let outcome = Some((Approver::ExecutedFailed, INTERRUPTED_RUN_DETAIL));
                 if let Err(e) = store.audit_finished(id, outcome).await {
                     tracing::error!("completing the audit trail: {e}");

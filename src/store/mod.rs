@@ -18,6 +18,7 @@ mod grants;
 mod inflight;
 mod jobs;
 pub mod keystore;
+mod later;
 mod leases;
 mod memory;
 mod people;
@@ -141,6 +142,8 @@ pub struct Store {
     probing: std::sync::atomic::AtomicBool,
     /// Discord seen marks waiting to be written together, off the answer's path.
     seen_later: std::sync::Mutex<seen::SeenLater>,
+    /// Writes a drop handed over, awaited before the process exits.
+    later: later::Later,
 }
 
 /// Where the store lives.
@@ -186,6 +189,7 @@ impl Store {
             reachable: std::sync::atomic::AtomicBool::new(true),
             probing: Default::default(),
             seen_later: Default::default(),
+            later: Default::default(),
         })
     }
 
@@ -205,6 +209,7 @@ impl Store {
             reachable: std::sync::atomic::AtomicBool::new(true),
             probing: Default::default(),
             seen_later: Default::default(),
+            later: Default::default(),
         };
         // The first statement connects: a wrong URL or an unreachable server is said now.
         // Migrating holds a connection alone (its advisory lock and transactions).

@@ -103,13 +103,15 @@ impl CardBoard {
 
     /// A card of this process settled: it waits in the store no more.
     /// A settle may come from a drop, which cannot wait: the row goes on a task of its
-    /// own (with no runtime left, a restart forgets the cards of the dead).
+    /// own, awaited before the process exits (`Store::finish_later`; with no runtime
+    /// left, a restart forgets the cards of the dead).
     pub(super) fn forget_waiting(&self, request_id: &str) {
-        let (Some(store), Ok(rt)) = (&self.store, tokio::runtime::Handle::try_current()) else {
+        let Some(store) = &self.store else {
             return;
         };
-        let (store, request_id) = (store.clone(), request_id.to_string());
-        rt.spawn(async move {
+        let (later, request_id) = (store.clone(), request_id.to_string());
+        store.write_later(async move {
+            let store = later;
             if let Err(e) = store.card_settled(&request_id).await {
                 tracing::warn!("cards: forgetting {request_id}: {e}");
             }

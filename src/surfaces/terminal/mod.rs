@@ -316,6 +316,9 @@ pub async fn run(
     for t in turns {
         let _ = t.await;
     }
+    // What the cut turns' drops handed over (a dismissed card's audit row, an
+    // interrupted run's row) is written before she exits.
+    engine.store().finish_later().await;
     drawer.abort();
     out("\n");
     Ok(())
