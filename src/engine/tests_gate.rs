@@ -104,8 +104,8 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
             Ok(say("installed")),
             call("shell", json!({"command": "npm install is-odd"})),
             Ok(say("installed too")),
-            call("shell", json!({"command": "npm publish"})),
-            Ok(say("not published")),
+            call("shell", json!({"command": "npm test"})),
+            Ok(say("not tested")),
         ],
         vec![shell],
     );
@@ -138,23 +138,24 @@ async fn always_family_on_npm_install_saves_that_prefix_and_covers_no_other_npm_
         approvers(&r).await,
         ["user", "executed", "saved", "executed"]
     );
-    // Another subcommand is another family: it asks (nobody answers, so nothing runs).
+    // Another subcommand is another family: it asks (denied, so nothing runs).
     let e = r.engine.clone();
-    let publish = tokio::spawn(async move {
-        e.run_turn(term("publish it"), crate::engine::TurnOptions::default())
+    let test = tokio::spawn(async move {
+        e.run_turn(term("test it"), crate::engine::TurnOptions::default())
             .await
     });
     let card = next_card(&mut rx).await;
-    assert_eq!(card.family.as_deref(), Some("npm publish"));
+    assert_eq!(card.family.as_deref(), Some("npm test"));
     press(&r, &card, Decision::Deny).await;
-    publish.await.unwrap();
-    assert_eq!(runs.load(Ordering::SeqCst), 2, "npm publish did not run");
+    test.await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "npm test did not run");
     assert!(r.engine.revoke_grant(grants[0].id).await.unwrap());
     assert!(r.engine.grants().await.unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_that_family() {
+async fn a_family_grant_saved_by_an_older_version_is_narrowed_to_the_known_families_never_widened()
+{
     let shell = fake("shell", Risk::Exec);
     let runs = shell.runs.clone();
     let r = rig(
@@ -162,39 +163,42 @@ async fn a_family_grant_saved_by_an_older_version_covers_only_lines_of_exactly_t
             call("shell", json!({"command": "git push --force origin main"})),
             Ok(say("asked")),
             call("shell", json!({"command": "git --version"})),
-            Ok(say("printed")),
+            Ok(say("asked again")),
+            call("shell", json!({"command": "rclone sync /tmp/empty ~"})),
+            Ok(say("asked a third time")),
+            call("shell", json!({"command": "make -j8"})),
+            Ok(say("built")),
         ],
         vec![shell],
     );
-    // Older versions saved a family as the first word alone.
-    r.engine
-        .store()
-        .add_grant("git", GrantScope::Family, "olive")
-        .await
-        .unwrap();
-    let mut rx = r.engine.session("terminal:me").await.subscribe();
-    let e = r.engine.clone();
-    let push = tokio::spawn(async move {
-        e.run_turn(term("push it"), crate::engine::TurnOptions::default())
+    // Older versions saved a family as the first word alone, for any command.
+    for family in ["git", "rclone", "make"] {
+        r.engine
+            .store()
+            .add_grant(family, GrantScope::Family, "olive")
             .await
-    });
-    let card = next_card(&mut rx).await;
-    assert_eq!(
-        card.family.as_deref(),
-        Some("git push"),
-        "narrowed: it asks"
-    );
-    press(&r, &card, Decision::Deny).await;
-    push.await.unwrap();
-    assert_eq!(runs.load(Ordering::SeqCst), 0);
+            .unwrap();
+    }
+    let mut rx = r.engine.session("terminal:me").await.subscribe();
+    // `git push` is another family; bare `git` and `rclone` are no family the gate
+    // knows, so their old grants cover nothing: each asks (denied, nothing runs).
+    for (ask, can_always) in [("push it", true), ("which git", false), ("sync", false)] {
+        let e = r.engine.clone();
+        let turn = tokio::spawn(async move {
+            e.run_turn(term(ask), crate::engine::TurnOptions::default())
+                .await
+        });
+        let card = next_card(&mut rx).await;
+        assert_eq!(card.can_always, can_always, "{ask}: {card:?}");
+        press(&r, &card, Decision::Deny).await;
+        turn.await.unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "{ask}");
+    }
+    // A known family's old grant still covers its own lines.
     r.engine
-        .run_turn(term("which git"), crate::engine::TurnOptions::default())
+        .run_turn(term("build"), crate::engine::TurnOptions::default())
         .await;
-    assert_eq!(
-        runs.load(Ordering::SeqCst),
-        1,
-        "its own bare family still runs"
-    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "make -j8 ran under 'make'");
 }
 
 #[tokio::test(start_paused = true)]

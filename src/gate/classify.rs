@@ -8,6 +8,7 @@ use std::path::Path;
 use super::arguments::device_named;
 use super::commands::{is_known, is_privilege};
 use super::danger::shell_danger;
+use super::families;
 use super::finding::Principle;
 use super::names::{RESERVED, SHELLS, WRAPPERS};
 use super::paths::check_paths;
@@ -115,6 +116,17 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
         .as_deref()
         .is_some_and(|f| f.contains(' '))
         .then_some(Principle::Family);
+    // Only a family in the gate's table is a promise it can keep (families.rs).
+    let mut does = None;
+    if let (None, Some(f)) = (&no_always_reason, family.as_deref()) {
+        match families::known(f) {
+            Ok(d) => does = Some(d.sentence(f)),
+            Err(why) => {
+                no_always_reason = Some(why);
+                principle = Some(Principle::Family);
+            }
+        }
+    }
     if no_always_reason.is_none() {
         no_always_reason = family.as_deref().and_then(|f| beyond_prefix(f, &line));
         if no_always_reason.is_some() {
@@ -125,13 +137,17 @@ fn classify_shell(command: &str, workspace: &Path, host: bool) -> Decision {
         Ok(why) => (Verdict::AutoSafe, why),
         Err(why) => (Verdict::Ask, why),
     };
+    let mut reasons = vec![reason];
+    if no_always_reason.is_none() {
+        reasons.extend(does);
+    }
     Decision {
         verdict,
         can_always: no_always_reason.is_none(),
         can_always_exact: true,
         no_always_reason,
         family,
-        reasons: vec![reason],
+        reasons,
         principle,
     }
 }

@@ -8,6 +8,7 @@ mod braces;
 mod classify;
 mod commands;
 mod danger;
+mod families;
 mod feeds;
 mod finding;
 mod interp;

@@ -191,13 +191,43 @@ fn a_family_is_a_command_and_its_subcommand() {
         ("git status", "git status"),
         ("cargo build --release", "cargo build"),
         ("npm test", "npm test"),
-        ("chronic make", "chronic make"),
         ("make -j8", "make"),
     ] {
         let d = shell_in(ws.path(), line);
         assert_eq!(d.family.as_deref(), Some(family), "{line:?}");
         assert!(d.can_always, "{line:?}: {d:?}");
     }
+}
+
+#[test]
+fn a_family_is_offered_only_where_the_gate_knows_the_command_and_its_subcommand() {
+    let ws = tempfile::tempdir().unwrap();
+    for line in [
+        "chronic make",
+        "diskutil list",
+        "rclone sync /tmp/empty sub",
+        "busctl status",
+        "openrc-shutdown --help",
+        "git frobnicate",
+        "systemctl isolate multi-user.target",
+        "mytool build",
+    ] {
+        let d = shell_in(ws.path(), line);
+        assert!(!d.can_always, "{line:?}: {d:?}");
+        assert!(
+            d.can_always_exact,
+            "{line:?}: the exact line may still be saved"
+        );
+        assert!(d.no_always_reason.is_some(), "{line:?}");
+    }
+    let d = shell_in(ws.path(), "git push origin main");
+    assert!(d.can_always);
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.contains("talk to another machine")),
+        "the card says what the family may do: {d:?}"
+    );
 }
 
 #[test]
