@@ -13,18 +13,6 @@ const LOOKERS: [&str; 20] = [
     "readlink", "basename", "dirname", "diff", "cmp", "jq", "lsblk", "blkid",
 ];
 
-/// Documentation readers: their words name topics to look up (`man shutdown`), never a
-/// command they run, so no later word of theirs is read as one (rule 1). What an option
-/// of theirs could hand a shell (`man -P 'cmd'`) is still read (rule 2).
-const DOC_READERS: [&str; 6] = ["man", "apropos", "whatis", "info", "tldr", "help"];
-
-/// True for a documentation reader ([`DOC_READERS`]).
-pub(crate) fn is_doc_reader(words: &[&str]) -> bool {
-    words
-        .first()
-        .is_some_and(|w| !w.contains(['$', '`']) && DOC_READERS.contains(&name(w).as_str()))
-}
-
 /// Programs that use a key file as an identity (`ssh -i ~/.ssh/id_ed25519`): naming a
 /// key is how they are used, not a wipe.
 const IDENTITY_USERS: [&str; 8] = [

@@ -16,6 +16,7 @@ use super::finding::{
     found, Finding, Principle, DESTRUCTIVE_FIND, FORK_BOMB, HISTORY_OR_KEY_WIPE, PIPE_TO_SHELL,
     PRIVILEGE_ESCALATION, RAW_DISK_WRITE, TOO_COMPLEX,
 };
+use super::grammar;
 use super::interp;
 use super::names::{command_words, name_of, SHELLS, STRING_RUNNERS, WRAPPERS};
 use super::python::python_danger;
@@ -344,14 +345,19 @@ impl Reader {
     /// only reads or prints its words, every later word that could start a command
     /// (rule 1) and what each argument could hold (rules 2 and 3, keys).
     fn command(&mut self, words: &[&str], depth: usize) -> Option<Finding> {
+        // By the command's grammar: its text words (patterns, messages, topics, test
+        // filters) are never commands, devices or paths; an invocation that only looks
+        // has only what its options could hand a shell read (rule 2).
+        let reading = grammar::read(words);
+        let words = reading.acting.as_slice();
+        if reading.looks {
+            return words.iter().find_map(|w| self.argument_lines(w, depth));
+        }
         if let Some(f) = self.named(words, depth) {
             return Some(by_pattern(f, &words[1..]));
         }
         if arguments::is_reader(words) {
             return None;
-        }
-        if arguments::is_doc_reader(words) {
-            return self.arguments(&name_of(words[0]), words, depth);
         }
         let first = *words.first()?;
         let name = name_of(first);

@@ -11,6 +11,7 @@ mod danger;
 mod families;
 mod feeds;
 mod finding;
+mod grammar;
 mod interp;
 mod names;
 mod paths;

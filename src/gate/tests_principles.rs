@@ -409,7 +409,9 @@ const HIDDEN: [(&str, &str); 8] = [
 fn wrapper_word() -> impl Strategy<Value = String> {
     "[a-z][a-z0-9-]{1,9}".prop_map(|w| {
         let listed = names::WRAPPERS.contains(&w.as_str()) || names::SHELLS.contains(&w.as_str());
-        if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) || listed {
+        // A command whose grammar the gate knows reads its words by that grammar.
+        let read = grammar::knows(&w);
+        if arguments::is_reader(&[w.as_str()]) || commands::is_known(&w) || listed || read {
             // A prefix keeps it a plain name, unless the name is known by a pattern
             // (`asudo` → `xasudo` still runs as another user).
             let x = format!("x{w}");
@@ -492,4 +494,52 @@ fn a_dangerous_command_hidden_behind_wrappers_or_in_option_values_is_found_a_mil
 #[allow(clippy::print_stderr)]
 fn print_figure(text: &str) {
     eprintln!("{text}");
+}
+
+#[test]
+fn a_word_is_a_command_a_device_or_a_path_only_where_its_command_uses_it_as_one() {
+    let ws = tempfile::tempdir().unwrap();
+    for line in [
+        "git log --grep sudo",
+        "git log -S 'rm -rf'",
+        "git log -G'shutdown'",
+        "git log --grep='reboot now' --oneline",
+        "git grep shutdown",
+        "git commit -m 'fix the rm -rf bug'",
+        "man -k 'rm -r'",
+        "cargo test shutdown",
+        "cargo test -- reboot --exact",
+        "pytest -k reboot",
+        "go test -run TestShutdown ./...",
+        "npm view rimraf version",
+        "apt-cache show sudo",
+        "brew info sudo",
+        "pacman -Ss sudo",
+        "systemctl status reboot.target",
+        "fdisk -l",
+        "fdisk -l /dev/sda",
+        "smartctl -a /dev/sda",
+        "sfdisk -d /dev/sda",
+        "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+    ] {
+        let d = shell_in(ws.path(), line);
+        assert_eq!(d.dangerous_label(), None, "{line:?}: {d:?}");
+    }
+    // What the grammar does not call text is read as before.
+    for line in [
+        "git log --grep x; reboot",
+        "git log --grep \"$(sudo id)\"",
+        "man -P 'rm -rf ~' ls",
+        "cargo test -p x && shutdown now",
+        "fdisk /dev/sda",
+        "smartctl -t long /dev/sda; dd if=/dev/zero of=/dev/sda",
+        "sfdisk /dev/sda < table.txt",
+        "systemctl start reboot.target",
+        "ssh-keygen -f ~/.ssh/id_ed25519 -N ''",
+        "npm install rimraf && rimraf ~",
+        "fdisk -l /dev/sda > /dev/sdb",
+    ] {
+        let d = shell_in(ws.path(), line);
+        assert!(d.dangerous_label().is_some(), "{line:?}: {d:?}");
+    }
 }
