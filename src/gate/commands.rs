@@ -10,9 +10,9 @@ use super::finding::{
 use super::paths::glob_match;
 
 /// Programs that run a command as another user.
-pub(crate) const PRIVILEGE: [&str; 16] = [
+pub(crate) const PRIVILEGE: [&str; 19] = [
     "sudo", "sudoedit", "su", "doas", "run0", "pkexec", "runuser", "gosu", "su-exec", "ksu",
-    "please", "calife", "gksu", "kdesu", "beesu", "pfexec",
+    "please", "calife", "gksu", "kdesu", "beesu", "pfexec", "dzdo", "pbrun", "sesu",
 ];
 /// Programs that delete or empty the files they are given.
 pub(crate) const DELETERS: [&str; 8] = [
@@ -34,7 +34,7 @@ const SYSTEM_DIRS: [&str; 15] = [
     "sys", "usr", "var",
 ];
 /// Targets of a service manager that stop or restart the machine.
-const POWER_TARGETS: [&str; 13] = [
+const POWER_TARGETS: [&str; 15] = [
     "poweroff",
     "reboot",
     "halt",
@@ -44,6 +44,8 @@ const POWER_TARGETS: [&str; 13] = [
     "hybrid-sleep",
     "suspend-then-hibernate",
     "shutdown",
+    "runlevel0",
+    "runlevel6",
     "soft-reboot",
     "rescue",
     "emergency",
@@ -106,6 +108,18 @@ pub(crate) fn normalise(path: &str) -> String {
 
 /// True for `/`, `/*`, `~`, `~/*`, `$HOME`, `${HOME}/` and lexical spellings of them.
 pub(crate) fn is_root_or_home(target: &str) -> bool {
+    // Another user's home is a home (`~root`, `~alice/`).
+    let user_home = target.strip_prefix('~').is_some_and(|rest| {
+        let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        user.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && user
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
+            && matches!(tail, "" | "*")
+    });
+    if user_home {
+        return true;
+    }
     let home = ["${HOME}", "$HOME", "~"]
         .iter()
         .find_map(|h| target.strip_prefix(h))
@@ -128,7 +142,9 @@ fn is_system_root(target: &str) -> bool {
     }
     let clean = normalise(target);
     let parts: Vec<&str> = clean.split('/').filter(|p| !p.is_empty()).collect();
-    parts.len() == 1 && SYSTEM_DIRS.contains(&parts[0])
+    // A person's home folder by its path (`/home/alice`, `/Users/alice`).
+    let a_home = parts.len() == 2 && matches!(parts[0], "home" | "Users");
+    a_home || (parts.len() == 1 && SYSTEM_DIRS.contains(&parts[0]))
 }
 
 /// Names of history, key and credential files and folders, as the segments of a path
@@ -248,6 +264,12 @@ pub(crate) fn is_sysrq(target: &str) -> bool {
 
 /// What writing to `target` would destroy, if anything: a device, the power switch, keys.
 pub(crate) fn write_target(how: &str, target: &str) -> Option<Finding> {
+    // bash's network paths are connections, not disks (the reader judges what reads
+    // from them).
+    let clean = normalise(target);
+    if clean.starts_with("/dev/tcp/") || clean.starts_with("/dev/udp/") {
+        return None;
+    }
     if is_device(target) {
         return found(
             RAW_DISK_WRITE,
@@ -343,7 +365,7 @@ type Rule = fn(&str, &[&str]) -> Option<Finding>;
 /// Every command the gate has a rule for, by name (the one table: [`rules`] and
 /// [`is_known`] both read it). Privilege, format and disk tools are matched by kind
 /// before it.
-const RULES: [(&[&str], Rule); 22] = [
+const RULES: [(&[&str], Rule); 23] = [
     (&["rm"], |_, a| rm_rules(a)),
     (&["unlink", "rmdir", "trash"], |n, a| {
         secret_operand(a).and_then(|p| {
@@ -376,6 +398,26 @@ const RULES: [(&[&str], Rule); 22] = [
             .find_map(|t| write_target(&format!("'{n}'"), t))
     }),
     (&["sed", "perl", "ruby", "gawk", "awk"], in_place_rules),
+    // rclone's deleting subcommands: `sync` deletes what its source lacks at the
+    // destination (as `rsync --delete`); `purge`, `delete` and `rmdirs` delete a tree.
+    (&["rclone"], |n, a| {
+        let ops = operands(a);
+        let (sub, target) = match ops.as_slice() {
+            ["sync", _, dst, ..] => ("sync", *dst),
+            [sub @ ("purge" | "delete" | "rmdirs"), target, ..] => (*sub, *target),
+            _ => return None,
+        };
+        if is_system_root(target) {
+            return found(
+                DELETE_ROOT_OR_HOME,
+                format!("'{n} {sub}' deletes what is in '{target}'"),
+            );
+        }
+        found(
+            RECURSIVE_DELETE,
+            format!("'{n} {sub}' deletes a whole tree at '{target}'"),
+        )
+    }),
     (&["sort"], |_, a| {
         output_values(a, Some('o'), "--output").find_map(|t| write_target("'sort -o'", t))
     }),
@@ -407,7 +449,15 @@ const RULES: [(&[&str], Rule); 22] = [
         )
     }),
     (
-        &["shutdown", "reboot", "halt", "poweroff", "kexec"],
+        &[
+            "shutdown",
+            "reboot",
+            "halt",
+            "poweroff",
+            "kexec",
+            "openrc-shutdown",
+            "systemd-shutdown",
+        ],
         |n, _| found(POWER_CONTROL, format!("'{n}' powers the machine down")),
     ),
     // Any run level but a reload (`q`, `u`) stops services or the machine: 0, 1, 6, S.
@@ -525,7 +575,7 @@ const RULES: [(&[&str], Rule); 22] = [
 ];
 
 /// Tools with subcommands or options that erase, format or destroy a disk or a pool.
-const DISK_SUBCOMMANDS: [(&str, &[&str]); 9] = [
+const DISK_SUBCOMMANDS: [(&str, &[&str]); 10] = [
     ("nvme", &["format", "sanitize"]),
     (
         "cryptsetup",
@@ -554,6 +604,18 @@ const DISK_SUBCOMMANDS: [(&str, &[&str]); 9] = [
         ],
     ),
     ("btrfs", &["mkfs", "replace"]),
+    (
+        "diskutil",
+        &[
+            "erasedisk",
+            "erasevolume",
+            "zerodisk",
+            "randomdisk",
+            "secureerase",
+            "partitiondisk",
+            "reformat",
+        ],
+    ),
     ("dmsetup", &["remove", "remove_all", "wipe_table", "clear"]),
 ];
 
@@ -563,7 +625,9 @@ pub(crate) fn is_privilege(name: &str) -> bool {
     let program = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    PRIVILEGE.contains(&name) || (program && (name.contains("sudo") || name.starts_with("doas")))
+    PRIVILEGE.contains(&name)
+        || (program
+            && (name.contains("sudo") || name.starts_with("doas") || name.starts_with("su-")))
 }
 
 /// True when the gate has a rule for a command of this name (so a later word naming it

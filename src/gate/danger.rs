@@ -18,7 +18,7 @@ use super::finding::{
 };
 use super::grammar;
 use super::interp;
-use super::names::{command_words, name_of, SHELLS, STRING_RUNNERS, WRAPPERS};
+use super::names::{self, command_words, name_of, SHELLS, STRING_RUNNERS, WRAPPERS};
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple};
 use super::strip_version;
@@ -40,6 +40,9 @@ struct Reader {
     /// Scripts written earlier in the line (`echo '…' > x.sh`), by path, so running
     /// one (`bash x.sh`, `./x.sh`, `. x.sh`) is read as what it holds.
     written: Vec<(String, String)>,
+    /// Whether an earlier redirection in the line opened a network connection
+    /// (`exec 3<>/dev/tcp/…`), for a later shell reading a descriptor.
+    network_fd: bool,
 }
 
 /// The first dangerous part of a shell line, if any.
@@ -49,6 +52,7 @@ pub(crate) fn shell_danger(command: &str) -> Option<Finding> {
         vars: Vec::new(),
         cwd: None,
         written: Vec::new(),
+        network_fd: false,
     };
     reader.line(command, 0)
 }
@@ -126,7 +130,7 @@ impl Reader {
                 for body in &stage.output_substitutions {
                     let inner = parse(body);
                     let first = inner.simples().next().map(|s| s.texts());
-                    let lang = first.and_then(|w| stdin_reader(&command_words(&w)));
+                    let lang = first.and_then(|w| stdin_reader(&w));
                     if lang.is_some_and(|l| SHELLS.contains(&l.as_str())) {
                         return found(
                             PIPE_TO_SHELL,
@@ -153,15 +157,16 @@ impl Reader {
                 out.extend(printed.split_whitespace().map(str::to_string));
                 continue;
             }
-            if !word.expands || self.vars.is_empty() {
+            // `$IFS` the line never set is the shell's default, white space: it splits
+            // a word into the words of a command (`rm${IFS}-rf${IFS}~`).
+            let default_ifs = self.line_value("IFS").is_none() && word.text.contains("IFS");
+            if !word.expands || (self.vars.is_empty() && !default_ifs) {
                 out.push(word.text.clone());
                 continue;
             }
-            let mut text = word.text.clone();
-            for (name, value) in &self.vars {
-                text = element_refs(&text, name, value)
-                    .replace(&format!("${{{name}}}"), value)
-                    .replace(&format!("${name}"), value);
+            let mut text = self.expand(&word.text);
+            if default_ifs {
+                text = ifs_as_space(&text);
             }
             // Unquoted, the value is split on white space and on the line's own `IFS`.
             let ifs = self.line_value("IFS").unwrap_or_default();
@@ -214,6 +219,17 @@ impl Reader {
             .map(|(_, text)| text.clone())
     }
 
+    /// `text` with the variables set earlier in the line put in.
+    fn expand(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (name, value) in &self.vars {
+            text = element_refs(&text, name, value)
+                .replace(&format!("${{{name}}}"), value)
+                .replace(&format!("${name}"), value);
+        }
+        text
+    }
+
     /// A variable set earlier in the line.
     fn line_value(&self, name: &str) -> Option<String> {
         self.vars
@@ -262,8 +278,12 @@ impl Reader {
     }
 
     fn simple(&mut self, stage: &Simple, line: &Line, depth: usize) -> Option<Finding> {
+        if let Some(f) = self.network_shell(stage) {
+            return Some(f);
+        }
         for r in stage.redirects.iter().filter(|r| r.writes()) {
-            let target = absolute(&r.target, self.cwd.as_deref());
+            // A variable set earlier is the target it holds (`h=~/.bash_history; > $h`).
+            let target = absolute(&self.expand(&r.target), self.cwd.as_deref());
             if let Some(f) = commands::write_target(&format!("'{}'", r.op), &target) {
                 return Some(f);
             }
@@ -296,7 +316,7 @@ impl Reader {
         }
         for r in stage.redirects.iter().filter(|r| r.feeds_text()) {
             let text = line.heredoc_body(r).unwrap_or(&r.target).to_string();
-            if let Some(lang) = stdin_reader(&words) {
+            if let Some(lang) = stdin_reader(&texts) {
                 if let Some(f) = self.code(&lang, &text, depth) {
                     return Some(f);
                 }
@@ -306,6 +326,40 @@ impl Reader {
             return None;
         }
         self.command(&words, depth)
+    }
+
+    /// A shell or interpreter whose input or output is a network connection: bash's
+    /// `/dev/tcp/HOST/PORT` and `/dev/udp/…` redirections on it (`sh < /dev/tcp/…`,
+    /// `bash -i >& /dev/tcp/…`), or a descriptor an earlier `exec 3<>/dev/tcp/…` opened
+    /// and it reads (`sh <&3`): what arrives from another machine is run.
+    fn network_shell(&mut self, stage: &Simple) -> Option<Finding> {
+        let network = |t: &str| {
+            let clean = commands::normalise(&self.expand(t));
+            clean.starts_with("/dev/tcp/") || clean.starts_with("/dev/udp/")
+        };
+        let here = stage.redirects.iter().find(|r| network(&r.target));
+        if here.is_some() {
+            self.network_fd = true;
+        }
+        let texts = stage.texts();
+        let words = command_words(&texts);
+        let base = words
+            .first()
+            .map(|w| strip_version(&name_of(w)).to_string())
+            .unwrap_or_default();
+        let runs_code = SHELLS.contains(&base.as_str())
+            || names::INTERPRETERS.contains(&base.as_str())
+            || interp::LANGUAGES.contains(&base.as_str());
+        let reads_fd = stage.redirects.iter().any(|r| {
+            r.op.starts_with('<') && r.op.ends_with('&') && r.target.parse::<u32>().is_ok()
+        });
+        if runs_code && (here.is_some() || (self.network_fd && reads_fd)) {
+            return found(
+                PIPE_TO_SHELL,
+                format!("'{base}' reads from or answers a network connection"),
+            );
+        }
+        None
     }
 
     /// Code in `lang` (a shell, python, or another interpreter) read as that language.
@@ -389,12 +443,17 @@ impl Reader {
         let first = *words.first()?;
         let name = name_of(first);
         let base = strip_version(&name).to_string();
-        let known = commands::is_known(&name)
-            || SHELLS.contains(&base.as_str())
-            || WRAPPERS.contains(&name.as_str())
-            || interp::LANGUAGES.contains(&base.as_str())
-            || matches!(base.as_str(), "python" | "pypy" | "find" | "env")
-            || PROGRAM_OPTIONS.iter().any(|(n, _)| *n == name);
+        // A file's name is not the program its stem spells (`sha256sum mkfs.txt`,
+        // `git diff src/sudo.rs`), nor is a folder's (`/sudo/`): what such a script
+        // does is not known by its name.
+        let known = !names::is_file_name(&name)
+            && !first.ends_with('/')
+            && (commands::is_known(&name)
+                || SHELLS.contains(&base.as_str())
+                || WRAPPERS.contains(&name.as_str())
+                || interp::LANGUAGES.contains(&base.as_str())
+                || matches!(base.as_str(), "python" | "pypy" | "find" | "env")
+                || PROGRAM_OPTIONS.iter().any(|(n, _)| *n == name));
         let cost = if known { words.len() } else { 1 };
         if !self.spend(cost) || depth > MAX_DEPTH {
             return found(TOO_COMPLEX, "the line is longer than the gate reads".into());
@@ -614,7 +673,7 @@ impl Reader {
                 format!("'find … | {}' deletes what find lists", words.join(" ")),
             );
         }
-        let lang = stdin_reader(&words)?;
+        let lang = stdin_reader(&texts)?;
         if SHELLS.contains(&lang.as_str()) || before.iter().any(is_transfer) {
             return found(
                 PIPE_TO_SHELL,
@@ -637,6 +696,31 @@ impl Reader {
         };
         self.code(&lang, &echoed, depth)
     }
+}
+
+/// `$IFS` and `${IFS…}` read as the default separator, a space.
+fn ifs_as_space(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("IFS") {
+            out.push(' ');
+            rest = tail;
+        } else if let Some(inner) = after
+            .strip_prefix("{IFS")
+            .and_then(|t| t.find('}').map(|end| &t[end + 1..]))
+        {
+            out.push(' ');
+            rest = inner;
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A history or key finding credited to rule 6 when only a pattern among `args` named

@@ -28,6 +28,14 @@ pub(crate) fn dash_c_payloads(args: &[&str]) -> Vec<String> {
         } else if arg.starts_with('-') && !arg.starts_with("--") {
             if let Some(glued) = arg.strip_prefix("-c").filter(|g| !g.is_empty()) {
                 out.push(glued.to_string());
+            } else if let Some(at) = bundle_letter(arg, 'c') {
+                // `-Ic'…'`, `-ec`: what follows the `c` in the bundle may be the code,
+                // or more flags before it.
+                let glued = &arg[at + 1..];
+                if !glued.is_empty() {
+                    out.push(glued.to_string());
+                }
+                after = true;
             } else if arg.chars().skip(1).any(|c| c == 'c') {
                 after = true;
             }
@@ -36,9 +44,35 @@ pub(crate) fn dash_c_payloads(args: &[&str]) -> Vec<String> {
     out
 }
 
-/// The code language a stage reads from its standard input, if it does.
-pub(crate) fn stdin_reader(words: &[&str]) -> Option<String> {
-    reads_code(words, false)
+/// Where `letter` stands in a bundle of short flags (`-Ic…` → 2), when every letter
+/// before it is a flag letter.
+pub(crate) fn bundle_letter(arg: &str, letter: char) -> Option<usize> {
+    let rest = arg.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+    let at = rest.find(letter)?;
+    rest[..at]
+        .chars()
+        .all(|c| c.is_ascii_alphabetic())
+        .then_some(at + 1)
+}
+
+/// The code language a stage reads from its standard input, if it does. `texts` are
+/// the stage's words with the assignments before its command: a shell told to read its
+/// start-up file from standard input (`BASH_ENV=/dev/stdin bash -c :`, `ENV=…`) reads
+/// its input as code too.
+pub(crate) fn stdin_reader(texts: &[&str]) -> Option<String> {
+    let words = command_words(texts);
+    let startup_from_stdin = texts
+        .iter()
+        .take(texts.len() - words.len())
+        .filter_map(|t| t.split_once('='))
+        .any(|(name, value)| matches!(name, "BASH_ENV" | "ENV") && is_stdin(value));
+    let shell = words
+        .first()
+        .is_some_and(|w| SHELLS.contains(&strip_version(&name_of(w))));
+    if startup_from_stdin && shell {
+        return Some("sh".to_string());
+    }
+    reads_code(&words, false)
 }
 
 /// [`stdin_reader`] through wrappers: a wrapper's command is its first word that is not
@@ -77,7 +111,19 @@ fn reads_code(words: &[&str], as_args: bool) -> Option<String> {
     }
     if SHELLS.contains(&base.as_str()) || INTERPRETERS.contains(&base.as_str()) {
         let shell = SHELLS.contains(&base.as_str());
-        return (!script_given(rest, shell) || as_args).then_some(base);
+        if !script_given(rest, shell) || as_args {
+            return Some(base);
+        }
+        // A script that runs a reader of standard input hands it the shell's own
+        // (`sh -c sh <<< …`, `bash -c 'source /dev/stdin'`, `bash -c 'python3 -'`).
+        if shell {
+            return dash_c_payloads(rest).iter().find_map(|script| {
+                parse(script)
+                    .simples()
+                    .find_map(|s| stdin_reader(&s.texts()))
+            });
+        }
+        return None;
     }
     if arguments::is_reader(words) {
         return None;
@@ -215,10 +261,43 @@ fn is_decoder(stage: &Simple) -> bool {
     }
 }
 
+/// `text` with what stands inside single or double quotes blanked out.
+fn outside_quotes(text: &str) -> Vec<char> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                    out.push(c);
+                    continue;
+                }
+                out.push(' ');
+            }
+            None => {
+                if !escaped && (c == '\'' || c == '"') {
+                    quote = Some(c);
+                }
+                escaped = !escaped && c == '\\';
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 /// The name of a function that keeps starting copies of itself: it calls itself twice,
 /// or once in the background or through a pipe (`:(){ :|:& };:`, `f(){ f & f; }; f`).
 pub(crate) fn fork_bomb(text: &str) -> Option<String> {
-    let chars: Vec<char> = text.chars().collect();
+    // Quoted text is data here (`echo ':(){ :|:& };:'`); what runs it — `sh -c`,
+    // `eval`, a pipe into a shell — reads it again as a line of its own.
+    let chars: Vec<char> = outside_quotes(text);
     let is_name = |c: char| !";&|(){}<> \t\n\"'".contains(c);
     let mut i = 0;
     while i < chars.len() {

@@ -33,6 +33,8 @@ struct Rule {
     text: &'static [&'static str],
     /// Options taking no value, so the word after them is an operand.
     flags: &'static [&'static str],
+    /// When not empty, the only options taking a value: every other option is a flag.
+    valued: &'static [&'static str],
     /// True when the words after `--` are only text (a test binary's filters).
     after_dashes: bool,
 }
@@ -48,6 +50,7 @@ const fn looks(command: &'static str, sub: &'static [&'static str]) -> Rule {
         operands: true,
         text: &[],
         flags: &[],
+        valued: &[],
         after_dashes: false,
     }
 }
@@ -67,6 +70,7 @@ const fn texts(
         operands: false,
         text,
         flags: &[],
+        valued: &[],
         after_dashes: false,
     }
 }
@@ -118,28 +122,42 @@ const PACKAGE_QUERIES: &[&str] = &[
     "specification",
 ];
 
-/// Test runners' flags that take no value.
-const TEST_FLAGS: &[&str] = &[
-    "--lib",
-    "--bins",
-    "--tests",
-    "--benches",
-    "--examples",
-    "--all",
-    "--workspace",
-    "--release",
-    "--doc",
-    "--no-run",
-    "--no-fail-fast",
-    "--all-targets",
-    "--all-features",
-    "--offline",
-    "--locked",
-    "--frozen",
-    "-q",
-    "--quiet",
-    "-v",
-    "--verbose",
+/// Cargo's options that take a value (every other is a flag).
+const CARGO_VALUED: &[&str] = &[
+    "-p",
+    "--package",
+    "-F",
+    "--features",
+    "--test",
+    "--bin",
+    "--bench",
+    "--example",
+    "--target",
+    "--target-dir",
+    "--manifest-path",
+    "-j",
+    "--jobs",
+    "--color",
+    "--config",
+    "--exclude",
+    "--profile",
+    "-Z",
+];
+
+/// `git grep`'s options that take a value (every other is a flag).
+const GIT_GREP_VALUED: &[&str] = &[
+    "-e",
+    "-f",
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "--max-count",
+    "--max-depth",
+    "--threads",
+    "--context",
+    "--after-context",
+    "--before-context",
 ];
 
 /// Options of `git log` and its kin whose values are patterns or formats.
@@ -225,7 +243,15 @@ const RULES: &[Rule] = &[
     },
     Rule {
         when: &["-q", "--query"],
-        unless: &["-i", "-U", "-e", "-F", "--install", "--upgrade", "--erase"],
+        unless: &[
+            "-U",
+            "-e",
+            "-F",
+            "--install",
+            "--upgrade",
+            "--erase",
+            "--freshen",
+        ],
         ..looks("rpm", &[])
     },
     // A unit's status, a session's listing, a bus's shape.
@@ -328,23 +354,69 @@ const RULES: &[Rule] = &[
     },
     looks("pgrep", &[]),
     looks("pidof", &[]),
+    looks("apk", &["info", "search", "list", "policy", "dot"]),
+    looks("cargo", &["tree", "metadata"]),
+    looks("udevadm", &["info"]),
+    looks("dumpe2fs", &[]),
+    Rule {
+        unless: &["-a", "--all", "-o", "--offset"],
+        ..looks("wipefs", &[])
+    },
+    Rule {
+        when: &["-I", "-i", "-g", "-C", "-t", "-T"],
+        unless: &[
+            "-a", "-A", "-b", "-B", "-c", "-d", "-D", "-E", "-f", "-F", "-J", "-k", "-K", "-L",
+            "-m", "-M", "-N", "-p", "-P", "-Q", "-r", "-R", "-s", "-S", "-u", "-U", "-w", "-W",
+            "-X", "-y", "-Y", "-z", "-Z",
+        ],
+        ..looks("hdparm", &[])
+    },
+    Rule {
+        when: &["-v", "-V"],
+        ..looks("command", &[])
+    },
+    // Finders and viewers: what they are handed is searched or shown; an option that
+    // names a program (`--pager`) is still read.
+    looks("findmnt", &[]),
+    looks("getent", &[]),
+    looks("locate", &[]),
+    looks("plocate", &[]),
+    looks("last", &[]),
+    looks("lastb", &[]),
+    looks("zgrep", &[]),
+    looks("zegrep", &[]),
+    looks("zfgrep", &[]),
+    looks("ag", &[]),
+    looks("ack", &[]),
+    looks("bat", &[]),
+    looks("batcat", &[]),
     // Search and filter arguments of commands that otherwise act.
     Rule {
         operands: true,
+        valued: GIT_GREP_VALUED,
         ..texts("git", &["grep"], &["-e"])
     },
-    texts(
-        "git",
-        &[
-            "log",
-            "shortlog",
-            "show",
-            "whatchanged",
-            "rev-list",
-            "reflog",
-        ],
-        GIT_SEARCH,
-    ),
+    // Git's readers: revisions, paths and patterns are looked at, never written.
+    Rule {
+        text: GIT_SEARCH,
+        unless: &["--output", "-O", "--open-files-in-pager", "--ext-diff"],
+        ..looks(
+            "git",
+            &[
+                "log",
+                "shortlog",
+                "show",
+                "whatchanged",
+                "rev-list",
+                "reflog",
+                "blame",
+                "status",
+                "ls-files",
+                "check-ignore",
+                "diff",
+            ],
+        )
+    },
     texts(
         "git",
         &["commit", "tag", "merge", "notes", "stash"],
@@ -361,7 +433,7 @@ const RULES: &[Rule] = &[
     Rule {
         operands: true,
         after_dashes: true,
-        flags: TEST_FLAGS,
+        valued: CARGO_VALUED,
         ..texts("cargo", &["test", "bench", "nextest"], &[])
     },
     texts("pytest", &[], &["-k", "-m"]),
@@ -414,6 +486,25 @@ pub(crate) fn read<'a>(words: &[&'a str]) -> Reading<'a> {
     if first.contains(['$', '`']) {
         return all;
     }
+    // `--help` or `--version` alone: it prints how it is used.
+    if let [_, only] = words {
+        if matches!(*only, "--help" | "--version") {
+            return Reading {
+                acting: words.to_vec(),
+                looks: true,
+            };
+        }
+    }
+    // A package runner runs the program it names: that program's grammar applies.
+    if let Some(at) = runs_program(words) {
+        let inner = read(&words[at..]);
+        let mut acting = words[..at].to_vec();
+        acting.extend(inner.acting);
+        return Reading {
+            acting,
+            looks: false,
+        };
+    }
     let name = name_of(first);
     let name = match strip_version(&name) {
         // Only these are named with their version (`pip3`, `pydoc3.12`); any other
@@ -439,7 +530,12 @@ pub(crate) fn read<'a>(words: &[&'a str]) -> Reading<'a> {
             }
             continue;
         }
-        if let Some(option) = value_of.take() {
+        // The value of the option before (an unnamed option's value never starts
+        // with `-`: that is the next option).
+        if let Some(option) = value_of
+            .take()
+            .filter(|o| !o.is_empty() || !word.starts_with('-'))
+        {
             if !rule.text.contains(&option) {
                 acting.push(word);
             }
@@ -466,18 +562,28 @@ pub(crate) fn read<'a>(words: &[&'a str]) -> Reading<'a> {
             }
             continue;
         }
-        // A value glued to a short text option (`-S'rm -rf'`, `-Gshutdown`).
-        let glued = !word.starts_with("--")
-            && word.len() > 2
-            && rule
-                .text
-                .iter()
-                .any(|t| t.len() == 2 && word.starts_with(t));
-        if glued {
+        // A short text option in a bundle: its value glued after it (`-S'rm -rf'`,
+        // `-Gshutdown`) or the next word (`-am 'message'`).
+        let bundled = (!word.starts_with("--")).then(|| {
+            rule.text.iter().find_map(|t| {
+                let letter = t
+                    .strip_prefix('-')
+                    .filter(|l| l.len() == 1)?
+                    .chars()
+                    .next()?;
+                super::feeds::bundle_letter(word, letter).map(|at| (*t, at))
+            })
+        });
+        if let Some((option, at)) = bundled.flatten() {
+            if at + 1 == word.len() {
+                value_of = Some(option);
+            }
             continue;
         }
         acting.push(word);
-        let flag = rule.flags.contains(&key) || valued;
+        let flag = rule.flags.contains(&key)
+            || valued
+            || (!rule.valued.is_empty() && !rule.valued.contains(&key));
         if !flag && rule.operands {
             // An option the table does not name may take the next word as its value:
             // that word is read, never taken for an operand.
@@ -488,6 +594,34 @@ pub(crate) fn read<'a>(words: &[&'a str]) -> Reading<'a> {
         acting,
         looks: rule.looks,
     }
+}
+
+/// Package runners and the word after which the program they run stands:
+/// `npx jest …`, `bunx vitest …`, `pnpm exec …`, `bundle exec rspec …`.
+const RUNNERS: [(&str, &str); 9] = [
+    ("npx", ""),
+    ("bunx", ""),
+    ("pnpx", ""),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "exec"),
+    ("bundle", "exec"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+];
+
+/// Where the program a package runner runs stands in `words`, if it is one.
+fn runs_program(words: &[&str]) -> Option<usize> {
+    let name = name_of(words.first()?);
+    let (_, sub) = RUNNERS
+        .iter()
+        .find(|(runner, sub)| *runner == name && (sub.is_empty() || words.get(1) == Some(sub)))?;
+    let from = if sub.is_empty() { 1 } else { 2 };
+    // Its own options stand first (`npx --yes jest`).
+    words[from..]
+        .iter()
+        .position(|w| !w.starts_with('-'))
+        .map(|at| at + from)
 }
 
 /// True when the table has a grammar for the command `name` (lowercased).

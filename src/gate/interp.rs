@@ -52,16 +52,38 @@ const SHELL_CALLS: [&str; 22] = [
     "pty",
 ];
 /// Words that delete a whole tree.
-const TREE_DELETES: [&str; 8] = [
+const TREE_DELETES: [&str; 6] = [
     "rmtree",
     "rm_rf",
     "rm_r",
     "remove_tree",
     "remove_entry",
-    "remove_dir_all",
-    "rmsync",
-    "rmdirsync",
+    "remove_dir",
 ];
+
+/// Names of calls that remove a file or a folder, a tree when told to recurse.
+const REMOVE_CALLS: [&str; 7] = [
+    "rm",
+    "rmsync",
+    "rmdir",
+    "rmdirsync",
+    "remove",
+    "removesync",
+    "unlink",
+];
+
+/// The first call in (lowercased) `code` of a name in [`REMOVE_CALLS`]: an identifier
+/// standing before `(`, white space allowed between.
+fn remove_call(code: &str) -> Option<&'static str> {
+    code.match_indices('(').find_map(|(at, _)| {
+        let before = code[..at].trim_end();
+        let start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let name = &before[start..];
+        REMOVE_CALLS.iter().find(|c| **c == name).copied()
+    })
+}
 
 /// The code arguments of `lang` among `args` (the program of awk; the values of `-e`
 /// and its bundles elsewhere).
@@ -109,6 +131,12 @@ pub(crate) fn code_args(lang: &str, args: &[&str]) -> Vec<String> {
             }
         } else if let Some(v) = arg.strip_prefix("--eval=") {
             out.push(v.to_string());
+        } else if let Some(at) = super::feeds::bundle_letter(arg, 'e') {
+            // Flags glued before the code: `perl -we'…'`, `ruby -Ke'…'`.
+            let glued = &arg[at + 1..];
+            if !glued.is_empty() && !matches!(lang, "node" | "nodejs" | "bun" | "php") {
+                out.push(glued.to_string());
+            }
         }
     }
     out
@@ -219,12 +247,17 @@ pub(crate) fn code_danger(
     if forks >= 2 || (forks == 1 && looped) {
         return found(FORK_BOMB, format!("'{lang}' code forks in a loop"));
     }
-    let recursive_rm =
-        (lower.contains("rmsync") || lower.contains("fs.rm")) && lower.contains("recursive");
-    if let Some(word) = TREE_DELETES
-        .iter()
-        .find(|w| lower.contains(*w) && (!w.ends_with("sync") || recursive_rm))
-    {
+    // A remove call told to recurse, in any runtime's spelling (node's `fs.rm`,
+    // `fs.promises.rm`, `rmSync`, `rmdirSync`; Deno's `remove`).
+    if lower.contains("recursive") {
+        if let Some(call) = remove_call(&lower) {
+            return found(
+                RECURSIVE_DELETE,
+                format!("'{lang}' code deletes whole trees ({call} with recursive)"),
+            );
+        }
+    }
+    if let Some(word) = TREE_DELETES.iter().find(|w| lower.contains(*w)) {
         return found(
             RECURSIVE_DELETE,
             format!("'{lang}' code deletes whole trees ({word})"),

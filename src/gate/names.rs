@@ -152,6 +152,21 @@ pub(crate) const RESERVED: [&str; 13] = [
 ];
 
 /// The command name a word names: path stripped, lowercased (no version stripping).
+/// Extensions of documents, sources and data: a word ending in one names a file
+/// (`src/sudo.rs`, `mkfs.txt`, `shutdown.log`), never the program its stem spells.
+const FILE_EXTENSIONS: [&str; 48] = [
+    "rs", "md", "txt", "rst", "adoc", "ts", "tsx", "js", "jsx", "mjs", "cjs", "py", "rb", "go",
+    "c", "h", "cc", "cpp", "hpp", "java", "kt", "swift", "cs", "json", "yaml", "yml", "toml",
+    "lock", "log", "csv", "html", "css", "scss", "sh", "bash", "zsh", "conf", "cfg", "ini", "xml",
+    "sql", "bak", "orig", "diff", "patch", "pdf", "png", "svg",
+];
+
+/// True when the (lowercased) name ends in a document, source or data extension.
+pub(crate) fn is_file_name(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext))
+}
+
 pub(crate) fn name_of(word: &str) -> String {
     base_name(word).to_lowercase()
 }

@@ -205,7 +205,7 @@ fn a_family_is_offered_only_where_the_gate_knows_the_command_and_its_subcommand(
     for line in [
         "chronic make",
         "diskutil list",
-        "rclone sync /tmp/empty sub",
+        "rclone copy /tmp/empty sub",
         "busctl status",
         "openrc-shutdown --help",
         "git frobnicate",

@@ -228,3 +228,33 @@ fn the_binary_prints_the_corpus_verdicts_as_its_first_line() {
         );
     }
 }
+
+#[test]
+fn everyday_look_alikes_that_only_mention_a_scary_word_are_at_most_two_percent_dangerous() {
+    let ws = workspace();
+    let cases = table("gate_lookalikes.tsv");
+    assert!(cases.len() >= 200, "{} look-alikes", cases.len());
+    assert!(cases.iter().all(|c| c.headline == "lookalike"));
+    let started = std::time::Instant::now();
+    let red: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let d = judge(ws.path(), &c.line);
+            d.dangerous_label()
+                .map(|label| format!("{:?}: {label}", c.line))
+        })
+        .collect();
+    let per_line = started.elapsed() / cases.len() as u32;
+    print_figure(&format!(
+        "look-alikes: {} of {} labelled dangerous ({:.1}%), {per_line:?} per line:\n{}",
+        red.len(),
+        cases.len(),
+        red.len() as f64 * 100.0 / cases.len() as f64,
+        red.join("\n")
+    ));
+    assert!(
+        red.len() * 50 <= cases.len(),
+        "more than 2% of the look-alikes are red:\n{}",
+        red.join("\n")
+    );
+}
