@@ -1,7 +1,8 @@
 //! Brace expansion as the shell does it before running a command: `{rm,-rf,~}` is the
 //! three words `rm -rf ~`, `a{b,c}d` is `abd acd`, `{1..3}` is `1 2 3`. Only unquoted
 //! braces expand, and `${…}` is a parameter, not a brace. Past [`LIMIT`] words the
-//! expansion gives up, and the caller treats the word as unreadable.
+//! expansion gives up, and the caller treats the word as unreadable. The default
+//! `$IFS` splits a word the same way (`rm${IFS}-rf` is `rm -rf`).
 
 /// How a character of a word was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +156,31 @@ fn sequence(inner: &[Piece]) -> Option<Vec<String>> {
         };
     }
     Some(out)
+}
+
+/// `$IFS` and `${IFS…}` read as the default separator, a space.
+pub(crate) fn ifs_as_space(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("IFS") {
+            out.push(' ');
+            rest = tail;
+        } else if let Some(inner) = after
+            .strip_prefix("{IFS")
+            .and_then(|t| t.find('}').map(|end| &t[end + 1..]))
+        {
+            out.push(' ');
+            rest = inner;
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! dangerous. The per-command rules are in `commands`.
 
 use super::arguments::{self, absolute, PROGRAM_OPTIONS};
+use super::braces;
 use super::commands::{self, is_secret_path, DELETERS};
 use super::feeds::{
     dash_c_payloads, fork_bomb, is_transfer, powershell_download, stdin_reader,
@@ -166,7 +167,7 @@ impl Reader {
             }
             let mut text = self.expand(&word.text);
             if default_ifs {
-                text = ifs_as_space(&text);
+                text = braces::ifs_as_space(&text);
             }
             // Unquoted, the value is split on white space and on the line's own `IFS`.
             let ifs = self.line_value("IFS").unwrap_or_default();
@@ -328,10 +329,8 @@ impl Reader {
         self.command(&words, depth)
     }
 
-    /// A shell or interpreter whose input or output is a network connection: bash's
-    /// `/dev/tcp/HOST/PORT` and `/dev/udp/…` redirections on it (`sh < /dev/tcp/…`,
-    /// `bash -i >& /dev/tcp/…`), or a descriptor an earlier `exec 3<>/dev/tcp/…` opened
-    /// and it reads (`sh <&3`): what arrives from another machine is run.
+    /// A shell or interpreter reading from or answering a network connection
+    /// (`sh < /dev/tcp/…`, `bash -i >& /dev/tcp/…`, `exec 3<>/dev/tcp/…; sh <&3`).
     fn network_shell(&mut self, stage: &Simple) -> Option<Finding> {
         let network = |t: &str| {
             let clean = commands::normalise(&self.expand(t));
@@ -696,31 +695,6 @@ impl Reader {
         };
         self.code(&lang, &echoed, depth)
     }
-}
-
-/// `$IFS` and `${IFS…}` read as the default separator, a space.
-fn ifs_as_space(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix("IFS") {
-            out.push(' ');
-            rest = tail;
-        } else if let Some(inner) = after
-            .strip_prefix("{IFS")
-            .and_then(|t| t.find('}').map(|end| &t[end + 1..]))
-        {
-            out.push(' ');
-            rest = inner;
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// A history or key finding credited to rule 6 when only a pattern among `args` named
