@@ -444,6 +444,7 @@ const RULES: &[Rule] = &[
         &["-t", "--testNamePattern", "--testPathPattern"],
     ),
     texts("vitest", &[], &["-t", "--testNamePattern"]),
+    texts("deno", &["test"], &["--filter"]),
     texts("mocha", &[], &["-g", "--grep", "-f", "--fgrep"]),
     texts("rspec", &[], &["-e", "--example"]),
     texts("phpunit", &[], &["--filter"]),
