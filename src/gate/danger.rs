@@ -279,9 +279,6 @@ impl Reader {
     }
 
     fn simple(&mut self, stage: &Simple, line: &Line, depth: usize) -> Option<Finding> {
-        if let Some(f) = self.network_shell(stage) {
-            return Some(f);
-        }
         for r in stage.redirects.iter().filter(|r| r.writes()) {
             // A variable set earlier is the target it holds (`h=~/.bash_history; > $h`).
             let target = absolute(&self.expand(&r.target), self.cwd.as_deref());
@@ -292,6 +289,9 @@ impl Reader {
         let owned = self.substituted(stage);
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         let words = command_words(&texts);
+        if let Some(f) = self.network_shell(&words, stage) {
+            return Some(f);
+        }
         self.remember(&words, stage, line);
         self.keep_written(&words, stage, line);
         // Pointing history elsewhere or emptying it (`HISTFILE=/dev/null`,
@@ -331,7 +331,7 @@ impl Reader {
 
     /// A shell or interpreter reading from or answering a network connection
     /// (`sh < /dev/tcp/…`, `bash -i >& /dev/tcp/…`, `exec 3<>/dev/tcp/…; sh <&3`).
-    fn network_shell(&mut self, stage: &Simple) -> Option<Finding> {
+    fn network_shell(&mut self, words: &[&str], stage: &Simple) -> Option<Finding> {
         let network = |t: &str| {
             let clean = commands::normalise(&self.expand(t));
             clean.starts_with("/dev/tcp/") || clean.starts_with("/dev/udp/")
@@ -340,8 +340,6 @@ impl Reader {
         if here.is_some() {
             self.network_fd = true;
         }
-        let texts = stage.texts();
-        let words = command_words(&texts);
         let base = words
             .first()
             .map(|w| strip_version(&name_of(w)).to_string())

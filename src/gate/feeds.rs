@@ -261,7 +261,8 @@ fn is_decoder(stage: &Simple) -> bool {
     }
 }
 
-/// `text` with what stands inside single or double quotes blanked out.
+/// `text` with what stands inside single or double quotes blanked out, one character
+/// for one (so positions agree with the text's).
 fn outside_quotes(text: &str) -> Vec<char> {
     let mut out = Vec::with_capacity(text.len());
     let mut quote: Option<char> = None;
@@ -295,14 +296,16 @@ fn outside_quotes(text: &str) -> Vec<char> {
 /// The name of a function that keeps starting copies of itself: it calls itself twice,
 /// or once in the background or through a pipe (`:(){ :|:& };:`, `f(){ f & f; }; f`).
 pub(crate) fn fork_bomb(text: &str) -> Option<String> {
-    // Quoted text is data here (`echo ':(){ :|:& };:'`); what runs it — `sh -c`,
-    // `eval`, a pipe into a shell — reads it again as a line of its own.
-    let chars: Vec<char> = outside_quotes(text);
+    // A definition is found outside quotes: quoted text is data (`echo ':(){ :|:& };:'`),
+    // and what runs it — `sh -c`, `eval`, a pipe into a shell — reads it again as a line
+    // of its own. Inside a body, a quoted word is still a call (`f(){ "f"|"f"& }`).
+    let outside = outside_quotes(text);
+    let chars: Vec<char> = text.chars().collect();
     let is_name = |c: char| !";&|(){}<> \t\n\"'".contains(c);
     let mut i = 0;
     while i < chars.len() {
         // `NAME ( ) {` or `function NAME {`.
-        let Some(open) = chars[i..].iter().position(|c| *c == '{').map(|p| p + i) else {
+        let Some(open) = outside[i..].iter().position(|c| *c == '{').map(|p| p + i) else {
             break;
         };
         let head: String = chars[..open].iter().collect();
@@ -329,7 +332,7 @@ pub(crate) fn fork_bomb(text: &str) -> Option<String> {
         // The body: up to the matching `}`.
         let mut depth = 0usize;
         let mut close = chars.len();
-        for (j, c) in chars.iter().enumerate().skip(open) {
+        for (j, c) in outside.iter().enumerate().skip(open) {
             match c {
                 '{' => depth += 1,
                 '}' => {

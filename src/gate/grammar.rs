@@ -62,16 +62,10 @@ const fn texts(
     text: &'static [&'static str],
 ) -> Rule {
     Rule {
-        command,
-        sub,
-        when: &[],
-        unless: &[],
         looks: false,
         operands: false,
         text,
-        flags: &[],
-        valued: &[],
-        after_dashes: false,
+        ..looks(command, sub)
     }
 }
 

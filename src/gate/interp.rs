@@ -61,7 +61,7 @@ const TREE_DELETES: [&str; 6] = [
     "remove_dir",
 ];
 
-/// Names of calls that remove a file or a folder, a tree when told to recurse.
+/// Names of functions that remove a file or a folder, a tree when told to recurse.
 const REMOVE_CALLS: [&str; 7] = [
     "rm",
     "rmsync",
@@ -72,17 +72,11 @@ const REMOVE_CALLS: [&str; 7] = [
     "unlink",
 ];
 
-/// The first call in (lowercased) `code` of a name in [`REMOVE_CALLS`]: an identifier
-/// standing before `(`, white space allowed between.
-fn remove_call(code: &str) -> Option<&'static str> {
-    code.match_indices('(').find_map(|(at, _)| {
-        let before = code[..at].trim_end();
-        let start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(0, |i| i + 1);
-        let name = &before[start..];
-        REMOVE_CALLS.iter().find(|c| **c == name).copied()
-    })
+/// The first name in [`REMOVE_CALLS`] that (lowercased) `code` uses as an identifier,
+/// called or not (`fs.rmSync(…)`, `const r = fs.rmSync`, `fs['rmSync']`).
+fn remove_name(code: &str) -> Option<&'static str> {
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find_map(|token| REMOVE_CALLS.iter().find(|c| **c == token).copied())
 }
 
 /// The code arguments of `lang` among `args` (the program of awk; the values of `-e`
@@ -247,10 +241,10 @@ pub(crate) fn code_danger(
     if forks >= 2 || (forks == 1 && looped) {
         return found(FORK_BOMB, format!("'{lang}' code forks in a loop"));
     }
-    // A remove call told to recurse, in any runtime's spelling (node's `fs.rm`,
-    // `fs.promises.rm`, `rmSync`, `rmdirSync`; Deno's `remove`).
+    // A remove told to recurse, in any runtime's spelling (node's `fs.rm`,
+    // `fs.promises.rm`, `rmSync`, `rmdirSync`; Deno's `remove`), however it is reached.
     if lower.contains("recursive") {
-        if let Some(call) = remove_call(&lower) {
+        if let Some(call) = remove_name(&lower) {
             return found(
                 RECURSIVE_DELETE,
                 format!("'{lang}' code deletes whole trees ({call} with recursive)"),

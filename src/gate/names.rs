@@ -151,7 +151,6 @@ pub(crate) const RESERVED: [&str; 13] = [
     "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "time",
 ];
 
-/// The command name a word names: path stripped, lowercased (no version stripping).
 /// Extensions of documents, sources and data: a word ending in one names a file
 /// (`src/sudo.rs`, `mkfs.txt`, `shutdown.log`), never the program its stem spells.
 const FILE_EXTENSIONS: [&str; 48] = [
@@ -167,6 +166,7 @@ pub(crate) fn is_file_name(name: &str) -> bool {
         .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext))
 }
 
+/// The command name a word names: path stripped, lowercased (no version stripping).
 pub(crate) fn name_of(word: &str) -> String {
     base_name(word).to_lowercase()
 }
