@@ -8,7 +8,8 @@
 //! are the engine's own: loading the lines, counting them in tokens (each line once,
 //! then remembered), fitting the request to the window and storing the turn.
 //! `KOTOBA_BENCH_TURNS=N` sets the measured turns of each kind (default 200).
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

@@ -6,7 +6,8 @@
 //!
 //! The fake Discord, the scripted model and the bot share one process (and its 2-core
 //! runtime), so the RSS figure is an upper bound for the bot alone.
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

@@ -10,7 +10,8 @@
 //! once, and the clock runs until every channel has her answer. Every process, the
 //! fake Discord and the model share this machine, so more processes also means more
 //! contention for its cores: the figure is what one machine gives, not a cluster.
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

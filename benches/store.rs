@@ -14,7 +14,8 @@
 //! PostgreSQL, one direct and one through the 20 ms-each-way proxy; one `/v1` turn alone
 //! on each (the median of 5, after 12 to warm up), then 40 at once on each, with `/health` asked every 10 ms
 //! during the burst (its p99 and max).
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

@@ -10,7 +10,8 @@
 //! main thread, so the main thread's CPU time is the engine's (plus the HTTP client and
 //! SSE parsing, which are part of a turn). The store is the real file store (SQLite,
 //! WAL) in a temp dir; tracing has no subscriber.
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

@@ -11,7 +11,8 @@
 //! the clients run on a current_thread runtime on the main thread; `kotoba serve` is a
 //! child process (its own multi-thread runtime, KOTOBA_LOG=warn). Two cores are shared
 //! by the three, as on the machines this project runs on.
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::print_stderr,

@@ -29,7 +29,8 @@
 //! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count,
 //! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30),
 //! `KOTOBA_BENCH_REALTIME_UTTERANCES=N` the realtime part's (default 30).
-
+// A test or bench binary exports nothing: its helpers are `pub` for its own modules.
+#![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,

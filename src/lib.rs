@@ -4,16 +4,15 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 
+pub use kotoba_core::{config, confine, face, metrics, protocol, turn};
+/// The gate's pure policy, its own crate: reads a shell line, code or a tool call as it
+/// would run and says auto-safe, ask or dangerous, and which "always" a card may offer.
+pub use kotoba_gate as gate;
+
 /// `App::build`: store, soul, model client, tools (+ MCP, the Discord port) → the engine.
 pub mod app;
 /// Children die with her: the mark, PR_SET_PDEATHSIG, leftovers ended at start-up.
 pub mod children;
-/// Configuration: paths and env (`mod.rs`), the table of settings keys (`keys.rs`) and
-/// of environment variables (`env.rs`), companion caps (`caps.rs`), the typed settings
-/// (`settings.rs`) read live from settings.yaml (`live.rs`), MCP settings (`mcp.rs`).
-pub mod config;
-/// Path confinement to the workspace, shared by the gate and the file tools.
-pub mod confine;
 /// The data folder's lock and the one-sentence start-up refusals.
 pub mod datadir;
 /// `kotoba doctor`'s report.
@@ -23,21 +22,11 @@ pub mod doctor;
 /// work jobs and helpers, the transport numbers (`transport.rs`), what is under way
 /// (`inflight.rs`).
 pub mod engine;
-/// Her face: the one map from what she wrote to the face a finished turn shows.
-pub mod face;
-/// The gate's pure policy: reads a shell line, code or a tool call as it would run and
-/// says auto-safe, ask or dangerous, and which "always" a card may offer. Runs nothing.
-pub mod gate;
 /// The model client trait, its retrying client and its two wire APIs (Responses, Chat
 /// Completions) over SSE.
 pub mod llm;
 /// MCP servers: the client manager, their settings and catalogue.
 pub mod mcp;
-/// `GET /metrics`'s registry: turns, model errors, gate decisions, cards, voice rooms,
-/// shards.
-pub mod metrics;
-/// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
-pub mod protocol;
 /// The soul file (`parse.rs`) and the system prompt (`prompt.rs`).
 pub mod soul;
 /// Speech, with no Discord types: resampling (`audio.rs`), WAV, voice activity, endpointing,
@@ -52,9 +41,6 @@ pub mod surfaces;
 pub mod tools;
 /// Local trust: what children inherit (her secrets withheld) and her files' modes.
 pub mod trust;
-/// A turn's context: whom it speaks for and its axes, set once and shared by its tools,
-/// cards, port calls and jobs (`turn.rs`); a job's meter (`turn/meter.rs`).
-pub mod turn;
 /// The voice room, surface-neutral: heard audio per speaker in, her voice out; Discord
 /// and the page each drive it through its boundary.
 pub mod voice;

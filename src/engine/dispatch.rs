@@ -23,7 +23,7 @@ use super::transport::tool_budget;
 use super::turn::Loop;
 
 /// The sentence when a job's first call is not the skill that matches it.
-pub fn step_zero_sentence(skill: &str) -> String {
+pub(super) fn step_zero_sentence(skill: &str) -> String {
     format!(
         "Step zero: the skill '{skill}' matches this job, so your FIRST call must be skill_view with name \
          '{skill}'. NOTHING ran; call skill_view first, then act."

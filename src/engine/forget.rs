@@ -8,11 +8,11 @@
 use super::Engine;
 use crate::store::{Approver, Erased, StoreError};
 use crate::tools::memory::{MemoryStore, Notebook};
-pub use crate::tools::port::ErasedBy;
+pub(super) use crate::tools::port::ErasedBy;
 
 /// What a surface does when a person is forgotten: drop the lines of theirs it holds
 /// in memory (overheard lines waiting for her next turn), by Discord user id.
-pub type Forgetter = Box<dyn Fn(u64) + Send + Sync>;
+pub(super) type Forgetter = Box<dyn Fn(u64) + Send + Sync>;
 
 /// Why an erase did not finish. What was already erased stays erased.
 #[derive(Debug, thiserror::Error)]

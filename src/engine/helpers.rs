@@ -15,10 +15,10 @@ use crate::turn::TurnContext;
 use std::sync::Arc;
 
 /// Helpers running at once inside one delegate call.
-pub const HELPERS_AT_ONCE: usize = 2;
+pub(super) const HELPERS_AT_ONCE: usize = 2;
 
 /// Drop repeated goals (case and spacing ignored), keeping the first of each.
-pub fn dedupe_goals(goals: Vec<String>) -> Vec<String> {
+pub(super) fn dedupe_goals(goals: Vec<String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     goals
         .into_iter()

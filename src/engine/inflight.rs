@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::store::{Approver, Store, StoreError};
 
 /// The detail of an executed row whose turn was cut while it ran (barge-in, /stop).
-pub const INTERRUPTED_RUN_DETAIL: &str =
+pub(super) const INTERRUPTED_RUN_DETAIL: &str =
     "interrupted: the turn was cut while it ran, and it was ended";
 
 /// Which table a mark is in (what unmarks it).

@@ -135,6 +135,7 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
 }
 
 #[path = "../../tests/support/proxy.rs"]
+#[allow(unreachable_pub)]
 #[allow(dead_code)]
 mod proxy;
 

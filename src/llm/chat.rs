@@ -11,7 +11,7 @@ use super::{Item, LlmError, ModelReply, ModelRequest, ToolCall};
 use crate::config::Settings;
 
 /// The JSON body for `POST {base_url}/chat/completions`.
-pub fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
+pub(super) fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(settings.model));
     body.insert("messages".into(), Value::Array(messages(req)));
@@ -102,7 +102,7 @@ struct PartialCall {
 
 /// Decodes the Chat Completions chunk stream.
 #[derive(Debug, Default)]
-pub struct ChatDecoder {
+pub(super) struct ChatDecoder {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     finished: bool,
@@ -113,7 +113,7 @@ pub struct ChatDecoder {
 
 impl ChatDecoder {
     /// A decoder with nothing seen yet.
-    pub fn new() -> ChatDecoder {
+    pub(super) fn new() -> ChatDecoder {
         ChatDecoder::default()
     }
 

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::{LlmError, ModelReply};
 
 /// A wire format's stream decoder: fed one SSE `data` payload at a time.
-pub trait Decoder {
+pub(super) trait Decoder {
     /// Read one data payload; text deltas go to `deltas` as they arrive. Returns true
     /// when the response is complete.
     fn feed(
@@ -23,7 +23,7 @@ pub trait Decoder {
 }
 
 /// An error named in a body or event (`code`, `message`), typed.
-pub fn error_from_body(code: &str, message: &str) -> LlmError {
+pub(super) fn error_from_body(code: &str, message: &str) -> LlmError {
     let hay = format!("{code} {message}").to_ascii_lowercase();
     if is_context_message(&hay) {
         LlmError::ContextTooLong
@@ -52,7 +52,11 @@ fn is_context_message(hay: &str) -> bool {
 }
 
 /// A non-success HTTP status and its body, typed.
-pub fn error_from_status(status: u16, retry_after: Option<Duration>, body: &str) -> LlmError {
+pub(super) fn error_from_status(
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &str,
+) -> LlmError {
     let lower = body.to_ascii_lowercase();
     match status {
         // Quota exhaustion also answers 429, but waiting will not fix it.
@@ -86,12 +90,12 @@ fn error_message(body: &str) -> String {
 }
 
 /// The first `n` characters of `s`.
-pub fn clip(s: &str, n: usize) -> String {
+pub(super) fn clip(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
 /// A Retry-After header value in seconds (the HTTP-date form is not honoured).
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
     let secs: f64 = value.trim().parse().ok()?;
     if secs.is_finite() && secs >= 0.0 {
         Some(Duration::from_secs_f64(secs.min(3600.0)))

@@ -11,7 +11,7 @@ use super::{Item, LlmError, ModelReply, ModelRequest, ToolCall};
 use crate::config::Settings;
 
 /// The JSON body for `POST {base_url}/responses`.
-pub fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
+pub(super) fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
     let input: Vec<Value> = req.items.iter().map(input_item).collect();
     let mut body = Map::new();
     body.insert("model".into(), json!(settings.model));
@@ -74,7 +74,7 @@ fn input_item(item: &Item) -> Value {
 
 /// Decodes the Responses event stream.
 #[derive(Debug, Default)]
-pub struct ResponsesDecoder {
+pub(super) struct ResponsesDecoder {
     items: Vec<Item>,
     /// Text streamed per message item id, until that item is done.
     text_by_item: HashMap<String, String>,
@@ -88,7 +88,7 @@ pub struct ResponsesDecoder {
 
 impl ResponsesDecoder {
     /// A decoder with nothing seen yet.
-    pub fn new() -> ResponsesDecoder {
+    pub(super) fn new() -> ResponsesDecoder {
         ResponsesDecoder::default()
     }
 

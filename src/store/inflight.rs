@@ -10,10 +10,10 @@ use super::{now_ms, Approver, Store, StoreError};
 pub const CUT_TURN_LINE: &str = "(This turn was cut by a restart: Kotoba stopped before it \
      finished, and anything it was running was ended.)";
 /// The detail of an executed row that never got its outcome.
-pub const CUT_RUN_DETAIL: &str =
+pub(super) const CUT_RUN_DETAIL: &str =
     "cut by a restart: Kotoba stopped while it ran, so its outcome is unknown and it was ended";
 /// The detail of an approval card that was still waiting.
-pub const EXPIRED_CARD_DETAIL: &str =
+pub(super) const EXPIRED_CARD_DETAIL: &str =
     "expired by a restart: the card was still waiting when Kotoba stopped; nothing ran";
 
 /// What a start-up closed.

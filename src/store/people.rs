@@ -8,7 +8,7 @@ use super::seen::{as_i64, as_u64};
 use super::{now_ms, Store, StoreError};
 
 /// The most facts kept per person; older ones go.
-pub const FACTS_PER_PERSON: usize = 20;
+pub(super) const FACTS_PER_PERSON: usize = 20;
 
 /// One fact about a member.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ pub struct SearchHit {
 /// The words of `query` as an FTS5 expression: each word quoted (so no word is read as
 /// an operator), all of them required (`and`) or any of them (`or`). `None` when the
 /// query holds no word.
-pub fn fts_query(query: &str, any: bool) -> Option<String> {
+pub(super) fn fts_query(query: &str, any: bool) -> Option<String> {
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
         .map(|w| w.trim_matches('\''))

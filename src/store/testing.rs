@@ -6,7 +6,7 @@
 use super::Store;
 
 /// One backend to run a test against; `open` may be called again to reopen it.
-pub struct Fixture {
+pub(crate) struct Fixture {
     /// "sqlite" or "postgres", for assertion messages.
     pub name: &'static str,
     /// The SQLite file, or the PostgreSQL URL.
@@ -22,7 +22,7 @@ enum Target {
 
 impl Fixture {
     /// Open (or reopen) this backend's store.
-    pub async fn open(&self) -> Store {
+    pub(crate) async fn open(&self) -> Store {
         match &self.target {
             Target::File(p) => Store::open(p).expect("open the SQLite store"),
             Target::Url(u) => Store::connect(u)
@@ -32,7 +32,7 @@ impl Fixture {
     }
 
     /// The SQLite file (`None` on PostgreSQL).
-    pub fn file(&self) -> Option<std::path::PathBuf> {
+    pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
         match &self.target {
             Target::File(p) => Some(p.clone()),
             Target::Url(_) => None,
@@ -41,17 +41,18 @@ impl Fixture {
 }
 
 #[path = "../../tests/support/postgres.rs"]
+#[allow(unreachable_pub)]
 mod support;
 
 /// A fresh database on the test server, its URL; `None` (said loudly) when there is no
 /// server outside CI.
-pub fn postgres_url() -> Option<String> {
+pub(crate) fn postgres_url() -> Option<String> {
     support::fresh_database("(PostgreSQL half)")
 }
 
 /// Two stores on one fresh PostgreSQL database, as two processes would hold them, both
 /// alive in the store's eyes (a heartbeat each); `None` without a test server.
-pub async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
+pub(crate) async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
     let url = postgres_url()?;
     let open = async || {
         let s = Store::connect(&url)
@@ -66,7 +67,7 @@ pub async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::A
 }
 
 /// The backends to run a store test against.
-pub fn each() -> Vec<Fixture> {
+pub(crate) fn each() -> Vec<Fixture> {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut out = vec![Fixture {
         name: "sqlite",
@@ -86,10 +87,10 @@ pub fn each() -> Vec<Fixture> {
 /// While it lives, a paused test clock moves only when the test advances it: a blocking
 /// task in flight keeps tokio from moving it on by itself while the test waits on a
 /// real database (PostgreSQL's sockets, whose connect timeout would fire at once).
-pub struct HeldClock(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
+pub(crate) struct HeldClock(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
 
 /// Hold the paused clock still (see [`HeldClock`]).
-pub fn hold_clock() -> HeldClock {
+pub(crate) fn hold_clock() -> HeldClock {
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     tokio::task::spawn_blocking(move || {
         let _ = rx.recv();

@@ -18,7 +18,7 @@ use crate::speech::SpeechError;
 
 /// What the speaker tells the room.
 #[derive(Debug)]
-pub enum SpeakerNote {
+pub(super) enum SpeakerNote {
     /// New frames are queued (the room hands them out at once when idle).
     Audio,
     /// A line's synthesis answered with its first audio after this long.
@@ -28,7 +28,7 @@ pub enum SpeakerNote {
 }
 
 /// Frames waiting to be handed to the AudioOut.
-pub type FrameQueue = Arc<Mutex<VecDeque<Vec<f32>>>>;
+pub(super) type FrameQueue = Arc<Mutex<VecDeque<Vec<f32>>>>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
@@ -47,7 +47,7 @@ impl<T> Drop for Aborting<T> {
 }
 
 /// Her voice in one room.
-pub struct Speaker {
+pub(super) struct Speaker {
     synth: Arc<dyn Synthesizer>,
     notes: mpsc::UnboundedSender<SpeakerNote>,
     frames: FrameQueue,
@@ -62,7 +62,10 @@ pub struct Speaker {
 
 impl Speaker {
     /// A quiet speaker using `synth`; notes go to `notes`.
-    pub fn new(synth: Arc<dyn Synthesizer>, notes: mpsc::UnboundedSender<SpeakerNote>) -> Self {
+    pub(super) fn new(
+        synth: Arc<dyn Synthesizer>,
+        notes: mpsc::UnboundedSender<SpeakerNote>,
+    ) -> Self {
         Speaker {
             synth,
             notes,
@@ -76,14 +79,14 @@ impl Speaker {
 
     /// Play audio already spoken at `rate` (a realtime model's answer) as it streams
     /// in, after whatever is queued; [`Speaker::end_stream`] flushes its tail.
-    pub fn play(&mut self, pcm: &[i16], rate: u32) {
+    pub(super) fn play(&mut self, pcm: &[i16], rate: u32) {
         let stream = self.stream.get_or_insert_with(|| Playout::new(rate));
         stream.push(pcm);
         queue(stream, &self.frames, &self.notes);
     }
 
     /// The streamed audio is over: its last frames are queued.
-    pub fn end_stream(&mut self) {
+    pub(super) fn end_stream(&mut self) {
         if let Some(mut stream) = self.stream.take() {
             stream.finish();
             queue(&mut stream, &self.frames, &self.notes);
@@ -92,7 +95,7 @@ impl Speaker {
 
     /// Say `line` after whatever is already queued (after the spoken filter; a line
     /// with nothing speakable is skipped). Returns whether anything was queued.
-    pub fn say(&mut self, line: &str) -> bool {
+    pub(super) fn say(&mut self, line: &str) -> bool {
         let words = spoken(line);
         if words.trim().is_empty() {
             return false;
@@ -124,7 +127,7 @@ impl Speaker {
     }
 
     /// Stop at once: queued frames and lines are dropped, synthesis in flight is cut.
-    pub fn hush(&mut self) {
+    pub(super) fn hush(&mut self) {
         self.lines = None;
         self.task = None;
         self.stream = None;
@@ -134,12 +137,12 @@ impl Speaker {
     }
 
     /// The next frame to play, if one is ready.
-    pub fn pop_frame(&self) -> Option<Vec<f32>> {
+    pub(super) fn pop_frame(&self) -> Option<Vec<f32>> {
         lock(&self.frames).pop_front()
     }
 
     /// Whether she is talking or about to: frames queued or lines being synthesised.
-    pub fn speaking(&self) -> bool {
+    pub(super) fn speaking(&self) -> bool {
         self.pending.load(Ordering::SeqCst) > 0 || !lock(&self.frames).is_empty()
     }
 }

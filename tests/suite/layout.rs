@@ -1,6 +1,7 @@
-//! The layout rules of ARCHITECTURE.md, checked on the source tree: the engine names no
-//! tool and imports no surface crate, every module opens with a line saying its role,
-//! and the modules form no cycle.
+//! The layout rules of ARCHITECTURE.md, checked on the source tree and Cargo.lock: each
+//! crate stands only on the floors below it and none but the binary reaches a surface
+//! library, the engine names no tool and imports no surface crate, every module opens
+//! with a line saying its role, and the modules of each crate form no cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,21 @@ use kotoba::tools::discord::PortSlot;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The source folder of every crate of the workspace: the binary crate's `src/` and each
+/// `crates/<name>/src/`.
+fn roots() -> Vec<PathBuf> {
+    let mut out = vec![src()];
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let mut members: Vec<PathBuf> = std::fs::read_dir(crates)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    members.sort();
+    out.extend(members);
+    out
 }
 
 /// Every `.rs` file under `dir`, sorted.
@@ -109,7 +125,7 @@ fn the_engine_never_imports_serenity_songbird_or_axum() {
 #[test]
 fn every_module_opens_with_a_line_saying_its_role() {
     let mut missing = Vec::new();
-    for file in rust_files(&src()) {
+    for file in roots().iter().flat_map(|r| rust_files(r)) {
         let text = std::fs::read_to_string(&file).unwrap();
         if !text.trim_start().starts_with("//!") {
             missing.push(file.display().to_string());
@@ -124,8 +140,8 @@ fn every_module_opens_with_a_line_saying_its_role() {
 
 /// The module path of a source file: `src/surfaces/discord/chat.rs` →
 /// `["surfaces", "discord", "chat"]`.
-fn module_of(file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(src()).unwrap().with_extension("");
+fn module_of(root: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root).unwrap().with_extension("");
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -141,8 +157,8 @@ fn module_of(file: &Path) -> Vec<String> {
 
 /// Every module path a file's code reaches (`crate::a::b`, `super::x`, grouped
 /// `use crate::{a::x, b}`), resolved to absolute paths.
-fn references(file: &Path, code: &str) -> Vec<Vec<String>> {
-    let me = module_of(file);
+fn references(root: &Path, file: &Path, code: &str) -> Vec<Vec<String>> {
+    let me = module_of(root, file);
     // `super` of `a/b.rs` and of `a/b/mod.rs` alike is `a`.
     let here: Vec<String> = me[..me.len().saturating_sub(1)].to_vec();
     let mut out = Vec::new();
@@ -216,20 +232,20 @@ fn references(file: &Path, code: &str) -> Vec<Vec<String>> {
 
 /// Cycles among the children of `parent` (a module path): an edge a → b when a file in
 /// a reaches into b. Returns each strongly connected group of more than one child.
-fn cycles_under(parent: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
+fn cycles_under(root: &Path, parent: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
     let depth = parent.len() + 1;
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut why: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-    for file in rust_files(&src()) {
+    for file in rust_files(root) {
         if is_test_file(&file) {
             continue;
         }
-        let me = module_of(&file);
+        let me = module_of(root, &file);
         if me.len() < depth || me[..parent.len()] != *parent {
             continue;
         }
         let from = me[parent.len()].clone();
-        for target in references(&file, &code_of(&file)) {
+        for target in references(root, &file, &code_of(&file)) {
             if target.len() < depth || target[..parent.len()] != *parent {
                 continue;
             }
@@ -238,7 +254,7 @@ fn cycles_under(parent: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
                 edges.entry(from.clone()).or_default().insert(to.clone());
                 why.entry((from.clone(), to))
                     .or_default()
-                    .insert(file.strip_prefix(src()).unwrap().display().to_string());
+                    .insert(file.strip_prefix(root).unwrap().display().to_string());
             }
         }
     }
@@ -284,12 +300,13 @@ fn cycles_under(parent: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
     groups
 }
 
-/// Every module that has children (a folder), the crate root first.
-fn parents() -> Vec<Vec<String>> {
+/// Every module of the crate at `root` that has children (a folder), the crate root
+/// first.
+fn parents(root: &Path) -> Vec<Vec<String>> {
     let mut out: BTreeSet<Vec<String>> = BTreeSet::new();
     out.insert(Vec::new());
-    for file in rust_files(&src()) {
-        let m = module_of(&file);
+    for file in rust_files(root) {
+        let m = module_of(root, &file);
         for n in 1..m.len() {
             out.insert(m[..n].to_vec());
         }
@@ -300,14 +317,17 @@ fn parents() -> Vec<Vec<String>> {
 #[test]
 fn the_modules_form_no_cycle_at_any_level() {
     let mut found = Vec::new();
-    for parent in parents() {
-        for (group, detail) in cycles_under(&parent) {
-            found.push(format!(
-                "under `crate::{}`: {:?}\n  {}",
-                parent.join("::"),
-                group,
-                detail.join("\n  ")
-            ));
+    for root in roots() {
+        for parent in parents(&root) {
+            for (group, detail) in cycles_under(&root, &parent) {
+                found.push(format!(
+                    "in {}, under `crate::{}`: {:?}\n  {}",
+                    root.display(),
+                    parent.join("::"),
+                    group,
+                    detail.join("\n  ")
+                ));
+            }
         }
     }
     assert!(
@@ -323,6 +343,7 @@ fn the_cycle_check_sees_a_cycle_through_super_and_grouped_imports() {
     // above could never fail.
     let file = src().join("surfaces/discord/chat.rs");
     let refs = references(
+        &src(),
         &file,
         "use super::view::Card;\nuse crate::{engine::Engine, tools::x};\nsuper::super::web::y();",
     );
@@ -343,4 +364,122 @@ fn the_cycle_check_sees_a_cycle_through_super_and_grouped_imports() {
         as_text.iter().any(|t| t.starts_with("surfaces::web")),
         "{as_text:?}"
     );
+}
+
+/// The floors of the house (ARCHITECTURE.md): each crate of the workspace and the
+/// workspace crates it may stand on. A new crate must say its floor here.
+const FLOORS: &[(&str, &[&str])] = &[
+    ("kotoba-core", &[]),
+    ("kotoba-gate", &["kotoba-core"]),
+    ("kotoba", &["kotoba-core", "kotoba-gate"]),
+];
+
+/// The libraries of the surfaces: only the binary crate may reach them, even indirectly.
+const SURFACE_LIBRARIES: [&str; 3] = ["serenity", "songbird", "axum"];
+
+/// Cargo.lock's packages: `name version` → the `name version` of each dependency
+/// (normal, build and dev alike, which makes the checks below stricter, not looser).
+fn locked_packages() -> BTreeMap<String, Vec<String>> {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let mut raw: Vec<(String, String, Vec<String>)> = Vec::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let field = |key: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let deps = match block.find("dependencies = [") {
+            Some(i) => block[i..]
+                .lines()
+                .skip(1)
+                .take_while(|l| l.trim() != "]")
+                .map(|l| l.trim().trim_end_matches(',').trim_matches('"').to_string())
+                .collect(),
+            None => Vec::new(),
+        };
+        raw.push((field("name"), field("version"), deps));
+    }
+    let key_of = |dep: &str| -> String {
+        let mut parts = dep.split_whitespace();
+        let name = parts.next().unwrap_or_default();
+        match parts.next() {
+            Some(version) => format!("{name} {version}"),
+            None => {
+                let (_, v, _) = raw.iter().find(|(n, _, _)| n == name).unwrap();
+                format!("{name} {v}")
+            }
+        }
+    };
+    raw.iter()
+        .map(|(n, v, deps)| (format!("{n} {v}"), deps.iter().map(|d| key_of(d)).collect()))
+        .collect()
+}
+
+/// The crate named `name` in the lock: its key.
+fn locked(packages: &BTreeMap<String, Vec<String>>, name: &str) -> String {
+    packages
+        .keys()
+        .find(|k| k.split(' ').next() == Some(name))
+        .unwrap_or_else(|| panic!("{name} is not in Cargo.lock"))
+        .clone()
+}
+
+#[test]
+fn each_crate_stands_only_on_the_floors_below_it() {
+    let packages = locked_packages();
+    let members: Vec<&str> = FLOORS.iter().map(|(n, _)| *n).collect();
+    let on_disk: Vec<String> = roots()[1..]
+        .iter()
+        .map(|r| {
+            r.parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for krate in &on_disk {
+        assert!(
+            members.contains(&krate.as_str()),
+            "crates/{krate} has no floor in FLOORS"
+        );
+    }
+    let mut wrong = Vec::new();
+    for (krate, below) in FLOORS {
+        for dep in &packages[&locked(&packages, krate)] {
+            let name = dep.split(' ').next().unwrap();
+            if members.contains(&name) && !below.contains(&name) {
+                wrong.push(format!("{krate} depends on {name}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_crate_below_the_binary_reaches_serenity_songbird_or_axum() {
+    let packages = locked_packages();
+    let mut wrong = Vec::new();
+    for (krate, _) in FLOORS.iter().filter(|(n, _)| *n != "kotoba") {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![locked(&packages, krate)];
+        while let Some(p) = stack.pop() {
+            for dep in packages.get(&p).into_iter().flatten() {
+                if seen.insert(dep.clone()) {
+                    stack.push(dep.clone());
+                }
+            }
+        }
+        for dep in &seen {
+            let name = dep.split(' ').next().unwrap();
+            if SURFACE_LIBRARIES.contains(&name) {
+                wrong.push(format!("{krate} reaches {dep}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -45,3 +45,63 @@ pub async fn route(line: &str, decision: &Decision, settings: &Settings, store: 
     }
     Route::Ask
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::gate::{classify, Action, PROCESS_SPAWN};
+
+    fn shell(command: &str) -> Decision {
+        let ws = tempfile::tempdir().unwrap();
+        classify(
+            &Action::Shell {
+                command: command.to_string(),
+            },
+            ws.path(),
+            true,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_dangerous_line_is_refused_every_saved_grant() {
+        let store = Store::in_memory().unwrap();
+        for family in ["dd", "sed", "find", "execute_code", "systemctl", "gpg"] {
+            store
+                .add_grant(family, GrantScope::Family, "owner")
+                .await
+                .unwrap();
+        }
+        let settings = Settings::default();
+        for line in [
+            "dd if=x of=//dev/sda",
+            "sed -i d ~/.bash_history",
+            "find . -exec env rm {} +",
+            "systemctl start poweroff.target",
+            "gpg --delete-secret-keys me",
+        ] {
+            store
+                .add_grant(line, GrantScope::Exact, "owner")
+                .await
+                .unwrap();
+            let d = shell(line);
+            assert_eq!(
+                route(line, &d, &settings, &store).await,
+                Route::Ask,
+                "{line:?}"
+            );
+        }
+        let code = "import sys; sys.modules['os'].system('id')";
+        let d = classify(
+            &Action::Code {
+                code: code.into(),
+                family: "execute_code".into(),
+            },
+            Path::new("."),
+            true,
+        );
+        assert_eq!(d.dangerous_label(), Some(PROCESS_SPAWN));
+        assert_eq!(route(code, &d, &settings, &store).await, Route::Ask);
+    }
+}

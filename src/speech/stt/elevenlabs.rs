@@ -11,9 +11,9 @@ use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::SpeechError;
 
 /// The model used when `stt.model` is empty.
-pub const DEFAULT_MODEL: &str = "scribe_v1";
+pub(super) const DEFAULT_MODEL: &str = "scribe_v1";
 /// The env variable read when `stt.api_key_env` is empty.
-pub const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
+pub(super) const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
 
 const NAME: &str = "elevenlabs";
 

@@ -18,10 +18,10 @@ use crate::config::{Config, VoiceSettings};
 use crate::speech::SpeechError;
 
 /// The worker's Python source, written next to the data folder when it starts.
-pub const WORKER_SOURCE: &str = include_str!("local_worker.py");
+pub(super) const WORKER_SOURCE: &str = include_str!("local_worker.py");
 
 /// How long the worker may take to import faster-whisper and load the model.
-pub const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 const NAME: &str = "local";
 

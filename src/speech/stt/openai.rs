@@ -14,9 +14,9 @@ use crate::config::{Config, Secret, VoiceSettings};
 use crate::speech::SpeechError;
 
 /// The model used when `stt.model` is empty.
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini-transcribe";
+pub(super) const DEFAULT_MODEL: &str = "gpt-4o-mini-transcribe";
 /// The env variable read when `stt.api_key_env` is empty.
-pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+pub(super) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 
 const NAME: &str = "openai";
 

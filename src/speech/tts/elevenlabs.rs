@@ -13,13 +13,13 @@ use crate::speech::stt::{
 use crate::speech::SpeechError;
 
 /// The model used when `tts.model` is empty.
-pub const DEFAULT_MODEL: &str = "eleven_flash_v2_5";
+pub(super) const DEFAULT_MODEL: &str = "eleven_flash_v2_5";
 /// The voice id used when `tts.voice` is empty (the premade voice "Rachel").
-pub const DEFAULT_VOICE: &str = "21m00Tcm4TlvDq8ikWAM";
+pub(super) const DEFAULT_VOICE: &str = "21m00Tcm4TlvDq8ikWAM";
 /// The env variable read when `tts.api_key_env` is empty.
-pub const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
+pub(super) const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
 /// The rate asked for (`pcm_24000`).
-pub const PCM_RATE: u32 = 24_000;
+pub(super) const PCM_RATE: u32 = 24_000;
 
 const NAME: &str = "elevenlabs";
 

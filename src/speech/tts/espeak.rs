@@ -15,10 +15,10 @@ use crate::speech::stt::{failed, or_default, Task};
 use crate::speech::SpeechError;
 
 /// The voice used when `tts.voice` is empty.
-pub const DEFAULT_VOICE: &str = "en";
+pub(super) const DEFAULT_VOICE: &str = "en";
 
 /// The sentence when the binary is missing.
-pub const MISSING: &str =
+pub(super) const MISSING: &str =
     "espeak-ng is not installed: apt-get install espeak-ng (scripts/serve installs it).";
 
 const NAME: &str = "espeak";

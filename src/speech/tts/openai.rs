@@ -13,13 +13,13 @@ use crate::speech::stt::{
 use crate::speech::SpeechError;
 
 /// The model used when `tts.model` is empty.
-pub const DEFAULT_MODEL: &str = "gpt-4o-mini-tts";
+pub(super) const DEFAULT_MODEL: &str = "gpt-4o-mini-tts";
 /// The voice used when `tts.voice` is empty.
-pub const DEFAULT_VOICE: &str = "alloy";
+pub(super) const DEFAULT_VOICE: &str = "alloy";
 /// The env variable read when `tts.api_key_env` is empty.
-pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+pub(super) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 /// The rate of OpenAI's `pcm` format.
-pub const PCM_RATE: u32 = 24_000;
+pub(super) const PCM_RATE: u32 = 24_000;
 
 const NAME: &str = "openai";
 

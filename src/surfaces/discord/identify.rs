@@ -24,10 +24,11 @@ const ASK_EVERY: Duration = Duration::from_millis(250);
 
 /// Whether a shard should still start when its turn comes (`auto/N`: its lease is
 /// still this process's).
-pub type StillWanted = Arc<dyn Fn(u32) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
+pub(super) type StillWanted =
+    Arc<dyn Fn(u32) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 /// A queue of shards to start, one at a time, each in its bucket's turn.
-pub fn starter(
+pub(super) fn starter(
     manager: Arc<ShardManager>,
     store: Arc<Store>,
     max_concurrency: u32,
@@ -71,7 +72,7 @@ async fn take_turn(store: &Store, bucket: u32, holder: &str) {
 }
 
 /// The bot's `max_concurrency` (GET /gateway/bot), 1 when Discord does not say.
-pub async fn max_concurrency(http: &serenity::http::Http) -> u32 {
+pub(super) async fn max_concurrency(http: &serenity::http::Http) -> u32 {
     match http.get_bot_gateway().await {
         Ok(g) => u32::try_from(g.session_start_limit.max_concurrency)
             .unwrap_or(1)

@@ -240,7 +240,7 @@ impl Bot {
     /// Drop what this surface holds in memory of `user`'s words (they were forgotten):
     /// their overheard lines waiting for her next turn, their lines in the channels'
     /// logs, a follow-up window opened for them.
-    pub fn forget_lines_of(&self, user: u64) {
+    pub(crate) fn forget_lines_of(&self, user: u64) {
         for mut lines in self.around.iter_mut() {
             lines.retain(|said| remind::asker_id(&said.author) != Some(user));
         }
@@ -256,7 +256,12 @@ impl Bot {
     /// (`discord.role_toolsets`, read live): `roles` as the event carried them, else
     /// the cache's. None for an owner (who has every tool), in a DM, or for a member
     /// whose roles are not known.
-    pub fn granted(&self, guild: Option<u64>, user: u64, roles: Option<Vec<u64>>) -> Vec<String> {
+    pub(crate) fn granted(
+        &self,
+        guild: Option<u64>,
+        user: u64,
+        roles: Option<Vec<u64>>,
+    ) -> Vec<String> {
         let Some(guild) = guild.filter(|_| !self.is_owner(user)) else {
             return Vec::new();
         };
@@ -275,14 +280,14 @@ impl Bot {
 
     /// Whether a live message was already seen by an earlier run (at or before the
     /// newest id that run recorded in its channel).
-    pub fn seen_before_start(&self, channel: u64, id: u64) -> bool {
+    pub(crate) fn seen_before_start(&self, channel: u64, id: u64) -> bool {
         self.seen_before_start
             .get(&channel)
             .is_some_and(|last| id <= *last)
     }
 
     /// First time this message id is seen? (A resumed gateway may replay events.)
-    pub fn first_sight(&self, id: u64) -> bool {
+    pub(crate) fn first_sight(&self, id: u64) -> bool {
         let mut g = match self.seen.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -301,7 +306,7 @@ impl Bot {
     }
 
     /// Whether `user` is an owner.
-    pub fn is_owner(&self, user: u64) -> bool {
+    pub(crate) fn is_owner(&self, user: u64) -> bool {
         self.settings.owners.contains(&user)
             || self
                 .engine
@@ -312,7 +317,7 @@ impl Bot {
     }
 
     /// The HTTP client once connected.
-    pub fn http(&self) -> Option<&Arc<Http>> {
+    pub(crate) fn http(&self) -> Option<&Arc<Http>> {
         self.http.get()
     }
 }

@@ -18,14 +18,14 @@ pub(crate) fn author_label(name: &str, user: u64) -> String {
 }
 
 /// The Discord user id in an [`author_label`], if the asker was a Discord user.
-pub fn asker_id(asker: &str) -> Option<u64> {
+pub(super) fn asker_id(asker: &str) -> Option<u64> {
     let inner = asker.trim_end().strip_suffix(')')?;
     let (_, id) = inner.rsplit_once('(')?;
     id.parse().ok().filter(|id| *id > 0)
 }
 
 /// The message a due reminder posts: the asker's mention (when known) and its text.
-pub fn reminder_message(r: &Reminder) -> String {
+pub(super) fn reminder_message(r: &Reminder) -> String {
     match asker_id(&r.asker) {
         Some(id) => format!("⏰ <@{id}> Reminder: {}", r.text),
         None => format!("⏰ Reminder: {}", r.text),

@@ -46,7 +46,7 @@ pub(crate) struct Outputs {
 
 impl Outputs {
     /// Keep one output; the key goes in the button's id.
-    pub fn keep(&self, kept: Kept) -> u64 {
+    pub(crate) fn keep(&self, kept: Kept) -> u64 {
         let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         self.map.insert(key, kept);
         let mut order = match self.order.lock() {
@@ -63,7 +63,7 @@ impl Outputs {
     }
 
     /// The output behind `key`.
-    pub fn get(&self, key: u64) -> Option<Kept> {
+    pub(crate) fn get(&self, key: u64) -> Option<Kept> {
         self.map.get(&key).map(|v| v.clone())
     }
 }

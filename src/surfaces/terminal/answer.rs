@@ -7,7 +7,7 @@ use crate::protocol::{Card, CardAnswer, Decision};
 
 /// What the typed line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Typed {
+pub(super) enum Typed {
     /// Answer the card with this.
     Answer(CardAnswer),
     /// Read the next line as the edited command, then approve it.
@@ -17,7 +17,7 @@ pub enum Typed {
 }
 
 /// The choices, as the card's prompt and an unclear answer print them.
-pub fn choices(card: &Card) -> String {
+pub(super) fn choices(card: &Card) -> String {
     let mut c = vec!["[y]es".to_string(), "[n]o [reason]".to_string()];
     if card.can_edit {
         c.push("[e]dit".into());
@@ -36,7 +36,7 @@ pub fn choices(card: &Card) -> String {
 }
 
 /// Read one typed line as an answer to `card`.
-pub fn read(card: &Card, line: &str) -> Typed {
+pub(super) fn read(card: &Card, line: &str) -> Typed {
     let line = line.trim();
     let (word, rest) = match line.split_once(char::is_whitespace) {
         Some((w, r)) => (w, r.trim()),

@@ -20,11 +20,11 @@ fn set(echo: bool) {
 }
 
 /// Stop showing what is typed.
-pub fn off() {
+pub(super) fn off() {
     set(false);
 }
 
 /// Show what is typed again.
-pub fn on() {
+pub(super) fn on() {
     set(true);
 }

@@ -17,9 +17,9 @@ use crate::tools::{Availability, Prepared, Tool, ToolContext, ToolOutput, ToolSp
 /// The tool's name.
 const NAME: &str = "discord_act";
 /// The most changes in one call.
-pub const MAX_ACTIONS: usize = 20;
+pub(super) const MAX_ACTIONS: usize = 20;
 /// Its budget.
-pub const ACT_TIMEOUT: Duration = Duration::from_secs(240);
+pub(super) const ACT_TIMEOUT: Duration = Duration::from_secs(240);
 
 /// discord_act.
 pub struct DiscordAct {

@@ -18,11 +18,11 @@ use crate::tools::{Availability, Prepared, Tool, ToolContext, ToolOutput, ToolSp
 
 const NAME: &str = "discord_apply_plan";
 /// Its budget.
-pub const APPLY_TIMEOUT: Duration = Duration::from_secs(600);
+pub(super) const APPLY_TIMEOUT: Duration = Duration::from_secs(600);
 /// The pause between two changes (Discord limits bursts of server changes).
-pub const PACE: Duration = Duration::from_millis(200);
+pub(super) const PACE: Duration = Duration::from_millis(200);
 /// What the answer and the card always say.
-pub const NO_UNDO: &str = "There is no undo: what is deleted is gone, and recreating a channel does not bring back its messages.";
+pub(super) const NO_UNDO: &str = "There is no undo: what is deleted is gone, and recreating a channel does not bring back its messages.";
 
 /// The server as JSON (channels with their overwrites, roles), for the snapshot.
 fn snapshot(g: &Guild) -> Value {

@@ -18,10 +18,15 @@ use crate::tools::{MayAnswer, ToolContext};
 
 /// One change that passed the checks: its place in the list (from 1), the action and
 /// what it resolved to.
-pub type Checked = (usize, Action, Resolved);
+pub(super) type Checked = (usize, Action, Resolved);
 
 /// The changes under `key` of `args` for `tool`, at most `max`.
-pub fn parse(args: &Value, key: &str, max: usize, tool: &str) -> Result<Vec<Action>, String> {
+pub(super) fn parse(
+    args: &Value,
+    key: &str,
+    max: usize,
+    tool: &str,
+) -> Result<Vec<Action>, String> {
     let list = args
         .get(key)
         .and_then(Value::as_array)
@@ -48,7 +53,7 @@ pub fn parse(args: &Value, key: &str, max: usize, tool: &str) -> Result<Vec<Acti
 
 /// Resolve every action against `g` in order, as if the earlier ones were done; the
 /// ones numbered in `skip` (already applied) are left out. Refusals name the change.
-pub fn check(g: &Guild, actions: &[Action], skip: &[usize]) -> (Vec<Checked>, Vec<String>) {
+pub(super) fn check(g: &Guild, actions: &[Action], skip: &[usize]) -> (Vec<Checked>, Vec<String>) {
     let mut sim = g.clone();
     let mut ok = Vec::new();
     let mut refused = Vec::new();
@@ -76,7 +81,7 @@ pub fn check(g: &Guild, actions: &[Action], skip: &[usize]) -> (Vec<Checked>, Ve
 }
 
 /// The port and the server, fresh; `Err` says why nothing changed.
-pub async fn read(
+pub(super) async fn read(
     slot: &PortSlot,
     ctx: &ToolContext,
     tool: &str,
@@ -94,7 +99,7 @@ pub async fn read(
 }
 
 /// The card's listing: every change in order, marked, then what was refused.
-pub fn card_lines(ok: &[Checked], refused: &[String]) -> Vec<String> {
+pub(super) fn card_lines(ok: &[Checked], refused: &[String]) -> Vec<String> {
     let mut lines: Vec<String> = ok
         .iter()
         .map(|(n, _, r)| format!("{n}. {}", r.marked()))
@@ -108,13 +113,13 @@ pub fn card_lines(ok: &[Checked], refused: &[String]) -> Vec<String> {
 }
 
 /// How many of `ok` delete something.
-pub fn deletions(ok: &[Checked]) -> usize {
+pub(super) fn deletions(ok: &[Checked]) -> usize {
     ok.iter().filter(|(_, _, r)| r.mark == Mark::Delete).count()
 }
 
 /// Who may answer the card besides the owners: the asker holding every permission the
 /// changes need, or an Administrator.
-pub fn may_answer(ctx: &ToolContext, ok: &[Checked]) -> Option<MayAnswer> {
+pub(super) fn may_answer(ctx: &ToolContext, ok: &[Checked]) -> Option<MayAnswer> {
     let needs = ok.iter().fold(0, |acc, (_, _, r)| acc | r.needs);
     match ctx.origin() {
         Origin::Discord { user, .. } => Some(MayAnswer {
@@ -128,7 +133,7 @@ pub fn may_answer(ctx: &ToolContext, ok: &[Checked]) -> Option<MayAnswer> {
 
 /// Re-check action `a` against `g` as it is now and apply it; `g` learns what it made.
 /// `Ok` is the change's words, `Err` the sentence why it was not done.
-pub async fn apply_one(
+pub(super) async fn apply_one(
     port: &Arc<dyn DiscordPort>,
     ctx: &ToolContext,
     g: &mut Guild,
@@ -146,7 +151,7 @@ pub async fn apply_one(
 
 /// One audit row for an applied (or failed) change: who asked, who approved, the
 /// change, the result.
-pub async fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) {
+pub(super) async fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: &str) {
     let Some(store) = &ctx.store else { return };
     let asker = match ctx.origin() {
         Origin::Discord { user, .. } => format!("<@{user}>"),
@@ -169,7 +174,7 @@ pub async fn audit(ctx: &ToolContext, tool: &str, line: &str, ok: bool, result: 
 
 /// A batch checked for its card, kept for the run of the same call.
 #[derive(Debug, Clone)]
-pub struct Kept {
+pub(super) struct Kept {
     /// The actions to apply, in order, with their place in the list (refused ones out).
     pub actions: Vec<(usize, Action)>,
     /// One sentence per refused action.
@@ -178,7 +183,7 @@ pub struct Kept {
 
 impl Kept {
     /// What `check` found.
-    pub fn of(ok: Vec<Checked>, refused: Vec<String>) -> Kept {
+    pub(super) fn of(ok: Vec<Checked>, refused: Vec<String>) -> Kept {
         Kept {
             actions: ok.into_iter().map(|(n, a, _)| (n, a)).collect(),
             refused,
@@ -188,17 +193,17 @@ impl Kept {
 
 /// Batches checked for their card, by session and call id, until their run takes them.
 #[derive(Default)]
-pub struct Stash(DashMap<(String, String), Kept>);
+pub(super) struct Stash(DashMap<(String, String), Kept>);
 
 impl Stash {
     /// Keep what the card of this call shows.
-    pub fn keep(&self, ctx: &ToolContext, kept: Kept) {
+    pub(super) fn keep(&self, ctx: &ToolContext, kept: Kept) {
         self.0
             .insert((ctx.session().to_string(), ctx.call_id.clone()), kept);
     }
 
     /// Take what this call's card showed.
-    pub fn take(&self, ctx: &ToolContext) -> Option<Kept> {
+    pub(super) fn take(&self, ctx: &ToolContext) -> Option<Kept> {
         self.0
             .remove(&(ctx.session().to_string(), ctx.call_id.clone()))
             .map(|(_, k)| k)

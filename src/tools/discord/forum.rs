@@ -10,7 +10,7 @@ use super::guild::{ChannelKind, Guild};
 const MANAGE_CHANNELS: u64 = 1 << 4;
 const SEND_MESSAGES: u64 = 1 << 11;
 /// Discord's most tags on one forum.
-pub const MAX_TAGS: usize = 20;
+pub(super) const MAX_TAGS: usize = 20;
 
 /// The tags of `set_forum`: names, or `{name, emoji}` objects.
 fn tags(v: &Option<Value>) -> Result<Vec<(String, Option<String>)>, Refusal> {
@@ -50,7 +50,7 @@ fn tags(v: &Option<Value>) -> Result<Vec<(String, Option<String>)>, Refusal> {
 
 /// Resolve `set_forum` or `forum_post` (`op`) against `g`; her permissions are checked
 /// by the caller against [`Resolved::needs`].
-pub fn resolve(g: &Guild, a: &Action, op: &str) -> Result<Resolved, Refusal> {
+pub(super) fn resolve(g: &Guild, a: &Action, op: &str) -> Result<Resolved, Refusal> {
     let raw = a
         .target
         .as_deref()

@@ -36,7 +36,7 @@ const ABILITIES: &[(u64, &str)] = &[
 ];
 
 /// The text discord_guild_read answers for `g`.
-pub fn describe(g: &Guild) -> String {
+pub(super) fn describe(g: &Guild) -> String {
     let mut out = vec![format!("Server: {} (id {})", g.name, g.id)];
     let line = |c: &super::guild::Channel, indent: &str| {
         let mut l = format!("{indent}#{} ({}, id {})", c.name, c.kind.word(), c.id);

@@ -13,9 +13,9 @@ use crate::tools::{Availability, Tool, ToolContext, ToolOutput, ToolSpec};
 
 const NAME: &str = "discord_plan";
 /// The most changes in one plan.
-pub const PLAN_MAX: usize = 100;
+pub(super) const PLAN_MAX: usize = 100;
 /// Past this many deletions a plan is applied only with `confirm_deletes`.
-pub const DELETE_CONFIRM_OVER: usize = 12;
+pub(super) const DELETE_CONFIRM_OVER: usize = 12;
 
 /// Whether a `create_*` action names something already there (then it is dropped).
 fn already_there(g: &Guild, a: &Action) -> bool {

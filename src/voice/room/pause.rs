@@ -9,15 +9,15 @@ use std::time::Duration;
 use crate::speech::endpoint::Endpointer;
 
 /// A pause that stays this quiet before reaching `min_speech` was a cough.
-pub const COUGH_QUIET: Duration = Duration::from_millis(300);
+pub(super) const COUGH_QUIET: Duration = Duration::from_millis(300);
 /// How long (in 20 ms frames of the person's audio) a pause begun on an arriving
 /// packet waits for the ticks to start speech: songbird's playout buffer (40 ms), the
 /// two voiced frames that start speech (40 ms) and slack — 200 ms.
-pub const ARRIVAL_WAIT_FRAMES: u64 = 10;
+pub(super) const ARRIVAL_WAIT_FRAMES: u64 = 10;
 
 /// One pause, for one person.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pause {
+pub(super) struct Pause {
     /// Whose speech paused her.
     pub user: u64,
     /// The ticks have started their speech (not only a packet's hint).
@@ -28,7 +28,7 @@ pub struct Pause {
 
 /// What a pause comes to, judged at each tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// Not known yet: she stays quiet.
     Wait,
     /// Their speech reached `min_speech`: cut her turn.
@@ -39,7 +39,7 @@ pub enum Verdict {
 
 impl Pause {
     /// A voiced packet from `user` arrived; `now_frame` is their ear's frame clock.
-    pub fn on_arrival(user: u64, now_frame: u64) -> Pause {
+    pub(super) fn on_arrival(user: u64, now_frame: u64) -> Pause {
         Pause {
             user,
             started: false,
@@ -48,7 +48,7 @@ impl Pause {
     }
 
     /// The ticks started `user`'s speech.
-    pub fn on_speech(user: u64, now_frame: u64) -> Pause {
+    pub(super) fn on_speech(user: u64, now_frame: u64) -> Pause {
         Pause {
             user,
             started: true,
@@ -57,12 +57,12 @@ impl Pause {
     }
 
     /// The ticks started this person's speech (a hint's pause goes on as a speech one).
-    pub fn speech_started(&mut self) {
+    pub(super) fn speech_started(&mut self) {
         self.started = true;
     }
 
     /// Judge the pause by the person's ear.
-    pub fn judge(&mut self, ear: &Endpointer, min_speech: Duration) -> Verdict {
+    pub(super) fn judge(&mut self, ear: &Endpointer, min_speech: Duration) -> Verdict {
         if !self.started {
             if ear.in_speech() {
                 self.started = true;

@@ -25,7 +25,7 @@ use crate::speech::wake::Wake;
 
 /// How long after a person's session failed the chained pipeline serves them before a
 /// new session is tried.
-pub const RETRY: Duration = Duration::from_secs(20);
+pub(super) const RETRY: Duration = Duration::from_secs(20);
 
 /// One person's realtime session.
 pub(super) struct Conversation {

@@ -174,7 +174,7 @@ pub(crate) struct Answer {
 
 impl Answer {
     /// Plain text.
-    pub fn text(s: impl Into<String>) -> Answer {
+    pub(crate) fn text(s: impl Into<String>) -> Answer {
         Answer {
             message: CreateInteractionResponseMessage::new().content(s),
         }

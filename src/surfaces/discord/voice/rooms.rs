@@ -47,22 +47,22 @@ pub(crate) struct Rooms {
 
 impl Rooms {
     /// How many voice rooms are open.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.map.len()
     }
 
     /// The voice channel she is in, in `guild`.
-    pub fn channel_in(&self, guild: u64) -> Option<u64> {
+    pub(crate) fn channel_in(&self, guild: u64) -> Option<u64> {
         self.map.get(&guild).map(|e| e.channel)
     }
 
     /// Each room as (guild, voice channel).
-    pub fn list(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn list(&self) -> Vec<(u64, u64)> {
         self.map.iter().map(|e| (*e.key(), e.channel)).collect()
     }
 
     /// The DAVE state of her call in `guild`, if she is in one.
-    pub fn dave_in(&self, guild: u64) -> Option<songbird::driver::DaveStatus> {
+    pub(crate) fn dave_in(&self, guild: u64) -> Option<songbird::driver::DaveStatus> {
         self.map.get(&guild).map(|e| e.dave.status())
     }
 }

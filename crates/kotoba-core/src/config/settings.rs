@@ -285,7 +285,7 @@ impl std::fmt::Debug for Secret {
 
 /// The smallest context window `context.window` may name (a smaller one leaves no room
 /// to answer).
-pub const MIN_WINDOW: u64 = 1_000;
+pub(super) const MIN_WINDOW: u64 = 1_000;
 
 impl Default for Settings {
     fn default() -> Self {

@@ -34,7 +34,7 @@ pub(crate) struct Redirect {
 
 impl Redirect {
     /// True when the redirection writes to its target.
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         let dup = self.op.ends_with('&')
             && !self.target.is_empty()
             && self.target.chars().all(|c| c.is_ascii_digit() || c == '-');
@@ -43,7 +43,7 @@ impl Redirect {
 
     /// True when the redirection feeds text written in the line to standard input
     /// (`<<EOF`, `<<-EOF`, `<<< text`).
-    pub fn feeds_text(&self) -> bool {
+    pub(crate) fn feeds_text(&self) -> bool {
         self.op.starts_with("<<")
     }
 }
@@ -68,7 +68,7 @@ impl Simple {
     }
 
     /// The word texts, in order.
-    pub fn texts(&self) -> Vec<&str> {
+    pub(crate) fn texts(&self) -> Vec<&str> {
         self.words.iter().map(|w| w.text.as_str()).collect()
     }
 }
@@ -103,12 +103,12 @@ pub(crate) struct Line {
 
 impl Line {
     /// Every simple command at the top level (substitution bodies not included).
-    pub fn simples(&self) -> impl Iterator<Item = &Simple> {
+    pub(crate) fn simples(&self) -> impl Iterator<Item = &Simple> {
         self.pipelines.iter().flat_map(|p| p.stages.iter())
     }
 
     /// The body of a here-document redirection, when it is one.
-    pub fn heredoc_body(&self, redirect: &Redirect) -> Option<&str> {
+    pub(crate) fn heredoc_body(&self, redirect: &Redirect) -> Option<&str> {
         redirect
             .heredoc
             .and_then(|i| self.heredocs.get(i))

@@ -2,8 +2,6 @@
 //! wrappers and runners, interpreters calling the shell, device paths, power control
 //! through service managers, wipes through any tool — each judged as what it runs.
 
-use std::path::Path;
-
 use super::*;
 
 fn shell(command: &str) -> Decision {
@@ -330,48 +328,4 @@ fn ordinary_lines_near_the_dangerous_ones_stay_ordinary() {
     ] {
         assert_eq!(shell(line).dangerous_label(), None, "{line:?}");
     }
-}
-
-#[tokio::test]
-async fn a_dangerous_line_is_refused_every_saved_grant() {
-    use crate::config::Settings;
-    use crate::engine::approval::policy::{route, Route};
-    use crate::store::{GrantScope, Store};
-    let store = Store::in_memory().unwrap();
-    for family in ["dd", "sed", "find", "execute_code", "systemctl", "gpg"] {
-        store
-            .add_grant(family, GrantScope::Family, "owner")
-            .await
-            .unwrap();
-    }
-    let settings = Settings::default();
-    for line in [
-        "dd if=x of=//dev/sda",
-        "sed -i d ~/.bash_history",
-        "find . -exec env rm {} +",
-        "systemctl start poweroff.target",
-        "gpg --delete-secret-keys me",
-    ] {
-        store
-            .add_grant(line, GrantScope::Exact, "owner")
-            .await
-            .unwrap();
-        let d = shell(line);
-        assert_eq!(
-            route(line, &d, &settings, &store).await,
-            Route::Ask,
-            "{line:?}"
-        );
-    }
-    let code = "import sys; sys.modules['os'].system('id')";
-    let d = classify(
-        &Action::Code {
-            code: code.into(),
-            family: "execute_code".into(),
-        },
-        Path::new("."),
-        true,
-    );
-    assert_eq!(d.dangerous_label(), Some(PROCESS_SPAWN));
-    assert_eq!(route(code, &d, &settings, &store).await, Route::Ask);
 }

@@ -28,7 +28,7 @@ pub use python::{
     DATA_UPLOAD, DYNAMIC_EVAL, FILE_WRITE, PROCESS_SPAWN, RAW_SOCKET, SECRET_READ, TREE_DELETION,
 };
 
-use crate::protocol::Risk;
+use kotoba_core::protocol::Risk;
 
 /// First tokens that may auto-run (gate.md "Auto-safe"), when the rest of the line agrees.
 pub const READ_ONLY_COMMANDS: [&str; 29] = [

@@ -9,7 +9,7 @@ use super::env;
 use super::keys::{self, Shown, KEYS};
 use super::settings::Settings;
 
-const README: &str = include_str!("../../README.md");
+const README: &str = include_str!("../../../../README.md");
 
 /// The `| `name` | default | … |` rows of the table under `heading`: (name, default).
 fn table(heading: &str) -> Vec<(String, String)> {
@@ -170,10 +170,10 @@ fn names_read_under(dir: &Path, out: &mut Vec<(String, String)>) {
 #[test]
 fn every_environment_variable_the_code_reads_is_in_the_env_table() {
     let mut read = Vec::new();
-    names_read_under(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut read,
-    );
+    // The whole workspace: the binary crate's `src/` and every crate under `crates/`.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    names_read_under(&root.join("src"), &mut read);
+    names_read_under(&root.join("crates"), &mut read);
     assert!(
         read.iter().any(|(n, _)| n == "DISCORD_TOKEN"),
         "the scan finds the reads it is for: {read:?}"

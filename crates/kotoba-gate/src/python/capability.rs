@@ -10,7 +10,7 @@
 //! decorator (`@click.command()` declares a command; `run_command(…)` runs one).
 
 use super::{Hits, DYNAMIC_EVAL, PROCESS_SPAWN};
-use crate::gate::finding::Principle;
+use crate::finding::Principle;
 
 /// Where a name stands, as the scanner read it.
 pub(super) struct Site<'c> {

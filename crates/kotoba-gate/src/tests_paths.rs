@@ -165,7 +165,7 @@ fn installing_an_mcp_server_can_never_be_saved() {
     let ws = tempfile::tempdir().unwrap();
     let action = super::Action::Tool {
         name: "mcp_install".into(),
-        risk: crate::protocol::Risk::Exec,
+        risk: kotoba_core::protocol::Risk::Exec,
         may_always: false, // as McpInstall declares
     };
     let d = super::classify(&action, ws.path(), true);

@@ -80,7 +80,7 @@ pub(crate) struct Finding {
 
 impl Finding {
     /// The same finding, credited to `principle` unless a more specific one found it.
-    pub fn by(mut self, principle: Principle) -> Finding {
+    pub(crate) fn by(mut self, principle: Principle) -> Finding {
         if self.principle == Principle::Named {
             self.principle = principle;
         }

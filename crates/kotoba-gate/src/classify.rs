@@ -15,7 +15,7 @@ use super::paths::check_paths;
 use super::python::python_danger;
 use super::shell_words::{is_assignment, parse, Line, Simple, Word};
 use super::{base_name, family_of, strip_version, Action, Decision, Verdict, READ_ONLY_COMMANDS};
-use crate::protocol::Risk;
+use kotoba_core::protocol::Risk;
 
 /// Characters that make the first token stop describing what runs on the host.
 const METACHARS: [char; 10] = [';', '&', '|', '`', '\n', '<', '>', '$', '{', '}'];

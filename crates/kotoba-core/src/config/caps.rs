@@ -30,7 +30,7 @@ impl Default for CompanionCaps {
 }
 
 /// One cap: its environment variable and the field it fills.
-pub struct Cap {
+pub(super) struct Cap {
     /// The environment variable.
     pub name: &'static str,
     field: fn(&mut CompanionCaps) -> &mut u32,
@@ -38,13 +38,13 @@ pub struct Cap {
 
 impl Cap {
     /// Its default.
-    pub fn default_value(&self) -> u32 {
+    pub(super) fn default_value(&self) -> u32 {
         *(self.field)(&mut CompanionCaps::default())
     }
 }
 
 /// Every companion cap.
-pub const CAPS: &[Cap] = &[
+pub(super) const CAPS: &[Cap] = &[
     Cap {
         name: "KOTOBA_MAX_TOOL_CALLS",
         field: |c| &mut c.max_tool_calls,

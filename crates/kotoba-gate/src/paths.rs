@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::shell_words::Word;
-use crate::confine::resolve_in_workspace;
+use kotoba_core::confine::resolve_in_workspace;
 
 /// The file names an option word carries inside it: `--file=V`, `-o=V`, `-oV`.
 fn option_values(arg: &str) -> Option<&str> {
