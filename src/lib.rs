@@ -8,6 +8,9 @@ pub use kotoba_core::{config, confine, face, metrics, protocol, turn};
 /// The gate's pure policy, its own crate: reads a shell line, code or a tool call as it
 /// would run and says auto-safe, ask or dangerous, and which "always" a card may offer.
 pub use kotoba_gate as gate;
+/// The store, its own crate: SQLite in the data folder or PostgreSQL shared by every
+/// process of a bot; transcripts, the audit trail, grants, the keystore, reminders.
+pub use kotoba_store as store;
 
 /// `App::build`: store, soul, model client, tools (+ MCP, the Discord port) → the engine.
 pub mod app;
@@ -32,9 +35,6 @@ pub mod soul;
 /// Speech, with no Discord types: resampling (`audio.rs`), WAV, voice activity, endpointing,
 /// the spoken filter (`filter/`), wake words, recognition (`stt/`), synthesis (`tts/`).
 pub mod speech;
-/// The store (SQLite, or PostgreSQL shared by processes): transcripts (+ search), the
-/// audit trail, grants, the keystore, reminders, leases.
-pub mod store;
 /// Surfaces: the terminal, the web page, /v1, and Discord (text, commands, voice rooms).
 pub mod surfaces;
 /// The Tool trait, the registry, the engine port, and one file per tool family.

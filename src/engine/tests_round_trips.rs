@@ -104,14 +104,13 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
         "Hello there."
     );
     // The file may not grow past what it holds now: SQLite says the disk is full.
-    store
-        .run(async |c| {
-            let pages = c.query("PRAGMA page_count", &[]).await?[0].int(0)?;
-            c.query(&format!("PRAGMA max_page_count = {pages}"), &[])
-                .await
-        })
-        .await
-        .unwrap();
+    crate::store::testing::raw(&store, async |c| {
+        let pages = c.query("PRAGMA page_count", &[]).await?[0].int(0)?;
+        c.query(&format!("PRAGMA max_page_count = {pages}"), &[])
+            .await
+    })
+    .await
+    .unwrap();
     let long = "a line far too long for the room left ".repeat(400);
     let req = TurnRequest::text(Origin::Owner, "web:full", "owner", &long);
     let done = engine.run_turn(req, TurnOptions::default()).await;
@@ -125,10 +124,11 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
     assert!(!store.is_reachable());
     let lines = store.history("web:full", 10).await.unwrap();
     assert_eq!(lines.len(), 2, "nothing of the refused turn: {lines:?}");
-    let marks = store
-        .run(async |c| c.query("SELECT COUNT(*) FROM inflight", &[]).await)
-        .await
-        .unwrap()[0]
+    let marks = crate::store::testing::raw(&store, async |c| {
+        c.query("SELECT COUNT(*) FROM inflight", &[]).await
+    })
+    .await
+    .unwrap()[0]
         .int(0)
         .unwrap();
     assert_eq!(marks, 0, "no running mark left");

@@ -3,7 +3,7 @@
 
 use super::db::{args, Row};
 use super::{now_ms, rows_into, Store, StoreError};
-use crate::protocol::{Channel, Register, Reminder};
+use kotoba_core::protocol::{Channel, Register, Reminder};
 
 fn register_str(r: Register) -> &'static str {
     match r {
@@ -159,7 +159,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_due_time_is_claimed_once_and_a_closed_reminder_is_gone() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             let id = s.add_reminder(&one("s1", 1_000)).await.unwrap();
             s.add_reminder(&one("s2", 5_000)).await.unwrap();
@@ -176,7 +176,7 @@ mod tests {
 
     #[tokio::test]
     async fn two_processes_sharing_the_store_see_a_due_reminder_and_only_one_claims_it() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (a, b) = (db.open().await, db.open().await);
             let id = a.add_reminder(&one("discord:5", 1_000)).await.unwrap();
             let (seen_a, seen_b) = (
@@ -198,7 +198,7 @@ mod tests {
         let path = dir.path().join("kotoba.db");
         {
             let conn = rusqlite::Connection::open(&path).unwrap();
-            for sql in &crate::store::sqlite::MIGRATIONS[..5] {
+            for sql in &crate::sqlite::MIGRATIONS[..5] {
                 conn.execute_batch(sql).unwrap();
             }
             conn.pragma_update(None, "user_version", 5).unwrap();

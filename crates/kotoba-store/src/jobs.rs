@@ -165,7 +165,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_of_another_running_process_is_found_by_its_session_and_a_dead_ones_is_not() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             let mine = s
                 .open_job("run-me", "web:garden", "my own job")
@@ -208,7 +208,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_a_crash_cut_is_announced_once_with_its_goal_and_steps() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             let id = s
                 .open_job("abcd0123", "web:main", "tidy the notes")
@@ -240,7 +240,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_that_ended_leaves_nothing_to_announce() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             let id = s.open_job("abcd0123", "web:main", "x").await.unwrap();
             s.close_job(id).await.unwrap();
@@ -250,7 +250,7 @@ mod tests {
 
     #[tokio::test]
     async fn restart_notices_are_taken_once_by_prefix() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.add_restart_notice("discord:5", "one").await.unwrap();
             s.add_restart_notice("web:main", "two").await.unwrap();

@@ -75,7 +75,7 @@ impl Store {
 mod tests {
     #[tokio::test]
     async fn a_fact_is_kept_once_per_topic_and_read_back_newest_first() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             assert!(s
                 .memory_add(

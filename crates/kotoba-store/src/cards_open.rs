@@ -207,7 +207,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_card_waiting_in_one_process_is_listed_by_another_and_answered_once() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (a, b) = (db.open().await, db.open().await);
             let later = now_ms() + 60_000;
             a.card_waiting("r1", "web:x", "{\"card\":1}", later)
@@ -272,7 +272,7 @@ mod tests {
     #[tokio::test]
     async fn an_expired_card_is_not_listed_nor_answerable_and_a_dead_processes_cards_are_forgotten()
     {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.card_waiting("old", "web:x", "{}", now_ms() - 1)
                 .await
@@ -291,7 +291,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_claimed_answer_wakes_a_process_listening_on_postgresql() {
-        let Some(url) = crate::store::testing::postgres_url() else {
+        let Some(url) = crate::testing::postgres_url() else {
             return;
         };
         let (a, b) = (

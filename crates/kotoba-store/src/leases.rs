@@ -217,7 +217,7 @@ impl Store {
 mod tests {
     #[tokio::test]
     async fn an_identify_bucket_is_one_processs_turn_until_its_hold_is_over() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (a, b) = (db.open().await, db.open().await);
             assert!(
                 a.claim_identify(0, "a", 60_000).await.unwrap(),
@@ -252,7 +252,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_shard_is_held_by_one_process_until_its_lease_lapses_or_it_lets_go() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (a, b) = (db.open().await, db.open().await);
             assert!(a.claim_shard(0, "a", 60_000).await.unwrap(), "{}", db.name);
             assert!(!b.claim_shard(0, "b", 60_000).await.unwrap(), "held by a");
@@ -279,7 +279,7 @@ mod tests {
 
     #[tokio::test]
     async fn processes_alive_are_counted_by_their_heartbeats() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             assert_eq!(s.heartbeat("a", 10_000).await.unwrap(), 1, "{}", db.name);
             assert_eq!(s.heartbeat("b", 10_000).await.unwrap(), 2);

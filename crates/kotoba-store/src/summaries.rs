@@ -117,7 +117,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_summary_survives_reopening_and_the_lines_it_covers_stay_searchable() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let ids = {
                 let s = db.open().await;
                 let ids = s
@@ -154,7 +154,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_fresh_conversation_leaves_the_old_summary_behind() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             let id = s
                 .append_message("c", "user", "ann", "hello", false)

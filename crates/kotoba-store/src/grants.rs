@@ -162,7 +162,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_grant_is_listed_with_who_granted_it_and_revoke_removes_it() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.add_grant("npm", GrantScope::Family, "ann").await.unwrap();
             s.add_grant("npm", GrantScope::Family, "bob").await.unwrap();
@@ -185,8 +185,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_time_boxed_grant_applies_until_its_hour_is_up_then_is_dropped_from_the_list() {
-        let _still = crate::store::testing::hold_clock();
-        for db in crate::store::testing::each() {
+        let _still = crate::testing::hold_clock();
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.add_grant_for("cargo test", GrantScope::Exact, "ann", Some(3600))
                 .await

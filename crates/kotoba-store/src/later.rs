@@ -71,7 +71,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_process_that_finishes_its_later_writes_finds_every_row_a_drop_handed_over() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = Arc::new(db.open().await);
             for n in 0..3u64 {
                 let s = store.clone();

@@ -328,8 +328,8 @@ async fn blank_quotes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Channel, Register, Reminder};
-    use crate::store::{Approver, PersonFact};
+    use crate::{Approver, PersonFact};
+    use kotoba_core::protocol::{Channel, Register, Reminder};
 
     const ANN: u64 = 7;
     const BOB: u64 = 8;
@@ -380,7 +380,7 @@ mod tests {
     #[tokio::test]
     async fn forgetting_a_person_erases_their_conversations_lines_facts_notebook_and_quotes_to_the_byte(
     ) {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.note_dm(ANN, "discord:900").await.unwrap();
             s.note_dm(ANN, "discord:900").await.unwrap();
@@ -425,7 +425,7 @@ mod tests {
             .unwrap();
             s.save_summary(
                 "discord:200",
-                &crate::store::Summary {
+                &crate::Summary {
                     from_id: shared[0],
                     upto_id: shared[3],
                     text: "Ann collects marmoset stamps; Bob likes trains.".into(),

@@ -189,7 +189,7 @@ mod tests {
             heard_in,
             told_by: 7,
         };
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = db.open().await;
             for i in 0..FACTS_PER_PERSON + 2 {
                 store

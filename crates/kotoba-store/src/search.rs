@@ -113,7 +113,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_search_never_finds_a_hidden_line_or_another_sessions_line() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.append_message("s1", "user", "ann", "the blue kite flew", false)
                 .await
@@ -137,7 +137,7 @@ mod tests {
 
     #[tokio::test]
     async fn when_no_line_holds_every_word_any_word_is_enough() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.append_message("s1", "user", "ann", "tea is lovely", false)
                 .await

@@ -159,7 +159,7 @@ mod tests {
     async fn on_every_backend_a_secret_is_stored_sealed_and_read_back_with_its_key() {
         let dir = tempfile::tempdir().unwrap();
         let key = MasterKey::load(None, &dir.path().join("keystore.key")).unwrap();
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = db.open().await;
             store
                 .put_secret(&key, "github", "ghp_TOPSECRET123")

@@ -305,7 +305,7 @@ mod tests {
 
     #[tokio::test]
     async fn what_a_dead_kotoba_left_open_is_closed_as_cut_or_expired_by_the_restart() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             {
                 let s = db.open().await;
                 s.append_message("web:a", "user", "ann", "please run it", false)
@@ -358,7 +358,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_live_kotobas_open_rows_are_left_alone_and_an_unstarted_run_leaves_no_row() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let s = db.open().await;
             s.open_turn("web:a").await.unwrap();
             let run = s

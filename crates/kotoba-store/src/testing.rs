@@ -3,10 +3,14 @@
 //! (`KOTOBA_TEST_DATABASE_URL`, a URL without a database name). Outside CI a missing
 //! server skips the PostgreSQL half loudly; in CI it fails.
 
+// Test support, compiled only for tests (here, and with the `testing` feature for the
+// crates above): a failed set-up is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use super::Store;
 
 /// One backend to run a test against; `open` may be called again to reopen it.
-pub(crate) struct Fixture {
+pub struct Fixture {
     /// "sqlite" or "postgres", for assertion messages.
     pub name: &'static str,
     /// The SQLite file, or the PostgreSQL URL.
@@ -22,7 +26,7 @@ enum Target {
 
 impl Fixture {
     /// Open (or reopen) this backend's store.
-    pub(crate) async fn open(&self) -> Store {
+    pub async fn open(&self) -> Store {
         match &self.target {
             Target::File(p) => Store::open(p).expect("open the SQLite store"),
             Target::Url(u) => Store::connect(u)
@@ -32,7 +36,7 @@ impl Fixture {
     }
 
     /// The SQLite file (`None` on PostgreSQL).
-    pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
+    pub fn file(&self) -> Option<std::path::PathBuf> {
         match &self.target {
             Target::File(p) => Some(p.clone()),
             Target::Url(_) => None,
@@ -40,19 +44,19 @@ impl Fixture {
     }
 }
 
-#[path = "../../tests/support/postgres.rs"]
+#[path = "../../../tests/support/postgres.rs"]
 #[allow(unreachable_pub)]
 mod support;
 
 /// A fresh database on the test server, its URL; `None` (said loudly) when there is no
 /// server outside CI.
-pub(crate) fn postgres_url() -> Option<String> {
+pub fn postgres_url() -> Option<String> {
     support::fresh_database("(PostgreSQL half)")
 }
 
 /// Two stores on one fresh PostgreSQL database, as two processes would hold them, both
 /// alive in the store's eyes (a heartbeat each); `None` without a test server.
-pub(crate) async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
+pub async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::sync::Arc<Store>)> {
     let url = postgres_url()?;
     let open = async || {
         let s = Store::connect(&url)
@@ -67,7 +71,7 @@ pub(crate) async fn two_live_processes() -> Option<(std::sync::Arc<Store>, std::
 }
 
 /// The backends to run a store test against.
-pub(crate) fn each() -> Vec<Fixture> {
+pub fn each() -> Vec<Fixture> {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut out = vec![Fixture {
         name: "sqlite",
@@ -87,13 +91,23 @@ pub(crate) fn each() -> Vec<Fixture> {
 /// While it lives, a paused test clock moves only when the test advances it: a blocking
 /// task in flight keeps tokio from moving it on by itself while the test waits on a
 /// real database (PostgreSQL's sockets, whose connect timeout would fire at once).
-pub(crate) struct HeldClock(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
+pub struct HeldClock(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
 
 /// Hold the paused clock still (see [`HeldClock`]).
-pub(crate) fn hold_clock() -> HeldClock {
+pub fn hold_clock() -> HeldClock {
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     tokio::task::spawn_blocking(move || {
         let _ = rx.recv();
     });
     HeldClock(tx)
+}
+
+/// Run `f` on one of `store`'s connections, as the store's own methods do: for a test
+/// above the store that must reach its tables directly (a disk filled on purpose, a row
+/// counted).
+pub async fn raw<R>(
+    store: &Store,
+    f: impl AsyncFnOnce(&mut super::Conn<'_>) -> Result<R, super::StoreError>,
+) -> Result<R, super::StoreError> {
+    store.run(f).await
 }

@@ -290,7 +290,7 @@ mod tests {
     #[tokio::test]
     async fn seen_marks_noted_for_later_are_written_together_the_newest_per_channel_in_one_round_trip(
     ) {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = std::sync::Arc::new(db.open().await);
             assert!(store.mark_discord_seen(1, 20).await.unwrap());
             let before = store.round_trips();
@@ -332,7 +332,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_message_is_claimed_once_across_stores_sharing_one_database() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (one, two) = (db.open().await, db.open().await);
             assert!(one.claim_discord_message(42).await.unwrap(), "{}", db.name);
             assert!(!two.claim_discord_message(42).await.unwrap(), "{}", db.name);
@@ -348,7 +348,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_newest_seen_message_is_kept_per_channel() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = db.open().await;
             assert!(store.mark_discord_seen(1, 10).await.unwrap());
             assert!(
@@ -367,7 +367,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_card_drawn_by_this_process_is_no_orphan_and_a_settled_one_is_forgotten() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let store = db.open().await;
             store
                 .add_discord_card("r1", 5, 6, false, "{}")

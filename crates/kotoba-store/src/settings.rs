@@ -50,7 +50,7 @@ impl Store {
 mod tests {
     #[tokio::test]
     async fn a_setting_saved_by_one_process_is_read_by_another_and_the_last_save_wins() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             let (a, b) = (db.open().await, db.open().await);
             a.save_setting("work_max_iter", "20").await.unwrap();
             b.save_setting("model", "gpt-5").await.unwrap();

@@ -134,7 +134,7 @@ mod tests {
 
     #[tokio::test]
     async fn audit_rows_survive_reopening_the_store() {
-        for db in crate::store::testing::each() {
+        for db in crate::testing::each() {
             {
                 let s = db.open().await;
                 s.audit("s1", "shell", "ls", "exec", true, Approver::User, "ann")

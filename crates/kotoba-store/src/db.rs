@@ -71,7 +71,7 @@ impl<T: Into<Val>> From<Option<T>> for Val {
 /// The arguments of one statement, in placeholder order: `args![session, id]`.
 macro_rules! args {
     ($($v:expr),* $(,)?) => {
-        &[$($crate::store::db::Val::from($v)),*][..]
+        &[$($crate::db::Val::from($v)),*][..]
     };
 }
 pub(crate) use args;

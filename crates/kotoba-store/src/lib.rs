@@ -30,8 +30,10 @@ mod seen;
 mod settings;
 mod sqlite;
 mod summaries;
-#[cfg(test)]
-pub(crate) mod testing;
+/// The backends every store test runs against, for this crate's tests and (with the
+/// `testing` feature) for the tests of the crates above.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use conn::{Conn, Link};
 use db::{args, Row};
