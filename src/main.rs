@@ -126,7 +126,9 @@ async fn main() -> anyhow::Result<()> {
             let notice = app.missing_setup();
             // With a shared store the terminal's turns are alive too: no serving process
             // closes them as a dead run's.
-            let _alive = app.keep_alive(tokio_util::sync::CancellationToken::new());
+            let _alive = app
+                .keep_alive(tokio_util::sync::CancellationToken::new())
+                .await;
             kotoba::surfaces::terminal::run(app.engine.clone(), &session, notice).await?;
             // Exit now: a read of the terminal still pending (after Ctrl-C) would hold
             // the runtime's shutdown until the next key. Everything is stored already.
@@ -221,9 +223,10 @@ async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     }
     let stop = stop_signal()?;
     let shutdown = tokio_util::sync::CancellationToken::new();
+    // Alive in the shared store before anything is served (App::keep_alive).
+    let alive = app.keep_alive(shutdown.clone()).await;
     let web = kotoba::surfaces::http::start(&app, shutdown.clone()).await?;
     let discord = kotoba::surfaces::discord::start(&app, shutdown.clone()).await;
-    let alive = app.keep_alive(shutdown.clone());
     tracing::info!(
         "engine ready ({} tools). Ctrl-C stops.",
         app.engine.tools().all().len()

@@ -109,11 +109,14 @@ impl App {
         close_what_dead_runs_left(&self.engine).await;
     }
 
-    /// With a shared store (PostgreSQL): say every 3 s that this process is alive, and
-    /// every 15 s close what processes that stopped saying so left open (their turns
-    /// cut, cards expired, runs cut, jobs announced): a dead process on another machine
-    /// may never restart to close them itself. `None` on SQLite.
-    pub fn keep_alive(
+    /// With a shared store (PostgreSQL): say that this process is alive — once now,
+    /// before it serves anything, then every 3 s — and every 15 s close what processes
+    /// that stopped saying so left open (their turns cut, cards expired, runs cut, jobs
+    /// announced): a dead process on another machine may never restart to close them
+    /// itself. Said first, because a process starting beside this one judges this one's
+    /// rows by it: a turn begun before the first word would look like a dead run's.
+    /// `None` on SQLite.
+    pub async fn keep_alive(
         &self,
         shutdown: tokio_util::sync::CancellationToken,
     ) -> Option<tokio::task::JoinHandle<()>> {
@@ -121,25 +124,21 @@ impl App {
             return None;
         }
         let engine = self.engine.clone();
+        say_alive(&engine).await;
         Some(tokio::spawn(async move {
-            let me = engine.store().owner().to_string();
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3));
+            let every = std::time::Duration::from_secs(3);
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             for n in 0u64.. {
                 tokio::select! {
                     _ = tick.tick() => {}
                     () = shutdown.cancelled() => break,
                 }
-                if let Err(e) = engine
-                    .store()
-                    .heartbeat(&me, crate::store::ALIVE_TTL_MS)
-                    .await
-                {
-                    tracing::warn!("saying this process is alive in the shared store: {e}");
-                }
-                if n % 5 == 4 {
+                say_alive(&engine).await;
+                if n % 5 == 3 {
                     close_what_dead_runs_left(&engine).await;
                 }
             }
+            let me = engine.store().owner().to_string();
             let _ = engine.store().farewell(&me).await;
         }))
     }
@@ -164,6 +163,19 @@ pub fn missing_setup(config: &Config) -> Option<String> {
         ));
     }
     None
+}
+
+/// Say in the shared store that this process is alive (a failure is logged: the next
+/// beat tries again).
+async fn say_alive(engine: &Engine) {
+    let me = engine.store().owner().to_string();
+    if let Err(e) = engine
+        .store()
+        .heartbeat(&me, crate::store::ALIVE_TTL_MS)
+        .await
+    {
+        tracing::warn!("saying this process is alive in the shared store: {e}");
+    }
 }
 
 /// Close what runs that are no longer alive left open: their running turns as cut by

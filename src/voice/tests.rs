@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
 use super::room::{self, Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide};
-use crate::engine::tests::{call, fake, rig_with, say, Fake, Rig};
+use crate::engine::testing::{call, fake, rig_with, say, Fake, Rig};
 use crate::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
 use crate::protocol::{CardSettlement, Frame, Origin, Outcome, Phase, Risk};
 use crate::speech::audio::{FRAME, HEAR_FRAME};
@@ -287,7 +287,7 @@ pub(super) fn stage_with(
 pub(super) fn turns_done(
     bus: &mut tokio::sync::broadcast::Receiver<Arc<crate::protocol::Event>>,
 ) -> Vec<(crate::protocol::TurnStatus, String)> {
-    crate::engine::tests::drain(bus)
+    crate::engine::testing::drain(bus)
         .into_iter()
         .filter_map(|f| match f {
             Frame::TurnDone { status, text, .. } => Some((status, text)),
@@ -506,7 +506,7 @@ async fn barge_in_closes_open_rows_interrupted_and_an_open_card_dismissed() {
     );
     s.speak(ALICE, &phrase("no wait")).await;
     s.wait(1.0).await;
-    let frames = crate::engine::tests::drain(&mut bus);
+    let frames = crate::engine::testing::drain(&mut bus);
     assert!(
         frames.iter().any(|f| matches!(f, Frame::Card(_))),
         "a card was open"

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::tests::{phrase, stage_on, Mouth, ALICE, BOB, SESSION};
-use crate::engine::tests::{call, fake, rig_with, say};
+use crate::engine::testing::{call, fake, rig_with, say};
 use crate::protocol::{CardSettlement, Decision, Frame, Risk};
 
 const OWNERS: (&str, &str) = ("KOTOBA_DISCORD_OWNER_IDS", "11");
@@ -75,7 +75,7 @@ async fn the_owners_spoken_yes_approves_the_card_once_and_a_guests_yes_or_a_mayb
     s.wait(4.0).await;
     assert_eq!(runs.load(Ordering::SeqCst), 1, "approved once, run once");
     assert!(s.mouth.lines().iter().any(|l| l == "Okay, going ahead."));
-    let frames = crate::engine::tests::drain(&mut bus);
+    let frames = crate::engine::testing::drain(&mut bus);
     let settled = frames.iter().find_map(|f| match f {
         Frame::CardSettled { settlement, .. } => Some(settlement.clone()),
         _ => None,

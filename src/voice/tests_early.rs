@@ -12,8 +12,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::tests::{phrase, stage, stage_with, Mouth, Stage, ALICE};
-use crate::engine::tests::rig_with;
-use crate::engine::tests::{call, fake, say};
+use crate::engine::testing::rig_with;
+use crate::engine::testing::{call, fake, say};
 use crate::protocol::{Frame, Risk};
 use crate::speech::audio::FRAME;
 use crate::speech::endpoint::EndpointSettings;
@@ -165,7 +165,7 @@ async fn a_pause_then_more_words_is_one_utterance_recognised_as_one() {
 /// well before the commit.
 fn late_commit_stage(
     replies: Vec<Result<crate::llm::ModelReply, crate::llm::LlmError>>,
-    tools: Vec<crate::engine::tests::Fake>,
+    tools: Vec<crate::engine::testing::Fake>,
     heard: &[&str],
 ) -> Stage {
     let endpoint = EndpointSettings {
@@ -252,7 +252,7 @@ async fn a_speculative_turn_cancelled_by_more_words_leaves_no_rows_cards_transcr
         0,
         "the speculative tool call never ran"
     );
-    let frames = crate::engine::tests::drain(&mut bus);
+    let frames = crate::engine::testing::drain(&mut bus);
     let started = frames
         .iter()
         .filter(|f| matches!(f, Frame::TurnStarted { .. }))

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::room::{self, RoomParts, Trace};
 use super::tests::{phrase, Ears, Mouth, Out, Side, Stage, ALICE, SESSION};
-use crate::engine::tests::{rig_with, say};
+use crate::engine::testing::{rig_with, say};
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::{refuse, Command, RecognitionStream, Recognizer};
 use crate::speech::test_audio::silence;

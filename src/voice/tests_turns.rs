@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use super::room::{Control, RoomEnd, GIVE_UP_LINE};
 use super::tests::{phrase, stage, stage_on, turns_done, Mouth, Slow, ALICE, BOB, SESSION};
-use crate::engine::tests::{call, fake, rig_with, say, Fake, Rig};
+use crate::engine::testing::{call, fake, rig_with, say, Fake, Rig};
 use crate::protocol::Risk;
 
 fn tool_40s(name: &str) -> Fake {

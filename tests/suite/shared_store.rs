@@ -406,3 +406,55 @@ async fn a_setting_saved_on_one_processs_page_reaches_another_by_the_stores_noti
     stop(a.child).await;
     stop(b.child).await;
 }
+
+/// How many processes have said in the store at `url` that they are alive.
+async fn alive_in(url: &str) -> i64 {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.query_one("SELECT COUNT(*) FROM instances", &[])
+            .map(|r| r.get::<_, i64>(0))
+            .unwrap_or(0)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serving_process_has_said_it_is_alive_in_the_shared_store_before_it_answers_anything() {
+    // A process starting beside this one judges its rows by that word: a turn begun
+    // before it would look like a dead run's and be closed as cut.
+    let Some(url) = fresh_database("alive before serving") else {
+        return;
+    };
+    // A distant database (40 ms each way) widens any gap between answering and saying
+    // so from a few milliseconds to the heartbeat's round trips.
+    let hostport = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let proxy =
+        crate::support::proxy::Proxy::start_apart(hostport.parse().unwrap(), Duration::ZERO);
+    proxy.set_delay(Duration::from_millis(40));
+    let model = ScriptedModel::start().await;
+    let mut env: Vec<(&str, String)> = model_env(&model);
+    env.push(("KOTOBA_DATABASE_URL", proxy.url_through(&url)));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let child = serve(home.path(), &format!("127.0.0.1:{port}"), &env);
+    let started = Instant::now();
+    loop {
+        let up = reqwest::get(format!("http://127.0.0.1:{port}/health"))
+            .await
+            .is_ok_and(|r| r.status() == 200);
+        if up {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "never healthy");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(
+        alive_in(&url).await,
+        1,
+        "at its first answer the process is already alive in the store"
+    );
+    stop(child).await;
+}

@@ -1,0 +1,108 @@
+//! A speculative turn: the model asked what a turn would first ask it, before the
+//! surface commits to that turn. Nothing is emitted, stored, recorded or run: the
+//! reply (its text deltas and tool calls) is only held. A turn run with it
+//! ([`super::TurnOptions::prepared`]) takes the held reply as its first model answer
+//! when its first request is the same request; otherwise, or when it is dropped (the
+//! person went on), the model call is cancelled and leaves no trace.
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::turn::first_request;
+use super::Engine;
+use crate::llm::{Item, LlmError, ModelReply, ModelRequest};
+use kotoba_core::protocol::TurnRequest;
+use kotoba_core::turn::TurnContext;
+
+/// A model call made ahead of its turn (drop it to cancel the call).
+pub struct Speculation {
+    /// The request asked ahead; `None` when it was not asked (it would have passed the
+    /// point where the turn compacts first, so the turn's request will differ).
+    request: Option<ModelRequest>,
+    deltas: mpsc::UnboundedReceiver<String>,
+    reply: oneshot::Receiver<Result<ModelReply, LlmError>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Speculation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Speculation").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Speculation {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Speculation {
+    /// Whether this is the answer to `req`.
+    pub(super) fn answers(&self, req: &ModelRequest) -> bool {
+        self.request.as_ref() == Some(req)
+    }
+
+    /// The held reply as a turn's model answer: its deltas so far and the rest as they
+    /// come go to `tx`, then the reply.
+    pub(super) async fn finish(
+        mut self,
+        tx: &mpsc::UnboundedSender<String>,
+    ) -> Result<ModelReply, LlmError> {
+        while let Some(delta) = self.deltas.recv().await {
+            let _ = tx.send(delta);
+        }
+        match (&mut self.reply).await {
+            Ok(reply) => reply,
+            Err(_) => Err(LlmError::Stream(
+                "the early model call ended without a reply".into(),
+            )),
+        }
+    }
+}
+
+impl Engine {
+    /// Ask the model now what turn `req` would first ask it. Nothing is emitted,
+    /// stored or run; hand the result to that turn in `TurnOptions::prepared`.
+    pub async fn speculate(&self, req: &TurnRequest) -> Speculation {
+        let session = self.session(&req.session).await;
+        let ctx = TurnContext::companion(
+            &req.session,
+            req.person(),
+            (req.register, req.channel, req.el_call_bound),
+            Some(req.text.clone()),
+        );
+        let mut items = session.history();
+        items.push(Item::User {
+            text: req.text.clone(),
+        });
+        let request = first_request(self, &ctx, &items).await;
+        let (tx, deltas) = mpsc::unbounded_channel();
+        let (reply_tx, reply) = oneshot::channel();
+        let budget = super::context::Budget::new(&self.config.settings(), self.calibration.ratio());
+        let t = budget.tokenizer;
+        let conversation = session.with_transcript(|tr| tr.tokens(t));
+        let line = items.last().map_or(0, |i| t.item(i));
+        let fixed = super::fitting::fixed_of(&self.fixed_sizes, t, &request);
+        if fixed + conversation + line > budget.threshold() {
+            // The turn compacts before it asks: nothing is asked ahead of it.
+            return Speculation {
+                request: None,
+                deltas,
+                reply,
+                task: tokio::spawn(async {}),
+            };
+        }
+        let model = self.model.clone();
+        let asked = request.clone();
+        let task = tokio::spawn(async move {
+            let r = model.stream(&asked, &tx).await;
+            drop(tx);
+            let _ = reply_tx.send(r);
+        });
+        Speculation {
+            request: Some(request),
+            deltas,
+            reply,
+            task,
+        }
+    }
+}
