@@ -68,7 +68,9 @@ fn check_path(text: &str, glob: bool, workspace: &Path) -> Result<(), String> {
     if !path_like && std::fs::symlink_metadata(workspace.join(text)).is_err() {
         return Ok(());
     }
-    resolve_in_workspace(workspace, text).map(|_| ())
+    resolve_in_workspace(workspace, text)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// How many names a pattern may expand to before the gate stops checking it.
@@ -87,7 +89,9 @@ fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
         ));
     }
     let Some(at) = parts.iter().position(is_pattern) else {
-        return resolve_in_workspace(workspace, text).map(|_| ());
+        return resolve_in_workspace(workspace, text)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
     };
     let start = match parts[..at].join("/") {
         d if d.is_empty() && text.starts_with('/') => "/".to_string(),
@@ -97,7 +101,7 @@ fn check_glob(text: &str, workspace: &Path) -> Result<(), String> {
     let root = workspace
         .canonicalize()
         .map_err(|e| format!("the workspace cannot be opened ({e})"))?;
-    let mut folders = vec![resolve_in_workspace(workspace, &start)?];
+    let mut folders = vec![resolve_in_workspace(workspace, &start).map_err(|e| e.to_string())?];
     for part in parts.iter().skip(at) {
         if part.is_empty() || *part == "." {
             continue;
