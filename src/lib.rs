@@ -12,6 +12,7 @@ pub use kotoba_gate as gate;
 /// The store, its own crate: SQLite in the data folder or PostgreSQL shared by every
 /// process of a bot; transcripts, the audit trail, grants, the keystore, reminders.
 pub use kotoba_store as store;
+pub use kotoba_voice::{speech, voice};
 
 /// `App::build`: store, soul, model client, tools (+ MCP, the Discord port) → the engine.
 pub mod app;
@@ -19,11 +20,5 @@ pub mod app;
 pub mod datadir;
 /// `kotoba doctor`'s report.
 pub mod doctor;
-/// Speech, with no Discord types: resampling (`audio.rs`), WAV, voice activity, endpointing,
-/// the spoken filter (`filter/`), wake words, recognition (`stt/`), synthesis (`tts/`).
-pub mod speech;
 /// Surfaces: the terminal, the web page, /v1, and Discord (text, commands, voice rooms).
 pub mod surfaces;
-/// The voice room, surface-neutral: heard audio per speaker in, her voice out; Discord
-/// and the page each drive it through its boundary.
-pub mod voice;
