@@ -16,7 +16,7 @@ pub use elevenlabs::ElevenLabsSynthesizer;
 pub use espeak::EspeakSynthesizer;
 pub use openai::OpenAiSynthesizer;
 
-use super::stt::{failed, http_failed, send_failed, Task, REQUEST_TIMEOUT};
+use super::stt::{failed, Task, REQUEST_TIMEOUT};
 use super::SpeechError;
 use crate::config::{Config, TtsProvider, VoiceSettings};
 
@@ -99,37 +99,6 @@ impl Synthesizer for Unavailable {
     async fn synthesize(&self, _text: &str) -> Result<Voice, SpeechError> {
         Err(self.0.clone())
     }
-}
-
-/// Send a synthesis request and hand back its reply once it answered 2xx; a request
-/// that fails, times out or is refused is one sentence naming `provider`, never the key.
-pub(crate) async fn speech_reply(
-    request: reqwest::RequestBuilder,
-    provider: &str,
-    url: &str,
-    key: Option<&crate::config::Secret>,
-) -> Result<reqwest::Response, SpeechError> {
-    let reply = match tokio::time::timeout(REQUEST_TIMEOUT, request.send()).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(send_failed(Task::Synthesis, provider, url, &e, key)),
-        Err(_) => {
-            let why = format!(
-                "no answer from {url} within {} s",
-                REQUEST_TIMEOUT.as_secs()
-            );
-            return Err(failed(Task::Synthesis, provider, &why, key));
-        }
-    };
-    let status = reply.status();
-    if !status.is_success() {
-        let body = tokio::time::timeout(REQUEST_TIMEOUT, reply.text())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        return Err(http_failed(Task::Synthesis, provider, status, &body, key));
-    }
-    Ok(reply)
 }
 
 /// The sentence for asking to speak nothing.
