@@ -333,8 +333,14 @@ impl Default for Settings {
 impl Settings {
     /// A reasoning model is one whose reasoning effort is not empty or `off`.
     pub fn is_reasoning_model(&self) -> bool {
+        self.reasoning().is_some()
+    }
+
+    /// The reasoning effort both wire APIs send, lowercased; `None` when the model is
+    /// not a reasoning model (empty, `off` or `none`).
+    pub fn reasoning(&self) -> Option<String> {
         let e = self.reasoning_effort.trim().to_ascii_lowercase();
-        !(e.is_empty() || e == "off" || e == "none")
+        (!(e.is_empty() || e == "off" || e == "none")).then_some(e)
     }
 }
 
