@@ -9,9 +9,8 @@ use serde_json::{json, Value};
 use super::args::opt_str;
 use super::args::req_str;
 use super::web::http_url;
-use super::Behaviour;
-use super::{clip_chars, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use crate::protocol::{Frame, Risk, StepKind, TaskItem, TaskStatus};
+use super::{clip_chars, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use crate::protocol::{Frame, Risk, TaskItem, TaskStatus};
 
 /// Most items in one plan.
 pub const MAX_ITEMS: usize = 20;
@@ -19,19 +18,7 @@ pub const MAX_ITEMS: usize = 20;
 pub const MAX_ITEM_CHARS: usize = 200;
 
 fn core_spec(name: &str, description: &str, lines: ToolLines, parameters: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "core".to_string(),
-        risk: Risk::Read,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters,
-        behaviour: Behaviour::default(),
-    }
+    ToolSpec::plain(name, description, "core", Risk::Read, lines, parameters)
 }
 
 // ---------------------------------------------------------------- todo

@@ -9,9 +9,9 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::args::req_str;
-use super::{clip_chars, Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use super::{clip_chars, Availability, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use super::{Behaviour, CapGroup};
-use crate::protocol::{Mode, Risk, StepKind};
+use crate::protocol::{Mode, Risk};
 
 /// Most characters of page text the model gets.
 pub const MAX_PAGE_CHARS: usize = 6000;
@@ -35,17 +35,8 @@ fn http_client(timeout: Duration) -> reqwest::Client {
 
 fn web_spec(name: &str, description: &str, lines: ToolLines, parameters: Value) -> ToolSpec {
     ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "web".to_string(),
-        risk: Risk::Network,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters,
         behaviour: Behaviour::guest(),
+        ..ToolSpec::plain(name, description, "web", Risk::Network, lines, parameters)
     }
 }
 
