@@ -345,7 +345,7 @@ impl Settings {
 }
 
 /// A settings value that was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SettingError {
     /// The key is not a setting.
     #[error("'{0}' is not a setting")]
@@ -356,7 +356,15 @@ pub enum SettingError {
         /// The key.
         key: String,
         /// What was wrong.
-        reason: String,
+        reason: super::ValueError,
+    },
+    /// The page's password could not be hashed; the message names the key.
+    #[error("setting '{key}': {reason}")]
+    Password {
+        /// The key.
+        key: String,
+        /// What the hash said.
+        reason: super::password::PasswordError,
     },
     /// The file could not be read or written.
     #[error("settings file {path}: {reason}")]
@@ -373,7 +381,7 @@ pub enum SettingError {
         /// The key.
         key: String,
         /// What the store said.
-        reason: String,
+        reason: super::SharedError,
     },
 }
 
