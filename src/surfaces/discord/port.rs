@@ -273,7 +273,7 @@ impl DiscordPort for Port {
             }),
             VoiceAction::Leave => super::voice::rooms::leave_after_turn(bot, guild)
                 .await
-                .map_err(PortError::Discord),
+                .map_err(|why| PortError::Discord(why.to_string())),
             VoiceAction::Join => {
                 let target = match channel {
                     Some(c) => channel_id(c).ok_or_else(|| {
