@@ -323,7 +323,7 @@ impl DiscordPort for Port {
             .unwrap_or_default();
         super::manage::read(&self.1, guild.get(), (name, owner, me, here))
             .await
-            .map_err(PortError::Discord)
+            .map_err(|why| PortError::Discord(why.to_string()))
     }
 
     async fn apply(&self, turn: &TurnContext, change: &Change) -> Result<Option<u64>, ApiError> {
