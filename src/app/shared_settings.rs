@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::config::Config;
+use crate::config::{Config, SharedError};
 use crate::store::Store;
 
 /// The shared store's settings rows, with the last copy read.
@@ -31,7 +31,7 @@ impl SettingsInStore {
 }
 
 impl crate::config::SharedSettings for SettingsInStore {
-    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+    fn save(&self, key: &str, value: &str) -> Result<(), SharedError> {
         let (store, rt) = (&self.store, &self.rt);
         // A thread of its own waits for the write, so this never blocks inside the
         // runtime's context whatever thread called it.
@@ -41,8 +41,8 @@ impl crate::config::SharedSettings for SettingsInStore {
         });
         match saved {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(_) => return Err("saving the setting stopped".into()),
+            Ok(Err(e)) => return Err(SharedError::Store(e.to_string())),
+            Err(_) => return Err(SharedError::Stopped),
         }
         let mut kept = self.kept();
         kept.retain(|(k, _)| k != key);
@@ -50,7 +50,7 @@ impl crate::config::SharedSettings for SettingsInStore {
         Ok(())
     }
 
-    fn load(&self) -> Result<Vec<(String, String)>, String> {
+    fn load(&self) -> Result<Vec<(String, String)>, SharedError> {
         Ok(self.kept().clone())
     }
 }

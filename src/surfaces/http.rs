@@ -23,16 +23,21 @@ pub fn router(engine: Arc<Engine>, options: WebOptions, shutdown: CancellationTo
         .merge(super::v1::router(engine, options, shutdown))
 }
 
-/// Why a bind was refused.
-pub fn check_bind(addr: &SocketAddr, password_set: bool) -> Result<(), String> {
+/// A bind refused: the address is not loopback and no password is set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to serve the web page and /v1 on {0}: it is not a loopback address and no \
+     password is set. Set KOTOBA_WEB_PASSWORD (or web_password in settings.yaml), or use \
+     KOTOBA_WEB_ADDR=127.0.0.1:8000."
+)]
+pub struct BindRefused(pub SocketAddr);
+
+/// Whether `addr` may be served: a loopback address, or any with a password.
+pub fn check_bind(addr: &SocketAddr, password_set: bool) -> Result<(), BindRefused> {
     if password_set || addr.ip().is_loopback() {
         Ok(())
     } else {
-        Err(format!(
-            "refusing to serve the web page and /v1 on {addr}: it is not a loopback address and no \
-             password is set. Set KOTOBA_WEB_PASSWORD (or web_password in settings.yaml), or use \
-             KOTOBA_WEB_ADDR=127.0.0.1:8000."
-        ))
+        Err(BindRefused(*addr))
     }
 }
 
@@ -46,7 +51,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
-    check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
+    check_bind(&addr, options.password.is_some())?;
     let app = router(engine, options, shutdown.clone());
     // Streams are many small writes: without TCP_NODELAY the last chunks of a /v1 reply
     // wait on Nagle + the client's delayed ACK (about 40 ms a turn).
@@ -90,7 +95,7 @@ pub async fn start(
         .or(addrs.first())
         .copied()
         .with_context(|| format!("the web address {addr_text} resolves to nothing"))?;
-    check_bind(&addr, options.password.is_some()).map_err(anyhow::Error::msg)?;
+    check_bind(&addr, options.password.is_some())?;
     let listener = TcpListener::bind(addr).await.map_err(|e| {
         let fix = if e.kind() == std::io::ErrorKind::AddrInUse {
             "another program (or another Kotoba) listens there: stop it, or set KOTOBA_WEB_ADDR (the `web_addr` setting) to a free address such as 127.0.0.1:8001"
@@ -153,6 +158,7 @@ mod tests {
         let lo6: SocketAddr = "[::1]:8000".parse().unwrap();
         assert!(check_bind(&lan, false)
             .unwrap_err()
+            .to_string()
             .contains("KOTOBA_WEB_PASSWORD"));
         assert!(check_bind(&v6, false).is_err());
         assert!(check_bind(&lan, true).is_ok());

@@ -66,7 +66,9 @@ async fn a_join_that_cannot_reach_a_voice_server_fails_with_a_sentence_and_leave
     )
     .await
     .expect("join returns within the connect timeout");
-    let err = joined.expect_err("no voice server: the join fails");
+    let err = joined
+        .expect_err("no voice server: the join fails")
+        .to_string();
     assert!(
         err.contains("voice server"),
         "it got as far as the voice server: {err}"

@@ -193,7 +193,9 @@ async fn a_voice_server_whose_certificate_no_trusted_root_vouches_for_is_refused
     )
     .await
     .expect("join returns within the connect timeout");
-    let err = joined.expect_err("an untrusted certificate: the join fails");
+    let err = joined
+        .expect_err("an untrusted certificate: the join fails")
+        .to_string();
     assert!(err.contains("voice server"), "{err}");
     assert!(
         voice.conns().is_empty() && voice.discoveries().is_empty(),

@@ -382,12 +382,22 @@ const FLOORS: &[(&str, &[&str])] = &[
         &["kotoba-core", "kotoba-gate", "kotoba-store"],
     ),
     (
+        "kotoba-voice",
+        &[
+            "kotoba-core",
+            "kotoba-gate",
+            "kotoba-store",
+            "kotoba-engine",
+        ],
+    ),
+    (
         "kotoba",
         &[
             "kotoba-core",
             "kotoba-gate",
             "kotoba-store",
             "kotoba-engine",
+            "kotoba-voice",
         ],
     ),
 ];

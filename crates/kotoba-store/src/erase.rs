@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::conn::Conn;
-use super::db::{args, Dialect};
+use super::db::{args, Dialect, Val};
 use super::seen::as_i64;
 use super::{Store, StoreError};
 
@@ -125,16 +125,8 @@ async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Eras
     let mut out = Erased::default();
     // Their own conversations: their DMs and their conversations in shared channels
     // (`discord:<channel>:<user>`), with any archived after a /new.
-    let mut own: BTreeSet<String> = BTreeSet::new();
-    for r in c
-        .query(
-            "SELECT session FROM discord_dms WHERE \"user\" = ?1",
-            args![id],
-        )
-        .await?
-    {
-        own.insert(r.text(0)?);
-    }
+    let dms = "SELECT session FROM discord_dms WHERE \"user\" = ?1";
+    let mut own: BTreeSet<String> = texts(c, dms, args![id]).await?.into_iter().collect();
     let mut patterns: Vec<String> = own
         .iter()
         .flat_map(|s| [s.clone(), format!("{s}#archived-%")])
@@ -142,28 +134,14 @@ async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Eras
     patterns.push(format!("discord:%:{user}"));
     patterns.push(format!("discord:%:{user}#archived-%"));
     for p in &patterns {
-        for r in c
-            .query(
-                "SELECT DISTINCT session FROM messages WHERE session LIKE ?1",
-                args![p],
-            )
-            .await?
-        {
-            own.insert(r.text(0)?);
-        }
+        let like = "SELECT DISTINCT session FROM messages WHERE session LIKE ?1";
+        own.extend(texts(c, like, args![p]).await?);
     }
     // What of theirs may be quoted elsewhere: their words, the facts, the notebook.
     let mut quotes: Vec<String> = quoted.to_vec();
     for s in &own {
-        for r in c
-            .query(
-                "SELECT text FROM messages WHERE session = ?1 AND role = 'user'",
-                args![s],
-            )
-            .await?
-        {
-            quotes.push(r.text(0)?);
-        }
+        let said = "SELECT text FROM messages WHERE session = ?1 AND role = 'user'";
+        quotes.extend(texts(c, said, args![s]).await?);
         out.conversations += 1;
         for sql in [
             "DELETE FROM messages WHERE session = ?1",
@@ -223,58 +201,37 @@ async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Eras
         c.execute("DELETE FROM summaries WHERE session = ?1", args![s])
             .await?;
     }
-    // The facts about them and the facts they told.
+    // The facts about them and the facts they told, their notebook (with a shared
+    // store) and their reminders; what they said may be quoted elsewhere.
     let mut facts = Vec::new();
-    for r in c
-        .query(
-            "SELECT fact FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
-            args![id],
-        )
-        .await?
-    {
-        facts.push(r.text(0)?);
-    }
-    out.facts = usize::try_from(
-        c.execute(
-            "DELETE FROM people_facts WHERE \"user\" = ?1 OR told_by = ?1",
-            args![id],
-        )
-        .await?,
-    )
-    .unwrap_or(usize::MAX);
-    // Their notebook (with a shared store) and their reminders.
     let notebook = user.to_string();
-    for r in c
-        .query(
-            "SELECT text FROM memory_facts WHERE notebook = ?1",
-            args![&notebook],
-        )
-        .await?
-    {
-        facts.push(r.text(0)?);
-    }
-    out.notebook = usize::try_from(
-        c.execute(
-            "DELETE FROM memory_facts WHERE notebook = ?1",
-            args![&notebook],
-        )
-        .await?,
+    out.facts = take(
+        c,
+        "people_facts",
+        "fact",
+        "\"user\" = ?1 OR told_by = ?1",
+        args![id],
+        &mut facts,
     )
-    .unwrap_or(usize::MAX);
-    for r in c
-        .query(
-            "SELECT text FROM reminders WHERE asker LIKE ?1",
-            args![&author],
-        )
-        .await?
-    {
-        facts.push(r.text(0)?);
-    }
-    out.reminders = usize::try_from(
-        c.execute("DELETE FROM reminders WHERE asker LIKE ?1", args![&author])
-            .await?,
+    .await?;
+    out.notebook = take(
+        c,
+        "memory_facts",
+        "text",
+        "notebook = ?1",
+        args![&notebook],
+        &mut facts,
     )
-    .unwrap_or(usize::MAX);
+    .await?;
+    out.reminders = take(
+        c,
+        "reminders",
+        "text",
+        "asker LIKE ?1",
+        args![&author],
+        &mut facts,
+    )
+    .await?;
     // Quotes: their words where they spoke, the facts wherever they are quoted.
     let sessions: Vec<&String> = own.iter().chain(shared.iter()).collect();
     let long = |t: &String| t.trim().chars().count() >= QUOTE_MIN_CHARS;
@@ -288,6 +245,35 @@ async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Eras
     }
     out.sessions = sessions.into_iter().cloned().collect();
     Ok(out)
+}
+
+/// The first column of every row `sql` selects, as text.
+async fn texts(c: &mut Conn<'_>, sql: &str, args: &[Val]) -> Result<Vec<String>, StoreError> {
+    c.query(sql, args)
+        .await?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
+}
+
+/// Delete the rows of `table` that `filter` picks, first keeping their `column` texts in
+/// `kept` (they may be quoted in other rows); how many rows went. The three kinds of
+/// rows about a person outside conversations (facts, notebook, reminders) go this one
+/// way.
+async fn take(
+    c: &mut Conn<'_>,
+    table: &str,
+    column: &str,
+    filter: &str,
+    args: &[Val],
+    kept: &mut Vec<String>,
+) -> Result<usize, StoreError> {
+    let select = format!("SELECT {column} FROM {table} WHERE {filter}");
+    kept.extend(texts(c, &select, args).await?);
+    let gone = c
+        .execute(&format!("DELETE FROM {table} WHERE {filter}"), args)
+        .await?;
+    Ok(usize::try_from(gone).unwrap_or(usize::MAX))
 }
 
 /// Blank every message and audit row holding `quote` (in `session` only, when given);

@@ -57,24 +57,35 @@ fn client() -> &'static reqwest::Client {
     })
 }
 
-async fn download(url: &str) -> Result<Vec<u8>, String> {
+/// Why an attachment did not reach the model (the note says it after its name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Missed {
+    /// The download broke off (what the client said).
+    #[error("could not be downloaded ({0})")]
+    Broke(String),
+    /// Discord's CDN answered with an error status.
+    #[error("could not be downloaded (HTTP {0})")]
+    Status(u16),
+    /// The file is over the limit.
+    #[error("is larger than 8 MB")]
+    TooLarge,
+}
+
+async fn download(url: &str) -> Result<Vec<u8>, Missed> {
     let resp = client()
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("could not be downloaded ({e})"))?;
+        .map_err(|e| Missed::Broke(e.to_string()))?;
     if !resp.status().is_success() {
-        return Err(format!(
-            "could not be downloaded (HTTP {})",
-            resp.status().as_u16()
-        ));
+        return Err(Missed::Status(resp.status().as_u16()));
     }
     let bytes = resp
         .bytes()
         .await
-        .map_err(|e| format!("could not be downloaded ({e})"))?;
+        .map_err(|e| Missed::Broke(e.to_string()))?;
     if bytes.len() as u64 > MAX_ATTACHMENT_BYTES {
-        return Err("is larger than 8 MB".into());
+        return Err(Missed::TooLarge);
     }
     Ok(bytes.to_vec())
 }

@@ -88,18 +88,23 @@ fn list<T>(v: &Value, f: impl Fn(&Value) -> T) -> Vec<T> {
     v.as_array().into_iter().flatten().map(f).collect()
 }
 
+/// The server could not be read: Discord's refusal, as its sentence says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("I could not read the server: {0}")]
+pub(crate) struct Unread(String);
+
 /// The server `guild` (named `name`, owned by `owner`) read fresh, as she (`me`) sees it
 /// from channel `here`.
 pub(crate) async fn read(
     rest: &Rest,
     guild: u64,
     head: (String, u64, u64, u64),
-) -> Result<Guild, String> {
+) -> Result<Guild, Unread> {
     let (name, owner, me, here) = head;
     let get = |path: String| async move {
         rest.call(Method::GET, &path, None)
             .await
-            .map_err(|e| format!("I could not read the server: {}", e.sentence()))
+            .map_err(|e| Unread(e.sentence()))
     };
     let channels = get(format!("/guilds/{guild}/channels")).await?;
     let roles = get(format!("/guilds/{guild}/roles")).await?;

@@ -273,7 +273,7 @@ impl DiscordPort for Port {
             }),
             VoiceAction::Leave => super::voice::rooms::leave_after_turn(bot, guild)
                 .await
-                .map_err(PortError::Discord),
+                .map_err(|why| PortError::Discord(why.to_string())),
             VoiceAction::Join => {
                 let target = match channel {
                     Some(c) => channel_id(c).ok_or_else(|| {
@@ -323,7 +323,7 @@ impl DiscordPort for Port {
             .unwrap_or_default();
         super::manage::read(&self.1, guild.get(), (name, owner, me, here))
             .await
-            .map_err(PortError::Discord)
+            .map_err(|why| PortError::Discord(why.to_string()))
     }
 
     async fn apply(&self, turn: &TurnContext, change: &Change) -> Result<Option<u64>, ApiError> {

@@ -123,6 +123,7 @@ pub(crate) fn stop_session_work(bot: &Bot, session: &str) -> String {
         .stop(session, crate::engine::StopScope::Work)
         .sentence()
     {
-        Ok(said) | Err(said) => said,
+        Ok(said) => said,
+        Err(nothing) => nothing.to_string(),
     }
 }

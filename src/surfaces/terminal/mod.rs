@@ -226,7 +226,8 @@ pub async fn run(
                     .stop(&session_id, crate::engine::StopScope::Work)
                     .sentence()
                 {
-                    Ok(said) | Err(said) => out(&format!("{said}\n> ")),
+                    Ok(said) => out(&format!("{said}\n> ")),
+                    Err(nothing) => out(&format!("{nothing}\n> ")),
                 }
             } else {
                 out("Kept it running.\n> ");

@@ -173,7 +173,9 @@ pub fn parse_request(body: &[u8]) -> Result<ChatRequest, V1Error> {
 fn session_of(req: &ChatRequest, headers: &HeaderMap) -> Result<String, V1Error> {
     let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
     match req.user.as_deref().or(header) {
-        Some(raw) => parse_session_id(raw).map_err(|e| V1Error::bad_request(e, Some("user"))),
+        Some(raw) => {
+            parse_session_id(raw).map_err(|e| V1Error::bad_request(e.to_string(), Some("user")))
+        }
         None => Ok(format!("v1-{:016x}", rand::random::<u64>())),
     }
 }

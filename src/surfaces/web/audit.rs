@@ -20,7 +20,7 @@ pub(super) struct AuditQuery {
 pub(super) async fn list(State(st): State<Shared>, Query(q): Query<AuditQuery>) -> Response {
     let session = match q.session.as_deref().map(parse_session_id).transpose() {
         Ok(s) => s.map(|id| engine_session(&id)),
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     match st.engine.audit_trail(session.as_deref(), limit).await {

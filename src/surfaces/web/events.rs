@@ -84,7 +84,7 @@ fn feed_stream(feed: Feed) -> impl Stream<Item = Result<SseEvent, Infallible>> {
 pub(super) async fn events(State(st): State<Shared>, Query(q): Query<EventsQuery>) -> Response {
     let id = match parse_session_id(&q.session) {
         Ok(id) => id,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     let session_id = engine_session(&id);
     let session = st.engine.session(&session_id).await;

@@ -16,7 +16,7 @@ const SHOWN_LINES: usize = 200;
 pub(super) async fn history(State(st): State<Shared>, Query(q): Query<SessionQuery>) -> Response {
     let id = match parse_session_id(&q.session) {
         Ok(id) => id,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     match st.engine.store().history(&engine_session(&id), SHOWN_LINES).await {
         Ok(lines) => Json(

@@ -64,7 +64,7 @@ pub(super) async fn message(
     };
     let id = match parse_session_id(&m.session) {
         Ok(id) => id,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     let text = m.text.trim();
     if text.is_empty() {
@@ -125,7 +125,7 @@ pub(super) async fn stop(
     };
     let id = match parse_session_id(&s.session) {
         Ok(id) => id,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     let stopped = st.engine.stop(&engine_session(&id), StopScope::Turn);
     Json(json!({ "stopped": true, "turn": stopped.turn })).into_response()

@@ -204,7 +204,7 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 
 /// The id a request named (`?session=`, `user`, `X-Session-Id`), checked: 1–128
 /// characters of letters, digits and `. _ : @ -`.
-pub fn parse_session_id(raw: &str) -> Result<String, String> {
+pub fn parse_session_id(raw: &str) -> Result<String, BadSessionId> {
     let ok = !raw.is_empty()
         && raw.chars().count() <= 128
         && raw
@@ -213,12 +213,15 @@ pub fn parse_session_id(raw: &str) -> Result<String, String> {
     if ok {
         Ok(raw.to_string())
     } else {
-        Err(format!(
-            "the session id must be 1–128 letters, digits or . _ : @ - (got {:?})",
-            raw.chars().take(40).collect::<String>()
-        ))
+        Err(BadSessionId(raw.chars().take(40).collect()))
     }
 }
+
+/// A session id that is not 1–128 letters, digits or `. _ : @ -` (its first 40
+/// characters, shown).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the session id must be 1–128 letters, digits or . _ : @ - (got {0:?})")]
+pub struct BadSessionId(pub String);
 
 /// The page's default session: one owner, one conversation (`?session=` picks another).
 pub const DEFAULT_SESSION: &str = "main";

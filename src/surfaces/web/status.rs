@@ -15,7 +15,7 @@ use super::{engine_session, json_error, parse_session_id, SessionQuery, Shared};
 pub(super) async fn status(State(st): State<Shared>, Query(q): Query<SessionQuery>) -> Response {
     let id = match parse_session_id(&q.session) {
         Ok(id) => id,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e.to_string()),
     };
     let config = &st.engine.config();
     let settings = config.settings();

@@ -82,7 +82,7 @@ pub(super) async fn voice(
 ) -> Response {
     let id = match query
         .map_err(|e| e.body_text())
-        .and_then(|q| parse_session_id(&q.session))
+        .and_then(|q| parse_session_id(&q.session).map_err(|e| e.to_string()))
     {
         Ok(id) => id,
         Err(e) => return json_error(StatusCode::BAD_REQUEST, "bad_session", &e),

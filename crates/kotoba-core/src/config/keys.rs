@@ -12,6 +12,7 @@ use super::settings::{
     SttStreaming, TtsProvider, VoiceMode, WebAuth,
 };
 use super::values::{as_text, show, words};
+use super::ValueError;
 
 /// Which part of the listing a key is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -107,7 +108,7 @@ fn input_of<T: Edited>(_field: fn(&Settings) -> &T) -> Input {
 
 /// What validating one value gives: the warnings for entries that were skipped (a
 /// list-like key keeps its good entries), or why the whole value is refused.
-pub(super) type Applied = Result<Vec<String>, String>;
+pub(super) type Applied = Result<Vec<String>, ValueError>;
 
 /// One settings.yaml key.
 pub struct Key {
@@ -325,10 +326,10 @@ macro_rules! word_enum {
             }
         }
         impl Word for $t {
-            fn from_word(v: &Value) -> Result<Self, String> {
+            fn from_word(v: &Value) -> Result<Self, ValueError> {
                 match text(v)?.trim().to_ascii_lowercase().as_str() {
                     $($word $(| $alias)* => Ok($variant),)+
-                    other => Err(format!(concat!("must be ", $what, ", got {:?}"), other)),
+                    other => Err(ValueError::NotOneOf { expected: $what, got: other.to_string() }),
                 }
             }
         }
@@ -336,7 +337,7 @@ macro_rules! word_enum {
 }
 
 trait Word: Sized {
-    fn from_word(v: &Value) -> Result<Self, String>;
+    fn from_word(v: &Value) -> Result<Self, ValueError>;
 }
 
 word_enum!(ApiStyle, "'responses' or 'chat'",
@@ -358,29 +359,29 @@ word_enum!(TtsProvider, "'openai', 'elevenlabs' or 'espeak'",
     "openai" => TtsProvider::OpenAi, "elevenlabs" => TtsProvider::ElevenLabs,
     "espeak" | "espeak-ng" | "local" => TtsProvider::Espeak);
 
-fn word<T: Word>(v: &Value) -> Result<T, String> {
+fn word<T: Word>(v: &Value) -> Result<T, ValueError> {
     T::from_word(v)
 }
 
 /// Any text, as written.
-fn text(v: &Value) -> Result<String, String> {
-    as_text(v).ok_or_else(|| format!("must be text, got {}", show(v)))
+fn text(v: &Value) -> Result<String, ValueError> {
+    as_text(v).ok_or_else(|| ValueError::NotText { got: show(v) })
 }
 
 /// Text with its surrounding blanks trimmed.
-fn trimmed(v: &Value) -> Result<String, String> {
+fn trimmed(v: &Value) -> Result<String, ValueError> {
     text(v).map(|t| t.trim().to_string())
 }
 
-fn nonempty(v: &Value) -> Result<String, String> {
+fn nonempty(v: &Value) -> Result<String, ValueError> {
     let t = trimmed(v)?;
     if t.is_empty() {
-        return Err("must not be empty".into());
+        return Err(ValueError::Empty);
     }
     Ok(t)
 }
 
-fn count(v: &Value, min: u64) -> Result<u64, String> {
+fn count(v: &Value, min: u64) -> Result<u64, ValueError> {
     let n = match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse::<u64>().ok(),
@@ -388,21 +389,20 @@ fn count(v: &Value, min: u64) -> Result<u64, String> {
     };
     match n {
         Some(n) if n >= min => Ok(n),
-        _ => Err(format!("must be a whole number ≥ {min}, got {}", show(v))),
+        _ => Err(ValueError::NotCount { min, got: show(v) }),
     }
 }
 
 /// A whole number ≥ 1, capped at `u32::MAX`.
-fn count32(v: &Value) -> Result<u32, String> {
+fn count32(v: &Value) -> Result<u32, ValueError> {
     count(v, 1).map(|n| n.min(u32::MAX as u64) as u32)
 }
 
-fn seconds(v: &Value, min: f64, max: f64) -> Result<f64, String> {
-    number_in(v, min, max).ok_or_else(|| {
-        format!(
-            "must be a number of seconds from {min} to {max}, got {}",
-            show(v)
-        )
+fn seconds(v: &Value, min: f64, max: f64) -> Result<f64, ValueError> {
+    number_in(v, min, max).ok_or_else(|| ValueError::NotSeconds {
+        min,
+        max,
+        got: show(v),
     })
 }
 
@@ -417,25 +417,28 @@ fn number_in(v: &Value, min: f64, max: f64) -> Option<f64> {
 }
 
 /// A fraction from `min` to `max`.
-fn fraction(v: &Value, min: f64, max: f64) -> Result<f64, String> {
-    number_in(v, min, max)
-        .ok_or_else(|| format!("must be a fraction from {min} to {max}, got {}", show(v)))
+fn fraction(v: &Value, min: f64, max: f64) -> Result<f64, ValueError> {
+    number_in(v, min, max).ok_or_else(|| ValueError::NotFraction {
+        min,
+        max,
+        got: show(v),
+    })
 }
 
 /// A context window: a whole number of tokens ≥ 1000, or empty for the model's own.
-fn window(v: &Value) -> Result<Option<u64>, String> {
+fn window(v: &Value) -> Result<Option<u64>, ValueError> {
     match v {
         Value::Null => Ok(None),
         Value::String(s) if s.trim().is_empty() => Ok(None),
         _ => count(v, super::settings::MIN_WINDOW)
             .map(Some)
-            .map_err(|e| format!("{e} (tokens; empty: the model's own)")),
+            .map_err(|e| ValueError::NotWindow(Box::new(e))),
     }
 }
 
 /// A boolean: YAML's `true`/`false`, and the YAML 1.1 words people still write (`yes`,
 /// `no`, `on`, `off`, `y`, `n`), as a YAML 1.2 reader hands them over as text.
-fn flag(v: &Value) -> Result<bool, String> {
+fn flag(v: &Value) -> Result<bool, ValueError> {
     let word = match v {
         Value::Bool(b) => return Ok(*b),
         Value::String(t) => t.trim().to_ascii_lowercase(),
@@ -444,25 +447,22 @@ fn flag(v: &Value) -> Result<bool, String> {
     match word.as_str() {
         "true" | "yes" | "y" | "on" => Ok(true),
         "false" | "no" | "n" | "off" => Ok(false),
-        _ => Err(format!(
-            "must be true or false (yes/no, on/off), got {}",
-            show(v)
-        )),
+        _ => Err(ValueError::NotFlag { got: show(v) }),
     }
 }
 
 /// An http(s) URL without its trailing `/`; empty when `empty_ok`.
-fn url(v: &Value, empty_ok: bool) -> Result<String, String> {
+fn url(v: &Value, empty_ok: bool) -> Result<String, ValueError> {
     http(v, empty_ok, true)
 }
 
 /// An http(s) URL as written (a search endpoint keeps its trailing `/`); empty when
 /// `empty_ok`.
-fn search_url(v: &Value, empty_ok: bool) -> Result<String, String> {
+fn search_url(v: &Value, empty_ok: bool) -> Result<String, ValueError> {
     http(v, empty_ok, false)
 }
 
-fn http(v: &Value, empty_ok: bool, strip_slash: bool) -> Result<String, String> {
+fn http(v: &Value, empty_ok: bool, strip_slash: bool) -> Result<String, ValueError> {
     let t = text(v)?;
     let mut t = t.trim();
     if strip_slash {
@@ -470,7 +470,7 @@ fn http(v: &Value, empty_ok: bool, strip_slash: bool) -> Result<String, String> 
     }
     let is_url = t.starts_with("http://") || t.starts_with("https://");
     if !(is_url || (empty_ok && t.is_empty())) {
-        return Err(format!("must be an http(s) URL, got {t:?}"));
+        return Err(ValueError::NotUrl { got: t.to_string() });
     }
     Ok(t.to_string())
 }
@@ -480,71 +480,63 @@ fn some_if_set(t: String) -> Option<String> {
 }
 
 /// An environment variable's name (letters, digits, `_`); empty when `empty_ok`.
-fn env_name(v: &Value, empty_ok: bool) -> Result<String, String> {
+fn env_name(v: &Value, empty_ok: bool) -> Result<String, ValueError> {
     let t = text(v)?;
     let t = if empty_ok { t.trim().to_string() } else { t };
     let ok =
         (empty_ok || !t.is_empty()) && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !ok {
-        return Err(format!("must be an environment variable name, got {t:?}"));
+        return Err(ValueError::NotEnvName { got: t });
     }
     Ok(t)
 }
 
 /// Variable names or `*` patterns (letters, digits, `_`, `*`).
-fn env_patterns(v: &Value) -> Result<Vec<String>, String> {
+fn env_patterns(v: &Value) -> Result<Vec<String>, ValueError> {
     let all = words(v)?;
     match all.iter().find(|w| {
         !w.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
     }) {
-        Some(bad) => Err(format!(
-            "must be variable names or * patterns (letters, digits, _ and *), got {bad:?}"
-        )),
+        Some(bad) => Err(ValueError::NotEnvPattern { got: bad.clone() }),
         None => Ok(all),
     }
 }
 
-fn reasoning_effort(v: &Value) -> Result<String, String> {
+fn reasoning_effort(v: &Value) -> Result<String, ValueError> {
     let t = trimmed(v)?.to_ascii_lowercase();
     let known = [
         "", "off", "none", "minimal", "low", "medium", "high", "xhigh",
     ];
     if !known.contains(&t.as_str()) {
-        return Err(format!(
-            "must be one of off, minimal, low, medium, high; got {t:?}"
-        ));
+        return Err(ValueError::NotEffort { got: t });
     }
     Ok(t)
 }
 
-fn web_addr(v: &Value) -> Result<String, String> {
+fn web_addr(v: &Value) -> Result<String, ValueError> {
     let t = trimmed(v)?;
     let port_ok = t
         .rsplit_once(':')
         .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
     if !port_ok {
-        return Err(format!(
-            "must be host:port such as 127.0.0.1:8000, got {t:?}"
-        ));
+        return Err(ValueError::NotAddress { got: t });
     }
     Ok(t)
 }
 
-fn language(v: &Value) -> Result<String, String> {
+fn language(v: &Value) -> Result<String, ValueError> {
     let t = trimmed(v)?.to_ascii_lowercase();
     if !(t.is_empty() || (t.len() == 2 && t.chars().all(|c| c.is_ascii_lowercase()))) {
-        return Err(format!(
-            "must be a two-letter language code such as 'en', got {t:?}"
-        ));
+        return Err(ValueError::NotLanguage { got: t });
     }
     Ok(t)
 }
 
-fn python(v: &Value) -> Result<String, String> {
+fn python(v: &Value) -> Result<String, ValueError> {
     let t = trimmed(v)?;
     if t.is_empty() {
-        return Err("must name a Python interpreter".into());
+        return Err(ValueError::NoPython);
     }
     Ok(t)
 }
@@ -554,8 +546,8 @@ fn same<T: Clone>(t: &T) -> T {
     t.clone()
 }
 
-/// One row of [`KEYS`]: the key, the field it fills, its parser (`Result<T, String>`,
-/// or with `warns` a `Result<(T, warnings), String>`), group, how it is shown, the
+/// One row of [`KEYS`]: the key, the field it fills, its parser (`Result<T, ValueError>`,
+/// or with `warns` a `Result<(T, warnings), ValueError>`), group, how it is shown, the
 /// README's unset default, and its doc line.
 macro_rules! key {
     ($name:literal, $($field:ident).+, $parse:expr, $group:ident, $shown:ident,

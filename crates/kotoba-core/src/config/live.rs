@@ -10,6 +10,7 @@ use serde_yaml_ng::{Mapping, Value};
 
 use super::keys::{self, KEYS};
 use super::settings::{SettingError, Settings};
+use super::ValueError;
 
 /// A nested section (`stt: {provider: local}`) read as its dotted keys
 /// (`stt.provider: local`); a dotted key written flat wins over the nested one.
@@ -98,11 +99,11 @@ impl LiveState {
                     let name = key.name;
                     // A secret's bad value is never repeated (a log, the page).
                     let reason = if key.shown == keys::Shown::Secret {
-                        "is not usable (its value is not shown)".to_string()
+                        ValueError::Hidden
                     } else {
                         reason
                     };
-                    match keys::safe_side(name, &mut next, &reason) {
+                    match keys::safe_side(name, &mut next, &reason.to_string()) {
                         Some(fell) => self.warn(format!("setting '{name}': {reason}; {fell}")),
                         None => {
                             // Keep the last good value of this key.

@@ -4,6 +4,47 @@
 
 use serde_yaml_ng::{Mapping, Value};
 
+use super::ValueError;
+
+/// Why one entry of `mcp_servers` or `mcp_catalogue` is skipped (its warning names the
+/// key and the entry before this).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// A server's name that cannot prefix its tools.
+    #[error("the name must be letters, digits, '-' or '_' (no '__'), at most 32")]
+    BadName,
+    /// A catalogue entry's `name` that cannot prefix its tools.
+    #[error("'name' must be letters, digits, '-' or '_' (no '__'), at most 32")]
+    BadCatalogueName,
+    /// A server that is not a map of its fields.
+    #[error("must be a map with 'command' or 'url'")]
+    NotMap,
+    /// Both ways of reaching a server at once.
+    #[error("has both 'url' and 'command'; give one")]
+    UrlAndCommand,
+    /// Neither way of reaching a server.
+    #[error("needs 'command' (a stdio server) or 'url' (streamable HTTP)")]
+    NoTransport,
+    /// A `url` that is not http(s).
+    #[error("'url' must be an http(s) URL, got {0:?}")]
+    BadUrl(String),
+    /// A blank `command`.
+    #[error("'command' must not be empty")]
+    EmptyCommand,
+    /// `args` holding something that is not a word.
+    #[error("'args' must be a list of words")]
+    ArgsNotWords,
+    /// `args` that is not a list.
+    #[error("'args' must be a list")]
+    ArgsNotList,
+    /// `env` holding a name or value that is not a word.
+    #[error("'env' must map names to words")]
+    EnvNotWords,
+    /// `env` that is not a map.
+    #[error("'env' must be a map of names to values")]
+    EnvNotMap,
+}
+
 /// How Kotoba reaches one MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpTransport {
@@ -92,16 +133,16 @@ fn text(v: &Value) -> Option<String> {
 
 /// Read a transport from an entry's fields: `url`, or `command` with optional `args`
 /// (a list) and `env` (a map).
-fn transport(entry: &Mapping) -> Result<McpTransport, String> {
+fn transport(entry: &Mapping) -> Result<McpTransport, EntryError> {
     let url = entry.get("url");
     let command = entry.get("command");
     match (url, command) {
-        (Some(_), Some(_)) => Err("has both 'url' and 'command'; give one".into()),
+        (Some(_), Some(_)) => Err(EntryError::UrlAndCommand),
         (Some(u), None) => {
             let url = text(u).unwrap_or_default();
             let url = url.trim();
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("'url' must be an http(s) URL, got {url:?}"));
+                return Err(EntryError::BadUrl(url.to_string()));
             }
             Ok(McpTransport::Http {
                 url: url.to_string(),
@@ -110,15 +151,15 @@ fn transport(entry: &Mapping) -> Result<McpTransport, String> {
         (None, Some(c)) => {
             let command = text(c).unwrap_or_default().trim().to_string();
             if command.is_empty() {
-                return Err("'command' must not be empty".into());
+                return Err(EntryError::EmptyCommand);
             }
             let args = match entry.get("args") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Sequence(items)) => items
                     .iter()
-                    .map(|i| text(i).ok_or("'args' must be a list of words"))
+                    .map(|i| text(i).ok_or(EntryError::ArgsNotWords))
                     .collect::<Result<_, _>>()?,
-                Some(_) => return Err("'args' must be a list".into()),
+                Some(_) => return Err(EntryError::ArgsNotList),
             };
             let env = match entry.get("env") {
                 None | Some(Value::Null) => Vec::new(),
@@ -126,35 +167,35 @@ fn transport(entry: &Mapping) -> Result<McpTransport, String> {
                     .iter()
                     .map(|(k, v)| match (text(k), text(v)) {
                         (Some(k), Some(v)) if !k.is_empty() => Ok((k, v)),
-                        _ => Err("'env' must map names to words"),
+                        _ => Err(EntryError::EnvNotWords),
                     })
                     .collect::<Result<_, _>>()?,
-                Some(_) => return Err("'env' must be a map of names to values".into()),
+                Some(_) => return Err(EntryError::EnvNotMap),
             };
             Ok(McpTransport::Stdio { command, args, env })
         }
-        (None, None) => Err("needs 'command' (a stdio server) or 'url' (streamable HTTP)".into()),
+        (None, None) => Err(EntryError::NoTransport),
     }
 }
 
 /// Parse `mcp_servers`: the good entries, and a warning for each bad one. `Err` when
 /// the value is not a map at all (the whole key is bad).
-pub fn parse_servers(v: &Value) -> Result<(Vec<McpServer>, Vec<String>), String> {
+pub fn parse_servers(v: &Value) -> Result<(Vec<McpServer>, Vec<String>), ValueError> {
     let map = match v {
         Value::Null => return Ok((Vec::new(), Vec::new())),
         Value::Mapping(m) => m,
-        _ => return Err("must be a map of server name → {command, args, env} or {url}".into()),
+        _ => return Err(ValueError::NotServerMap),
     };
     let mut servers = Vec::new();
     let mut warnings = Vec::new();
     for (k, entry) in map {
         let name = text(k).unwrap_or_default();
         let parsed = if !valid_server_name(&name) {
-            Err("the name must be letters, digits, '-' or '_' (no '__'), at most 32".to_string())
+            Err(EntryError::BadName)
         } else {
             match entry {
                 Value::Mapping(m) => transport(m),
-                _ => Err("must be a map with 'command' or 'url'".into()),
+                _ => Err(EntryError::NotMap),
             }
         };
         match parsed {
@@ -167,11 +208,11 @@ pub fn parse_servers(v: &Value) -> Result<(Vec<McpServer>, Vec<String>), String>
 
 /// Parse `mcp_catalogue`: the good entries, and a warning for each bad one. `Err` when
 /// the value is not a list at all.
-pub fn parse_catalogue(v: &Value) -> Result<(Vec<CatalogueEntry>, Vec<String>), String> {
+pub fn parse_catalogue(v: &Value) -> Result<(Vec<CatalogueEntry>, Vec<String>), ValueError> {
     let items = match v {
         Value::Null => return Ok((Vec::new(), Vec::new())),
         Value::Sequence(items) => items,
-        _ => return Err("must be a list of {name, description, command/args or url}".into()),
+        _ => return Err(ValueError::NotCatalogueList),
     };
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
@@ -189,7 +230,7 @@ pub fn parse_catalogue(v: &Value) -> Result<(Vec<CatalogueEntry>, Vec<String>), 
             format!("[{i}] ({name})")
         };
         let parsed = if !valid_server_name(&name) {
-            Err("'name' must be letters, digits, '-' or '_' (no '__'), at most 32".to_string())
+            Err(EntryError::BadCatalogueName)
         } else {
             transport(m)
         };

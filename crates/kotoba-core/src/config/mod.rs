@@ -17,6 +17,7 @@ mod people;
 mod readme;
 mod settings;
 mod shared;
+mod value_error;
 mod values;
 
 use std::collections::HashMap;
@@ -28,7 +29,8 @@ pub use settings::{
     ApiStyle, DiscordSessions, RealtimeProvider, RoleToolsets, Secret, SettingError, Settings,
     SttProvider, SttStreaming, TtsProvider, VoiceMode, VoiceSettings, WebAuth, WORK_TIMEOUT,
 };
-pub use shared::SharedSettings;
+pub use shared::{SharedError, SharedSettings};
+pub use value_error::ValueError;
 
 /// Where things live.
 #[derive(Debug, Clone)]
@@ -175,7 +177,7 @@ impl Config {
                 if plain.is_empty() || password::is_hash(plain) {
                     value
                 } else {
-                    let h = password::hash(plain).map_err(|reason| SettingError::BadValue {
+                    let h = password::hash(plain).map_err(|reason| SettingError::Password {
                         key: key.to_string(),
                         reason,
                     })?;

@@ -28,8 +28,31 @@ pub fn is_hash(stored: &str) -> bool {
     stored.starts_with(PREFIX)
 }
 
+/// Why scrypt refused to hash (its own words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PasswordError {
+    /// The cost parameters are out of scrypt's range.
+    #[error("{0}")]
+    Params(scrypt::errors::InvalidParams),
+    /// The hash length is out of scrypt's range.
+    #[error("{0}")]
+    Output(scrypt::errors::InvalidOutputLen),
+}
+
+impl From<scrypt::errors::InvalidParams> for PasswordError {
+    fn from(e: scrypt::errors::InvalidParams) -> Self {
+        PasswordError::Params(e)
+    }
+}
+
+impl From<scrypt::errors::InvalidOutputLen> for PasswordError {
+    fn from(e: scrypt::errors::InvalidOutputLen) -> Self {
+        PasswordError::Output(e)
+    }
+}
+
 /// The hash to keep for `password` (a fresh random salt each time).
-pub fn hash(password: &str) -> Result<String, String> {
+pub fn hash(password: &str) -> Result<String, PasswordError> {
     let salt: [u8; SALT_LEN] = rand::random();
     let out = derive(password, &salt, LOG_N, R, P)?;
     Ok(format!(
@@ -39,10 +62,16 @@ pub fn hash(password: &str) -> Result<String, String> {
     ))
 }
 
-fn derive(password: &str, salt: &[u8], log_n: u8, r: u32, p: u32) -> Result<Vec<u8>, String> {
-    let params = scrypt::Params::new(log_n, r, p, HASH_LEN).map_err(|e| e.to_string())?;
+fn derive(
+    password: &str,
+    salt: &[u8],
+    log_n: u8,
+    r: u32,
+    p: u32,
+) -> Result<Vec<u8>, PasswordError> {
+    let params = scrypt::Params::new(log_n, r, p, HASH_LEN)?;
     let mut out = vec![0u8; HASH_LEN];
-    scrypt::scrypt(password.as_bytes(), salt, &params, &mut out).map_err(|e| e.to_string())?;
+    scrypt::scrypt(password.as_bytes(), salt, &params, &mut out)?;
     Ok(out)
 }
 

@@ -6,6 +6,7 @@
 use serde_yaml_ng::Value;
 
 use super::values::{as_text, show, words};
+use super::ValueError;
 
 /// `discord.role_toolsets`: per Discord role id, the tool families its members are
 /// offered beyond the guest list (docs/discord.md, "Role tool sets").
@@ -30,7 +31,7 @@ impl RoleToolsets {
 /// Approvers: each a person or a role, written as a bare id, `<@id>` / `<@!id>` (a
 /// person), `<@&id>` (a role), `user:<id>` or `role:<id>`; kept as `user:<id>`,
 /// `role:<id>` or the bare id.
-pub(super) fn approvers(v: &Value) -> Result<Vec<String>, String> {
+pub(super) fn approvers(v: &Value) -> Result<Vec<String>, ValueError> {
     use crate::protocol::Mention;
     words(v)?
         .iter()
@@ -48,25 +49,21 @@ pub(super) fn approvers(v: &Value) -> Result<Vec<String>, String> {
                     digits.then(|| t.to_string())
                 }
             };
-            kept.ok_or_else(|| {
-                format!(
-                    "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {raw:?}"
-                )
-            })
+            kept.ok_or_else(|| ValueError::NotApprover { got: raw.clone() })
         })
         .collect()
 }
 
 /// Role tool sets: a mapping (or its YAML/JSON text, as `/settings set` and the page send
 /// it) from a role (`701`, `<@&701>`, `role:701`) to tool family names.
-pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, String> {
+pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, ValueError> {
     use crate::protocol::Mention;
     let parsed;
     let v = match v {
         Value::String(t) if t.trim().is_empty() => return Ok(RoleToolsets::default()),
         Value::String(t) => {
             parsed = serde_yaml_ng::from_str::<Value>(t)
-                .map_err(|e| format!("must be a mapping of role → tool families: {e}"))?;
+                .map_err(|e| ValueError::NotRoleYaml(e.to_string()))?;
             &parsed
         }
         other => other,
@@ -74,12 +71,7 @@ pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, String> {
     let map = match v {
         Value::Null => return Ok(RoleToolsets::default()),
         Value::Mapping(m) => m,
-        _ => {
-            return Err(format!(
-                "must be a mapping of role → tool families ({{\"701\": [files, web]}}), got {}",
-                show(v)
-            ))
-        }
+        _ => return Err(ValueError::NotRoleMapping { got: show(v) }),
     };
     let mut out = std::collections::BTreeMap::new();
     for (role, families) in map {
@@ -91,9 +83,7 @@ pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, String> {
             None => t.strip_prefix("role:").unwrap_or(t).parse::<u64>().ok(),
         };
         let Some(id) = id.filter(|id| *id > 0) else {
-            return Err(format!(
-                "must name roles by id (701, <@&701>, role:701), got {raw:?}"
-            ));
+            return Err(ValueError::NotRole { got: raw });
         };
         let families = words(families)?;
         if let Some(bad) = families.iter().find(|f| {
@@ -102,7 +92,7 @@ pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, String> {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':'))
         }) {
-            return Err(format!("must list tool family names, got {bad:?}"));
+            return Err(ValueError::NotFamily { got: bad.clone() });
         }
         out.insert(id, families);
     }

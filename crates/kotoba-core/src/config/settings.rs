@@ -333,13 +333,19 @@ impl Default for Settings {
 impl Settings {
     /// A reasoning model is one whose reasoning effort is not empty or `off`.
     pub fn is_reasoning_model(&self) -> bool {
+        self.reasoning().is_some()
+    }
+
+    /// The reasoning effort both wire APIs send, lowercased; `None` when the model is
+    /// not a reasoning model (empty, `off` or `none`).
+    pub fn reasoning(&self) -> Option<String> {
         let e = self.reasoning_effort.trim().to_ascii_lowercase();
-        !(e.is_empty() || e == "off" || e == "none")
+        (!(e.is_empty() || e == "off" || e == "none")).then_some(e)
     }
 }
 
 /// A settings value that was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SettingError {
     /// The key is not a setting.
     #[error("'{0}' is not a setting")]
@@ -350,7 +356,15 @@ pub enum SettingError {
         /// The key.
         key: String,
         /// What was wrong.
-        reason: String,
+        reason: super::ValueError,
+    },
+    /// The page's password could not be hashed; the message names the key.
+    #[error("setting '{key}': {reason}")]
+    Password {
+        /// The key.
+        key: String,
+        /// What the hash said.
+        reason: super::password::PasswordError,
     },
     /// The file could not be read or written.
     #[error("settings file {path}: {reason}")]
@@ -367,7 +381,7 @@ pub enum SettingError {
         /// The key.
         key: String,
         /// What the store said.
-        reason: String,
+        reason: super::SharedError,
     },
 }
 

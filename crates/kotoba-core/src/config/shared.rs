@@ -5,19 +5,30 @@
 //! They win over each process's settings.yaml; the environment still wins over both
 //! (docs/deploy.md).
 
+/// Why the settings kept for every process could not be saved or read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SharedError {
+    /// The shared store refused or could not be reached: what it said.
+    #[error("{0}")]
+    Store(String),
+    /// The wait for the store's answer ended before it came.
+    #[error("saving the setting stopped")]
+    Stopped,
+}
+
 /// Where settings saved in one process reach the others.
 pub trait SharedSettings: Send + Sync + std::fmt::Debug {
     /// Keep `key` at `value` (YAML text, already checked) for every process.
-    fn save(&self, key: &str, value: &str) -> Result<(), String>;
+    fn save(&self, key: &str, value: &str) -> Result<(), SharedError>;
     /// Every key kept for every process, with its value (YAML text).
-    fn load(&self) -> Result<Vec<(String, String)>, String>;
+    fn load(&self) -> Result<Vec<(String, String)>, SharedError>;
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::SharedSettings;
+    use super::{SharedError, SharedSettings};
     use crate::config::Config;
 
     /// The store's part, in memory (the store's own table is tested on both backends).
@@ -25,13 +36,13 @@ mod tests {
     struct Kept(Mutex<Vec<(String, String)>>);
 
     impl SharedSettings for Kept {
-        fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        fn save(&self, key: &str, value: &str) -> Result<(), SharedError> {
             let mut kept = self.0.lock().unwrap();
             kept.retain(|(k, _)| k != key);
             kept.push((key.into(), value.into()));
             Ok(())
         }
-        fn load(&self) -> Result<Vec<(String, String)>, String> {
+        fn load(&self) -> Result<Vec<(String, String)>, SharedError> {
             Ok(self.0.lock().unwrap().clone())
         }
     }

@@ -4,6 +4,8 @@
 
 use serde_yaml_ng::Value;
 
+use super::ValueError;
+
 /// A value as it reads in an error message.
 pub(super) fn show(v: &Value) -> String {
     serde_yaml_ng::to_string(v)
@@ -23,12 +25,12 @@ pub(super) fn as_text(v: &Value) -> Option<String> {
 }
 
 /// A list of words: a YAML list, or one text of comma-separated words.
-pub(super) fn words(v: &Value) -> Result<Vec<String>, String> {
+pub(super) fn words(v: &Value) -> Result<Vec<String>, ValueError> {
     match v {
         Value::Null => Ok(Vec::new()),
         Value::Sequence(items) => items
             .iter()
-            .map(|i| as_text(i).ok_or_else(|| format!("must be a list of words, got {}", show(v))))
+            .map(|i| as_text(i).ok_or_else(|| ValueError::NotWords { got: show(v) }))
             .collect(),
         Value::String(s) => Ok(s
             .split(',')
@@ -36,6 +38,6 @@ pub(super) fn words(v: &Value) -> Result<Vec<String>, String> {
             .filter(|s| !s.is_empty())
             .map(String::from)
             .collect()),
-        _ => Err(format!("must be a list, got {}", show(v))),
+        _ => Err(ValueError::NotList { got: show(v) }),
     }
 }

@@ -84,49 +84,105 @@ fn redact(text: &mut String, secrets: &[(String, String)]) {
     }
 }
 
-fn parse_args(raw: &str) -> Result<Value, String> {
+/// Why a call's arguments were not read (the model is told, and nothing ran).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadArgs {
+    /// JSON, but not an object.
+    #[error("the arguments must be a JSON object, got {0}")]
+    NotObject(Value),
+    /// Not JSON at all (what the reader said).
+    #[error("the arguments are not valid JSON ({0})")]
+    NotJson(String),
+}
+
+fn parse_args(raw: &str) -> Result<Value, BadArgs> {
     if raw.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
     match serde_json::from_str::<Value>(raw) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!("the arguments must be a JSON object, got {other}")),
-        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+        Ok(other) => Err(BadArgs::NotObject(other)),
+        Err(e) => Err(BadArgs::NotJson(e.to_string())),
     }
 }
 
+/// Why a call did not pass the door; each is the sentence the model reads instead of
+/// a result (the sentences are the functions above, which the tests also read).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Shut {
+    /// No tool has this name.
+    #[error("{}", unknown_sentence(.0))]
+    Unknown(String),
+    /// A work-only tool called in a conversation.
+    #[error("{}", work_only_sentence(.0))]
+    WorkOnly(String),
+    /// A companion-only tool called inside a job.
+    #[error("{}", companion_only_sentence(.0))]
+    CompanionOnly(String),
+    /// A tool of an MCP server this job has not activated.
+    #[error("{}", not_active_sentence(.name, .server))]
+    NotActive {
+        /// The tool.
+        name: String,
+        /// Its server.
+        server: String,
+    },
+    /// A tool whose family is switched off.
+    #[error("{}", switched_off_sentence(.name, .family))]
+    SwitchedOff {
+        /// The tool.
+        name: String,
+        /// Its family.
+        family: String,
+    },
+    /// A tool withheld from this turn.
+    #[error("{}", withheld_sentence(.0))]
+    Withheld(String),
+}
+
 impl Loop<'_> {
-    /// The door: is this name callable in this turn at all? `Err` is the sentence.
-    fn door(&mut self, name: &str) -> Result<Arc<dyn Tool>, String> {
+    /// The door: is this name callable in this turn at all?
+    fn door(&mut self, name: &str) -> Result<Arc<dyn Tool>, Shut> {
         let Some(tool) = self.engine.tools.find(name) else {
             // A configured MCP server's tool: work-only, and deferred until activated.
             let server = self.engine.tools.source().and_then(|m| m.server_of(name));
             return Err(match (server, self.ctx.mode) {
-                (Some(_), Mode::Companion) => work_only_sentence(name),
-                (Some(server), Mode::Work) => not_active_sentence(name, &server),
+                (Some(_), Mode::Companion) => Shut::WorkOnly(name.to_string()),
+                (Some(server), Mode::Work) => Shut::NotActive {
+                    name: name.to_string(),
+                    server,
+                },
                 (None, _) => {
                     self.spent.failures += 1; // an unknown name is a failure, not a refusal
-                    unknown_sentence(name)
+                    Shut::Unknown(name.to_string())
                 }
             });
         };
         let spec = tool.spec();
         if self.settings.disabled_toolsets.contains(&spec.family) {
-            return Err(switched_off_sentence(name, &spec.family));
+            return Err(Shut::SwitchedOff {
+                name: name.to_string(),
+                family: spec.family.clone(),
+            });
         }
         match (spec.scope, self.ctx.mode) {
-            (Scope::WorkOnly, Mode::Companion) => return Err(work_only_sentence(name)),
-            (Scope::CompanionOnly, Mode::Work) => return Err(companion_only_sentence(name)),
+            (Scope::WorkOnly, Mode::Companion) => return Err(Shut::WorkOnly(name.to_string())),
+            (Scope::CompanionOnly, Mode::Work) => {
+                return Err(Shut::CompanionOnly(name.to_string()))
+            }
             _ => {}
         }
         let offered = self.offered.iter().any(|t| t.spec().name == name);
         if !self.words_only && !offered {
             if let Some(server) = spec.family.strip_prefix("mcp:") {
-                return Err(not_active_sentence(name, server));
+                return Err(Shut::NotActive {
+                    name: name.to_string(),
+                    server: server.to_string(),
+                });
             }
         }
         if self.words_only || !offered {
-            return Err(withheld_sentence(name));
+            return Err(Shut::Withheld(name.to_string()));
         }
         Ok(tool)
     }
@@ -136,7 +192,7 @@ impl Loop<'_> {
         let name = call.name.as_str();
         let tool = match self.door(name) {
             Ok(t) => t,
-            Err(sentence) => return sentence,
+            Err(shut) => return shut.to_string(),
         };
         if self.spent.tool_calls >= self.caps.max_tool_calls {
             return turn_cap_sentence(self.caps.max_tool_calls);

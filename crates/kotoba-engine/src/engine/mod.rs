@@ -33,6 +33,7 @@ use crate::tools::cron::Reminders;
 use crate::tools::Registry;
 use kotoba_core::config::Config;
 use kotoba_core::protocol::{Frame, Origin, Person, Reminder, TurnRequest, TurnResult, TurnStatus};
+use kotoba_store::keystore::{KeystoreError, MasterKey};
 use kotoba_store::Store;
 
 pub use speculate::Speculation;
@@ -73,7 +74,7 @@ pub struct Engine {
     /// Background jobs, one per session at most.
     jobs: work::Jobs,
     /// The keystore's master key, loaded on first use.
-    master_key: std::sync::OnceLock<Result<kotoba_store::keystore::MasterKey, String>>,
+    master_key: std::sync::OnceLock<Result<MasterKey, Arc<KeystoreError>>>,
     /// Secrets unlocked per session: (env variable, value), redacted from every output.
     unlocked: dashmap::DashMap<String, Vec<(String, String)>>,
     /// This engine, for detached runners that must outlive a turn.
@@ -280,14 +281,16 @@ impl Engine {
         self.cards.all_open().await
     }
 
-    /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`).
-    fn master_key(&self) -> Result<&kotoba_store::keystore::MasterKey, String> {
+    /// The keystore's master key (`KOTOBA_MASTER_KEY`, else `<home>/keystore.key`),
+    /// loaded once: a key that did not load fails the same way each time after.
+    fn master_key(&self) -> Result<&MasterKey, SecretError> {
         let loaded = self.master_key.get_or_init(|| {
             let file = self.config.paths.home.join("keystore.key");
-            kotoba_store::keystore::MasterKey::load(self.config.env("KOTOBA_MASTER_KEY"), &file)
-                .map_err(|e| e.to_string())
+            MasterKey::load(self.config.env("KOTOBA_MASTER_KEY"), &file).map_err(Arc::new)
         });
-        loaded.as_ref().map_err(Clone::clone)
+        loaded
+            .as_ref()
+            .map_err(|e| SecretError::MasterKey(e.clone()))
     }
 
     /// A secret saved in the keystore, for the process itself (e.g. the Discord token).
@@ -307,13 +310,10 @@ impl Engine {
     }
 
     /// Save a secret in the keystore (the person typed it into a masked card, or an
-    /// owner set it up); `Err` is a sentence that never contains the value.
-    pub async fn save_secret(&self, name: &str, value: &str) -> Result<(), String> {
+    /// owner set it up); `Err` never holds the value.
+    pub async fn save_secret(&self, name: &str, value: &str) -> Result<(), SecretError> {
         let key = self.master_key()?;
-        self.store
-            .put_secret(key, name, value)
-            .await
-            .map_err(|e| e.to_string())
+        Ok(self.store.put_secret(key, name, value).await?)
     }
 
     /// The secrets unlocked in a session, as environment variables.
@@ -623,6 +623,17 @@ fn around_note(around: &[kotoba_core::protocol::Said]) -> Option<String> {
         note.push_str(&format!("\n{}: {}", said.author, said.text));
     }
     Some(note)
+}
+
+/// Why the keystore could not be used; the text never holds a secret's value.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// The master key (`KOTOBA_MASTER_KEY`, or the key file) did not load.
+    #[error(transparent)]
+    MasterKey(Arc<KeystoreError>),
+    /// The secret could not be kept (the store failed).
+    #[error(transparent)]
+    Keystore(#[from] KeystoreError),
 }
 
 /// How a surface wants one turn run, beyond the request itself.

@@ -686,10 +686,7 @@ async fn cancel_work_with_no_job_still_cancels_waiting_deferred_approvals() {
         r.engine
             .stop("terminal:me", crate::engine::StopScope::Work)
             .sentence(),
-        Err(
-            "No background job is running here and no approval is waiting, so nothing was stopped."
-                .into()
-        ),
+        Err(crate::tools::port::NothingStopped),
         "nothing left to stop"
     );
 }

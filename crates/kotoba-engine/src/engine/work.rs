@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::llm::Item;
-use crate::tools::port::{Asked, EngineError, EnginePort, HelperResult};
+use crate::tools::port::{Asked, EngineError, EnginePort, HelperResult, NothingStopped};
 use crate::tools::ToolContext;
 use kotoba_core::protocol::{
     Card, CardKind, Channel, Frame, Mode, Person, Register, Risk, TurnRequest, TurnStatus,
@@ -69,7 +69,7 @@ pub struct Stopped {
 
 impl Stopped {
     /// The sentence for what was stopped; `Err` when nothing was.
-    pub fn sentence(&self) -> Result<String, String> {
+    pub fn sentence(&self) -> Result<String, NothingStopped> {
         let cards = match self.approvals {
             0 => String::new(),
             1 => "one approval card still waiting".to_string(),
@@ -91,10 +91,7 @@ impl Stopped {
                 "No background job was running, but I cancelled the {cards} here, so nothing of it \
                  will run, even if someone approves it later."
             )),
-            (None, true) => Err(
-                "No background job is running here and no approval is waiting, so nothing was stopped."
-                    .into(),
-            ),
+            (None, true) => Err(NothingStopped),
         }
     }
 }
@@ -489,11 +486,13 @@ impl EnginePort for Engine {
     async fn save_secret(&self, name: &str, value: &str) -> Result<(), EngineError> {
         Engine::save_secret(self, name, value)
             .await
-            .map_err(EngineError::Keystore)
+            .map_err(|e| EngineError::Keystore(e.to_string()))
     }
 
     async fn unlock_secret(&self, ctx: &ToolContext, name: &str) -> Result<String, EngineError> {
-        let key = self.master_key().map_err(EngineError::Keystore)?;
+        let key = self
+            .master_key()
+            .map_err(|e| EngineError::Keystore(e.to_string()))?;
         match self.store.get_secret(key, name).await {
             Ok(Some(value)) => {
                 let var = crate::tools::secrets::env_name(name);

@@ -4,10 +4,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
 
-use super::decode::{error_from_body, Decoder};
-use super::{Item, LlmError, ModelReply, ModelRequest, ToolCall};
+use super::decode::{error_from_body, function, Decoding, Seen, Wire};
+use super::{Item, LlmError, ModelRequest, ToolCall};
 use kotoba_core::config::Settings;
 
 /// The JSON body for `POST {base_url}/chat/completions`.
@@ -16,27 +15,13 @@ pub(super) fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
     body.insert("model".into(), json!(settings.model));
     body.insert("messages".into(), Value::Array(messages(req)));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                })
-            })
-            .collect();
+        let tools = req.tools.iter().map(|t| function(t, true)).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
     // The usage chunk says how many input tokens the request really cost.
     body.insert("stream_options".into(), json!({ "include_usage": true }));
-    if settings.is_reasoning_model() {
-        let effort = settings.reasoning_effort.trim().to_ascii_lowercase();
+    if let Some(effort) = settings.reasoning() {
         body.insert("reasoning_effort".into(), json!(effort));
     }
     Value::Object(body)
@@ -100,23 +85,17 @@ struct PartialCall {
     arguments: String,
 }
 
-/// Decodes the Chat Completions chunk stream.
+/// Decodes the Chat Completions chunk stream (the core around it: [`Decoding`]).
+pub(super) type ChatDecoder = Decoding<ChatStream>;
+
+/// What the Chat Completions chunks build: her words and the calls, by index.
 #[derive(Debug, Default)]
-pub(super) struct ChatDecoder {
+pub(super) struct ChatStream {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
-    finished: bool,
-    streamed: bool,
-    /// `usage.prompt_tokens` of the usage chunk, when one came.
-    input_tokens: Option<u64>,
 }
 
-impl ChatDecoder {
-    /// A decoder with nothing seen yet.
-    pub(super) fn new() -> ChatDecoder {
-        ChatDecoder::default()
-    }
-
+impl ChatStream {
     fn on_tool_call_delta(&mut self, tc: &Value) {
         let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
         let call = self.calls.entry(index).or_default();
@@ -142,18 +121,15 @@ impl ChatDecoder {
     }
 }
 
-impl Decoder for ChatDecoder {
-    fn feed(
-        &mut self,
-        data: &str,
-        deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<bool, LlmError> {
-        if data.trim() == "[DONE]" {
-            self.finished = true;
-            return Ok(true);
-        }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Malformed(format!("bad JSON in a chunk ({e})")))?;
+impl Wire for ChatStream {
+    const PAYLOAD: &'static str = "a chunk";
+    const CUT_SHORT: &'static str = "the stream ended with no finish_reason and no [DONE]";
+
+    fn is_end(data: &str) -> bool {
+        data.trim() == "[DONE]"
+    }
+
+    fn read(&mut self, chunk: &Value, seen: &mut Seen<'_>) -> Result<bool, LlmError> {
         if let Some(err) = chunk.get("error") {
             let code = match err.get("code") {
                 Some(Value::String(s)) => s.clone(),
@@ -167,18 +143,15 @@ impl Decoder for ChatDecoder {
             .pointer("/usage/prompt_tokens")
             .and_then(Value::as_u64)
         {
-            self.input_tokens = Some(n);
+            seen.input_tokens(Some(n));
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(false); // usage-only or keep-alive chunks
         };
         if let Some(delta) = choice.get("delta") {
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                if !text.is_empty() {
-                    self.text.push_str(text);
-                    self.streamed = true;
-                    let _ = deltas.send(text.to_string());
-                }
+                self.text.push_str(text);
+                seen.text(text);
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for tc in calls {
@@ -188,21 +161,12 @@ impl Decoder for ChatDecoder {
         }
         if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
             // Keep reading: [DONE] (and maybe a usage chunk) may follow.
-            self.finished = true;
+            seen.complete();
         }
         Ok(false)
     }
 
-    fn streamed(&self) -> bool {
-        self.streamed
-    }
-
-    fn finish(self) -> Result<ModelReply, LlmError> {
-        if !self.finished {
-            return Err(LlmError::Stream(
-                "the stream ended with no finish_reason and no [DONE]".into(),
-            ));
-        }
+    fn items(self) -> Vec<Item> {
         let mut items = Vec::new();
         if !self.text.is_empty() {
             items.push(Item::Assistant { text: self.text });
@@ -220,15 +184,14 @@ impl Decoder for ChatDecoder {
                 raw: None,
             }));
         }
-        Ok(ModelReply {
-            items,
-            input_tokens: self.input_tokens,
-        })
+        items
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::sync::mpsc;
+
     use super::*;
 
     #[test]

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::decode::{error_from_status, parse_retry_after, Decoder};
+use super::decode::{error_from_status, parse_retry_after, Decoding, Wire};
 use super::sse::SseParser;
 use super::{chat, responses, LlmError, ModelClient, ModelReply, ModelRequest};
 use kotoba_core::config::{ApiStyle, Config};
@@ -98,12 +98,12 @@ impl OpenAiClient {
     }
 
     /// One HTTP attempt: send, check the status, decode the stream to its end.
-    async fn attempt<D: Decoder>(
+    async fn attempt<W: Wire>(
         &self,
         url: &str,
         key: Option<&str>,
         body: &Value,
-        mut decoder: D,
+        mut decoder: Decoding<W>,
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, Failure> {
         let mut request = self

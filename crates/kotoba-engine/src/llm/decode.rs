@@ -1,25 +1,148 @@
-//! What both wire formats share: the decoder seam the client drives, and the mapping
-//! from HTTP statuses and error bodies to typed [`LlmError`]s.
+//! What both wire formats share: one decoder core ([`Decoding`]) under the Chat
+//! Completions and Responses stream readers, the function a tool is offered as, and the
+//! mapping from HTTP statuses and error bodies to typed [`LlmError`]s.
+//!
+//! The two streams differ in their events (chunks with deltas and a `finish_reason`,
+//! or typed events per output item), but what is done around each event is the same
+//! logic, so it is one piece: a payload that is not JSON is [`LlmError::Malformed`],
+//! text is sent to the caller as it arrives and marks the reply as streamed (nothing
+//! is retried after that), the input tokens the server reported are kept, and a stream
+//! that ended before the format's own end is [`LlmError::Stream`]. A [`Wire`] reads
+//! only its own events.
 
 use std::time::Duration;
 
+use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use super::{LlmError, ModelReply};
+use super::{FunctionSpec, Item, LlmError, ModelReply};
 
-/// A wire format's stream decoder: fed one SSE `data` payload at a time.
-pub(super) trait Decoder {
+/// One wire format's stream reader, under the [`Decoding`] core.
+pub(super) trait Wire: Default {
+    /// What one payload is called when it is not JSON ("a chunk", "an event").
+    const PAYLOAD: &'static str;
+    /// Why a stream that ended before the format's own end was cut short.
+    const CUT_SHORT: &'static str;
+
+    /// Whether `data` is an end marker that is not JSON (Chat's `[DONE]`).
+    fn is_end(data: &str) -> bool {
+        let _ = data;
+        false
+    }
+
+    /// Read one JSON payload, telling `seen` what it showed. Returns true when the
+    /// response is complete.
+    fn read(&mut self, payload: &Value, seen: &mut Seen<'_>) -> Result<bool, LlmError>;
+
+    /// The stream completed: its items, in order.
+    fn items(self) -> Vec<Item>;
+}
+
+/// What the stream showed so far, shared by both formats.
+#[derive(Debug, Default)]
+struct Shown {
+    /// Whether any text has reached the caller.
+    streamed: bool,
+    /// Whether the format's own end arrived.
+    complete: bool,
+    /// The input tokens the server reported for the request.
+    input_tokens: Option<u64>,
+}
+
+/// What a [`Wire`] tells the core while it reads one payload.
+pub(super) struct Seen<'a> {
+    shown: &'a mut Shown,
+    deltas: &'a mpsc::UnboundedSender<String>,
+}
+
+impl Seen<'_> {
+    /// Text of her answer: sent to the caller now (empty text is not sent).
+    pub(super) fn text(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.shown.streamed = true;
+            let _ = self.deltas.send(text.to_string());
+        }
+    }
+
+    /// The format's own end arrived (it may still be followed by a usage chunk).
+    pub(super) fn complete(&mut self) {
+        self.shown.complete = true;
+    }
+
+    /// The input tokens the server reported (`None`: it reported none).
+    pub(super) fn input_tokens(&mut self, n: Option<u64>) {
+        self.shown.input_tokens = n;
+    }
+}
+
+/// The decoder core: fed one SSE `data` payload at a time, around a [`Wire`].
+#[derive(Debug, Default)]
+pub(super) struct Decoding<W> {
+    wire: W,
+    shown: Shown,
+}
+
+impl<W: Wire> Decoding<W> {
+    /// A decoder with nothing seen yet.
+    pub(super) fn new() -> Decoding<W> {
+        Decoding {
+            wire: W::default(),
+            shown: Shown::default(),
+        }
+    }
+
     /// Read one data payload; text deltas go to `deltas` as they arrive. Returns true
     /// when the response is complete.
-    fn feed(
+    pub(super) fn feed(
         &mut self,
         data: &str,
         deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<bool, LlmError>;
+    ) -> Result<bool, LlmError> {
+        if W::is_end(data) {
+            self.shown.complete = true;
+            return Ok(true);
+        }
+        let payload: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Malformed(format!("bad JSON in {} ({e})", W::PAYLOAD)))?;
+        let mut seen = Seen {
+            shown: &mut self.shown,
+            deltas,
+        };
+        self.wire.read(&payload, &mut seen)
+    }
+
     /// Whether any text has been sent to `deltas` yet (after that nothing is retried).
-    fn streamed(&self) -> bool;
+    pub(super) fn streamed(&self) -> bool {
+        self.shown.streamed
+    }
+
     /// The stream ended: the reply, or [`LlmError::Stream`] when it was cut short.
-    fn finish(self) -> Result<ModelReply, LlmError>;
+    pub(super) fn finish(self) -> Result<ModelReply, LlmError> {
+        if !self.shown.complete {
+            return Err(LlmError::Stream(W::CUT_SHORT.into()));
+        }
+        Ok(ModelReply {
+            items: self.wire.items(),
+            input_tokens: self.shown.input_tokens,
+        })
+    }
+}
+
+/// A tool as a function both APIs offer: `type` function, with its name, description
+/// and parameters (Chat nests these under `function`; Responses gives them flat).
+pub(super) fn function(t: &FunctionSpec, nested: bool) -> Value {
+    let mut fields = Map::new();
+    fields.insert("name".into(), json!(t.name));
+    fields.insert("description".into(), json!(t.description));
+    fields.insert("parameters".into(), t.parameters.clone());
+    let mut out = Map::new();
+    out.insert("type".into(), json!("function"));
+    if nested {
+        out.insert("function".into(), Value::Object(fields));
+    } else {
+        out.extend(fields);
+    }
+    Value::Object(out)
 }
 
 /// An error named in a body or event (`code`, `message`), typed.

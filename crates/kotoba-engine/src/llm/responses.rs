@@ -4,10 +4,9 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
 
-use super::decode::{error_from_body, Decoder};
-use super::{Item, LlmError, ModelReply, ModelRequest, ToolCall};
+use super::decode::{error_from_body, function, Decoding, Seen, Wire};
+use super::{Item, LlmError, ModelRequest, ToolCall};
 use kotoba_core::config::Settings;
 
 /// The JSON body for `POST {base_url}/responses`.
@@ -18,24 +17,12 @@ pub(super) fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
     body.insert("instructions".into(), json!(req.system));
     body.insert("input".into(), Value::Array(input));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                })
-            })
-            .collect();
+        let tools = req.tools.iter().map(|t| function(t, false)).collect();
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("stream".into(), json!(true));
     body.insert("store".into(), json!(false));
-    if settings.is_reasoning_model() {
-        let effort = settings.reasoning_effort.trim().to_ascii_lowercase();
+    if let Some(effort) = settings.reasoning() {
         body.insert("reasoning".into(), json!({ "effort": effort }));
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
@@ -72,27 +59,21 @@ fn input_item(item: &Item) -> Value {
     }
 }
 
-/// Decodes the Responses event stream.
+/// Decodes the Responses event stream (the core around it: [`Decoding`]).
+pub(super) type ResponsesDecoder = Decoding<ResponsesStream>;
+
+/// What the Responses events build: the output items, in order.
 #[derive(Debug, Default)]
-pub(super) struct ResponsesDecoder {
+pub(super) struct ResponsesStream {
     items: Vec<Item>,
     /// Text streamed per message item id, until that item is done.
     text_by_item: HashMap<String, String>,
     /// Item ids in the order their first delta arrived (for a flush at completion).
     open_order: Vec<String>,
-    streamed: bool,
-    completed: bool,
-    /// `response.usage.input_tokens` at completion, when the server gave it.
-    input_tokens: Option<u64>,
 }
 
-impl ResponsesDecoder {
-    /// A decoder with nothing seen yet.
-    pub(super) fn new() -> ResponsesDecoder {
-        ResponsesDecoder::default()
-    }
-
-    fn on_item_done(&mut self, item: &Value, deltas: &mpsc::UnboundedSender<String>) {
+impl ResponsesStream {
+    fn on_item_done(&mut self, item: &Value, seen: &mut Seen<'_>) {
         match item.get("type").and_then(Value::as_str) {
             Some("function_call") => {
                 let field = |k: &str| {
@@ -126,10 +107,7 @@ impl ResponsesDecoder {
                     None => {
                         // No deltas came for this message: its text only arrives here.
                         let text = message_text(item);
-                        if !text.is_empty() {
-                            self.streamed = true;
-                            let _ = deltas.send(text.clone());
-                        }
+                        seen.text(&text);
                         text
                     }
                 };
@@ -178,14 +156,11 @@ fn event_error(err: Option<&Value>) -> LlmError {
     error_from_body(code, message)
 }
 
-impl Decoder for ResponsesDecoder {
-    fn feed(
-        &mut self,
-        data: &str,
-        deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<bool, LlmError> {
-        let ev: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::Malformed(format!("bad JSON in an event ({e})")))?;
+impl Wire for ResponsesStream {
+    const PAYLOAD: &'static str = "an event";
+    const CUT_SHORT: &'static str = "the stream ended before response.completed";
+
+    fn read(&mut self, ev: &Value, seen: &mut Seen<'_>) -> Result<bool, LlmError> {
         match ev.get("type").and_then(Value::as_str).unwrap_or("") {
             "response.output_text.delta" => {
                 let delta = ev.get("delta").and_then(Value::as_str).unwrap_or("");
@@ -201,12 +176,11 @@ impl Decoder for ResponsesDecoder {
                     self.open_order.push(id.clone());
                 }
                 self.text_by_item.entry(id).or_default().push_str(delta);
-                self.streamed = true;
-                let _ = deltas.send(delta.to_string());
+                seen.text(delta);
             }
             "response.output_item.done" => {
                 if let Some(item) = ev.get("item") {
-                    self.on_item_done(item, deltas);
+                    self.on_item_done(item, seen);
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -215,18 +189,19 @@ impl Decoder for ResponsesDecoder {
                     // A server that skipped the per-item events: read the final output.
                     let output = ev.pointer("/response/output").and_then(Value::as_array);
                     for item in output.cloned().unwrap_or_default() {
-                        self.on_item_done(&item, deltas);
+                        self.on_item_done(&item, seen);
                     }
                 }
-                self.input_tokens = ev
-                    .pointer("/response/usage/input_tokens")
-                    .and_then(Value::as_u64);
-                self.completed = true;
+                seen.input_tokens(
+                    ev.pointer("/response/usage/input_tokens")
+                        .and_then(Value::as_u64),
+                );
+                seen.complete();
                 return Ok(true);
             }
             "response.failed" => return Err(event_error(ev.pointer("/response/error"))),
             "error" => {
-                let err = ev.get("error").unwrap_or(&ev);
+                let err = ev.get("error").unwrap_or(ev);
                 return Err(event_error(Some(err)));
             }
             _ => {}
@@ -234,20 +209,8 @@ impl Decoder for ResponsesDecoder {
         Ok(false)
     }
 
-    fn streamed(&self) -> bool {
-        self.streamed
-    }
-
-    fn finish(self) -> Result<ModelReply, LlmError> {
-        if !self.completed {
-            return Err(LlmError::Stream(
-                "the stream ended before response.completed".into(),
-            ));
-        }
-        Ok(ModelReply {
-            items: self.items,
-            input_tokens: self.input_tokens,
-        })
+    fn items(self) -> Vec<Item> {
+        self.items
     }
 }
 
@@ -279,7 +242,10 @@ mod tests {
         );
     }
 
+    use tokio::sync::mpsc;
+
     use super::*;
+    use crate::llm::ModelReply;
 
     fn run(events: &[Value]) -> (Result<ModelReply, LlmError>, Vec<String>) {
         let (tx, mut rx) = mpsc::unbounded_channel();

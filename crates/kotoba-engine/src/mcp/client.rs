@@ -13,6 +13,7 @@ use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
+use super::{ConnectError, McpError};
 use crate::tools::Behaviour;
 use crate::tools::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use kotoba_core::config::mcp::{McpServer, McpTransport};
@@ -221,8 +222,8 @@ impl Tool for McpTool {
 }
 
 /// Connect to `server`, shake hands and list its tools, within [`CONNECT_TIMEOUT`].
-/// `Err` is one sentence saying what went wrong.
-pub async fn connect(server: &McpServer) -> Result<Connection, String> {
+/// `Err` says what went wrong, with the server's last words when it wrote any.
+pub async fn connect(server: &McpServer) -> Result<Connection, McpError> {
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     let mut reader = None;
     let attempt = async {
@@ -231,15 +232,12 @@ pub async fn connect(server: &McpServer) -> Result<Connection, String> {
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| format!("it did not list its tools ({e})"))?;
-        Ok::<_, String>((service, listed))
+            .map_err(|e| ConnectError::Tools(e.to_string()))?;
+        Ok::<_, ConnectError>((service, listed))
     };
     let result = match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "it did not finish connecting within {} s",
-            CONNECT_TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(ConnectError::Timeout(CONNECT_TIMEOUT.as_secs())),
     };
     let (service, listed) = match result {
         Ok(ok) => ok,
@@ -248,19 +246,15 @@ pub async fn connect(server: &McpServer) -> Result<Connection, String> {
                 // A process that died leaves its last words behind: read them out.
                 let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
             }
-            let last = stderr
+            let said = stderr
                 .lock()
                 .map(|l| l.iter().cloned().collect::<Vec<_>>().join(" / "))
                 .unwrap_or_default();
-            let said = if last.trim().is_empty() {
-                String::new()
-            } else {
-                format!(" Its last words: {last}")
-            };
-            return Err(format!(
-                "The MCP server '{}' could not be connected: {why}.{said}",
-                server.name
-            ));
+            return Err(McpError::Connect {
+                server: server.name.clone(),
+                why,
+                said,
+            });
         }
     };
     let peer = service.peer().clone();
@@ -283,7 +277,7 @@ async fn start(
     server: &McpServer,
     stderr: &Arc<Mutex<VecDeque<String>>>,
     reader: &mut Option<tokio::task::JoinHandle<()>>,
-) -> Result<RunningService<RoleClient, ()>, String> {
+) -> Result<RunningService<RoleClient, ()>, ConnectError> {
     match &server.transport {
         McpTransport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -301,7 +295,10 @@ async fn start(
             let (transport, err) = rmcp::transport::TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("'{command}' could not be started ({e})"))?;
+                .map_err(|e| ConnectError::Start {
+                    command: command.clone(),
+                    error: e.to_string(),
+                })?;
             if let Some(err) = err {
                 let keep = stderr.clone();
                 *reader = Some(tokio::spawn(async move {
@@ -318,7 +315,7 @@ async fn start(
             }
             ().serve(transport)
                 .await
-                .map_err(|e| format!("the handshake failed ({e})"))
+                .map_err(|e| ConnectError::Handshake(e.to_string()))
         }
         McpTransport::Http { url } => {
             // reqwest 0.13 (inside rmcp) needs a process-wide TLS provider: ring, the
@@ -327,7 +324,10 @@ async fn start(
             let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
             ().serve(transport)
                 .await
-                .map_err(|e| format!("the handshake with {url} failed ({e})"))
+                .map_err(|e| ConnectError::HttpHandshake {
+                    url: url.clone(),
+                    error: e.to_string(),
+                })
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod controls;
+mod error;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -16,14 +17,19 @@ use kotoba_core::config::Config;
 
 use self::client::Connection;
 pub use self::controls::register;
+pub use self::error::{ConnectError, McpError};
 
 /// The server that is always active in work mode, when configured.
 pub const ALWAYS_ACTIVE: &str = "browser";
 
 /// How a name given to activate_tools or mcp_install picks one of `names`: the exact
 /// name; else the one name equal to it ignoring case; else the one name it is a
-/// case-insensitive prefix of. `Err` is the sentence for none or several.
-pub fn match_name<'a>(query: &str, names: &[&'a str], what: &str) -> Result<&'a str, String> {
+/// case-insensitive prefix of. `Err` says there were none or several.
+pub fn match_name<'a>(
+    query: &str,
+    names: &[&'a str],
+    what: &'static str,
+) -> Result<&'a str, McpError> {
     let q = query.trim();
     if let Some(n) = names.iter().find(|n| **n == q) {
         return Ok(n);
@@ -44,15 +50,20 @@ pub fn match_name<'a>(query: &str, names: &[&'a str], what: &str) -> Result<&'a 
         .collect();
     match prefixed.as_slice() {
         [one] => Ok(one),
-        [] if names.is_empty() => Err(format!("There is no {what} at all, so '{q}' names none.")),
-        [] => Err(format!(
-            "No {what} is called '{q}'. The ones there are: {}.",
-            names.join(", ")
-        )),
-        many => Err(format!(
-            "'{q}' could be more than one {what} ({}); give the whole name.",
-            many.join(", ")
-        )),
+        [] if names.is_empty() => Err(McpError::NoneAtAll {
+            what,
+            query: q.to_string(),
+        }),
+        [] => Err(McpError::NoMatch {
+            what,
+            query: q.to_string(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }),
+        many => Err(McpError::Ambiguous {
+            what,
+            query: q.to_string(),
+            names: many.iter().map(|n| n.to_string()).collect(),
+        }),
     }
 }
 
@@ -106,14 +117,17 @@ impl McpManager {
     }
 
     /// The configured or installed server `query` names (see [`match_name`]).
-    pub fn resolve(&self, query: &str) -> Result<McpServer, String> {
+    pub fn resolve(&self, query: &str) -> Result<McpServer, McpError> {
         let servers = self.servers();
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         let name = match_name(query, &names, "MCP server")?.to_string();
         servers
             .into_iter()
             .find(|s| s.name == name)
-            .ok_or_else(|| format!("No MCP server is called '{query}'."))
+            .ok_or_else(|| McpError::Gone {
+                what: "MCP server",
+                query: query.to_string(),
+            })
     }
 
     /// The live connection to `name`, pruning one whose server went away.
@@ -129,8 +143,8 @@ impl McpManager {
         }
     }
 
-    /// Connect `server` unless it is connected already. `Err` is one sentence.
-    pub async fn connect(&self, server: &McpServer) -> Result<Arc<Connection>, String> {
+    /// Connect `server` unless it is connected already.
+    pub async fn connect(&self, server: &McpServer) -> Result<Arc<Connection>, McpError> {
         if let Some(c) = self.live(&server.name) {
             return Ok(c);
         }
@@ -147,7 +161,11 @@ impl McpManager {
 
     /// Load the server `query` names into job `job`: connect it if needed and mark it
     /// active. Returns the server's name and its tools' names.
-    pub async fn activate(&self, job: &str, query: &str) -> Result<(String, Vec<String>), String> {
+    pub async fn activate(
+        &self,
+        job: &str,
+        query: &str,
+    ) -> Result<(String, Vec<String>), McpError> {
         let server = self.resolve(query)?;
         let conn = self.connect(&server).await?;
         if let Ok(mut active) = self.active.lock() {
@@ -167,7 +185,7 @@ impl McpManager {
             .servers()
             .into_iter()
             .find(|s| s.name == ALWAYS_ACTIVE)?;
-        self.connect(&server).await.err()
+        self.connect(&server).await.err().map(|e| e.to_string())
     }
 
     /// The MCP tools job `job` is offered: those of the connected servers it activated,
@@ -237,19 +255,22 @@ impl McpManager {
     }
 
     /// The catalogue entry `query` names (see [`match_name`]).
-    pub fn catalogue_entry(&self, query: &str) -> Result<CatalogueEntry, String> {
+    pub fn catalogue_entry(&self, query: &str) -> Result<CatalogueEntry, McpError> {
         let catalogue = self.catalogue();
         let names: Vec<&str> = catalogue.iter().map(|e| e.server.name.as_str()).collect();
         let name = match_name(query, &names, "catalogue entry")?.to_string();
         catalogue
             .into_iter()
             .find(|e| e.server.name == name)
-            .ok_or_else(|| format!("No catalogue entry is called '{query}'."))
+            .ok_or_else(|| McpError::Gone {
+                what: "catalogue entry",
+                query: query.to_string(),
+            })
     }
 
     /// Connect a catalogue entry and keep it for this process. Returns its name and its
     /// tools' names.
-    pub async fn install(&self, entry: &CatalogueEntry) -> Result<(String, Vec<String>), String> {
+    pub async fn install(&self, entry: &CatalogueEntry) -> Result<(String, Vec<String>), McpError> {
         let conn = self.connect(&entry.server).await?;
         if let Ok(mut installed) = self.installed.lock() {
             installed.retain(|s| s.name != entry.server.name);

@@ -106,9 +106,11 @@ fn a_name_matches_exactly_then_ignoring_case_then_by_a_unique_prefix() {
     assert_eq!(match_name("git", &names, "server"), Ok("git"));
     assert_eq!(match_name("browser", &names, "server"), Ok("Browser"));
     assert_eq!(match_name("GITH", &names, "server"), Ok("github"));
-    let ambiguous = match_name("gi", &names, "server").unwrap_err();
+    let ambiguous = match_name("gi", &names, "server").unwrap_err().to_string();
     assert!(ambiguous.contains("git, github"), "{ambiguous}");
-    let none = match_name("slack", &names, "server").unwrap_err();
+    let none = match_name("slack", &names, "server")
+        .unwrap_err()
+        .to_string();
     assert!(none.contains("No server is called 'slack'"), "{none}");
     assert!(match_name("", &names, "server").is_err());
 }
@@ -202,13 +204,13 @@ async fn a_dead_or_misconfigured_server_is_one_sentence_naming_it() {
         fixture_settings("demo")
     );
     let (m, _home) = manager(&settings);
-    let why = m.activate("job", "missing").await.unwrap_err();
+    let why = m.activate("job", "missing").await.unwrap_err().to_string();
     assert!(
         why.starts_with("The MCP server 'missing' could not be connected"),
         "{why}"
     );
     assert!(why.contains("/nonexistent/mcp-server"), "{why}");
-    let why = m.activate("job", "quitter").await.unwrap_err();
+    let why = m.activate("job", "quitter").await.unwrap_err().to_string();
     assert!(
         why.starts_with("The MCP server 'quitter' could not be connected"),
         "{why}"

@@ -13,9 +13,8 @@ use serde_json::{json, Value};
 pub use kotoba_core::confine::resolve_in_workspace;
 
 use super::args::{opt_str, opt_u64, req_str};
-use super::Behaviour;
-use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use kotoba_core::protocol::{ArtifactChange, Frame, Mode, Risk, StepKind};
+use super::{Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use kotoba_core::protocol::{ArtifactChange, Frame, Mode, Risk};
 
 /// Most lines one `read_file` page shows.
 pub const PAGE_LINES: usize = 400;
@@ -42,37 +41,6 @@ pub(crate) fn display_rel(workspace: &Path, real: &Path) -> String {
     }
 }
 
-fn lines(announce: &str, beats: &[&str], after: &str, fail: &str) -> ToolLines {
-    ToolLines {
-        announce: Some(announce.to_string()),
-        heartbeat: beats.iter().map(|b| b.to_string()).collect(),
-        after: Some(after.to_string()),
-        fail: Some(fail.to_string()),
-    }
-}
-
-fn file_spec(
-    name: &str,
-    description: &str,
-    risk: Risk,
-    lines: ToolLines,
-    params: Value,
-) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "file".to_string(),
-        risk,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters: params,
-        behaviour: Behaviour::default(),
-    }
-}
-
 // ---------------------------------------------------------------- read_file
 
 /// Reads a text file from the workspace, a page at a time with numbered lines.
@@ -96,11 +64,12 @@ impl ReadFile {
              ask for next. 'offset' is the first line to show (1-based)."
         );
         ReadFile {
-            spec: file_spec(
+            spec: ToolSpec::plain(
                 "read_file",
                 &description,
+                "file",
                 Risk::Read,
-                lines(
+                ToolLines::of(
                     "Let me have a look at that file.",
                     &["Still reading.", "Almost through it."],
                     "Got it.",
@@ -261,11 +230,12 @@ impl SearchFiles {
              {MAX_MATCHES} matches as 'path:line: text'. Skips .git, target and node_modules."
         );
         SearchFiles {
-            spec: file_spec(
+            spec: ToolSpec::plain(
                 "search_files",
                 &description,
+                "file",
                 Risk::Read,
-                lines(
+                ToolLines::of(
                     "Let me dig through the files.",
                     &["Still searching.", "Lots of files, still looking."],
                     "Found what there was to find.",
@@ -535,12 +505,13 @@ impl WriteFile {
     /// The tool with its spec.
     pub fn new() -> Self {
         WriteFile {
-            spec: file_spec(
+            spec: ToolSpec::plain(
                 "write_file",
                 "Write a whole file in the workspace (created or replaced; parent folders are \
                  made). At most 5 MB of content.",
+                "file",
                 Risk::Write,
-                lines(
+                ToolLines::of(
                     "Let me write that down in a file.",
                     &["Still writing.", "Nearly saved."],
                     "Saved.",

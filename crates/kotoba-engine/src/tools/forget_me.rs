@@ -73,35 +73,46 @@ fn person(args: &Value) -> Option<&str> {
         .filter(|p| !p.is_empty())
 }
 
-/// Whom a call would erase, or the sentence why none.
-fn whom(args: &Value, ctx: &ToolContext) -> Result<(u64, ErasedBy), String> {
+/// Why a call erases nobody (the model reads the sentence).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Nobody {
+    /// The owner named someone who is not a Discord id or mention.
+    #[error("'{0}' is not a Discord id or mention. Nothing was erased.")]
+    NotAnId(String),
+    /// The owner named no one (their own memory is hers).
+    #[error(
+        "You speak for her owner, whose memory is hers: name the `person` to forget. Nothing \
+         was erased."
+    )]
+    OwnerNamedNoOne,
+    /// Someone asked to forget another person.
+    #[error(
+        "Only the person themselves (or an owner) can ask to forget someone. Nothing was \
+         erased."
+    )]
+    NotThemselves,
+    /// The turn does not say who is asking.
+    #[error("I do not know who is asking, so nothing was erased.")]
+    Unknown,
+}
+
+/// Whom a call would erase, or why none.
+fn whom(args: &Value, ctx: &ToolContext) -> Result<(u64, ErasedBy), Nobody> {
     let named = person(args);
     match (ctx.origin(), named) {
         (Origin::Owner | Origin::Discord { owner: true, .. }, Some(p)) => {
             match Notebook::named(p) {
                 Some(Notebook::Person(id)) => Ok((id, ErasedBy::Owner)),
-                _ => Err(format!(
-                    "'{p}' is not a Discord id or mention. Nothing was erased."
-                )),
+                _ => Err(Nobody::NotAnId(p.to_string())),
             }
         }
-        (Origin::Owner | Origin::Discord { owner: true, .. }, None) => Err(
-            "You speak for her owner, whose memory is hers: name the `person` to forget. Nothing \
-             was erased."
-                .into(),
-        ),
+        (Origin::Owner | Origin::Discord { owner: true, .. }, None) => Err(Nobody::OwnerNamedNoOne),
         (Origin::Discord { user, .. }, Some(p))
             if Notebook::named(p) != Some(Notebook::Person(*user)) =>
         {
-            Err(
-                "Only the person themselves (or an owner) can ask to forget someone. Nothing was \
-                 erased."
-                    .into(),
-            )
+            Err(Nobody::NotThemselves)
         }
-        (Origin::Discord { user: 0, .. }, _) => {
-            Err("I do not know who is asking, so nothing was erased.".into())
-        }
+        (Origin::Discord { user: 0, .. }, _) => Err(Nobody::Unknown),
         (Origin::Discord { user, .. }, _) => Ok((*user, ErasedBy::Themselves)),
     }
 }
@@ -122,7 +133,7 @@ impl Tool for ForgetMe {
     async fn prepare(&self, args: &Value, ctx: &ToolContext) -> Prepared {
         let (user, by) = match whom(args, ctx) {
             Ok(w) => w,
-            Err(why) => return Prepared::Done(ToolOutput::refused(why)),
+            Err(why) => return Prepared::Done(ToolOutput::refused(why.to_string())),
         };
         let action = format!(
             "Erase everything Kotoba keeps about <@{user}>: their notebook, the facts about them, their \
@@ -141,7 +152,7 @@ impl Tool for ForgetMe {
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
         let (user, by) = match whom(&args, ctx) {
             Ok(w) => w,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let Some(engine) = &ctx.engine else {
             return ToolOutput::refused(

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::args::{opt_str, req_str};
 use super::Behaviour;
-use super::{Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use kotoba_core::protocol::{Risk, StepKind};
+use super::{Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use kotoba_core::protocol::Risk;
 
 /// How many facts the index keeps.
 pub const INDEX_KEEP: usize = 50;
@@ -464,28 +464,10 @@ fn memory_spec(
     params: Value,
 ) -> ToolSpec {
     ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "memory".to_string(),
-        risk,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters: params,
         // Every person has a notebook: a guest's turn is offered it too, and it reads
         // and writes only their own.
         behaviour: Behaviour::guest(),
-    }
-}
-
-fn lines(announce: &str, beats: &[&str], after: &str, fail: &str) -> ToolLines {
-    ToolLines {
-        announce: Some(announce.to_string()),
-        heartbeat: beats.iter().map(|b| b.to_string()).collect(),
-        after: Some(after.to_string()),
-        fail: Some(fail.to_string()),
+        ..ToolSpec::plain(name, description, "memory", risk, lines, params)
     }
 }
 
@@ -520,7 +502,7 @@ impl MemoryWrite {
                  or things you agreed). Exactly one short fact per call, one sentence, no ';' \
                  — call again for each further fact. 'topic' groups it (default 'general').",
                 Risk::Write,
-                lines(
+                ToolLines::of(
                     "Oh, that's worth remembering. I'll keep it.",
                     &["Writing it down.", "Still jotting that down."],
                     "Got it, I'll remember that.",
@@ -602,7 +584,7 @@ impl MemoryRecall {
                  first, up to 20); without a query you get the most recent facts. 'topic' \
                  limits it to one topic.",
                 Risk::Read,
-                lines(
+                ToolLines::of(
                     "Let me think back.",
                     &["Still thinking back.", "It's in here somewhere."],
                     "Right, I remember.",

@@ -9,9 +9,8 @@ use serde_json::{json, Value};
 use super::args::opt_str;
 use super::args::req_str;
 use super::web::http_url;
-use super::Behaviour;
-use super::{clip_chars, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
-use kotoba_core::protocol::{Frame, Risk, StepKind, TaskItem, TaskStatus};
+use super::{clip_chars, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use kotoba_core::protocol::{Frame, Risk, TaskItem, TaskStatus};
 
 /// Most items in one plan.
 pub const MAX_ITEMS: usize = 20;
@@ -19,19 +18,7 @@ pub const MAX_ITEMS: usize = 20;
 pub const MAX_ITEM_CHARS: usize = 200;
 
 fn core_spec(name: &str, description: &str, lines: ToolLines, parameters: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "core".to_string(),
-        risk: Risk::Read,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters,
-        behaviour: Behaviour::default(),
-    }
+    ToolSpec::plain(name, description, "core", Risk::Read, lines, parameters)
 }
 
 // ---------------------------------------------------------------- todo
@@ -107,17 +94,39 @@ impl Todo {
     }
 }
 
-fn parse_items(args: &Value) -> Result<Vec<TaskItem>, String> {
+/// Why a plan's items were refused (the model reads it after "todo: ").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ItemsError {
+    /// `items` is there but not a list.
+    #[error("'items' must be a list")]
+    NotList,
+    /// No `items` at all.
+    #[error("the required argument 'items' is missing")]
+    Missing,
+    /// More items than a plan holds.
+    #[error("the plan has {0} items, above {MAX_ITEMS}")]
+    TooMany(usize),
+    /// An item (numbered from 1) without text.
+    #[error("item {0} has no 'text'")]
+    NoText(usize),
+    /// An item (numbered from 1) with a status that is not one of the three.
+    #[error("item {n} has status {status:?}; use pending, in_progress or done")]
+    BadStatus {
+        /// The item's place, from 1.
+        n: usize,
+        /// The status given, if any.
+        status: Option<String>,
+    },
+}
+
+fn parse_items(args: &Value) -> Result<Vec<TaskItem>, ItemsError> {
     let list = match args.get("items") {
         Some(Value::Array(list)) => list,
-        Some(_) => return Err("'items' must be a list".into()),
-        None => return Err("the required argument 'items' is missing".into()),
+        Some(_) => return Err(ItemsError::NotList),
+        None => return Err(ItemsError::Missing),
     };
     if list.len() > MAX_ITEMS {
-        return Err(format!(
-            "the plan has {} items, above {MAX_ITEMS}",
-            list.len()
-        ));
+        return Err(ItemsError::TooMany(list.len()));
     }
     list.iter()
         .enumerate()
@@ -128,15 +137,16 @@ fn parse_items(args: &Value) -> Result<Vec<TaskItem>, String> {
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
-                .ok_or_else(|| format!("item {n} has no 'text'"))?;
+                .ok_or(ItemsError::NoText(n))?;
             let status = match item.get("status").and_then(Value::as_str) {
                 Some("pending") => TaskStatus::Pending,
                 Some("in_progress") => TaskStatus::InProgress,
                 Some("done") => TaskStatus::Done,
                 other => {
-                    return Err(format!(
-                        "item {n} has status {other:?}; use pending, in_progress or done"
-                    ))
+                    return Err(ItemsError::BadStatus {
+                        n,
+                        status: other.map(str::to_string),
+                    })
                 }
             };
             Ok(TaskItem {

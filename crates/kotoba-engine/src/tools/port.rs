@@ -34,6 +34,11 @@ pub struct HelperResult {
     pub summary: String,
 }
 
+/// A stop that found nothing to stop: no background job ran and no approval waited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("No background job is running here and no approval is waiting, so nothing was stopped.")]
+pub struct NothingStopped;
+
 /// Why the engine did not do what a tool asked. Each variant's text is the sentence
 /// the model is handed (never a secret's value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,8 +58,8 @@ pub enum EngineError {
         secs: u64,
     },
     /// Nothing ran or waited here, so a stop stopped nothing.
-    #[error("{0}")]
-    NothingToStop(String),
+    #[error(transparent)]
+    NothingToStop(#[from] NothingStopped),
     /// No secret is saved under that name.
     #[error(
         "There is no saved secret called '{0}'. Nothing was unlocked; ask for it with ask_secret or \

@@ -105,22 +105,49 @@ pub fn timeout_arg(args: &Value, tool: &str) -> Result<(u64, Option<String>), To
     }
 }
 
+/// Why a process could not be started: nothing ran.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The working folder could not be made.
+    #[error("could not create the workspace folder {}: {error}", .folder.display())]
+    Folder {
+        /// The folder.
+        folder: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The program could not be started.
+    #[error("could not start {}: {error}", .program.display())]
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The program ended before it could be watched.
+    #[error("{} exited before it could be watched", .0.display())]
+    Vanished(PathBuf),
+    /// Its output could not be captured.
+    #[error("the process's output pipes were not available")]
+    NoPipes,
+}
+
 /// Run `program args…` in `cwd` (created if missing) in its own process group with stdin
-/// closed, for at most `timeout`. `Err` is a sentence saying it could not start (nothing
-/// ran). Whatever is left in the group after the main process exits is killed.
+/// closed, for at most `timeout`. `Err` says why it could not start (nothing ran).
+/// Whatever is left in the group after the main process exits is killed.
 pub async fn run_process(
     program: &Path,
     args: &[String],
     cwd: &Path,
     env: &[(&str, &str)],
     timeout: Duration,
-) -> Result<RunResult, String> {
-    tokio::fs::create_dir_all(cwd).await.map_err(|e| {
-        format!(
-            "could not create the workspace folder {}: {e}",
-            cwd.display()
-        )
-    })?;
+) -> Result<RunResult, StartError> {
+    tokio::fs::create_dir_all(cwd)
+        .await
+        .map_err(|error| StartError::Folder {
+            folder: cwd.to_path_buf(),
+            error,
+        })?;
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(cwd)
@@ -134,20 +161,16 @@ pub async fn run_process(
     }
     // It dies with Kotoba, however she dies (docs/tools.md).
     crate::children::die_with_me(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start {}: {e}", program.display()))?;
+    let mut child = cmd.spawn().map_err(|error| StartError::Spawn {
+        program: program.to_path_buf(),
+        error,
+    })?;
     let guard = match child.id() {
         Some(pid) => GroupGuard::new(pid),
-        None => {
-            return Err(format!(
-                "{} exited before it could be watched",
-                program.display()
-            ))
-        }
+        None => return Err(StartError::Vanished(program.to_path_buf())),
     };
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err("the process's output pipes were not available".to_string());
+        return Err(StartError::NoPipes);
     };
 
     let sink = Sink::default();
@@ -233,7 +256,7 @@ pub fn render(result: &RunResult, timeout_secs: u64, note: Option<&str>) -> Stri
 /// Turn a run into the tool's output, or a failure sentence when it never started.
 pub fn to_output(
     tool: &str,
-    run: Result<RunResult, String>,
+    run: Result<RunResult, StartError>,
     timeout_secs: u64,
     note: Option<&str>,
 ) -> ToolOutput {
@@ -396,7 +419,8 @@ pub(crate) mod tests {
             Duration::from_secs(1),
         )
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("could not start"), "{err}");
     }
 

@@ -75,6 +75,35 @@ pub struct ToolSpec {
     pub behaviour: Behaviour,
 }
 
+impl ToolSpec {
+    /// The spec most tools of a family share: rows styled by the tool's name, the
+    /// default budget (no `timeout` argument), offered in conversations and jobs alike,
+    /// and the default behaviour. A family's helper sets what differs (a guest may be
+    /// offered it, its own timeout).
+    pub fn plain(
+        name: &str,
+        description: &str,
+        family: &str,
+        risk: Risk,
+        lines: ToolLines,
+        parameters: Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            name: name.to_string(),
+            description: description.to_string(),
+            family: family.to_string(),
+            risk,
+            step_kind: StepKind::for_tool(name),
+            timeout: None,
+            takes_timeout_arg: false,
+            scope: Scope::Both,
+            lines,
+            parameters,
+            behaviour: Behaviour::default(),
+        }
+    }
+}
+
 /// How the gate treats one call of a tool (docs/gate.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Gating {

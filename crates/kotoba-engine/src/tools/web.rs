@@ -9,9 +9,12 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::args::req_str;
-use super::{clip_chars, Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
+use super::{clip_chars, Availability, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use super::{Behaviour, CapGroup};
-use kotoba_core::protocol::{Mode, Risk, StepKind};
+use kotoba_core::protocol::{Mode, Risk};
+
+mod error;
+pub use error::WebError;
 
 /// Most characters of page text the model gets.
 pub const MAX_PAGE_CHARS: usize = 6000;
@@ -35,17 +38,8 @@ fn http_client(timeout: Duration) -> reqwest::Client {
 
 fn web_spec(name: &str, description: &str, lines: ToolLines, parameters: Value) -> ToolSpec {
     ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "web".to_string(),
-        risk: Risk::Network,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines,
-        parameters,
         behaviour: Behaviour::guest(),
+        ..ToolSpec::plain(name, description, "web", Risk::Network, lines, parameters)
     }
 }
 
@@ -58,27 +52,28 @@ pub fn has_url(text: &str) -> bool {
 }
 
 /// Parse `raw` as an http(s) URL, or say why not.
-pub fn http_url(raw: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(raw.trim()).map_err(|e| format!("'{raw}' is not a URL ({e})"))?;
+pub fn http_url(raw: &str) -> Result<reqwest::Url, WebError> {
+    let url = reqwest::Url::parse(raw.trim()).map_err(|e| WebError::NotUrl {
+        raw: raw.to_string(),
+        error: e.to_string(),
+    })?;
     match url.scheme() {
         "http" | "https" if url.host_str().is_some() => Ok(url),
-        "http" | "https" => Err(format!("'{raw}' has no host")),
-        other => Err(format!(
-            "only http and https links are allowed, not '{other}:'"
-        )),
+        "http" | "https" => Err(WebError::NoHost(raw.to_string())),
+        other => Err(WebError::Scheme(other.to_string())),
     }
 }
 
 /// Why a fetch did not give a page.
-fn fetch_error(e: &reqwest::Error, timeout: Duration) -> String {
+fn fetch_error(e: &reqwest::Error, timeout: Duration) -> WebError {
     if e.is_timeout() {
-        format!("the page timed out after {} s", timeout.as_secs())
+        WebError::TimedOut(timeout.as_secs())
     } else if e.is_redirect() {
-        format!("the page redirected more than {MAX_REDIRECTS} times")
+        WebError::Redirects(MAX_REDIRECTS)
     } else if e.is_connect() {
-        "the site could not be reached (connection failed)".to_string()
+        WebError::Unreachable
     } else {
-        format!("the fetch failed ({e})")
+        WebError::Fetch(e.to_string())
     }
 }
 
@@ -138,7 +133,7 @@ impl WebExtract {
     }
 
     /// Fetch `url`: the final URL, the content type and the body, or why not.
-    async fn fetch(&self, url: reqwest::Url) -> Result<(String, String, Vec<u8>), String> {
+    async fn fetch(&self, url: reqwest::Url) -> Result<(String, String, Vec<u8>), WebError> {
         let resp = self
             .client
             .get(url)
@@ -151,7 +146,7 @@ impl WebExtract {
             .map_err(|e| fetch_error(&e, self.timeout))?;
         let status = resp.status();
         if !status.is_success() {
-            return Err(format!("the server answered {status}"));
+            return Err(WebError::Status(status));
         }
         let final_url = resp.url().to_string();
         let ctype = resp
@@ -166,13 +161,14 @@ impl WebExtract {
             || ctype.contains("xml");
         if !textual {
             let kind = ctype.split(';').next().unwrap_or(&ctype).trim().to_string();
-            return Err(format!("it is not HTML but {kind}"));
+            return Err(WebError::NotHtml(kind));
         }
         if let Some(len) = resp.content_length() {
             if len > MAX_BODY_BYTES as u64 {
-                return Err(format!(
-                    "the page is too large ({len} bytes, above the limit of {MAX_BODY_BYTES})"
-                ));
+                return Err(WebError::TooLarge {
+                    len,
+                    max: MAX_BODY_BYTES,
+                });
             }
         }
         let mut body = Vec::new();
@@ -180,9 +176,7 @@ impl WebExtract {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| fetch_error(&e, self.timeout))?;
             if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(format!(
-                    "the page is too large (more than the limit of {MAX_BODY_BYTES} bytes)"
-                ));
+                return Err(WebError::Overflowed(MAX_BODY_BYTES));
             }
             body.extend_from_slice(&chunk);
         }
@@ -192,7 +186,7 @@ impl WebExtract {
 
 /// The readable text of a page: its title and main text (Readability's scoring drops
 /// navigation, ads and footers). `Err` says why there is none.
-pub fn readable_text(html: &str, url: &str) -> Result<(String, String), String> {
+pub fn readable_text(html: &str, url: &str) -> Result<(String, String), WebError> {
     let cfg = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Formatted,
         max_elements_to_parse: 60_000,
@@ -200,13 +194,13 @@ pub fn readable_text(html: &str, url: &str) -> Result<(String, String), String> 
     };
     let mut reader = dom_smoothie::Readability::new(html, Some(url), Some(cfg))
         .or_else(|_| dom_smoothie::Readability::new(html, None, None))
-        .map_err(|e| format!("the page could not be parsed ({e})"))?;
+        .map_err(|e| WebError::Unparsable(e.to_string()))?;
     let article = reader
         .parse()
-        .map_err(|e| format!("no readable text was found on the page ({e})"))?;
+        .map_err(|e| WebError::Unreadable(e.to_string()))?;
     let text = article.text_content.trim().to_string();
     if text.is_empty() {
-        return Err("no readable text was found on the page".to_string());
+        return Err(WebError::NoText);
     }
     Ok((article.title.trim().to_string(), text))
 }
@@ -337,7 +331,7 @@ impl WebSearch {
 
 /// The search URL for an endpoint setting: used as given when it names a path, else
 /// `/search` is added (SearXNG's JSON API).
-pub fn search_endpoint(base: &str) -> Result<reqwest::Url, String> {
+pub fn search_endpoint(base: &str) -> Result<reqwest::Url, WebError> {
     let mut url = http_url(base)?;
     if url.path() == "/" || url.path().is_empty() {
         url.set_path("/search");

@@ -340,7 +340,7 @@ fn session_update(config: &RealtimeConfig, instructions: &str, auto: bool) -> Va
 async fn set_up(config: &RealtimeConfig, update: &Value) -> Result<Socket, RealtimeError> {
     let mut ws = open_socket(&config.url, config.key.as_ref())
         .await
-        .map_err(|why| RealtimeError::Connect(config.hide(&why)))?;
+        .map_err(|why| RealtimeError::Connect(config.hide(&why.to_string())))?;
     send(&mut ws, update, config).await?;
     Ok(ws)
 }

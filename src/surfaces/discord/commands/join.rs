@@ -24,6 +24,7 @@ pub(crate) async fn run(bot: &Arc<Bot>, c: &CommandInteraction) -> String {
         },
     };
     match rooms::join(bot, guild, channel).await {
-        Ok(s) | Err(s) => s,
+        Ok(said) => said,
+        Err(why) => why.to_string(),
     }
 }

@@ -13,6 +13,7 @@ pub(crate) async fn run(bot: &Arc<Bot>, c: &CommandInteraction) -> String {
         return "Voice works in a server, not in direct messages.".into();
     };
     match rooms::leave(bot, guild).await {
-        Ok(s) | Err(s) => s,
+        Ok(said) => said,
+        Err(why) => why.to_string(),
     }
 }

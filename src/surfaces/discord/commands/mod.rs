@@ -72,13 +72,22 @@ pub struct CommandDef {
     pub options: Vec<Value>,
 }
 
+/// A command file that does not read as a command definition.
+#[derive(Debug, thiserror::Error)]
+#[error("commands/{file}.json: {error}")]
+pub struct BrokenCommand {
+    /// The file's name, without `.json`.
+    pub file: &'static str,
+    /// What the JSON reader said.
+    pub error: serde_json::Error,
+}
+
 /// Every command definition, parsed (a broken file is named in the error).
-pub fn all() -> Result<Vec<CommandDef>, String> {
+pub fn all() -> Result<Vec<CommandDef>, BrokenCommand> {
     FILES
         .iter()
         .map(|(file, text)| {
-            serde_json::from_str::<CommandDef>(text)
-                .map_err(|e| format!("commands/{file}.json: {e}"))
+            serde_json::from_str::<CommandDef>(text).map_err(|error| BrokenCommand { file, error })
         })
         .collect()
 }

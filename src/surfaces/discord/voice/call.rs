@@ -53,12 +53,12 @@ pub async fn join(
     manager: &Songbird,
     guild: GuildId,
     channel: ChannelId,
-) -> Result<Arc<Mutex<Call>>, String> {
+) -> Result<Arc<Mutex<Call>>, CallError> {
     join_with(&Manager(manager), guild, channel).await
 }
 
 /// Leave the voice channel of `guild` and forget the call. The error is one sentence.
-pub async fn leave(manager: &Songbird, guild: GuildId) -> Result<(), String> {
+pub async fn leave(manager: &Songbird, guild: GuildId) -> Result<(), CallError> {
     leave_with(&Manager(manager), guild).await
 }
 
@@ -101,22 +101,19 @@ async fn join_with<R: Rooms>(
     rooms: &R,
     guild: GuildId,
     channel: ChannelId,
-) -> Result<R::Call, String> {
+) -> Result<R::Call, CallError> {
     let failure = match tokio::time::timeout(CONNECT_TIMEOUT, rooms.connect(guild, channel)).await {
         Ok(Ok(call)) => return Ok(call),
         Ok(Err(e)) => {
             tracing::warn!("voice: joining channel {channel} of guild {guild} failed: {e}");
-            sentence(&e)
+            CallError::from(&e)
         }
         Err(_) => {
             tracing::warn!(
                 "voice: joining channel {channel} of guild {guild} took longer than {} s",
                 CONNECT_TIMEOUT.as_secs()
             );
-            format!(
-                "I couldn't connect to the voice channel within {} seconds, so I gave up; please try again.",
-                CONNECT_TIMEOUT.as_secs()
-            )
+            CallError::GaveUp(CONNECT_TIMEOUT.as_secs())
         }
     };
     if let Err(e) = rooms.discard(guild).await {
@@ -125,34 +122,59 @@ async fn join_with<R: Rooms>(
     Err(failure)
 }
 
-async fn leave_with<R: Rooms>(rooms: &R, guild: GuildId) -> Result<(), String> {
+async fn leave_with<R: Rooms>(rooms: &R, guild: GuildId) -> Result<(), CallError> {
     rooms.discard(guild).await.map_err(|e| {
         if !matches!(e, JoinError::NoCall) {
             tracing::warn!("voice: leaving guild {guild} failed: {e}");
         }
-        sentence(&e)
+        CallError::from(&e)
     })
 }
 
-/// One sentence for the person about a songbird failure.
-fn sentence(e: &JoinError) -> String {
-    match e {
-        JoinError::NoCall => "I'm not in a voice channel in this server.",
-        JoinError::TimedOut => {
-            "Discord did not answer my request to join the voice channel; please try again."
+/// Why joining or leaving a voice channel failed: one sentence for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// She is in no voice channel of this server.
+    #[error("I'm not in a voice channel in this server.")]
+    NoCall,
+    /// Discord did not answer the join.
+    #[error("Discord did not answer my request to join the voice channel; please try again.")]
+    TimedOut,
+    /// The connection was cancelled before it was up.
+    #[error("My voice connection was cancelled before it was up; please try again.")]
+    Dropped,
+    /// The gateway is not connected.
+    #[error(
+        "I'm not connected to Discord right now, so I can't use voice; please try again in a moment."
+    )]
+    NoGateway,
+    /// The voice server's connection could not be opened.
+    #[error(
+        "I couldn't open the connection to Discord's voice server; please try again in a moment."
+    )]
+    Driver,
+    /// Anything else songbird reports.
+    #[error("Something went wrong with the voice connection; please try again.")]
+    Other,
+    /// The connection was not up within the connect timeout (seconds), so the call
+    /// was removed.
+    #[error(
+        "I couldn't connect to the voice channel within {0} seconds, so I gave up; please try again."
+    )]
+    GaveUp(u64),
+}
+
+impl From<&JoinError> for CallError {
+    fn from(e: &JoinError) -> CallError {
+        match e {
+            JoinError::NoCall => CallError::NoCall,
+            JoinError::TimedOut => CallError::TimedOut,
+            JoinError::Dropped => CallError::Dropped,
+            JoinError::NoSender | JoinError::Serenity(_) => CallError::NoGateway,
+            JoinError::Driver(_) => CallError::Driver,
+            _ => CallError::Other,
         }
-        JoinError::Dropped => {
-            "My voice connection was cancelled before it was up; please try again."
-        }
-        JoinError::NoSender | JoinError::Serenity(_) => {
-            "I'm not connected to Discord right now, so I can't use voice; please try again in a moment."
-        }
-        JoinError::Driver(_) => {
-            "I couldn't open the connection to Discord's voice server; please try again in a moment."
-        }
-        _ => "Something went wrong with the voice connection; please try again.",
     }
-    .to_string()
 }
 
 #[cfg(test)]
@@ -237,7 +259,7 @@ mod tests {
         let task = tokio::spawn(async move { join_with(&*f, G, C).await });
         tokio::time::sleep(CONNECT_TIMEOUT - Duration::from_millis(1)).await;
         assert!(fake.discarded().is_empty(), "still waiting before 30 s");
-        let err = task.await.unwrap().unwrap_err();
+        let err = task.await.unwrap().unwrap_err().to_string();
         assert_eq!(fake.discarded(), vec![(G, CONNECT_TIMEOUT)]);
         assert!(err.contains("30 seconds"), "{err}");
         assert_eq!(err.matches(". ").count(), 0, "one sentence: {err}");
@@ -246,7 +268,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_failed_join_is_removed_at_once() {
         let fake = Fake::new(Outcome::Fails);
-        let err = join_with(&fake, G, C).await.unwrap_err();
+        let err = join_with(&fake, G, C).await.unwrap_err().to_string();
         assert_eq!(fake.discarded(), vec![(G, Duration::ZERO)]);
         assert!(err.ends_with("please try again."), "{err}");
     }
@@ -269,9 +291,10 @@ mod tests {
     async fn leaving_where_she_is_not_says_so_in_one_sentence() {
         let mut fake = Fake::new(Outcome::Up);
         fake.has_call = false;
+        assert_eq!(leave_with(&fake, G).await, Err(CallError::NoCall));
         assert_eq!(
-            leave_with(&fake, G).await,
-            Err("I'm not in a voice channel in this server.".to_string())
+            CallError::NoCall.to_string(),
+            "I'm not in a voice channel in this server."
         );
     }
 
@@ -283,7 +306,7 @@ mod tests {
             JoinError::Dropped,
             JoinError::NoSender,
         ] {
-            let s = sentence(&e);
+            let s = CallError::from(&e).to_string();
             assert!(s.ends_with('.'), "{s}");
             assert_eq!(s.matches(". ").count(), 0, "{s}");
             assert!(!s.contains("Join"), "no internal names: {s}");

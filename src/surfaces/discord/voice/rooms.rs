@@ -162,10 +162,27 @@ fn people(bot: &Bot, guild: u64, channel: u64) -> Members {
     }
 }
 
+/// Why a room could not be joined or left: one sentence for the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RoomError {
+    /// Discord's HTTP client is not up yet.
+    #[error("Voice is not ready yet; try again in a moment.")]
+    NotReady,
+    /// No room runs in this guild.
+    #[error("I'm not in a voice channel here.")]
+    NoRoom,
+    /// The room ended before it heard the request.
+    #[error("The voice room has already ended.")]
+    Ended,
+    /// Joining the call failed.
+    #[error(transparent)]
+    Call(#[from] super::call::CallError),
+}
+
 /// Join (or move to) `channel` in `guild`. The answer is one sentence.
-pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<String, String> {
+pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<String, RoomError> {
     if bot.http().is_none() {
-        return Err("Voice is not ready yet; try again in a moment.".into());
+        return Err(RoomError::NotReady);
     }
     let manager = bot.songbird.clone();
     if bot.rooms.channel_in(guild) == Some(channel) {
@@ -184,7 +201,7 @@ pub(crate) async fn join(bot: &Arc<Bot>, guild: u64, channel: u64) -> Result<Str
         Err(why) => {
             // A failed move leaves no call behind, so no room either.
             bot.rooms.map.remove(&guild);
-            return Err(why);
+            return Err(why.into());
         }
     };
     start_room(bot, guild, channel, call).await;
@@ -285,11 +302,11 @@ async fn start_room(
 }
 
 /// Leave the voice channel in `guild`, after the turn and playback end (≤ 30 s).
-pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> {
+pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, RoomError> {
     let Some(control) = bot.rooms.map.get(&guild).map(|e| e.control.clone()) else {
         // No room, but maybe a half-open call: the wrapper cleans it up either way.
         let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
-        return Err("I'm not in a voice channel here.".into());
+        return Err(RoomError::NoRoom);
     };
     // The room's watcher leaves the call once the room has ended.
     let (tx, rx) = oneshot::channel();
@@ -301,16 +318,16 @@ pub(crate) async fn leave(bot: &Arc<Bot>, guild: u64) -> Result<String, String> 
 
 /// Ask the room in `guild` to leave once her turn and speech are done, without
 /// waiting: the discord_voice tool runs inside the very turn the leave waits for.
-pub(crate) async fn leave_after_turn(bot: &Arc<Bot>, guild: u64) -> Result<String, String> {
+pub(crate) async fn leave_after_turn(bot: &Arc<Bot>, guild: u64) -> Result<String, RoomError> {
     let Some(control) = bot.rooms.map.get(&guild).map(|e| e.control.clone()) else {
         let _ = super::call::leave(&bot.songbird, GuildId::new(guild.max(1))).await;
-        return Err("I'm not in a voice channel here.".into());
+        return Err(RoomError::NoRoom);
     };
     let (tx, _rx) = oneshot::channel();
     control
         .send(Control::Leave(tx))
         .await
-        .map_err(|_| "The voice room has already ended.".to_string())?;
+        .map_err(|_| RoomError::Ended)?;
     Ok("I'll leave the voice channel as soon as I finish speaking.".into())
 }
 

@@ -100,11 +100,11 @@ impl Tool for DiscordAct {
     async fn prepare(&self, args: &Value, ctx: &ToolContext) -> Prepared {
         let actions = match batch::parse(args, "actions", MAX_ACTIONS, NAME) {
             Ok(a) => a,
-            Err(why) => return Prepared::Done(ToolOutput::refused(why)),
+            Err(why) => return Prepared::Done(ToolOutput::refused(why.to_string())),
         };
         let (_, g) = match batch::read(&self.port, ctx, NAME).await {
             Ok(x) => x,
-            Err(why) => return Prepared::Done(ToolOutput::refused(why)),
+            Err(why) => return Prepared::Done(ToolOutput::refused(why.to_string())),
         };
         let (ok, refused) = batch::check(&g, &actions, &[]);
         if ok.is_empty() {
@@ -122,7 +122,7 @@ impl Tool for DiscordAct {
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
         let (port, mut g) = match batch::read(&self.port, ctx, NAME).await {
             Ok(x) => x,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let prepared = match self.prepared.take(ctx) {
             Some(k) => k,
@@ -132,7 +132,7 @@ impl Tool for DiscordAct {
                     let (ok, refused) = batch::check(&g, &actions, &[]);
                     batch::Kept::of(ok, refused)
                 }
-                Err(why) => return ToolOutput::refused(why),
+                Err(why) => return ToolOutput::refused(why.to_string()),
             },
         };
         let mut report = Vec::new();

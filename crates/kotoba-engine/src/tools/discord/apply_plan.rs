@@ -48,28 +48,102 @@ fn snapshot(g: &Guild) -> Value {
     })
 }
 
+/// Why a plan was not applied and no card was shown (the sentence the model reads).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum PlanError {
+    /// The call names no plan.
+    #[error("discord_apply_plan needs `plan_id`: the id discord_plan gave.")]
+    NoId,
+    /// No store keeps plans here.
+    #[error("There is no store holding plans.")]
+    NoStore,
+    /// The store did not give the plan back.
+    #[error("The plan could not be read ({0}).")]
+    Unread(String),
+    /// No plan has that id.
+    #[error("There is no plan '{0}'; make one with discord_plan.")]
+    NoPlan(String),
+    /// The plan is for another server than this conversation's.
+    #[error("Plan '{0}' is for another server, so nothing changed.")]
+    OtherServer(String),
+    /// The plan's changes no longer read as changes.
+    #[error("Plan '{id}' cannot be read back ({error}).")]
+    Garbled {
+        /// The plan.
+        id: String,
+        /// What the reader said.
+        error: String,
+    },
+    /// The store did not give back which steps were done.
+    #[error("The plan's journal could not be read ({0}).")]
+    Journal(String),
+    /// Reading the server (or the call's changes) failed.
+    #[error(transparent)]
+    Batch(#[from] batch::BatchError),
+    /// Part of the plan was applied and the call did not say `resume`.
+    #[error(
+        "Plan {id} was partly applied already ({done} of {total} changes, journalled), so nothing \
+         changed now. Call again with resume: true to apply the rest; nothing already done is \
+         applied twice."
+    )]
+    PartlyApplied {
+        /// The plan.
+        id: String,
+        /// Changes done before.
+        done: usize,
+        /// Changes in the plan.
+        total: usize,
+    },
+    /// Every change of the plan was applied before.
+    #[error("Plan {0} is already fully applied; nothing is left to do.")]
+    Applied(String),
+    /// The plan deletes more than a card may without `confirm_deletes`.
+    #[error(
+        "Plan {id} deletes {deletes} things, more than {DELETE_CONFIRM_OVER}, so it was NOT \
+         applied and no card was shown. Show the person every deletion below; only if they \
+         agree, call again with confirm_deletes: true. {NO_UNDO}\n{list}"
+    )]
+    Deletes {
+        /// The plan.
+        id: String,
+        /// How many deletions it makes.
+        deletes: usize,
+        /// One numbered line per deletion.
+        list: String,
+    },
+    /// Every change left was refused against the server as it is.
+    #[error("Nothing in plan {id} can be applied now.\n{refused}")]
+    NothingApplicable {
+        /// The plan.
+        id: String,
+        /// One line per refused change.
+        refused: String,
+    },
+}
+
 /// The plan's changes and the steps already journalled, or why not.
-async fn load(ctx: &ToolContext, id: &str, g: &Guild) -> Result<(Vec<Action>, Vec<usize>), String> {
-    let store = ctx
-        .store
-        .as_ref()
-        .ok_or("There is no store holding plans.")?;
+async fn load(
+    ctx: &ToolContext,
+    id: &str,
+    g: &Guild,
+) -> Result<(Vec<Action>, Vec<usize>), PlanError> {
+    let store = ctx.store.as_ref().ok_or(PlanError::NoStore)?;
     let (_, guild, changes) = store
         .plan(id)
         .await
-        .map_err(|e| format!("The plan could not be read ({e})."))?
-        .ok_or_else(|| format!("There is no plan '{id}'; make one with discord_plan."))?;
+        .map_err(|e| PlanError::Unread(e.to_string()))?
+        .ok_or_else(|| PlanError::NoPlan(id.to_string()))?;
     if guild != g.id {
-        return Err(format!(
-            "Plan '{id}' is for another server, so nothing changed."
-        ));
+        return Err(PlanError::OtherServer(id.to_string()));
     }
-    let actions: Vec<Action> = serde_json::from_str(&changes)
-        .map_err(|e| format!("Plan '{id}' cannot be read back ({e})."))?;
+    let actions: Vec<Action> = serde_json::from_str(&changes).map_err(|e| PlanError::Garbled {
+        id: id.to_string(),
+        error: e.to_string(),
+    })?;
     let done = store
         .plan_steps_done(id)
         .await
-        .map_err(|e| format!("The plan's journal could not be read ({e})."))?;
+        .map_err(|e| PlanError::Journal(e.to_string()))?;
     Ok((actions, done))
 }
 
@@ -112,29 +186,26 @@ impl ApplyPlan {
         &self,
         args: &Value,
         ctx: &ToolContext,
-    ) -> Result<(String, Vec<batch::Checked>, Vec<String>), String> {
+    ) -> Result<(String, Vec<batch::Checked>, Vec<String>), PlanError> {
         let id = args
             .get("plan_id")
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .ok_or("discord_apply_plan needs `plan_id`: the id discord_plan gave.")?
+            .ok_or(PlanError::NoId)?
             .to_string();
         let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
         let (_, g) = batch::read(&self.port, ctx, NAME).await?;
         let (actions, done) = load(ctx, &id, &g).await?;
         if !done.is_empty() && !flag("resume") {
-            return Err(format!(
-                "Plan {id} was partly applied already ({} of {} changes, journalled), so nothing changed now. \
-                 Call again with resume: true to apply the rest; nothing already done is applied twice.",
-                done.len(),
-                actions.len()
-            ));
+            return Err(PlanError::PartlyApplied {
+                id,
+                done: done.len(),
+                total: actions.len(),
+            });
         }
         if done.len() >= actions.len() {
-            return Err(format!(
-                "Plan {id} is already fully applied; nothing is left to do."
-            ));
+            return Err(PlanError::Applied(id));
         }
         let (ok, refused) = batch::check(&g, &actions, &done);
         let deletes = batch::deletions(&ok);
@@ -144,17 +215,17 @@ impl ApplyPlan {
                 .filter(|(_, _, r)| r.mark == super::action::Mark::Delete)
                 .map(|(n, _, r)| format!("{n}. {}", r.line))
                 .collect();
-            return Err(format!(
-                "Plan {id} deletes {deletes} things, more than {DELETE_CONFIRM_OVER}, so it was NOT applied and no card was shown. \
-                 Show the person every deletion below; only if they agree, call again with confirm_deletes: true. {NO_UNDO}\n{}",
-                list.join("\n")
-            ));
+            return Err(PlanError::Deletes {
+                id,
+                deletes,
+                list: list.join("\n"),
+            });
         }
         if ok.is_empty() {
-            return Err(format!(
-                "Nothing in plan {id} can be applied now.\n{}",
-                refused.join("\n")
-            ));
+            return Err(PlanError::NothingApplicable {
+                id,
+                refused: refused.join("\n"),
+            });
         }
         Ok((id, ok, refused))
     }
@@ -178,7 +249,7 @@ impl Tool for ApplyPlan {
     async fn prepare(&self, args: &Value, ctx: &ToolContext) -> Prepared {
         let (id, ok, refused) = match self.gather(args, ctx).await {
             Ok(x) => x,
-            Err(why) => return Prepared::Done(ToolOutput::refused(why)),
+            Err(why) => return Prepared::Done(ToolOutput::refused(why.to_string())),
         };
         let mut lines = vec![format!(
             "Plan {id}: {} changes, {} deletions.",
@@ -201,7 +272,7 @@ impl Tool for ApplyPlan {
             Some(k) => k,
             None => match self.gather(&args, ctx).await {
                 Ok((_, ok, refused)) => batch::Kept::of(ok, refused),
-                Err(why) => return ToolOutput::refused(why),
+                Err(why) => return ToolOutput::refused(why.to_string()),
             },
         };
         let id = args
@@ -212,7 +283,7 @@ impl Tool for ApplyPlan {
             .to_string();
         let (port, mut g) = match batch::read(&self.port, ctx, NAME).await {
             Ok(x) => x,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let Some(store) = ctx.store.clone() else {
             return ToolOutput::refused(

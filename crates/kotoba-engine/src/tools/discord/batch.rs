@@ -11,10 +11,61 @@ use super::action::{Action, Mark, Resolved};
 use super::change::remember;
 use super::guild::{permission_names, Guild};
 use super::resolve::resolve;
-use super::{DiscordPort, PortSlot};
+use super::{DiscordPort, PortError, PortSlot};
 use crate::tools::{MayAnswer, ToolContext};
 use kotoba_core::protocol::Origin;
 use kotoba_store::Approver;
+
+/// Why a batch of changes was not taken up (the sentence the model reads; nothing
+/// changed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum BatchError {
+    /// The list of changes is missing or not a list.
+    #[error("{tool} needs `{key}`: a list of changes, each with an `op`.")]
+    NoList {
+        /// The tool.
+        tool: &'static str,
+        /// Its argument holding the list.
+        key: &'static str,
+    },
+    /// The list is empty.
+    #[error("{tool} got an empty `{key}` list, so nothing changed.")]
+    Empty {
+        /// The tool.
+        tool: &'static str,
+        /// Its argument holding the list.
+        key: &'static str,
+    },
+    /// More changes than one call takes.
+    #[error("{tool} takes at most {max} changes in one call, not {got}; split them.")]
+    TooMany {
+        /// The tool.
+        tool: &'static str,
+        /// The most one call takes.
+        max: usize,
+        /// How many were given.
+        got: usize,
+    },
+    /// A change (numbered from 1) that does not read as one.
+    #[error("change {n} of {tool} is malformed: {error}.")]
+    Malformed {
+        /// Its place, from 1.
+        n: usize,
+        /// The tool.
+        tool: &'static str,
+        /// What the reader said.
+        error: String,
+    },
+    /// The conversation is not on Discord.
+    #[error("{0} works only in a conversation on Discord, so nothing changed.")]
+    NotOnDiscord(&'static str),
+    /// Discord is not connected.
+    #[error("Discord is not connected, so nothing changed.")]
+    NotConnected,
+    /// The server could not be read.
+    #[error(transparent)]
+    Port(#[from] PortError),
+}
 
 /// One change that passed the checks: its place in the list (from 1), the action and
 /// what it resolved to.
@@ -23,30 +74,32 @@ pub(super) type Checked = (usize, Action, Resolved);
 /// The changes under `key` of `args` for `tool`, at most `max`.
 pub(super) fn parse(
     args: &Value,
-    key: &str,
+    key: &'static str,
     max: usize,
-    tool: &str,
-) -> Result<Vec<Action>, String> {
+    tool: &'static str,
+) -> Result<Vec<Action>, BatchError> {
     let list = args
         .get(key)
         .and_then(Value::as_array)
-        .ok_or_else(|| format!("{tool} needs `{key}`: a list of changes, each with an `op`."))?;
+        .ok_or(BatchError::NoList { tool, key })?;
     if list.is_empty() {
-        return Err(format!(
-            "{tool} got an empty `{key}` list, so nothing changed."
-        ));
+        return Err(BatchError::Empty { tool, key });
     }
     if list.len() > max {
-        return Err(format!(
-            "{tool} takes at most {max} changes in one call, not {}; split them.",
-            list.len()
-        ));
+        return Err(BatchError::TooMany {
+            tool,
+            max,
+            got: list.len(),
+        });
     }
     list.iter()
         .enumerate()
         .map(|(i, v)| {
-            serde_json::from_value::<Action>(v.clone())
-                .map_err(|e| format!("change {} of {tool} is malformed: {e}.", i + 1))
+            serde_json::from_value::<Action>(v.clone()).map_err(|e| BatchError::Malformed {
+                n: i + 1,
+                tool,
+                error: e.to_string(),
+            })
         })
         .collect()
 }
@@ -84,17 +137,13 @@ pub(super) fn check(g: &Guild, actions: &[Action], skip: &[usize]) -> (Vec<Check
 pub(super) async fn read(
     slot: &PortSlot,
     ctx: &ToolContext,
-    tool: &str,
-) -> Result<(Arc<dyn DiscordPort>, Guild), String> {
+    tool: &'static str,
+) -> Result<(Arc<dyn DiscordPort>, Guild), BatchError> {
     if !matches!(ctx.origin(), Origin::Discord { .. }) {
-        return Err(format!(
-            "{tool} works only in a conversation on Discord, so nothing changed."
-        ));
+        return Err(BatchError::NotOnDiscord(tool));
     }
-    let port = slot
-        .get()
-        .ok_or("Discord is not connected, so nothing changed.")?;
-    let g = port.guild(&ctx.turn).await.map_err(|e| e.to_string())?;
+    let port = slot.get().ok_or(BatchError::NotConnected)?;
+    let g = port.guild(&ctx.turn).await?;
     Ok((port, g))
 }
 

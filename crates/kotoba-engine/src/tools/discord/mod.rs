@@ -38,8 +38,8 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::tools::{Behaviour, Gating, Scope, ToolLines, ToolSpec};
-use kotoba_core::protocol::{Risk, StepKind};
+use crate::tools::{Behaviour, Gating, ToolLines, ToolSpec};
+use kotoba_core::protocol::Risk;
 use kotoba_core::turn::TurnContext;
 
 /// How many messages discord_read_history reads when not told.
@@ -246,24 +246,11 @@ pub(super) fn offered_here(port: &PortSlot, ctx: &crate::tools::Availability<'_>
 /// The spec every Discord read tool shares: family discord, read risk, guests may be
 /// offered it.
 pub(super) fn spec(name: &str, description: &str, params: Value, lines: [&str; 4]) -> ToolSpec {
+    let lines = ToolLines::of(lines[0], &[lines[1], lines[1]], lines[2], lines[3]);
     ToolSpec {
-        name: name.to_string(),
-        description: description.to_string(),
-        family: "discord".to_string(),
-        risk: Risk::Read,
-        step_kind: StepKind::for_tool(name),
-        timeout: None,
-        takes_timeout_arg: false,
-        scope: Scope::Both,
-        lines: ToolLines {
-            announce: Some(lines[0].to_string()),
-            heartbeat: vec![lines[1].to_string(), lines[1].to_string()],
-            after: Some(lines[2].to_string()),
-            fail: Some(lines[3].to_string()),
-        },
-        parameters: params,
         // Reading the channel or its people touches nothing of the host.
         behaviour: Behaviour::guest(),
+        ..ToolSpec::plain(name, description, "discord", Risk::Read, lines, params)
     }
 }
 

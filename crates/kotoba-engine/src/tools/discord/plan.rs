@@ -76,12 +76,13 @@ impl Tool for DiscordPlan {
     async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
         let actions = match batch::parse(&args, "changes", PLAN_MAX, NAME) {
             Ok(a) => a,
-            Err(why) => return ToolOutput::refused(why),
+            Err(why) => return ToolOutput::refused(why.to_string()),
         };
         let (port, g) = match batch::read(&self.port, ctx, NAME).await {
             Ok(x) => x,
             Err(why) => {
-                return ToolOutput::refused(why.replace("nothing changed", "nothing was planned"))
+                let why = why.to_string();
+                return ToolOutput::refused(why.replace("nothing changed", "nothing was planned"));
             }
         };
         let Some(store) = &ctx.store else {

@@ -120,18 +120,12 @@ fn subject(g: &Guild, raw: &str) -> Result<(u64, bool, String), Refusal> {
     Err(format!("there is no role or person '{raw}' here"))
 }
 
-/// The overwrites of a channel made private to `who` (and her, so she keeps it).
-fn private_overwrites(
-    g: &Guild,
-    base: &[Overwrite],
-    who: &[String],
-) -> Result<(Vec<Overwrite>, Vec<String>), Refusal> {
-    let mut list: Vec<Overwrite> = base.to_vec();
-    let mut names = Vec::new();
-    let mut put = |id: u64, member: bool, allow: u64, deny: u64| match list
-        .iter_mut()
-        .find(|o| o.id == id && o.member == member)
-    {
+/// Allow and deny bits for one role (or person, `member`) in `list`: added to its
+/// overwrite, a newly allowed bit no longer denied and the other way round, or a new
+/// overwrite. Making a channel private and setting permissions change overwrites this
+/// one way.
+fn overwrite(list: &mut Vec<Overwrite>, id: u64, member: bool, allow: u64, deny: u64) {
+    match list.iter_mut().find(|o| o.id == id && o.member == member) {
         Some(o) => {
             o.allow = (o.allow | allow) & !deny;
             o.deny = (o.deny | deny) & !allow;
@@ -142,7 +136,18 @@ fn private_overwrites(
             allow,
             deny,
         }),
-    };
+    }
+}
+
+/// The overwrites of a channel made private to `who` (and her, so she keeps it).
+fn private_overwrites(
+    g: &Guild,
+    base: &[Overwrite],
+    who: &[String],
+) -> Result<(Vec<Overwrite>, Vec<String>), Refusal> {
+    let mut list: Vec<Overwrite> = base.to_vec();
+    let mut names = Vec::new();
+    let mut put = |id, member, allow, deny| overwrite(&mut list, id, member, allow, deny);
     put(g.id, false, 0, VIEW_CHANNEL);
     for raw in who {
         let (id, member, name) = subject(g, raw)?;
@@ -588,18 +593,7 @@ pub fn resolve(g: &Guild, a: &Action, here: u64) -> Result<Resolved, Refusal> {
                     for raw in &a.roles {
                         let (id, member, name) = subject(g, raw)?;
                         who.push(name);
-                        match list.iter_mut().find(|o| o.id == id && o.member == member) {
-                            Some(o) => {
-                                o.allow = (o.allow | allow) & !deny;
-                                o.deny = (o.deny | deny) & !allow;
-                            }
-                            None => list.push(Overwrite {
-                                id,
-                                member,
-                                allow,
-                                deny,
-                            }),
-                        }
+                        overwrite(&mut list, id, member, allow, deny);
                     }
                     her.may(allow | deny, "granting those permissions")?;
                     let mut words = Vec::new();

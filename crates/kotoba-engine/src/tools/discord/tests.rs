@@ -224,15 +224,17 @@ fn a_batch_past_twenty_or_with_an_unknown_key_is_refused_saying_what_to_fix() {
         .map(|_| json!({"op": "create_channel", "target": "x"}))
         .collect();
     let too_many = super::batch::parse(&json!({ "actions": many }), "actions", 20, "discord_act");
-    assert!(
-        too_many.is_err_and(|e| e.contains("at most 20 changes in one call, not 21; split them")),
-    );
+    assert!(too_many.is_err_and(|e| e
+        .to_string()
+        .contains("at most 20 changes in one call, not 21; split them")),);
     let odd = json!({"actions": [{"op": "kick", "who": "gus"}]});
     let malformed = super::batch::parse(&odd, "actions", 20, "discord_act");
     assert!(
-        malformed.as_ref().is_err_and(|e| e.contains("change 1 of discord_act is malformed: unknown field `who`")),
+        malformed.as_ref().is_err_and(|e| e
+            .to_string()
+            .contains("change 1 of discord_act is malformed: unknown field `who`")),
         "{malformed:?}"
     );
     let none = super::batch::parse(&json!({}), "actions", 20, "discord_act");
-    assert!(none.is_err_and(|e| e.contains("needs `actions`")));
+    assert!(none.is_err_and(|e| e.to_string().contains("needs `actions`")));
 }

@@ -60,15 +60,19 @@ impl DiscordVoice {
     }
 }
 
-/// The action named in `raw`, or the sentence telling the model what was wrong.
-pub fn parse_action(raw: &str) -> Result<VoiceAction, String> {
+/// An `action` that is not join, leave or status (lowercased): the sentence telling the
+/// model what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("discord_voice: 'action' must be join, leave or status, not {0:?}. Nothing was done.")]
+pub struct UnknownAction(pub String);
+
+/// The action named in `raw`, or why it names none.
+pub fn parse_action(raw: &str) -> Result<VoiceAction, UnknownAction> {
     match raw.trim().to_ascii_lowercase().as_str() {
         "join" | "move" => Ok(VoiceAction::Join),
         "leave" => Ok(VoiceAction::Leave),
         "status" => Ok(VoiceAction::Status),
-        other => Err(format!(
-            "discord_voice: 'action' must be join, leave or status, not {other:?}. Nothing was done."
-        )),
+        other => Err(UnknownAction(other.to_string())),
     }
 }
 
@@ -113,7 +117,7 @@ mod tests {
     fn an_unknown_voice_action_tells_the_model_what_was_wrong() {
         assert_eq!(parse_action("Join"), Ok(VoiceAction::Join));
         assert_eq!(parse_action("leave"), Ok(VoiceAction::Leave));
-        let why = parse_action("dance").unwrap_err();
+        let why = parse_action("dance").unwrap_err().to_string();
         assert!(why.contains("join, leave or status"), "{why}");
     }
 

@@ -1,9 +1,11 @@
 //! Speech recognition providers (`stt.provider`): an OpenAI-compatible transcription
 //! endpoint (and OpenAI's realtime transcription, streamed, `stt.streaming`),
 //! ElevenLabs, and faster-whisper in a local Python worker. Also the HTTP
-//! pieces both directions share: the key lookup, the client, and the one-sentence
-//! failure that names the provider and never the key.
+//! pieces both directions share: the key lookup, the client, the cloud service under
+//! every HTTP provider ([`cloud`]), and the one-sentence failure that names the
+//! provider and never the key.
 
+pub(crate) mod cloud;
 mod elevenlabs;
 mod local;
 mod openai;
@@ -95,49 +97,6 @@ pub(crate) const OPENAI_BASE: &str = "https://api.openai.com/v1";
 /// ElevenLabs' API base, where a key is required.
 pub(crate) const ELEVENLABS_BASE: &str = "https://api.elevenlabs.io";
 
-/// The utterance (16 kHz mono) as the `audio.wav` part of a transcription upload.
-pub(crate) fn wav_part(
-    pcm: &[i16],
-    provider: &str,
-    key: Option<&Secret>,
-) -> Result<reqwest::multipart::Part, SpeechError> {
-    reqwest::multipart::Part::bytes(super::wav::encode(pcm, RATE))
-        .file_name("audio.wav")
-        .mime_str("audio/wav")
-        .map_err(|e| failed(Task::Recognition, provider, &e.to_string(), key))
-}
-
-/// Send a transcription upload and read the `text` of its JSON reply; any failure is
-/// one sentence naming `provider`, never the key.
-pub(crate) async fn transcription(
-    request: reqwest::RequestBuilder,
-    provider: &str,
-    url: &str,
-    key: Option<&Secret>,
-) -> Result<String, SpeechError> {
-    let reply = request
-        .timeout(REQUEST_TIMEOUT)
-        .send()
-        .await
-        .map_err(|e| send_failed(Task::Recognition, provider, url, &e, key))?;
-    let status = reply.status();
-    let body = reply
-        .text()
-        .await
-        .map_err(|e| send_failed(Task::Recognition, provider, url, &e, key))?;
-    if !status.is_success() {
-        return Err(http_failed(Task::Recognition, provider, status, &body, key));
-    }
-    openai::text_of(&body).ok_or_else(|| {
-        failed(
-            Task::Recognition,
-            provider,
-            "the reply had no \"text\" field",
-            key,
-        )
-    })
-}
-
 /// The key in the env variable `name`: the value Kotoba started with, else the process
 /// environment now. Blank counts as missing.
 pub(crate) fn api_key(config: &Config, name: &str) -> Option<Secret> {
@@ -198,6 +157,14 @@ impl Task {
         match self {
             Task::Recognition => "Speech recognition",
             Task::Synthesis => "Speech synthesis",
+        }
+    }
+
+    /// The settings' prefix of this direction's provider keys.
+    fn setting_prefix(self) -> &'static str {
+        match self {
+            Task::Recognition => "stt",
+            Task::Synthesis => "tts",
         }
     }
 }

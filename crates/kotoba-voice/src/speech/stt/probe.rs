@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::cloud::Api;
 use super::{failed, send_failed, server_message, Task};
 use crate::speech::SpeechError;
 use kotoba_core::config::Secret;
@@ -11,26 +12,15 @@ use kotoba_core::config::Secret;
 /// How long the doctor waits for a provider's server.
 pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);
 
-/// How a provider takes its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeyHeader {
-    /// `Authorization: Bearer …` (OpenAI-compatible servers).
-    Bearer,
-    /// `xi-api-key: …` (ElevenLabs).
-    XiApiKey,
-}
-
 /// Where and how to ask one provider whether it answers.
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// Hearing or speaking, for the sentence.
     task: Task,
-    /// The provider's name, for the sentence.
-    provider: &'static str,
+    /// The provider's API: its name for the sentence, and how the key is sent.
+    api: Api,
     /// The model list's URL.
     url: String,
-    /// How the key is sent.
-    header: KeyHeader,
     /// The key, when one is set (a local server may need none).
     key: Option<Secret>,
     /// The variable the key is read from, named when the key is refused.
@@ -38,25 +28,24 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// An OpenAI-compatible server at `base` (ending in `/v1` or wherever its API is).
-    pub(crate) fn openai(task: Task, base: &str, key: Option<Secret>, key_env: &str) -> Probe {
+    /// The provider at `base` (an OpenAI-compatible base, or ElevenLabs' root without
+    /// `/v1`): its model list, asked with `key` as the API takes it.
+    pub(crate) fn new(
+        task: Task,
+        api: Api,
+        base: &str,
+        key: Option<Secret>,
+        key_env: &str,
+    ) -> Probe {
+        let base = base.trim_end_matches('/');
+        let url = match api {
+            Api::OpenAi => format!("{base}/models"),
+            Api::ElevenLabs => format!("{base}/v1/models"),
+        };
         Probe {
             task,
-            provider: "openai",
-            url: format!("{}/models", base.trim_end_matches('/')),
-            header: KeyHeader::Bearer,
-            key,
-            key_env: key_env.to_string(),
-        }
-    }
-
-    /// ElevenLabs at `root` (without `/v1`).
-    pub(crate) fn elevenlabs(task: Task, root: &str, key: Option<Secret>, key_env: &str) -> Probe {
-        Probe {
-            task,
-            provider: "elevenlabs",
-            url: format!("{}/v1/models", root.trim_end_matches('/')),
-            header: KeyHeader::XiApiKey,
+            api,
+            url,
             key,
             key_env: key_env.to_string(),
         }
@@ -71,18 +60,14 @@ impl Probe {
     /// no model list); a refused key names its variable; no reply within
     /// [`REACH_TIMEOUT`] is not reached. The sentence never holds the key.
     pub async fn reach(&self) -> Result<(), SpeechError> {
-        let mut request = super::http_client().get(&self.url).timeout(REACH_TIMEOUT);
-        if let Some(k) = &self.key {
-            request = match self.header {
-                KeyHeader::Bearer => request.bearer_auth(&k.0),
-                KeyHeader::XiApiKey => request.header("xi-api-key", &k.0),
-            };
-        }
         let key = self.key.as_ref();
+        let request = super::http_client().get(&self.url).timeout(REACH_TIMEOUT);
+        let request = self.api.authorize(request, key);
+        let provider = self.api.name();
         let reply = request
             .send()
             .await
-            .map_err(|e| send_failed(self.task, self.provider, &self.url, &e, key))?;
+            .map_err(|e| send_failed(self.task, provider, &self.url, &e, key))?;
         let status = reply.status();
         if status != reqwest::StatusCode::UNAUTHORIZED && status != reqwest::StatusCode::FORBIDDEN {
             return Ok(());
@@ -97,11 +82,6 @@ impl Probe {
         } else {
             format!("its server wants a key: set {}", self.key_env)
         };
-        Err(failed(
-            self.task,
-            self.provider,
-            &format!("{said}; {fix}"),
-            key,
-        ))
+        Err(failed(self.task, provider, &format!("{said}; {fix}"), key))
     }
 }

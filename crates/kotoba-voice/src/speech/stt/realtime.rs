@@ -119,7 +119,7 @@ impl Realtime {
     async fn connect(&self) -> Result<Socket, SpeechError> {
         open_socket(&self.url, self.key.as_ref())
             .await
-            .map_err(|why| self.fail(&why))
+            .map_err(|why| self.fail(&why.to_string()))
     }
 
     /// The `session.update` that makes this a manual-commit transcription session.
@@ -187,7 +187,7 @@ impl Realtime {
                             return Err(self.fail(&format!("the server closed the connection {reason}")));
                         }
                         if let Some(text) = msg.as_text() {
-                            s.on_event(text).map_err(|e| self.fail(&e))?;
+                            s.on_event(text).map_err(|e| self.fail(&e.to_string()))?;
                         }
                     }
                 },
@@ -236,19 +236,62 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// Why a realtime socket did not open, in words (the caller names the provider and
+/// hides the key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SocketError {
+    /// The address is not a WebSocket address.
+    #[error("{url} is not a valid address ({error})")]
+    BadAddress {
+        /// The address.
+        url: String,
+        /// What the parser said.
+        error: String,
+    },
+    /// The key holds characters a header cannot carry.
+    #[error("the key is not valid in a header")]
+    BadKey,
+    /// The key's header could not be added (what the client said).
+    #[error("{0}")]
+    Header(String),
+    /// The connection or the WebSocket handshake failed.
+    #[error("could not connect to {url} ({error})")]
+    Connect {
+        /// The address.
+        url: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// Nothing answered within the connect timeout.
+    #[error("no answer from {url} within {secs} s")]
+    NoAnswer {
+        /// The address.
+        url: String,
+        /// The timeout, in seconds.
+        secs: u64,
+    },
+}
+
+/// The server reported a failure on the stream: its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stream reported: {0}")]
+struct Reported(String);
+
 /// Open a realtime WebSocket at `url` with `key` as a bearer token, within
-/// [`CONNECT_TIMEOUT`]; what went wrong, in words, when it does not open (the caller
-/// names the provider and hides the key).
-pub(crate) async fn open_socket(url: &str, key: Option<&Secret>) -> Result<Socket, String> {
+/// [`CONNECT_TIMEOUT`].
+pub(crate) async fn open_socket(url: &str, key: Option<&Secret>) -> Result<Socket, SocketError> {
     let mut builder = tokio_websockets::ClientBuilder::new()
         .uri(url)
-        .map_err(|e| format!("{url} is not a valid address ({e})"))?;
+        .map_err(|e| SocketError::BadAddress {
+            url: url.to_string(),
+            error: e.to_string(),
+        })?;
     if let Some(k) = key {
         let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.0))
-            .map_err(|_| "the key is not valid in a header".to_string())?;
+            .map_err(|_| SocketError::BadKey)?;
         builder = builder
             .add_header(reqwest::header::AUTHORIZATION, value)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SocketError::Header(e.to_string()))?;
     }
     match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
         Ok(Ok((socket, _))) => {
@@ -262,11 +305,14 @@ pub(crate) async fn open_socket(url: &str, key: Option<&Secret>) -> Result<Socke
             }
             Ok(socket)
         }
-        Ok(Err(e)) => Err(format!("could not connect to {url} ({e})")),
-        Err(_) => Err(format!(
-            "no answer from {url} within {} s",
-            CONNECT_TIMEOUT.as_secs()
-        )),
+        Ok(Err(e)) => Err(SocketError::Connect {
+            url: url.to_string(),
+            error: e.to_string(),
+        }),
+        Err(_) => Err(SocketError::NoAnswer {
+            url: url.to_string(),
+            secs: CONNECT_TIMEOUT.as_secs(),
+        }),
     }
 }
 
@@ -329,7 +375,7 @@ impl Segments {
     }
 
     /// One server event; `Err` with the server's message when it reports a failure.
-    fn on_event(&mut self, text: &str) -> Result<(), String> {
+    fn on_event(&mut self, text: &str) -> Result<(), Reported> {
         let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
         let item = || v["item_id"].as_str().unwrap_or_default().to_string();
         match v["type"].as_str().unwrap_or_default() {
@@ -342,7 +388,7 @@ impl Segments {
                 let message = v["error"]["message"]
                     .as_str()
                     .unwrap_or("the server reported an error");
-                return Err(format!("the stream reported: {message}"));
+                return Err(Reported(message.to_string()));
             }
             _ => {}
         }
@@ -424,7 +470,7 @@ mod tests {
         let e = s
             .on_event(r#"{"type":"error","error":{"type":"invalid_request_error","message":"Invalid model."}}"#)
             .unwrap_err();
-        assert_eq!(e, "the stream reported: Invalid model.");
+        assert_eq!(e.to_string(), "the stream reported: Invalid model.");
     }
 
     #[test]

@@ -1,16 +1,14 @@
 //! ElevenLabs synthesis: `POST {base}/v1/text-to-speech/{voice_id}/stream` with
-//! `output_format=pcm_24000`, the key in `xi-api-key`; s16le 24 kHz mono, streamed.
+//! `output_format=pcm_24000`, the key in `xi-api-key` (the service itself:
+//! [`crate::speech::stt::cloud`]); s16le 24 kHz mono, streamed.
 
-use futures::StreamExt;
 use serde_json::json;
 
-use super::{nothing_to_say, speech_reply, voice_from, AudioReader, Synthesizer, Voice};
-use crate::speech::stt::{
-    api_key, elevenlabs_root, http_client, on_host, or_default, send_failed, Probe, Task,
-    ELEVENLABS_BASE,
-};
+use super::{nothing_to_say, voice_from, AudioReader, Synthesizer, Voice};
+use crate::speech::stt::cloud::{Api, Service};
+use crate::speech::stt::{or_default, Probe, Task};
 use crate::speech::SpeechError;
-use kotoba_core::config::{Config, Secret, VoiceSettings};
+use kotoba_core::config::{Config, VoiceSettings};
 
 /// The model used when `tts.model` is empty.
 pub(super) const DEFAULT_MODEL: &str = "eleven_flash_v2_5";
@@ -21,31 +19,26 @@ pub(super) const DEFAULT_KEY_ENV: &str = "ELEVENLABS_API_KEY";
 /// The rate asked for (`pcm_24000`).
 pub(super) const PCM_RATE: u32 = 24_000;
 
-const NAME: &str = "elevenlabs";
-
 /// Synthesis through ElevenLabs' streaming endpoint.
 #[derive(Debug)]
 pub struct ElevenLabsSynthesizer {
-    http: reqwest::Client,
+    service: Service,
     url: String,
     model: String,
-    key: Option<Secret>,
-    /// Where the doctor asks whether the server answers.
-    probe: Probe,
 }
 
 impl ElevenLabsSynthesizer {
     /// Set up from the voice settings; ElevenLabs' own base needs a key, and the voice
     /// must be a voice id (letters, digits, `_` or `-`).
     pub fn new(config: &Config, s: &VoiceSettings) -> Result<ElevenLabsSynthesizer, SpeechError> {
-        let root = elevenlabs_root(&or_default(&s.tts_base_url, ELEVENLABS_BASE));
-        let key_env = or_default(&s.tts_api_key_env, DEFAULT_KEY_ENV);
-        let key = api_key(config, &key_env);
-        if key.is_none() && on_host(&root, "api.elevenlabs.io") {
-            return Err(SpeechError::new(format!(
-                "Speech synthesis (elevenlabs) needs an API key: set {key_env} (tts.api_key_env names the variable)."
-            )));
-        }
+        let service = Service::new(
+            config,
+            Api::ElevenLabs,
+            Task::Synthesis,
+            &s.tts_base_url,
+            &s.tts_api_key_env,
+            DEFAULT_KEY_ENV,
+        )?;
         let voice = or_default(&s.tts_voice, DEFAULT_VOICE);
         if !voice
             .chars()
@@ -56,11 +49,12 @@ impl ElevenLabsSynthesizer {
             )));
         }
         Ok(ElevenLabsSynthesizer {
-            http: http_client(),
-            url: format!("{root}/v1/text-to-speech/{voice}/stream?output_format=pcm_{PCM_RATE}"),
+            url: format!(
+                "{}/v1/text-to-speech/{voice}/stream?output_format=pcm_{PCM_RATE}",
+                service.base()
+            ),
             model: or_default(&s.tts_model, DEFAULT_MODEL),
-            probe: Probe::elevenlabs(Task::Synthesis, &root, key.clone(), &key_env),
-            key,
+            service,
         })
     }
 }
@@ -68,37 +62,26 @@ impl ElevenLabsSynthesizer {
 #[async_trait::async_trait]
 impl Synthesizer for ElevenLabsSynthesizer {
     fn name(&self) -> &'static str {
-        NAME
+        Api::ElevenLabs.name()
     }
 
     fn probe(&self) -> Option<&Probe> {
-        Some(&self.probe)
+        Some(self.service.probe())
     }
 
     async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError> {
+        let name = self.name();
         if text.trim().is_empty() {
-            return Err(nothing_to_say(NAME));
+            return Err(nothing_to_say(name));
         }
-        let key = self.key.as_ref();
         let body = json!({ "text": text, "model_id": self.model });
-        let mut request = self
-            .http
+        let request = self
+            .service
             .post(&self.url)
             .header(reqwest::header::ACCEPT, "audio/pcm")
             .json(&body);
-        if let Some(k) = key {
-            request = request.header("xi-api-key", &k.0);
-        }
-        let reply = speech_reply(request, NAME, &self.url, key).await?;
-        let url = self.url.clone();
-        let bytes = reply
-            .bytes_stream()
-            .map(move |chunk| {
-                chunk
-                    .map(|b| b.to_vec())
-                    .map_err(|e| send_failed(Task::Synthesis, NAME, &url, &e, None))
-            })
-            .boxed();
-        voice_from(NAME, bytes, AudioReader::pcm(PCM_RATE)).await
+        let reply = self.service.speech(request, &self.url).await?;
+        let bytes = self.service.audio(reply, &self.url);
+        voice_from(name, bytes, AudioReader::pcm(PCM_RATE)).await
     }
 }

@@ -16,7 +16,7 @@ pub use elevenlabs::ElevenLabsSynthesizer;
 pub use espeak::EspeakSynthesizer;
 pub use openai::OpenAiSynthesizer;
 
-use super::stt::{failed, http_failed, send_failed, Task, REQUEST_TIMEOUT};
+use super::stt::{failed, Task, REQUEST_TIMEOUT};
 use super::SpeechError;
 use kotoba_core::config::{Config, TtsProvider, VoiceSettings};
 
@@ -99,37 +99,6 @@ impl Synthesizer for Unavailable {
     async fn synthesize(&self, _text: &str) -> Result<Voice, SpeechError> {
         Err(self.0.clone())
     }
-}
-
-/// Send a synthesis request and hand back its reply once it answered 2xx; a request
-/// that fails, times out or is refused is one sentence naming `provider`, never the key.
-pub(crate) async fn speech_reply(
-    request: reqwest::RequestBuilder,
-    provider: &str,
-    url: &str,
-    key: Option<&kotoba_core::config::Secret>,
-) -> Result<reqwest::Response, SpeechError> {
-    let reply = match tokio::time::timeout(REQUEST_TIMEOUT, request.send()).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(send_failed(Task::Synthesis, provider, url, &e, key)),
-        Err(_) => {
-            let why = format!(
-                "no answer from {url} within {} s",
-                REQUEST_TIMEOUT.as_secs()
-            );
-            return Err(failed(Task::Synthesis, provider, &why, key));
-        }
-    };
-    let status = reply.status();
-    if !status.is_success() {
-        let body = tokio::time::timeout(REQUEST_TIMEOUT, reply.text())
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or_default();
-        return Err(http_failed(Task::Synthesis, provider, status, &body, key));
-    }
-    Ok(reply)
 }
 
 /// The sentence for asking to speak nothing.
@@ -296,7 +265,7 @@ impl AudioReader {
                 self.take_data(&data);
                 Ok(self.whole_samples())
             }
-            Err(why) => Err(failed(Task::Synthesis, provider, &why, None)),
+            Err(why) => Err(failed(Task::Synthesis, provider, &why.to_string(), None)),
         }
     }
 
@@ -344,13 +313,30 @@ struct WavHeader {
     data_len: Option<u64>,
 }
 
+/// Why a reply that should be a WAV file cannot be read as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum WavError {
+    /// It does not start as a WAV file.
+    #[error("the reply is not a WAV file")]
+    NotWav,
+    /// Its samples come before it says what they are.
+    #[error("the WAV reply has its data before its format")]
+    DataFirst,
+    /// Its samples are not 16-bit PCM.
+    #[error("the WAV reply is not 16-bit PCM")]
+    NotPcm16,
+    /// Its format chunk is too short to say.
+    #[error("the WAV reply has a short format chunk")]
+    ShortFormat,
+}
+
 /// Parse the header at the start of `b`: `Ok(None)` while more bytes are needed.
-fn wav_header(b: &[u8]) -> Result<Option<WavHeader>, String> {
+fn wav_header(b: &[u8]) -> Result<Option<WavHeader>, WavError> {
     if b.len() < 12 {
         return Ok(None);
     }
     if &b[0..4] != b"RIFF" || &b[8..12] != b"WAVE" {
-        return Err("the reply is not a WAV file".into());
+        return Err(WavError::NotWav);
     }
     let u16_at = |at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
     let u32_at = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
@@ -365,10 +351,10 @@ fn wav_header(b: &[u8]) -> Result<Option<WavHeader>, String> {
         let body = at + 8;
         if id == b"data" {
             let Some((tag, channels, rate, bits)) = format else {
-                return Err("the WAV reply has its data before its format".into());
+                return Err(WavError::DataFirst);
             };
             if !(tag == 1 || tag == 0xFFFE) || bits != 16 || channels == 0 || rate == 0 {
-                return Err("the WAV reply is not 16-bit PCM".into());
+                return Err(WavError::NotPcm16);
             }
             // 0, and the near-4 GiB sizes streaming writers put, mean "to the end".
             let data_len = (len != 0 && len < 0x7FFF_0000).then_some(u64::from(len));
@@ -385,7 +371,7 @@ fn wav_header(b: &[u8]) -> Result<Option<WavHeader>, String> {
         }
         if id == b"fmt " {
             if len < 16 {
-                return Err("the WAV reply has a short format chunk".into());
+                return Err(WavError::ShortFormat);
             }
             format = Some((
                 u16_at(body),

@@ -1,16 +1,15 @@
 //! OpenAI-compatible synthesis: `POST {base}/audio/speech` asking for raw PCM
-//! (s16le 24 kHz mono), streamed. Servers that answer with a WAV instead (some Kokoro
-//! and Piper servers) are read by their header.
+//! (s16le 24 kHz mono), streamed (the service itself: [`crate::speech::stt::cloud`]).
+//! Servers that answer with a WAV instead (some Kokoro and Piper servers) are read by
+//! their header.
 
-use futures::StreamExt;
 use serde_json::json;
 
-use super::{nothing_to_say, speech_reply, voice_from, AudioReader, Synthesizer, Voice};
-use crate::speech::stt::{
-    api_key, failed, http_client, on_host, or_default, send_failed, Probe, Task, OPENAI_BASE,
-};
+use super::{nothing_to_say, voice_from, AudioReader, Synthesizer, Voice};
+use crate::speech::stt::cloud::{Api, Service};
+use crate::speech::stt::{failed, or_default, Probe, Task};
 use crate::speech::SpeechError;
-use kotoba_core::config::{Config, Secret, VoiceSettings};
+use kotoba_core::config::{Config, VoiceSettings};
 
 /// The model used when `tts.model` is empty.
 pub(super) const DEFAULT_MODEL: &str = "gpt-4o-mini-tts";
@@ -21,40 +20,32 @@ pub(super) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 /// The rate of OpenAI's `pcm` format.
 pub(super) const PCM_RATE: u32 = 24_000;
 
-const NAME: &str = "openai";
-
 /// Synthesis through an OpenAI-compatible speech endpoint.
 #[derive(Debug)]
 pub struct OpenAiSynthesizer {
-    http: reqwest::Client,
+    service: Service,
     url: String,
     model: String,
     voice: String,
-    key: Option<Secret>,
-    /// Where the doctor asks whether the server answers.
-    probe: Probe,
 }
 
 impl OpenAiSynthesizer {
     /// Set up from the voice settings. OpenAI's own base needs a key; any other base
     /// (a local server) may run without one.
     pub fn new(config: &Config, s: &VoiceSettings) -> Result<OpenAiSynthesizer, SpeechError> {
-        let base = or_default(&s.tts_base_url, OPENAI_BASE);
-        let base = base.trim_end_matches('/');
-        let key_env = or_default(&s.tts_api_key_env, DEFAULT_KEY_ENV);
-        let key = api_key(config, &key_env);
-        if key.is_none() && on_host(base, "api.openai.com") {
-            return Err(SpeechError::new(format!(
-                "Speech synthesis (openai) needs an API key: set {key_env} (tts.api_key_env names the variable), or point tts.base_url at a local server."
-            )));
-        }
+        let service = Service::new(
+            config,
+            Api::OpenAi,
+            Task::Synthesis,
+            &s.tts_base_url,
+            &s.tts_api_key_env,
+            DEFAULT_KEY_ENV,
+        )?;
         Ok(OpenAiSynthesizer {
-            http: http_client(),
-            url: format!("{base}/audio/speech"),
+            url: format!("{}/audio/speech", service.base()),
             model: or_default(&s.tts_model, DEFAULT_MODEL),
             voice: or_default(&s.tts_voice, DEFAULT_VOICE),
-            probe: Probe::openai(Task::Synthesis, base, key.clone(), &key_env),
-            key,
+            service,
         })
     }
 }
@@ -62,29 +53,26 @@ impl OpenAiSynthesizer {
 #[async_trait::async_trait]
 impl Synthesizer for OpenAiSynthesizer {
     fn name(&self) -> &'static str {
-        NAME
+        Api::OpenAi.name()
     }
 
     fn probe(&self) -> Option<&Probe> {
-        Some(&self.probe)
+        Some(self.service.probe())
     }
 
     async fn synthesize(&self, text: &str) -> Result<Voice, SpeechError> {
+        let name = self.name();
         if text.trim().is_empty() {
-            return Err(nothing_to_say(NAME));
+            return Err(nothing_to_say(name));
         }
-        let key = self.key.as_ref();
         let body = json!({
             "model": self.model,
             "input": text,
             "voice": self.voice,
             "response_format": "pcm",
         });
-        let mut request = self.http.post(&self.url).json(&body);
-        if let Some(k) = key {
-            request = request.bearer_auth(&k.0);
-        }
-        let reply = speech_reply(request, NAME, &self.url, key).await?;
+        let request = self.service.post(&self.url).json(&body);
+        let reply = self.service.speech(request, &self.url).await?;
         let kind = reply
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -98,17 +86,10 @@ impl Synthesizer for OpenAiSynthesizer {
             .any(|k| kind.contains(k))
         {
             let why = format!("the server sent {kind}, not PCM or WAV audio");
-            return Err(failed(Task::Synthesis, NAME, &why, key));
+            return Err(failed(Task::Synthesis, name, &why, self.service.key()));
         } else {
             AudioReader::sniff(PCM_RATE)
         };
-        let url = self.url.clone();
-        let bytes = reply.bytes_stream().map(move |chunk| {
-            chunk
-                .map(|b| b.to_vec())
-                .map_err(|e| send_failed(Task::Synthesis, NAME, &url, &e, None))
-        });
-        let bytes = bytes.boxed();
-        voice_from(NAME, bytes, reader).await
+        voice_from(name, self.service.audio(reply, &self.url), reader).await
     }
 }
