@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
 use super::room::{self, Caption, Control, RoomEnd, RoomHandle, RoomParts, RoomSide};
 use crate::engine::testing::{call, fake, rig_with, say, Fake, Rig};
-use crate::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
+use crate::llm::{LlmError, ModelReply};
 use crate::protocol::{CardSettlement, Frame, Origin, Outcome, Phase, Risk};
 use crate::speech::audio::{FRAME, HEAR_FRAME};
 use crate::speech::endpoint::EndpointSettings;
@@ -198,24 +198,6 @@ impl RoomSide for Side {
 impl Side {
     fn posts(&self) -> Vec<String> {
         self.posts.lock().unwrap().clone()
-    }
-}
-
-/// A model that thinks for `delay` before answering from the script.
-pub(super) struct Slow {
-    pub(super) delay: Duration,
-    pub(super) inner: Arc<dyn ModelClient>,
-}
-
-#[async_trait]
-impl ModelClient for Slow {
-    async fn stream(
-        &self,
-        req: &ModelRequest,
-        deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<ModelReply, LlmError> {
-        tokio::time::sleep(self.delay).await;
-        self.inner.stream(req, deltas).await
     }
 }
 
