@@ -30,7 +30,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use model_server::{Reply, ScriptedModel, ServerThread};
+use model_server::{Reply, ScriptedModel};
 use serde_json::json;
 
 const KEY: &str = "bench-key";
@@ -53,7 +53,7 @@ fn main() {
         .unwrap_or(200);
 
     // The model server: its own thread, its own runtime, until told to stop.
-    let (model, server_thread) = ServerThread::start();
+    let (model, server_thread) = ScriptedModel::start_apart();
     model.set_recording(false);
     model.set_fallback(Reply::text(ANSWER));
 

@@ -73,8 +73,7 @@ use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
 use kotoba::voice::boundary::{AudioOut, Heard};
 use kotoba::voice::room::{self, Caption, RoomParts, RoomSide, Trace};
-use model_server::{Reply, ServerThread};
-use speech_server::SpeechServerThread;
+use model_server::{Reply, ScriptedModel};
 use tokio::time::Instant;
 
 const STT: Duration = Duration::from_millis(300);
@@ -416,11 +415,11 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
-    let (model, model_thread) = ServerThread::start();
+    let (model, model_thread) = ScriptedModel::start_apart();
     model.set_delay(MODEL);
     model.set_fallback(Reply::text(ANSWER));
     model.set_recording(false);
-    let (speech, speech_thread) = SpeechServerThread::start();
+    let (speech, speech_thread) = speech_server::SpeechServer::start_apart();
     speech.set_recognition_delay(STT);
     speech.set_stream_delay(STT);
     speech.set_synthesis_delay(TTS);
