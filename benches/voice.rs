@@ -43,6 +43,9 @@
 mod model_server;
 #[path = "../tests/support/speech_server.rs"]
 mod speech_server;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 #[path = "support/voice_protocol.rs"]
 mod voice_protocol;
 #[path = "support/voice_realtime.rs"]

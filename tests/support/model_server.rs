@@ -4,11 +4,8 @@
 //! Script`: its FIFO of replies, its fallback and delay; [`Reply`] makes them in the
 //! wire's words), and records every request it was sent. Self-contained (tokio, axum,
 //! serde_json, futures, kotoba, kotoba-engine's `testing`) so benches can
-//! `#[path]`-include it.
+//! `#[path]`-include it (with `thread.rs` beside it, as `thread`).
 #![allow(dead_code)]
-
-#[path = "thread.rs"]
-mod thread;
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -25,6 +22,8 @@ use axum::Router;
 use kotoba::config::Config;
 use kotoba::llm::{Item, LlmError, ModelReply, ToolCall};
 use kotoba_engine::engine::testing::{self, Script};
+
+use super::thread;
 use serde_json::{json, Value};
 
 /// One scripted answer, the engine's script's own: a reply (reasoning, words and calls)

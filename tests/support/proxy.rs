@@ -13,8 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-#[path = "thread.rs"]
-mod thread;
+use super::thread;
 
 /// A running proxy; it stops when dropped.
 pub struct Proxy {

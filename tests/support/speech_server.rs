@@ -6,7 +6,7 @@
 //! chunks split at odd bytes, can wait fixed latencies, fail with a status, or demand
 //! a key, and records every request. OpenAI's realtime transcription WebSocket is in
 //! [`realtime`], its speech-to-speech session at the same address in [`converse`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
-//! benches can `#[path]`-include it.
+//! benches can `#[path]`-include it (with `thread.rs` beside it, as `thread`).
 #![allow(dead_code)]
 
 #[path = "speech_realtime.rs"]
@@ -14,10 +14,10 @@ mod realtime;
 pub use realtime::{StreamFault, StreamSession};
 #[path = "speech_converse.rs"]
 mod converse;
-#[path = "thread.rs"]
-mod thread;
 #[allow(unused_imports)]
 pub use converse::Converse;
+
+use super::thread;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
