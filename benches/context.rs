@@ -4,7 +4,7 @@
 //! `cargo bench --bench context`.
 //!
 //! The engine is the real one (real store in a temp dir, the built-in tools, the
-//! shipped soul) in front of an in-process model that answers at once, so the figures
+//! shipped soul) in front of the engine's scripted model answering at once, so the figures
 //! are the engine's own: loading the lines, counting them in tokens (each line once,
 //! then remembered), fitting the request to the window and storing the turn.
 //! `KOTOBA_BENCH_TURNS=N` sets the measured turns of each kind (default 200).
@@ -21,35 +21,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use kotoba::config::Config;
 use kotoba::engine::{Engine, TurnOptions};
 use kotoba::llm::tokens::Tokenizer;
-use kotoba::llm::{Item, LlmError, ModelClient, ModelReply, ModelRequest};
 use kotoba::protocol::{Origin, TurnRequest, TurnStatus};
 use kotoba::soul::Soul;
 use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
-use tokio::sync::mpsc;
-
-/// A model that answers every request at once with a short line.
-struct Instant0;
-
-#[async_trait]
-impl ModelClient for Instant0 {
-    async fn stream(
-        &self,
-        _req: &ModelRequest,
-        _deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<ModelReply, LlmError> {
-        Ok(ModelReply {
-            items: vec![Item::Assistant {
-                text: "Noted.".into(),
-            }],
-            input_tokens: None,
-        })
-    }
-}
+use kotoba_engine::engine::testing::{say, Script};
 
 /// A line of about 200 tokens.
 fn line(n: usize) -> String {
@@ -93,13 +72,12 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let engine = Engine::new(
-        config,
-        Arc::new(Instant0),
-        builtin_registry(),
-        Soul::shipped(),
-        store,
-    );
+    // The one scripted model, answering every request at once with a short line and
+    // keeping none of them.
+    let model = Script::new(Vec::new());
+    model.set_fallback(Ok(say("Noted.")));
+    model.set_recording(false);
+    let engine = Engine::new(config, model, builtin_registry(), Soul::shipped(), store);
     let turn = |session: String, text: String| {
         let engine = engine.clone();
         async move {

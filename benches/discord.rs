@@ -20,6 +20,9 @@
 mod discord;
 #[path = "../tests/support/model_server.rs"]
 mod model_server;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 
 use std::time::{Duration, Instant};
 

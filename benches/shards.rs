@@ -31,6 +31,9 @@ mod pg_server;
 mod pg_support;
 #[path = "support/serve.rs"]
 mod serve;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -42,6 +42,9 @@ mod proxy;
 mod serve;
 #[path = "support/store_burst.rs"]
 mod store_burst;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 
 const WARMUP: usize = 200;
 

@@ -22,6 +22,9 @@
 
 #[path = "../tests/support/model_server.rs"]
 mod model_server;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,7 +35,7 @@ use kotoba::protocol::{TurnRequest, TurnStatus};
 use kotoba::soul::Soul;
 use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
-use model_server::{Reply, ScriptedModel, ServerThread};
+use model_server::{Reply, ScriptedModel};
 use serde_json::json;
 
 const WARMUP: usize = 200;
@@ -53,7 +56,7 @@ fn main() {
         .unwrap_or(2000);
 
     // The model server: its own thread, its own runtime, until told to stop.
-    let (server, server_thread) = ServerThread::start();
+    let (server, server_thread) = ScriptedModel::start_apart();
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

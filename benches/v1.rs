@@ -24,13 +24,16 @@
 
 #[path = "../tests/support/model_server.rs"]
 mod model_server;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use model_server::{Reply, ScriptedModel, ServerThread};
+use model_server::{Reply, ScriptedModel};
 use serde_json::json;
 
 const KEY: &str = "bench-key";
@@ -53,7 +56,7 @@ fn main() {
         .unwrap_or(200);
 
     // The model server: its own thread, its own runtime, until told to stop.
-    let (model, server_thread) = ServerThread::start();
+    let (model, server_thread) = ScriptedModel::start_apart();
     model.set_recording(false);
     model.set_fallback(Reply::text(ANSWER));
 

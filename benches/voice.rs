@@ -43,6 +43,9 @@
 mod model_server;
 #[path = "../tests/support/speech_server.rs"]
 mod speech_server;
+/// The one way a support server runs on a thread of its own.
+#[path = "../tests/support/thread.rs"]
+mod thread;
 #[path = "support/voice_protocol.rs"]
 mod voice_protocol;
 #[path = "support/voice_realtime.rs"]
@@ -73,8 +76,7 @@ use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
 use kotoba::voice::boundary::{AudioOut, Heard};
 use kotoba::voice::room::{self, Caption, RoomParts, RoomSide, Trace};
-use model_server::{Reply, ServerThread};
-use speech_server::SpeechServerThread;
+use model_server::{Reply, ScriptedModel};
 use tokio::time::Instant;
 
 const STT: Duration = Duration::from_millis(300);
@@ -416,11 +418,11 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
-    let (model, model_thread) = ServerThread::start();
+    let (model, model_thread) = ScriptedModel::start_apart();
     model.set_delay(MODEL);
     model.set_fallback(Reply::text(ANSWER));
     model.set_recording(false);
-    let (speech, speech_thread) = SpeechServerThread::start();
+    let (speech, speech_thread) = speech_server::SpeechServer::start_apart();
     speech.set_recognition_delay(STT);
     speech.set_stream_delay(STT);
     speech.set_synthesis_delay(TTS);

@@ -377,8 +377,7 @@ async fn settings_are_read_live_on_every_call() {
 async fn a_rate_limit_is_retried_after_its_retry_after_and_then_succeeds() {
     for api in APIS {
         let f = fixture(api).await;
-        f.server
-            .push(Reply::status(429, r#"{"error":{"code":"rate_limit_exceeded"}}"#).retry_after(5));
+        f.server.push(Reply::rate_limited(5));
         f.server.push(Reply::text("Back again."));
         let started = tokio::time::Instant::now();
         let (reply, _) = ask(&f.client, &request(vec![user("hi")], vec![])).await;

@@ -6,5 +6,6 @@ pub mod page_server;
 pub mod postgres;
 pub mod proxy;
 pub mod speech_server;
+pub mod thread;
 pub mod voice;
 pub mod web;

@@ -1,15 +1,17 @@
 //! The scripted model server: a loopback OpenAI-compatible server that answers both
 //! `POST /v1/responses` and `POST /v1/chat/completions` with real SSE in each wire
-//! format, from one FIFO script of [`Reply`]s, and records every request it was sent.
-//! Self-contained (tokio, axum, serde_json, futures, kotoba) so benches can
-//! `#[path]`-include it.
+//! format, from the engine's one scripted model (`kotoba_engine::engine::testing::
+//! Script`: its FIFO of replies, its fallback and delay; [`Reply`] makes them in the
+//! wire's words), and records every request it was sent. Self-contained (tokio, axum,
+//! serde_json, futures, kotoba, kotoba-engine's `testing`) so benches can
+//! `#[path]`-include it (with `thread.rs` beside it, as `thread`).
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -18,134 +20,101 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use kotoba::config::Config;
+use kotoba::llm::{Item, LlmError, ModelReply, ToolCall};
+use kotoba_engine::engine::testing::{self, Script};
+
+use super::thread;
 use serde_json::{json, Value};
 
-/// One scripted answer: streamed words and calls, an HTTP error, or raw SSE.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    kind: Kind,
-}
+/// One scripted answer, the engine's script's own: a reply (reasoning, words and calls)
+/// or an error, served as the provider would serve it (see [`Script`]).
+pub type Answer = Result<ModelReply, LlmError>;
 
-#[derive(Debug, Clone)]
-enum Kind {
-    Stream {
-        reasoning: bool,
-        text: String,
-        /// (name, arguments text sent verbatim)
-        calls: Vec<(String, String)>,
-        truncated: bool,
-    },
-    Status {
-        code: u16,
-        body: String,
-        retry_after: Option<u64>,
-    },
-    RawSse(String),
-}
+/// The script's replies in the words of the wire: each makes one [`Answer`].
+pub struct Reply;
 
 impl Reply {
-    fn stream(text: &str, calls: Vec<(String, String)>) -> Reply {
-        Reply {
-            kind: Kind::Stream {
-                reasoning: false,
-                text: text.to_string(),
-                calls,
-                truncated: false,
-            },
-        }
-    }
-
     /// Words only, streamed in a few deltas.
-    pub fn text(s: &str) -> Reply {
-        Reply::stream(s, Vec::new())
+    pub fn text(s: &str) -> Answer {
+        Ok(testing::say(s))
     }
 
     /// One function call with these arguments.
-    pub fn call(name: &str, args: Value) -> Reply {
-        Reply::stream("", vec![(name.to_string(), args.to_string())])
+    pub fn call(name: &str, args: Value) -> Answer {
+        testing::call(name, args)
     }
 
     /// Several function calls in one reply, in order.
-    pub fn calls(calls: Vec<(&str, Value)>) -> Reply {
-        Reply::stream(
-            "",
-            calls
-                .into_iter()
-                .map(|(n, a)| (n.to_string(), a.to_string()))
-                .collect(),
-        )
+    pub fn calls(calls: Vec<(&str, Value)>) -> Answer {
+        testing::calls(&calls)
     }
 
     /// One function call whose arguments text is sent verbatim (e.g. invalid JSON).
-    pub fn raw_args(name: &str, arguments: &str) -> Reply {
-        Reply::stream("", vec![(name.to_string(), arguments.to_string())])
+    pub fn raw_args(name: &str, arguments: &str) -> Answer {
+        Ok(reply(vec![tool_call(name, arguments)]))
     }
 
     /// Words first, then one function call.
-    pub fn text_then_call(text: &str, name: &str, args: Value) -> Reply {
-        Reply::call(name, args).with_text(text)
+    pub fn text_then_call(text: &str, name: &str, args: Value) -> Answer {
+        Ok(reply(vec![
+            Item::Assistant { text: text.into() },
+            tool_call(name, &args.to_string()),
+        ]))
     }
 
     /// (Responses) a reasoning item with `encrypted_content`, then one function call.
     /// Chat has no reasoning items, so there it is just the call.
-    pub fn reasoning_then_call(name: &str, args: Value) -> Reply {
-        Reply::call(name, args).with_reasoning()
+    pub fn reasoning_then_call(name: &str, args: Value) -> Answer {
+        Ok(reply(vec![
+            Item::Reasoning {
+                raw: json!({ "type": "reasoning", "summary": [] }),
+            },
+            tool_call(name, &args.to_string()),
+        ]))
     }
 
     /// An HTTP error status with this body.
-    pub fn status(code: u16, body: &str) -> Reply {
-        Reply {
-            kind: Kind::Status {
-                code,
-                body: body.to_string(),
-                retry_after: None,
-            },
-        }
+    pub fn status(code: u16, body: &str) -> Answer {
+        Err(LlmError::Http {
+            status: code,
+            body: body.to_string(),
+        })
+    }
+
+    /// A 429 rate-limit error with a Retry-After header (seconds).
+    pub fn rate_limited(retry_after: u64) -> Answer {
+        Err(LlmError::RateLimited {
+            retry_after: Some(Duration::from_secs(retry_after)),
+        })
     }
 
     /// Streams the text's deltas, then ends the body with no completion event, no
     /// finish_reason and no `[DONE]`.
-    pub fn truncated(text: &str) -> Reply {
-        Reply {
-            kind: Kind::Stream {
-                reasoning: false,
-                text: text.to_string(),
-                calls: Vec::new(),
-                truncated: true,
-            },
-        }
+    pub fn truncated(text: &str) -> Answer {
+        Err(LlmError::Stream(text.to_string()))
     }
 
     /// A 200 `text/event-stream` whose body is exactly this text.
-    pub fn raw_sse(body: &str) -> Reply {
-        Reply {
-            kind: Kind::RawSse(body.to_string()),
-        }
+    pub fn raw_sse(body: &str) -> Answer {
+        Err(LlmError::Malformed(body.to_string()))
     }
+}
 
-    /// Add words before the calls (replacing any words already set).
-    pub fn with_text(mut self, s: &str) -> Reply {
-        if let Kind::Stream { text, .. } = &mut self.kind {
-            *text = s.to_string();
-        }
-        self
+fn reply(items: Vec<Item>) -> ModelReply {
+    ModelReply {
+        items,
+        ..ModelReply::default()
     }
+}
 
-    /// Add a reasoning item first (Responses only).
-    pub fn with_reasoning(mut self) -> Reply {
-        if let Kind::Stream { reasoning, .. } = &mut self.kind {
-            *reasoning = true;
-        }
-        self
-    }
-
-    /// Add a Retry-After header (seconds) to a status reply.
-    pub fn retry_after(mut self, secs: u64) -> Reply {
-        if let Kind::Status { retry_after, .. } = &mut self.kind {
-            *retry_after = Some(secs);
-        }
-        self
-    }
+/// A call as the script holds it; the server gives it its wire id when it is served.
+fn tool_call(name: &str, arguments: &str) -> Item {
+    Item::ToolCall(ToolCall {
+        call_id: String::new(),
+        name: name.to_string(),
+        arguments: arguments.to_string(),
+        raw: None,
+    })
 }
 
 /// One request as the server saw it.
@@ -157,29 +126,100 @@ struct Seen {
 }
 
 struct Shared {
-    script: Mutex<VecDeque<Reply>>,
-    fallback: Mutex<Reply>,
+    /// The replies, the fallback, the delay of every reply and whether requests are
+    /// kept: the engine's one scripted model, served here over the wire.
+    script: Arc<Script>,
     seen: Mutex<Vec<Seen>>,
     next_id: AtomicU64,
     next_call: AtomicU64,
-    /// Whether requests are kept for `requests()` (the bench turns it off so the log
-    /// does not grow with every turn it measures).
-    record: AtomicBool,
     count: AtomicU64,
-    /// How long every reply waits before its first byte (the voice benchmark's fixed
-    /// model latency).
-    delay_ms: AtomicU64,
     /// Answers a request from what it holds (before the FIFO script), with how long
     /// that reply waits: many turns at once each get their own answer.
     responder: Mutex<Option<Responder>>,
 }
 
 /// A reply chosen from the request body, and how long it waits before its first byte.
-pub type Responder =
-    Arc<dyn Fn(&Value) -> Option<(Reply, std::time::Duration)> + Send + Sync + 'static>;
+pub type Responder = Arc<dyn Fn(&Value) -> Option<(Answer, Duration)> + Send + Sync + 'static>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What a reply is on the wire: reasoning first, then words, then calls.
+struct Wire {
+    reasoning: Vec<Value>,
+    text: String,
+    /// (name, arguments text sent verbatim)
+    calls: Vec<(String, String)>,
+    /// The body ends after the words, with no completion.
+    truncated: bool,
+}
+
+impl Wire {
+    fn of(reply: &ModelReply) -> Wire {
+        let mut wire = Wire {
+            reasoning: Vec::new(),
+            text: String::new(),
+            calls: Vec::new(),
+            truncated: false,
+        };
+        for item in &reply.items {
+            match item {
+                Item::Reasoning { raw } => wire.reasoning.push(raw.clone()),
+                Item::Assistant { text } => wire.text.push_str(text),
+                Item::ToolCall(c) => wire.calls.push((c.name.clone(), c.arguments.clone())),
+                _ => {}
+            }
+        }
+        wire
+    }
+
+    fn truncated(text: &str) -> Wire {
+        Wire {
+            reasoning: Vec::new(),
+            text: text.to_string(),
+            calls: Vec::new(),
+            truncated: true,
+        }
+    }
+}
+
+/// An answer served: a stream in the endpoint's format, or a response of its own.
+enum Served {
+    Stream(Wire),
+    Done(Response),
+}
+
+fn serve(answer: Answer) -> Served {
+    match answer {
+        Ok(reply) => Served::Stream(Wire::of(&reply)),
+        Err(LlmError::Stream(text)) => Served::Stream(Wire::truncated(&text)),
+        Err(LlmError::Malformed(body)) => Served::Done(sse(vec![body])),
+        Err(LlmError::Http { status, body }) => Served::Done(status_response(status, body, None)),
+        Err(LlmError::RateLimited { retry_after }) => Served::Done(status_response(
+            429,
+            json!({ "error": { "code": "rate_limit_exceeded", "message": "Rate limit reached" } })
+                .to_string(),
+            retry_after.map(|d| d.as_secs()),
+        )),
+        Err(LlmError::ContextTooLong) => Served::Done(status_response(
+            400,
+            json!({ "error": { "code": "context_length_exceeded", "message": "This model's maximum context length was exceeded." } })
+                .to_string(),
+            None,
+        )),
+        Err(LlmError::Auth(message)) => Served::Done(status_response(
+            401,
+            json!({ "error": { "code": "invalid_api_key", "message": message } }).to_string(),
+            None,
+        )),
+        Err(LlmError::NotFound(message)) => Served::Done(status_response(
+            404,
+            json!({ "error": { "code": "model_not_found", "message": message } }).to_string(),
+            None,
+        )),
+        Err(other) => Served::Done(status_response(500, other.to_string(), None)),
+    }
 }
 
 /// The running server. Dropping it stops the server.
@@ -199,15 +239,14 @@ impl ScriptedModel {
     /// Bind 127.0.0.1:0 and serve until dropped.
     #[allow(clippy::expect_used)]
     pub async fn start() -> ScriptedModel {
+        let script = Script::new(Vec::new());
+        script.set_fallback(Reply::text("(the script is empty)"));
         let shared = Arc::new(Shared {
-            script: Mutex::new(VecDeque::new()),
-            fallback: Mutex::new(Reply::text("(the script is empty)")),
+            script,
             seen: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
-            record: AtomicBool::new(true),
             count: AtomicU64::new(0),
-            delay_ms: AtomicU64::new(0),
             responder: Mutex::new(None),
         });
         let app = Router::new()
@@ -229,9 +268,14 @@ impl ScriptedModel {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The script it serves: the engine's scripted model.
+    pub fn script(&self) -> &Arc<Script> {
+        &self.shared.script
+    }
+
     /// Queue a reply; replies are served in order, to either endpoint.
-    pub fn push(&self, reply: Reply) {
-        lock(&self.shared.script).push_back(reply);
+    pub fn push(&self, reply: Answer) {
+        self.shared.script.push(reply);
     }
 
     /// Answer every request with `responder` when it has an answer for it (the script
@@ -241,26 +285,24 @@ impl ScriptedModel {
     }
 
     /// What is served once the script is empty.
-    pub fn set_fallback(&self, reply: Reply) {
-        *lock(&self.shared.fallback) = reply;
+    pub fn set_fallback(&self, reply: Answer) {
+        self.shared.script.set_fallback(reply);
     }
 
     /// Make every reply wait `delay` before its first byte.
-    pub fn set_delay(&self, delay: std::time::Duration) {
-        self.shared
-            .delay_ms
-            .store(delay.as_millis() as u64, Ordering::Relaxed);
+    pub fn set_delay(&self, delay: Duration) {
+        self.shared.script.set_delay(delay);
     }
 
     /// Keep (the default) or stop keeping the requests that arrive; while off, they are
     /// still counted by `request_count` but not stored.
     pub fn set_recording(&self, on: bool) {
-        self.shared.record.store(on, Ordering::Relaxed);
+        self.shared.script.set_recording(on);
     }
 
     /// Replies still queued.
     pub fn remaining(&self) -> usize {
-        lock(&self.shared.script).len()
+        self.shared.script.remaining()
     }
 
     /// Every request body, in order.
@@ -310,12 +352,7 @@ impl ScriptedModel {
 }
 
 impl Shared {
-    fn take(
-        &self,
-        path: &str,
-        headers: &HeaderMap,
-        body: &Bytes,
-    ) -> (Reply, Value, std::time::Duration) {
+    fn take(&self, path: &str, headers: &HeaderMap, body: &Bytes) -> (Answer, Value, Duration) {
         let body: Value = serde_json::from_slice(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
         let authorization = headers
@@ -323,21 +360,19 @@ impl Shared {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         self.count.fetch_add(1, Ordering::Relaxed);
-        if self.record.load(Ordering::Relaxed) {
+        if self.script.record.load(Ordering::Relaxed) {
             lock(&self.seen).push(Seen {
                 path: path.to_string(),
                 body: body.clone(),
                 authorization,
             });
         }
-        let fixed = std::time::Duration::from_millis(self.delay_ms.load(Ordering::Relaxed));
+        let fixed = self.script.delay();
         let responder = lock(&self.responder).clone();
         if let Some((reply, wait)) = responder.and_then(|r| r(&body)) {
             return (reply, body, wait.max(fixed));
         }
-        let next = lock(&self.script).pop_front();
-        let reply = next.unwrap_or_else(|| lock(&self.fallback).clone());
-        (reply, body, fixed)
+        (self.script.next(), body, fixed)
     }
 
     /// Call ids count on their own: call_1, call_2 … across both endpoints.
@@ -359,24 +394,12 @@ async fn responses_route(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    match reply.kind {
-        Kind::Stream {
-            reasoning,
-            text,
-            calls,
-            truncated,
-        } => {
+    match serve(reply) {
+        Served::Stream(wire) => {
             let model = req.get("model").cloned().unwrap_or(Value::Null);
-            sse(responses_events(
-                &shared, &model, reasoning, &text, &calls, truncated,
-            ))
+            sse(responses_events(&shared, &model, &wire))
         }
-        Kind::Status {
-            code,
-            body,
-            retry_after,
-        } => status_response(code, body, retry_after),
-        Kind::RawSse(body) => sse(vec![body]),
+        Served::Done(resp) => resp,
     }
 }
 
@@ -389,22 +412,12 @@ async fn chat_route(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    match reply.kind {
-        Kind::Stream {
-            text,
-            calls,
-            truncated,
-            ..
-        } => {
+    match serve(reply) {
+        Served::Stream(wire) => {
             let model = req.get("model").cloned().unwrap_or(Value::Null);
-            sse(chat_chunks(&shared, &model, &text, &calls, truncated))
+            sse(chat_chunks(&shared, &model, &wire))
         }
-        Kind::Status {
-            code,
-            body,
-            retry_after,
-        } => status_response(code, body, retry_after),
-        Kind::RawSse(body) => sse(vec![body]),
+        Served::Done(resp) => resp,
     }
 }
 
@@ -453,14 +466,8 @@ fn event(kind: &str, mut data: Value) -> String {
     format!("event: {kind}\ndata: {data}\n\n")
 }
 
-fn responses_events(
-    shared: &Shared,
-    model: &Value,
-    reasoning: bool,
-    text: &str,
-    calls: &[(String, String)],
-    truncated: bool,
-) -> Vec<String> {
+fn responses_events(shared: &Shared, model: &Value, wire: &Wire) -> Vec<String> {
+    let (text, calls, truncated) = (wire.text.as_str(), &wire.calls, wire.truncated);
     let resp_id = shared.id("resp");
     let mut out = Vec::new();
     let mut output = Vec::new();
@@ -468,12 +475,16 @@ fn responses_events(
         "response.created",
         json!({ "response": { "id": resp_id, "model": model, "status": "in_progress", "output": [] } }),
     ));
-    if reasoning {
+    for raw in &wire.reasoning {
         let id = shared.id("rs");
-        let item = json!({
+        let mut item = json!({
             "type": "reasoning", "id": id, "summary": [],
             "encrypted_content": format!("opaque-{id}-ciphertext"),
         });
+        // What the script's item says wins over the made-up fields.
+        if let (Some(item), Some(raw)) = (item.as_object_mut(), raw.as_object()) {
+            item.extend(raw.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
         let index = output.len();
         out.push(event(
             "response.output_item.added",
@@ -558,13 +569,8 @@ fn responses_events(
     out
 }
 
-fn chat_chunks(
-    shared: &Shared,
-    model: &Value,
-    text: &str,
-    calls: &[(String, String)],
-    truncated: bool,
-) -> Vec<String> {
+fn chat_chunks(shared: &Shared, model: &Value, wire: &Wire) -> Vec<String> {
+    let (text, calls, truncated) = (wire.text.as_str(), &wire.calls, wire.truncated);
     let id = shared.id("chatcmpl");
     let chunk = |delta: Value, finish: Value| {
         let c = json!({
@@ -607,49 +613,13 @@ fn chat_chunks(
     out
 }
 
-/// A scripted model running on its own OS thread and runtime (benchmarks measure the
-/// engine's thread apart from the server's). Stop it with [`ServerThread::stop`].
-pub struct ServerThread {
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
+/// A scripted model's thread and runtime of its own: [`ScriptedModel::start_apart`].
+pub use thread::Apart as ServerThread;
 
-impl ServerThread {
-    /// Start the server on its own thread; returns it with the handle that stops it.
-    #[allow(clippy::expect_used)]
-    pub fn start() -> (ScriptedModel, ServerThread) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("model-server".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime for the model server");
-                rt.block_on(async move {
-                    let _ = tx.send(ScriptedModel::start().await);
-                    let _ = stopped.await;
-                });
-            })
-            .expect("the model server's thread");
-        let model = rx.recv().expect("the model server started");
-        (
-            model,
-            ServerThread {
-                stop: Some(stop),
-                thread: Some(thread),
-            },
-        )
-    }
-
-    /// Stop the server and wait for its thread.
-    pub fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+impl ScriptedModel {
+    /// Start the server on an OS thread and runtime of its own (benchmarks measure the
+    /// engine's thread apart from the server's); returns it with the handle that stops it.
+    pub fn start_apart() -> (ScriptedModel, ServerThread) {
+        thread::apart("model-server", ScriptedModel::start)
     }
 }

@@ -13,6 +13,8 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::thread;
+
 /// A running proxy; it stops when dropped.
 pub struct Proxy {
     /// Where clients connect.
@@ -24,6 +26,8 @@ pub struct Proxy {
     /// The pumps of every open connection, so a cut closes them.
     pumps: Arc<Mutex<Vec<AbortHandle>>>,
     accept: AbortHandle,
+    /// The thread and runtime it runs on when started apart; they end with it.
+    apart: Option<thread::Apart>,
 }
 
 impl Drop for Proxy {
@@ -65,26 +69,17 @@ impl Proxy {
             cut,
             pumps,
             accept,
+            apart: None,
         }
     }
 
     /// [`Proxy::start`] on a runtime of its own (a thread of its own), so it forwards even
-    /// while the caller's runtime thread is blocked; the runtime lives until the process
-    /// ends.
+    /// while the caller's runtime thread is blocked; the runtime lives as long as the
+    /// proxy.
     pub fn start_apart(target: SocketAddr, delay: Duration) -> Proxy {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                tx.send(Proxy::start(target, delay).await).unwrap();
-                std::future::pending::<()>().await;
-            });
-        });
-        rx.recv().unwrap()
+        let (mut proxy, apart) = thread::apart("proxy", move || Proxy::start(target, delay));
+        proxy.apart = Some(apart);
+        proxy
     }
 
     /// `postgres://…` `url` with its host and port replaced by the proxy's.

@@ -6,7 +6,7 @@
 //! chunks split at odd bytes, can wait fixed latencies, fail with a status, or demand
 //! a key, and records every request. OpenAI's realtime transcription WebSocket is in
 //! [`realtime`], its speech-to-speech session at the same address in [`converse`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
-//! benches can `#[path]`-include it.
+//! benches can `#[path]`-include it (with `thread.rs` beside it, as `thread`).
 #![allow(dead_code)]
 
 #[path = "speech_realtime.rs"]
@@ -16,6 +16,8 @@ pub use realtime::{StreamFault, StreamSession};
 mod converse;
 #[allow(unused_imports)]
 pub use converse::Converse;
+
+use super::thread;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -658,50 +660,14 @@ async fn stream_audio(shared: &Shared, bytes: Vec<u8>, content_type: &'static st
     resp
 }
 
-/// A speech server running on its own OS thread and runtime (benchmarks measure the
-/// bot's thread apart from the server's). Stop it with [`SpeechServerThread::stop`].
-pub struct SpeechServerThread {
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
+/// A speech server's thread and runtime of its own: [`SpeechServer::start_apart`].
+pub use thread::Apart as SpeechServerThread;
 
-impl SpeechServerThread {
-    /// Start the server on its own thread; returns it with the handle that stops it.
-    #[allow(clippy::expect_used)]
-    pub fn start() -> (SpeechServer, SpeechServerThread) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("speech-server".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime for the speech server");
-                rt.block_on(async move {
-                    let _ = tx.send(SpeechServer::start().await);
-                    let _ = stopped.await;
-                });
-            })
-            .expect("the speech server's thread");
-        let server = rx.recv().expect("the speech server started");
-        (
-            server,
-            SpeechServerThread {
-                stop: Some(stop),
-                thread: Some(thread),
-            },
-        )
-    }
-
-    /// Stop the server and wait for its thread.
-    pub fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+impl SpeechServer {
+    /// Start the server on an OS thread and runtime of its own (benchmarks measure the
+    /// bot's thread apart from the server's); returns it with the handle that stops it.
+    pub fn start_apart() -> (SpeechServer, SpeechServerThread) {
+        thread::apart("speech-server", SpeechServer::start)
     }
 }
 

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,8 +19,15 @@ use crate::llm::{LlmError, ModelReply, ModelRequest, ToolCall};
 use crate::tools::{Availability, Scope, Tool, ToolContext, ToolLines, ToolOutput, ToolSpec};
 use kotoba_core::protocol::*;
 
-/// A model that answers from a script and records what it was sent.
-#[derive(Default)]
+/// A model that answers from a script and records what it was sent: the one scripted
+/// model of every test. The engine's tests ask it through [`ModelClient`]; the loopback
+/// model server of the integration tests (`tests/support/model_server.rs`) serves the
+/// same script's replies over both OpenAI wire protocols.
+///
+/// A reply is a `Result<ModelReply, LlmError>`. Over the wire an error is served as the
+/// provider would show it: `Http` as that status and body, `RateLimited` as a 429 (with
+/// its Retry-After), `Stream(words)` as those words streamed and then the end of the
+/// body with no completion, `Malformed(body)` as a 200 event stream of exactly `body`.
 pub struct Script {
     pub replies: Mutex<VecDeque<Result<ModelReply, LlmError>>>,
     /// Replies for requests of a background job (brief first) and of helpers.
@@ -30,21 +37,79 @@ pub struct Script {
     /// A window the scripted model enforces: a longer request is answered "context too
     /// long", as a provider would.
     pub window: Mutex<Option<usize>>,
+    /// What is answered once a queue is empty.
+    pub fallback: Mutex<Result<ModelReply, LlmError>>,
+    /// How long every reply waits before it is given (a model's fixed latency).
+    pub delay: Mutex<Duration>,
+    /// Whether requests are kept in `sent` (a benchmark turns it off so the log does not
+    /// grow with every turn it measures).
+    pub record: AtomicBool,
+}
+
+impl Default for Script {
+    fn default() -> Script {
+        Script {
+            replies: Mutex::default(),
+            job_replies: Mutex::default(),
+            helper_replies: Mutex::default(),
+            sent: Mutex::default(),
+            window: Mutex::default(),
+            fallback: Mutex::new(Ok(say("(script ended)"))),
+            delay: Mutex::default(),
+            record: AtomicBool::new(true),
+        }
+    }
 }
 
 impl Script {
     pub fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Arc<Script> {
         Arc::new(Script {
             replies: Mutex::new(replies.into()),
-            job_replies: Mutex::default(),
-            helper_replies: Mutex::default(),
-            sent: Mutex::default(),
-            window: Mutex::default(),
+            ..Script::default()
         })
     }
     pub fn sent(&self) -> Vec<ModelRequest> {
-        self.sent.lock().unwrap().clone()
+        lock(&self.sent).clone()
     }
+    /// Queue a reply (to the conversation's queue).
+    pub fn push(&self, reply: Result<ModelReply, LlmError>) {
+        lock(&self.replies).push_back(reply);
+    }
+    /// What is answered once the script is empty.
+    pub fn set_fallback(&self, reply: Result<ModelReply, LlmError>) {
+        *lock(&self.fallback) = reply;
+    }
+    /// Make every reply wait `delay` before it is given.
+    pub fn set_delay(&self, delay: Duration) {
+        *lock(&self.delay) = delay;
+    }
+    pub fn delay(&self) -> Duration {
+        *lock(&self.delay)
+    }
+    /// Keep (the default) or stop keeping the requests in `sent`.
+    pub fn set_recording(&self, on: bool) {
+        self.record.store(on, Ordering::Relaxed);
+    }
+    /// Replies still queued for the conversation.
+    pub fn remaining(&self) -> usize {
+        lock(&self.replies).len()
+    }
+    /// The next reply of the conversation's queue, or the fallback.
+    pub fn next(&self) -> Result<ModelReply, LlmError> {
+        self.next_of(&self.replies)
+    }
+    fn next_of(
+        &self,
+        queue: &Mutex<VecDeque<Result<ModelReply, LlmError>>>,
+    ) -> Result<ModelReply, LlmError> {
+        let next = lock(queue).pop_front();
+        next.unwrap_or_else(|| lock(&self.fallback).clone())
+    }
+}
+
+/// A test's lock: a panic elsewhere does not poison the script for the rest.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait]
@@ -54,8 +119,15 @@ impl ModelClient for Script {
         req: &ModelRequest,
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError> {
-        self.sent.lock().unwrap().push(req.clone());
-        let window = *self.window.lock().unwrap();
+        // A slow model thinks first: a request cut while it waits was never answered.
+        let delay = self.delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        if self.record.load(Ordering::Relaxed) {
+            lock(&self.sent).push(req.clone());
+        }
+        let window = *lock(&self.window);
         if window.is_some_and(|w| crate::llm::tokens::Tokenizer::O200k.request(req) > w) {
             return Err(LlmError::ContextTooLong);
         }
@@ -74,8 +146,7 @@ impl ModelClient for Script {
             Some(t) if t.starts_with("You are a helper") => &self.helper_replies,
             _ => &self.replies,
         };
-        let next = queue.lock().unwrap().pop_front();
-        let reply = next.unwrap_or_else(|| Ok(say("(script ended)")))?;
+        let reply = self.next_of(queue)?;
         let text = reply.text();
         if !text.is_empty() {
             let _ = deltas.send(text);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::boundary::{AudioOut, Heard};
@@ -22,7 +22,7 @@ use crate::speech::tts::{Synthesizer, Voice};
 use crate::speech::SpeechError;
 use kotoba_core::protocol::{CardSettlement, Frame, Origin, Outcome, Phase, Risk};
 use kotoba_engine::engine::testing::{call, fake, rig_with, say, Fake, Rig};
-use kotoba_engine::llm::{LlmError, ModelClient, ModelReply, ModelRequest};
+use kotoba_engine::llm::{LlmError, ModelReply};
 
 pub(super) const ALICE: u64 = 11;
 pub(super) const BOB: u64 = 22;
@@ -198,24 +198,6 @@ impl RoomSide for Side {
 impl Side {
     fn posts(&self) -> Vec<String> {
         self.posts.lock().unwrap().clone()
-    }
-}
-
-/// A model that thinks for `delay` before answering from the script.
-pub(super) struct Slow {
-    pub(super) delay: Duration,
-    pub(super) inner: Arc<dyn ModelClient>,
-}
-
-#[async_trait]
-impl ModelClient for Slow {
-    async fn stream(
-        &self,
-        req: &ModelRequest,
-        deltas: &mpsc::UnboundedSender<String>,
-    ) -> Result<ModelReply, LlmError> {
-        tokio::time::sleep(self.delay).await;
-        self.inner.stream(req, deltas).await
     }
 }
 

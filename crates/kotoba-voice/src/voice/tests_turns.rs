@@ -5,7 +5,6 @@
 //! name replacing the turn, a leave from inside her turn, and two people in one room
 //! each acting as themselves.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -14,9 +13,9 @@ use tokio::time::Instant;
 use tokio::sync::oneshot;
 
 use super::room::{Control, RoomEnd, GIVE_UP_LINE};
-use super::tests::{phrase, stage, stage_on, turns_done, Mouth, Slow, ALICE, BOB, SESSION};
+use super::tests::{phrase, stage, stage_on, turns_done, Mouth, ALICE, BOB, SESSION};
 use kotoba_core::protocol::Risk;
-use kotoba_engine::engine::testing::{call, fake, rig_with, say, Fake, Rig};
+use kotoba_engine::engine::testing::{call, fake, rig_with, say, Fake};
 
 fn tool_40s(name: &str) -> Fake {
     let mut t = fake(name, Risk::Read).delay(Duration::from_secs(40));
@@ -131,19 +130,7 @@ async fn a_written_turn_in_the_voice_chat_is_not_spoken() {
 #[tokio::test(start_paused = true)]
 async fn a_spoken_turn_silent_for_75_seconds_is_given_up_with_one_sentence() {
     let rig = rig_with(vec![Ok(say("Finally."))], vec![], &[], "");
-    let slow = Slow {
-        delay: Duration::from_secs(200),
-        inner: rig.script.clone(),
-    };
-    let store = rig.engine.store().clone();
-    let engine = kotoba_engine::engine::Engine::new(
-        rig.engine.config().clone(),
-        Arc::new(slow),
-        kotoba_engine::tools::Registry::new(),
-        kotoba_engine::soul::Soul::shipped(),
-        store,
-    );
-    let rig = Rig { engine, ..rig };
+    rig.script.set_delay(Duration::from_secs(200));
     let s = stage_on(
         rig,
         &["think hard"],
