@@ -511,3 +511,53 @@ fn no_crate_below_the_binary_reaches_serenity_songbird_or_axum() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Every `pub` function (not `pub(crate)`) in a crate's code that returns a
+/// `Result` whose error is a bare `String`: `file:line`.
+fn public_string_errors(files: &[PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    for file in files {
+        if is_test_file(file) {
+            continue;
+        }
+        let code = code_of(file);
+        // A signature may run over several lines: read each from `pub fn` to its `{`.
+        for (i, line) in code.lines().enumerate() {
+            let t = line.trim_start();
+            if !(t.starts_with("pub fn ") || t.starts_with("pub async fn ")) {
+                continue;
+            }
+            let signature: String = code.lines().skip(i).take(12).collect::<Vec<_>>().join(" ");
+            let signature = signature.split('{').next().unwrap_or_default();
+            let compact: String = signature.split_whitespace().collect();
+            if compact.contains(",String>") && compact.contains("Result<") {
+                found.push(format!("{}:{}", file.display(), i + 1));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_public_function_returns_a_bare_string_error() {
+    let files: Vec<PathBuf> = roots().iter().flat_map(|r| rust_files(r)).collect();
+    let found = public_string_errors(&files);
+    assert!(
+        found.is_empty(),
+        "a public function returns Result<_, String>; give its errors a typed enum:\n{}",
+        found.join("\n")
+    );
+    // The reader sees what it is for: a signature over several lines, async or not.
+    let dir = tempfile::tempdir().unwrap();
+    let probe = dir.path().join("probe.rs");
+    std::fs::write(
+        &probe,
+        "//! probe\npub async fn f(\n    a: u8,\n) -> Result<u8, String> {\n    Ok(a)\n}\npub(crate) fn g() -> Result<(), String> {\n    Ok(())\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        public_string_errors(&[probe.clone()]).len(),
+        1,
+        "only the pub one"
+    );
+}
