@@ -556,7 +556,7 @@ fn no_public_function_returns_a_bare_string_error() {
     )
     .unwrap();
     assert_eq!(
-        public_string_errors(&[probe.clone()]).len(),
+        public_string_errors(std::slice::from_ref(&probe)).len(),
         1,
         "only the pub one"
     );
