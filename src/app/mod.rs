@@ -134,6 +134,7 @@ impl App {
                     () = shutdown.cancelled() => break,
                 }
                 say_alive(&engine).await;
+                // The beats fall at 3, 6, 9, 12 s…: the sweep at 12 s, then every 15 s.
                 if n % 5 == 3 {
                     close_what_dead_runs_left(&engine).await;
                 }
