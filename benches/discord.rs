@@ -16,14 +16,7 @@
     clippy::print_stdout
 )]
 
-#[path = "../tests/support/discord/mod.rs"]
-mod discord;
-#[path = "../tests/support/model_server.rs"]
-mod model_server;
-/// The one way a support server runs on a thread of its own.
-#[path = "../tests/support/thread.rs"]
-mod thread;
-
+use kotoba_testkit::{discord, model_server};
 use std::time::{Duration, Instant};
 
 use discord::{FakeDiscord, BOT, GUILD};
@@ -58,7 +51,7 @@ async fn main() {
     model.set_fallback(Reply::text("ok"));
     model.set_recording(false);
     let home = tempfile::tempdir().unwrap();
-    let config = fake.config(home.path(), &model.base_url(), &[]);
+    let config = fake.config(home.path(), &model, &[]);
     let app = App::build(config).await.unwrap();
     let shutdown = CancellationToken::new();
     let rss_before = rss_mb();

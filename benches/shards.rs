@@ -20,21 +20,10 @@
     clippy::print_stdout
 )]
 
-#[path = "../tests/support/discord/mod.rs"]
-mod discord;
-#[path = "../tests/support/model_server.rs"]
-mod model_server;
 #[path = "support/pg_server.rs"]
 mod pg_server;
-#[path = "../tests/support/postgres.rs"]
-#[allow(dead_code)]
-mod pg_support;
-#[path = "support/serve.rs"]
-mod serve;
-/// The one way a support server runs on a thread of its own.
-#[path = "../tests/support/thread.rs"]
-mod thread;
 
+use kotoba_testkit::{discord, model_server, postgres as pg_support, process};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -52,8 +41,11 @@ async fn process(
     shards: &str,
 ) -> (Child, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = serve::command(home.path(), serve::free_port(), &model.base_url(), url);
-    cmd.env("KOTOBA_DISCORD_SHARDS", shards);
+    let addr = format!("127.0.0.1:{}", process::free_port());
+    let mut cmd = process::command(&["serve"], home.path(), &addr);
+    cmd.envs(model.env("chat"))
+        .env("KOTOBA_DATABASE_URL", url)
+        .env("KOTOBA_DISCORD_SHARDS", shards);
     for (k, v) in fake.env() {
         cmd.env(k, v);
     }

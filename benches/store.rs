@@ -24,27 +24,15 @@
     clippy::print_stdout
 )]
 
+use kotoba_testkit::{model_server, postgres as pg_support, proxy};
 use std::time::{Duration, Instant};
 
 use kotoba::store::Store;
 
-#[path = "../tests/support/model_server.rs"]
-mod model_server;
 #[path = "support/pg_server.rs"]
 mod pg_server;
-#[path = "../tests/support/postgres.rs"]
-#[allow(dead_code)]
-mod pg_support;
-#[path = "../tests/support/proxy.rs"]
-#[allow(dead_code)]
-mod proxy;
-#[path = "support/serve.rs"]
-mod serve;
 #[path = "support/store_burst.rs"]
 mod store_burst;
-/// The one way a support server runs on a thread of its own.
-#[path = "../tests/support/thread.rs"]
-mod thread;
 
 const WARMUP: usize = 200;
 

@@ -20,12 +20,7 @@
     clippy::print_stdout
 )]
 
-#[path = "../tests/support/model_server.rs"]
-mod model_server;
-/// The one way a support server runs on a thread of its own.
-#[path = "../tests/support/thread.rs"]
-mod thread;
-
+use kotoba_testkit::model_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -39,27 +39,12 @@
     clippy::print_stdout
 )]
 
-#[path = "../tests/support/model_server.rs"]
-mod model_server;
-#[path = "../tests/support/speech_server.rs"]
-mod speech_server;
-/// The one way a support server runs on a thread of its own.
-#[path = "../tests/support/thread.rs"]
-mod thread;
 #[path = "support/voice_protocol.rs"]
 mod voice_protocol;
 #[path = "support/voice_realtime.rs"]
 mod voice_realtime;
 
-/// The loopback Discord and voice server, as the tests use them.
-#[allow(dead_code)]
-mod support {
-    #[path = "../../tests/support/discord/mod.rs"]
-    pub mod discord;
-    #[path = "../../tests/support/voice/mod.rs"]
-    pub mod voice;
-}
-
+use kotoba_testkit::{model_server, speech_server};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

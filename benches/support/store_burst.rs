@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::process::Child;
 
 use crate::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process;
 
 /// The `/v1` key both processes require.
 const KEY: &str = "bench-key";
@@ -25,9 +26,12 @@ pub struct Served {
 /// Start `kotoba serve` on `database_url`, answered by `model`; wait for `/health`.
 pub async fn serve(database_url: &str, model: &ScriptedModel) -> Served {
     let home = tempfile::tempdir().unwrap();
-    let port = crate::serve::free_port();
-    let mut cmd = crate::serve::command(home.path(), port, &model.base_url(), database_url);
-    cmd.env("KOTOBA_API_KEY", KEY).env("RUST_LOG", "error");
+    let port = process::free_port();
+    let mut cmd = process::command(&["serve"], home.path(), &format!("127.0.0.1:{port}"));
+    cmd.envs(model.env("chat"))
+        .env("KOTOBA_DATABASE_URL", database_url)
+        .env("KOTOBA_API_KEY", KEY)
+        .env("RUST_LOG", "error");
     let child = cmd.spawn().unwrap();
     let started = Instant::now();
     while health(port).await.is_none() {

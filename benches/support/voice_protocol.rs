@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
-use crate::support::voice::{self, Expect, FakeVoice, AUDIBLE};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::process;
+use kotoba_testkit::voice::{self, Expect, FakeVoice, AUDIBLE};
 
 /// The figures of one run.
 pub struct Figures {
@@ -64,20 +65,9 @@ pub async fn run(
         ]
         .map(|(k, v)| (k.to_string(), v)),
     );
-    let web = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let web_addr = web.local_addr().unwrap().to_string();
-    drop(web);
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_kotoba"));
-    cmd.arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("KOTOBA_HOME", home.path())
-        .env("KOTOBA_WEB_ADDR", web_addr)
-        .envs(env)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
+    let web_addr = format!("127.0.0.1:{}", process::free_port());
+    let mut cmd = process::command(&["serve"], home.path(), &web_addr);
+    cmd.envs(env);
     let mut child = cmd.spawn().unwrap();
     discord.wait_connected().await;
     discord

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::model_server::Reply;
-use crate::support::speech_server::{espeak_16k, SpeechServer};
-use crate::support::web::{options, start, start_with, FakeShell};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::speech_server::{espeak_16k, SpeechServer};
+use kotoba_testkit::web::{options, start, start_with, FakeShell};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -48,7 +48,7 @@ async fn run_script(name: &str, base: &str, env: &[(&str, String)]) -> Value {
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(&script)
         .env("KOTOBA_BASE", base)
-        .env("KOTOBA_WEB_TOKEN", crate::support::web::WEB_TOKEN)
+        .env("KOTOBA_WEB_TOKEN", kotoba_testkit::web::WEB_TOKEN)
         .env("KOTOBA_NODE_MODULES", node_modules())
         .env("KOTOBA_SHOTS", &shots)
         .kill_on_drop(true);

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
@@ -255,7 +255,7 @@ async fn doctor_says_how_she_will_hear_and_speak_and_that_espeak_stands_in_witho
 
 #[tokio::test]
 async fn with_voice_mode_realtime_doctor_opens_a_realtime_session_and_names_a_refused_key() {
-    use crate::support::speech_server::SpeechServer;
+    use kotoba_testkit::speech_server::SpeechServer;
     let server = ScriptedModel::start().await;
     let speech = SpeechServer::start().await;
     speech.require_key("realtime-key");
@@ -326,7 +326,7 @@ async fn with_voice_mode_realtime_doctor_opens_a_realtime_session_and_names_a_re
 
 #[tokio::test]
 async fn doctor_asks_each_speech_providers_server_whether_it_answers_and_takes_the_key() {
-    use crate::support::speech_server::SpeechServer;
+    use kotoba_testkit::speech_server::SpeechServer;
     let server = ScriptedModel::start().await;
     let speech = SpeechServer::start().await;
     speech.require_key("speech-key");
@@ -667,7 +667,7 @@ async fn ctrl_c_on_a_waiting_card_records_it_as_dismissed_before_she_exits() {
 
 #[tokio::test]
 async fn doctor_checks_the_discord_token_and_intents_and_prints_the_invite_url() {
-    use crate::support::discord::FakeDiscord;
+    use kotoba_testkit::discord::FakeDiscord;
     let server = ScriptedModel::start().await;
     let discord = FakeDiscord::start().await;
     let home = tempfile::tempdir().unwrap();
@@ -718,7 +718,7 @@ async fn doctor_checks_the_discord_token_and_intents_and_prints_the_invite_url()
 
 #[tokio::test]
 async fn doctor_names_the_shards_this_process_would_hold_and_refuses_a_bad_shard_setting() {
-    use crate::support::discord::FakeDiscord;
+    use kotoba_testkit::discord::FakeDiscord;
     let server = ScriptedModel::start().await;
     let discord = FakeDiscord::start().await;
     let home = tempfile::tempdir().unwrap();

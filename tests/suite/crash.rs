@@ -5,6 +5,7 @@
 //! it backgrounded died with her within seconds (FILE never appears), and a second serve
 //! on the same folder is refused with one sentence.
 
+use kotoba_testkit::until;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -12,8 +13,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use super::serve::{free_port, healthy, refused, serve, stop};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::{free_port, healthy, refused, serve, stop};
 
 /// The command: the shell writes its pid and a long sleep's pid (which outlives the
 /// shell unless start-up ends it), then touches FILE after 5 s.
@@ -34,23 +35,12 @@ fn running(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-async fn until(what: &str, within: Duration, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !check() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 fn pid_in(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 pub(super) async fn get(port: u16, path: &str) -> Value {
-    crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}{path}"))
+    kotoba_testkit::web::get_with_token(&format!("http://127.0.0.1:{port}{path}"))
         .await
         .json()
         .await
@@ -59,7 +49,7 @@ pub(super) async fn get(port: u16, path: &str) -> Value {
 
 /// Say `text` on the page in `session` (`POST /api/message`), accepted with 202.
 pub(super) async fn post_message(port: u16, session: &str, text: &str) {
-    let sent = crate::support::web::client()
+    let sent = kotoba_testkit::web::client()
         .post(format!("http://127.0.0.1:{port}/api/message"))
         .json(&json!({ "session": session, "text": text }))
         .send()
@@ -69,16 +59,11 @@ pub(super) async fn post_message(port: u16, session: &str, text: &str) {
 }
 
 pub(super) fn model_env(model: &ScriptedModel) -> Vec<(&'static str, String)> {
-    vec![
-        ("KOTOBA_LLM_BASE_URL", model.base_url()),
-        // Speech at loopback too (`kotoba doctor` asks each provider's server).
-        ("KOTOBA_STT_BASE_URL", model.base_url()),
-        ("KOTOBA_TTS_BASE_URL", model.base_url()),
-        ("KOTOBA_LLM_API", "chat".into()),
-        ("KOTOBA_REASONING_EFFORT", "off".into()),
-        ("OPENAI_API_KEY", "test-key".into()),
-        ("KOTOBA_MODEL", "scripted".into()),
-    ]
+    let mut env = model.env("chat");
+    // Speech at loopback too (`kotoba doctor` asks each provider's server).
+    env.push(("KOTOBA_STT_BASE_URL", model.base_url()));
+    env.push(("KOTOBA_TTS_BASE_URL", model.base_url()));
+    env
 }
 
 #[tokio::test]
@@ -101,9 +86,11 @@ async fn a_turn_killed_mid_command_is_closed_on_restart_and_its_command_died_wit
     let mut first = serve(home.path(), &addr, &env);
     healthy(port).await;
     post_message(port, "crash", SAID).await;
-    until("the command starting", Duration::from_secs(20), || {
-        pid_in(&workspace.join("sleep.pid")).is_some()
-    })
+    until(
+        "the command starting",
+        Duration::from_secs(20),
+        async || pid_in(&workspace.join("sleep.pid")).is_some(),
+    )
     .await;
     let started = Instant::now();
     let sh = pid_in(&workspace.join("sh.pid")).unwrap();
@@ -123,14 +110,16 @@ async fn a_turn_killed_mid_command_is_closed_on_restart_and_its_command_died_wit
     first.wait().await.unwrap();
     // The shell the tool started died with her, not 5 s later — and so did the sleep
     // it left in the background: its guard ended the whole group, before any restart.
-    until("the shell dying with her", Duration::from_secs(3), || {
-        !running(sh)
-    })
+    until(
+        "the shell dying with her",
+        Duration::from_secs(3),
+        async || !running(sh),
+    )
     .await;
     until(
         "the backgrounded grandchild dying with her",
         Duration::from_secs(3),
-        || !running(sleep),
+        async || !running(sleep),
     )
     .await;
 

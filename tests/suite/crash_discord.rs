@@ -10,9 +10,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::json;
 
-use super::serve::{free_port, healthy, serve, stop};
-use crate::support::discord::{FakeDiscord, GENERAL, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::discord::{FakeDiscord, GENERAL, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::{free_port, healthy, serve, stop};
 
 #[tokio::test]
 async fn a_card_left_up_by_a_crash_is_settled_on_discord_by_the_restart_and_nothing_ran() {
@@ -25,13 +25,12 @@ async fn a_card_left_up_by_a_crash_is_settled_on_discord_by_the_restart_and_noth
     model.set_fallback(Reply::text("All right."));
     let home = tempfile::tempdir().unwrap();
     let mut env: Vec<(String, String)> = discord.env();
-    env.extend([
-        ("KOTOBA_LLM_BASE_URL".to_string(), model.base_url()),
-        ("KOTOBA_LLM_API".into(), "chat".into()),
-        ("KOTOBA_REASONING_EFFORT".into(), "off".into()),
-        ("OPENAI_API_KEY".into(), "test-key".into()),
-        ("KOTOBA_MODEL".into(), "scripted".into()),
-    ]);
+    env.extend(
+        model
+            .env("chat")
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
@@ -65,7 +64,7 @@ async fn a_card_left_up_by_a_crash_is_settled_on_discord_by_the_restart_and_noth
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let is_edit = |c: &crate::support::discord::Call| {
+    let is_edit = |c: &kotoba_testkit::discord::Call| {
         c.is("PATCH", &format!("/channels/{GENERAL}/messages/{card_id}"))
     };
     let deadline = Instant::now() + Duration::from_secs(20);

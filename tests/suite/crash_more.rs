@@ -4,26 +4,16 @@
 //! background job runs, the job is announced once in its session — its goal and that
 //! it is not done.
 
-use std::time::{Duration, Instant};
+use kotoba_testkit::until;
+use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use super::crash::{get, model_env, post_message};
-use super::serve::{free_port, healthy, serve, stop};
-use crate::support::model_server::{Reply, ScriptedModel};
-
-async fn until(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !check().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::{free_port, healthy, serve, stop};
 
 fn texts(history: &Value) -> Vec<String> {
     history

@@ -9,149 +9,13 @@ use kotoba::surfaces::discord::{self, DiscordError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::discord::{
+use kotoba_testkit::discord::rig::{
+    barrier, is_card_post, is_steps, posts_in, rig, settle, status_barrier, Rig, BARRIER,
+};
+use kotoba_testkit::discord::{
     FakeDiscord, Msg, BOT, CAROL, DM, GENERAL, GUEST, HOME, OTHER, OWNER,
 };
-use crate::support::model_server::{Reply, ScriptedModel};
-
-pub(crate) struct Rig {
-    pub(crate) discord: FakeDiscord,
-    pub(crate) model: ScriptedModel,
-    pub(crate) app: App,
-    pub(crate) shutdown: CancellationToken,
-    pub(crate) task: tokio::task::JoinHandle<Result<(), DiscordError>>,
-    pub(crate) _home: tempfile::TempDir,
-}
-
-impl Drop for Rig {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.app.engine.shutdown();
-        self.task.abort();
-    }
-}
-
-/// The bot running on one data folder: its app and the Discord surface's task.
-pub(crate) struct Started {
-    pub(crate) app: App,
-    pub(crate) shutdown: CancellationToken,
-    pub(crate) task: tokio::task::JoinHandle<Result<(), DiscordError>>,
-}
-
-impl Started {
-    /// Stop the surface and the engine, and wait (≤ 10 s) for the surface to end.
-    pub(crate) async fn stop(self) {
-        self.shutdown.cancel();
-        self.app.engine.shutdown();
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
-    }
-}
-
-/// Build the app on data folder `home` against `discord` and `model` and start the
-/// Discord surface (without waiting for it to be ready).
-pub(crate) async fn start_bot(
-    discord: &FakeDiscord,
-    model: &ScriptedModel,
-    home: &std::path::Path,
-    extra: &[(&str, &str)],
-) -> Started {
-    let config = discord.config(home, &model.base_url(), extra);
-    let app = App::build(config).await.unwrap();
-    let shutdown = CancellationToken::new();
-    let task = tokio::spawn(discord::run(
-        app.engine.clone(),
-        app.discord_port.clone(),
-        shutdown.clone(),
-    ));
-    Started {
-        app,
-        shutdown,
-        task,
-    }
-}
-
-pub(crate) async fn rig_with(extra: &[(&str, &str)]) -> Rig {
-    rig_on(FakeDiscord::start().await, extra).await
-}
-
-/// The bot ready against `discord` (a guild of its own) with a fresh data folder.
-pub(crate) async fn rig_on(discord: FakeDiscord, extra: &[(&str, &str)]) -> Rig {
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
-    let Started {
-        app,
-        shutdown,
-        task,
-    } = start_bot(&discord, &model, home.path(), extra).await;
-    discord.wait_ready().await;
-    Rig {
-        discord,
-        model,
-        app,
-        shutdown,
-        task,
-        _home: home,
-    }
-}
-
-/// The owner's turn in `session` (olive, on Discord): what starts a job in these tests.
-pub(crate) fn owner_turn(session: &str) -> kotoba::turn::TurnContext {
-    use kotoba::protocol::{Channel, Origin, Person, Register};
-    kotoba::turn::TurnContext::companion(
-        session,
-        Person {
-            origin: Origin::Discord {
-                user: OWNER,
-                owner: true,
-            },
-            author: format!("olive ({OWNER})"),
-            granted: Vec::new(),
-        },
-        (Register::Text, Channel::Text, Some(false)),
-        None,
-    )
-}
-
-pub(crate) async fn rig() -> Rig {
-    rig_with(&[]).await
-}
-
-pub(crate) fn posts_in(c: &crate::support::discord::Call, channel: u64) -> bool {
-    c.is("POST", &format!("/channels/{channel}/messages"))
-}
-
-/// Give the bot a moment to act (only where there is nothing to wait on, such as a
-/// voice state it must know before a command; a "nothing happened" check uses a
-/// barrier instead).
-pub(crate) async fn settle() {
-    tokio::time::sleep(Duration::from_millis(400)).await;
-}
-
-/// What she says to a barrier.
-pub(crate) const BARRIER: &str = "barrier reached";
-
-/// A barrier before asserting that nothing happened: an owner's mention in `channel`,
-/// waited on until its reply is posted. The gateway delivers in order, so the bot has
-/// read everything sent before it; and one session runs one turn at a time, so a turn
-/// wrongly started before it has finished and posted by then. Costs one model request
-/// and one reply (`BARRIER`) in `channel`.
-pub(crate) async fn barrier(r: &Rig, channel: u64) {
-    let from = r.discord.calls().len();
-    r.model.push(Reply::text(BARRIER));
-    r.discord.mention(channel, OWNER, "barrier");
-    r.discord
-        .wait_for_from(from, 10, |c| posts_in(c, channel) && c.content() == BARRIER)
-        .await;
-}
-
-/// A barrier that neither reaches the model nor changes the channel's follow-up state:
-/// `/status` in `channel`, waited on until answered (privately). The gateway delivers
-/// in order, so the bot has read everything sent before it. Returns the status text.
-pub(crate) async fn status_barrier(r: &Rig, channel: u64) -> String {
-    let s = r.discord.slash(channel, GUEST, "status", json!([]), 0);
-    r.discord.wait_callback(s).await.content()
-}
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 fn replies_in(d: &FakeDiscord, channel: u64) -> Vec<String> {
     d.calls()
@@ -294,8 +158,8 @@ async fn a_dm_a_reply_to_her_and_a_home_channel_are_answered() {
         .wait_for(|c| posts_in(c, HOME) && c.content() == "home answer")
         .await;
     // A reply to one of her messages.
-    let hers = crate::support::discord::payloads::message(
-        &crate::support::discord::payloads::MessageSpec {
+    let hers = kotoba_testkit::discord::payloads::message(
+        &kotoba_testkit::discord::payloads::MessageSpec {
             id: 55,
             channel: OTHER,
             guild: Some(100),
@@ -356,11 +220,7 @@ async fn a_refused_token_is_one_sentence_naming_the_fix() {
     let discord = FakeDiscord::start().await;
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let config = discord.config(
-        home.path(),
-        &model.base_url(),
-        &[("DISCORD_TOKEN", "refused-token")],
-    );
+    let config = discord.config(home.path(), &model, &[("DISCORD_TOKEN", "refused-token")]);
     let app = App::build(config).await.unwrap();
     let err = tokio::time::timeout(
         Duration::from_secs(10),
@@ -387,7 +247,7 @@ async fn missing_privileged_intents_are_one_sentence_naming_the_portal_switches(
     discord.refuse_privileged_intents();
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let app = App::build(discord.config(home.path(), &model.base_url(), &[]))
+    let app = App::build(discord.config(home.path(), &model, &[]))
         .await
         .unwrap();
     let err = tokio::time::timeout(
@@ -421,17 +281,6 @@ async fn no_token_means_the_surface_stays_off_with_a_sentence() {
     .await
     .unwrap_err();
     assert!(matches!(err, DiscordError::NoToken));
-}
-
-pub(crate) fn is_steps(c: &crate::support::discord::Call, channel: u64) -> bool {
-    (posts_in(c, channel) || c.method == "PATCH") && c.body["embeds"][0]["title"] == json!("Steps")
-}
-
-pub(crate) fn is_card_post(c: &crate::support::discord::Call, channel: u64) -> bool {
-    posts_in(c, channel)
-        && c.body["embeds"][0]["title"]
-            .as_str()
-            .is_some_and(|t| t.starts_with("May I run this?"))
 }
 
 /// A mention that makes the model call shell; returns the card's message id and buttons.
@@ -1010,7 +859,7 @@ async fn a_token_saved_in_the_keystore_starts_the_surface_without_discord_token(
     let fake = FakeDiscord::start().await;
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let config = fake.config(home.path(), &model.base_url(), &[("DISCORD_TOKEN", "")]);
+    let config = fake.config(home.path(), &model, &[("DISCORD_TOKEN", "")]);
     let app = App::build(config).await.unwrap();
     assert!(
         discord::start(&app, CancellationToken::new())

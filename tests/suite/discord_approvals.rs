@@ -5,9 +5,10 @@
 
 use serde_json::json;
 
-use super::discord::{ask_for_a_shell_run, is_card_post, posts_in, rig};
-use crate::support::discord::{GENERAL, GUEST, OWNER};
-use crate::support::model_server::Reply;
+use super::discord::ask_for_a_shell_run;
+use kotoba_testkit::discord::rig::{is_card_post, posts_in, rig};
+use kotoba_testkit::discord::{GENERAL, GUEST, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 #[tokio::test]
 async fn edit_opens_a_form_prefilled_with_the_command_and_the_edited_line_is_what_runs() {

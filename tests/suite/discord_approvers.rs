@@ -7,10 +7,10 @@
 
 use serde_json::json;
 
-use super::discord::{posts_in, rig_on, Rig};
 use super::discord_roles::{approve_of, card_for};
-use crate::support::discord::{FakeDiscord, ADMIN, ADMIN_ROLE, CAROL, GENERAL, GUEST, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{posts_in, rig_on, Rig};
+use kotoba_testkit::discord::{FakeDiscord, ADMIN, ADMIN_ROLE, CAROL, GENERAL, GUEST, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 /// The owner asks for `command` in general; the card's message id and its Approve
 /// button.

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use kotoba::app::App;
 
-use super::discord::{posts_in, start_bot};
+use kotoba_testkit::discord::rig::{posts_in, start_bot};
 
-use crate::support::discord::{FakeDiscord, GENERAL, GUEST, OTHER, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::discord::{FakeDiscord, GENERAL, GUEST, OTHER, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 /// Wait until the bot has started `n` times in all: identified, and registered its
 /// slash commands (the last step of its start-up) once per start.
@@ -169,7 +169,7 @@ async fn what_a_crash_cut_in_a_discord_session_is_told_once_in_its_channel() {
     // What start-up leaves for Discord after a crash cut a job in #general.
     let line = kotoba::store::cut_job_line("sort the photos", 3);
     {
-        let config = discord.config(home.path(), &model.base_url(), &[]);
+        let config = discord.config(home.path(), &model, &[]);
         let app = App::build(config).await.unwrap();
         let session = kotoba::surfaces::discord::session_of(GENERAL);
         app.engine

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::discord::{posts_in, rig, settle, Rig};
-use crate::support::discord::{name_of, Msg, CAROL, GENERAL, GUEST, OTHER, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{posts_in, rig, settle, Rig};
+use kotoba_testkit::discord::{name_of, Msg, CAROL, GENERAL, GUEST, OTHER, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 /// Mention her in `channel` as the owner, wait for her reply, and return the model
 /// request that turn made.
@@ -130,7 +130,7 @@ async fn a_dm_carries_no_channel_context() {
     let from = r.discord.calls().len();
     r.model.push(Reply::text("Noted."));
     r.discord.say(
-        crate::support::discord::DM,
+        kotoba_testkit::discord::DM,
         OWNER,
         "hello there",
         Msg::default(),

@@ -7,12 +7,12 @@
 
 use serde_json::json;
 
-use super::discord::{posts_in, rig_on, Rig};
 use super::discord_manage::tool_result;
 use super::discord_people::says;
 use super::discord_roles::{approve_of, card_for};
-use crate::support::discord::{FakeDiscord, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{posts_in, rig_on, Rig};
+use kotoba_testkit::discord::{FakeDiscord, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT};
+use kotoba_testkit::model_server::Reply;
 
 /// Words only gus ever said or had said about him.
 const HIS: [&str; 5] = [
@@ -292,7 +292,7 @@ async fn nobody_asks_to_forget_someone_else_and_an_owner_may_name_them() {
 
 #[tokio::test]
 async fn the_owner_forgets_a_person_from_the_page_and_a_bad_id_is_a_json_400() {
-    let w = crate::support::web::start().await;
+    let w = kotoba_testkit::web::start().await;
     let store = w.engine.store().clone();
     store
         .append_lines(
@@ -316,7 +316,7 @@ async fn the_owner_forgets_a_person_from_the_page_and_a_bad_id_is_a_json_400() {
     let why: serde_json::Value = bad.json().await.unwrap();
     assert_eq!(why["error"], "invalid_person", "{why}");
     // Only the owner's page may do it: without the token, nothing happens.
-    let stranger = crate::support::web::plain()
+    let stranger = kotoba_testkit::web::plain()
         .post(w.url("/api/people/2/forget"))
         .send()
         .await

@@ -14,12 +14,12 @@ use kotoba::surfaces::discord;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use super::discord::rig_on;
-use crate::support::discord::{
+use kotoba_testkit::discord::rig::rig_on;
+use kotoba_testkit::discord::{
     name_of, FakeDiscord, Msg, ADMIN, BOT_ROLE, CAROL, DM, GENERAL, GUEST, GUESTS, HOME, LOUNGE,
     OTHER, OWNER, OWNER2, STUDIO, VAULT,
 };
-use crate::support::model_server::Reply;
+use kotoba_testkit::model_server::Reply;
 
 /// What the private channel holds: seen in a turn's answer only when its person may
 /// read the channel.
@@ -55,7 +55,7 @@ fn tag_in(text: &str) -> Option<usize> {
 /// The model's answer to a request of the turn it carries: the tool its plan names,
 /// then, once the tool's result is in, that result verbatim after the turn's tag. Each
 /// reply waits a random 20–120 ms, so turns overlap and other lines arrive meanwhile.
-fn responder(plans: Arc<Vec<Plan>>, seed: u64) -> crate::support::model_server::Responder {
+fn responder(plans: Arc<Vec<Plan>>, seed: u64) -> kotoba_testkit::model_server::Responder {
     let rng = Arc::new(Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)));
     Arc::new(move |body: &Value| {
         let messages = body["messages"].as_array()?;
@@ -341,7 +341,7 @@ async fn a_guests_read_of_a_channel_they_cannot_see_is_refused_even_while_the_ow
             ask: Ask::ReadVault,
         },
     ]);
-    let slow: crate::support::model_server::Responder = {
+    let slow: kotoba_testkit::model_server::Responder = {
         let inner = responder(plans.clone(), 1);
         Arc::new(move |body: &Value| {
             inner(body).map(|(reply, _)| (reply, Duration::from_millis(400)))

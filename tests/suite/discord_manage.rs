@@ -4,13 +4,15 @@
 
 use serde_json::{json, Value};
 
-use crate::support::discord::manage::Fault;
-use crate::support::discord::{
+use kotoba_testkit::discord::manage::Fault;
+use kotoba_testkit::discord::{
     Call, FakeDiscord, BOT_ROLE, CAROL, GENERAL, GUEST, GUILD, OTHER, OWNER,
 };
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
-use super::discord::{is_card_post, posts_in, start_bot, status_barrier, Rig, Started};
+use kotoba_testkit::discord::rig::{
+    is_card_post, posts_in, start_bot, status_barrier, Rig, Started,
+};
 
 /// A role above hers that carries Administrator.
 const ADMINS: u64 = 710;

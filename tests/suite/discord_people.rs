@@ -7,12 +7,12 @@
 
 use serde_json::json;
 
-use super::discord::{posts_in, rig_on, Rig};
 use super::discord_manage::{last_system_prompt, tool_result};
-use crate::support::discord::{
+use kotoba_testkit::discord::rig::{posts_in, rig_on, Rig};
+use kotoba_testkit::discord::{
     FakeDiscord, Msg, ADMIN, CAROL, DM, GENERAL, GUEST, OTHER, OWNER, VAULT,
 };
-use crate::support::model_server::Reply;
+use kotoba_testkit::model_server::Reply;
 
 const SECRET_FACT: &str = "is about to be removed as a moderator";
 const PUBLIC_FACT: &str = "plays the cello in a quartet";

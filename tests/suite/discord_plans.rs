@@ -5,12 +5,12 @@
 
 use serde_json::{json, Value};
 
-use crate::support::discord::manage::Fault;
-use crate::support::discord::{Call, GENERAL, GUILD, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::manage::Fault;
+use kotoba_testkit::discord::{Call, GENERAL, GUILD, OWNER};
+use kotoba_testkit::model_server::Reply;
 
-use super::discord::{is_card_post, posts_in, Rig};
 use super::discord_manage::{approve_and_wait, calls_matching, manage_rig, tool_result};
+use kotoba_testkit::discord::rig::{is_card_post, posts_in, Rig};
 
 /// One owner turn in which the model calls `tool` with `args` and then says `done`.
 async fn turn(r: &Rig, tool: &str, args: Value, done: &str) {

@@ -7,9 +7,9 @@ use std::time::Duration;
 use kotoba::surfaces::discord;
 use serde_json::json;
 
-use super::discord::{posts_in, rig, settle, Rig};
-use crate::support::discord::{Call, GENERAL, GUEST, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{posts_in, rig, settle, Rig};
+use kotoba_testkit::discord::{Call, GENERAL, GUEST, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 /// Start a job in #general whose first step asks `question`; returns the question
 /// card's message and its buttons.
@@ -26,7 +26,7 @@ async fn asked(r: &Rig, question: &str) -> Call {
     r.app
         .engine
         .start_job(
-            &super::discord::owner_turn(&discord::session_of(GENERAL)),
+            &kotoba_testkit::discord::rig::owner_turn(&discord::session_of(GENERAL)),
             "push the branch",
         )
         .await

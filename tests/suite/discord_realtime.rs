@@ -16,11 +16,11 @@ use super::discord_voice_dave::{
     whole_answer,
 };
 use super::discord_voice_server::serve_trusting_the_test_ca;
-use super::serve::stop;
-use crate::support::discord::{FakeDiscord, GUEST, LOUNGE, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::{tone, Converse, SpeechServer};
-use crate::support::voice::FakeVoice;
+use kotoba_testkit::discord::{FakeDiscord, GUEST, LOUNGE, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::speech_server::{tone, Converse, SpeechServer};
+use kotoba_testkit::voice::FakeVoice;
 
 /// Everything one realtime call holds.
 struct Rig {
@@ -290,7 +290,7 @@ async fn in_a_dave_call_speaking_over_a_realtime_answer_cuts_her_audio_already_s
     r.voice.speak(OWNER, 5555, &utterance("Okay, stop.")).await;
     let first_voiced = r.voice.person_packets()[before..]
         .iter()
-        .find(|p| p.rms > crate::support::voice::AUDIBLE)
+        .find(|p| p.rms > kotoba_testkit::voice::AUDIBLE)
         .map(|p| p.at)
         .expect("the person's voiced packet");
     let speech = &r.speech;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::support::discord::{FakeDiscord, GENERAL, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::discord::{FakeDiscord, GENERAL, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 #[tokio::test]
 async fn discord_unreachable_at_start_is_connected_to_once_it_answers_and_health_follows_a_later_drop(
@@ -17,7 +17,7 @@ async fn discord_unreachable_at_start_is_connected_to_once_it_answers_and_health
     let model = ScriptedModel::start().await;
     model.set_fallback(Reply::text("Back online."));
     let home = tempfile::tempdir().unwrap();
-    let config = discord.config(home.path(), &model.base_url(), &[]);
+    let config = discord.config(home.path(), &model, &[]);
     let app = kotoba::app::App::build(config).await.unwrap();
     let shutdown = CancellationToken::new();
     let task = kotoba::surfaces::discord::start(&app, shutdown.clone())

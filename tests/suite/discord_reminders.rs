@@ -9,9 +9,9 @@ use kotoba::store::{now_ms, Store};
 use kotoba::surfaces::discord;
 use serde_json::json;
 
-use super::discord::{posts_in, rig, start_bot, Rig, Started};
-use crate::support::discord::{Call, FakeDiscord, Msg, DM, GENERAL, OTHER, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::discord::rig::{posts_in, rig, start_bot, Rig, Started};
+use kotoba_testkit::discord::{Call, FakeDiscord, Msg, DM, GENERAL, OTHER, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 /// Whether `c` is a reminder post in `channel` carrying `text`.
 fn reminder_post(c: &Call, channel: u64, text: &str) -> bool {
@@ -93,7 +93,7 @@ async fn rig_after_downtime(seed: &Reminder) -> Rig {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();
-    let config = discord.config(home.path(), &model.base_url(), &[]);
+    let config = discord.config(home.path(), &model, &[]);
     Store::open(&config.paths.db)
         .unwrap()
         .add_reminder(seed)

@@ -6,12 +6,12 @@
 
 use serde_json::json;
 
-use super::discord::{is_card_post, posts_in, rig_on, Rig};
 use super::discord_manage::tool_result;
-use crate::support::discord::{
+use kotoba_testkit::discord::rig::{is_card_post, posts_in, rig_on, Rig};
+use kotoba_testkit::discord::{
     Call, FakeDiscord, Msg, ADMIN, ADMIN_ROLE, CAROL, DM, GENERAL, GUEST, OWNER,
 };
-use crate::support::model_server::Reply;
+use kotoba_testkit::model_server::Reply;
 
 /// The tools offered by the newest model request.
 fn offered(r: &Rig) -> Vec<String> {

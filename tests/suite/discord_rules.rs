@@ -6,9 +6,9 @@ use std::time::Duration;
 use kotoba::surfaces::discord;
 use serde_json::json;
 
-use super::discord::{is_card_post, is_steps, posts_in, rig, settle, Rig};
-use crate::support::discord::{GENERAL, GUEST, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{is_card_post, is_steps, posts_in, rig, settle, Rig};
+use kotoba_testkit::discord::{GENERAL, GUEST, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 #[tokio::test]
 async fn a_guest_pressing_full_output_on_an_owners_host_tool_row_gets_a_private_not_yours_and_none_of_it(
@@ -85,7 +85,10 @@ async fn discords_stop_runs_exactly_cancel_works_code_and_leaves_the_chat_turn_r
         .push(Reply::call("shell", json!({"command": "make long-build"})));
     r.app
         .engine
-        .start_job(&super::discord::owner_turn(&session), "long build")
+        .start_job(
+            &kotoba_testkit::discord::rig::owner_turn(&session),
+            "long build",
+        )
         .await
         .unwrap();
     card_for(&r, "make long-build").await;
@@ -157,7 +160,10 @@ async fn secrets_are_never_asked_for_in_a_discord_channel_and_the_answer_points_
         r.model.set_fallback(Reply::text("Told them."));
         r.app
             .engine
-            .start_job(&super::discord::owner_turn(&session), "push the branch")
+            .start_job(
+                &kotoba_testkit::discord::rig::owner_turn(&session),
+                "push the branch",
+            )
             .await
             .unwrap();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -220,7 +226,10 @@ async fn slash_stop_asks_for_confirmation_naming_the_job_and_yes_stops_it() {
         .push(Reply::call("shell", json!({"command": "make long-build"})));
     r.app
         .engine
-        .start_job(&super::discord::owner_turn(&session), "long build")
+        .start_job(
+            &kotoba_testkit::discord::rig::owner_turn(&session),
+            "long build",
+        )
         .await
         .unwrap();
     let (job_card, _) = card_for(&r, "make long-build").await;

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::discord::{posts_in, rig_on, Rig};
-use crate::support::discord::{FakeDiscord, CAROL, GENERAL, GUEST, OWNER};
-use crate::support::model_server::Reply;
+use kotoba_testkit::discord::rig::{posts_in, rig_on, Rig};
+use kotoba_testkit::discord::{FakeDiscord, CAROL, GENERAL, GUEST, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 /// `who` says `text` to her in general; she answers `answer`. The model's request.
 async fn turn(r: &Rig, who: u64, text: &str, answer: &str) -> String {

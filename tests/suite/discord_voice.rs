@@ -16,9 +16,10 @@ use songbird::{SerenityInit, Songbird};
 
 use serde_json::json;
 
-use super::discord::{last_tool_output, posts_in, rig, settle};
-use crate::support::discord::{FakeDiscord, GENERAL, GUILD, OWNER};
-use crate::support::model_server::Reply;
+use super::discord::last_tool_output;
+use kotoba_testkit::discord::rig::{posts_in, rig, settle};
+use kotoba_testkit::discord::{FakeDiscord, GENERAL, GUILD, OWNER};
+use kotoba_testkit::model_server::Reply;
 
 /// A voice channel id (songbird does not check that the channel exists).
 const VOICE: u64 = 210;
@@ -187,7 +188,7 @@ async fn join_me_asked_in_words_uses_discord_voice_and_a_person_not_in_voice_is_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_join_without_a_channel_joins_the_voice_channel_the_person_is_in() {
-    use crate::support::discord::LOUNGE;
+    use kotoba_testkit::discord::LOUNGE;
     let r = rig().await;
     r.discord.voice_state(OWNER, Some(LOUNGE));
     settle().await;
@@ -216,7 +217,7 @@ async fn slash_join_without_a_channel_joins_the_voice_channel_the_person_is_in()
 #[tokio::test]
 async fn status_voice_shows_how_she_hears_and_each_of_the_last_replies_latency_broken_down() {
     let r = rig().await;
-    let voice_status = |r: &super::discord::Rig| {
+    let voice_status = |r: &kotoba_testkit::discord::rig::Rig| {
         r.discord.slash(
             GENERAL,
             OWNER,

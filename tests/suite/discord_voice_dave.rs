@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
-use super::serve::stop;
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::SpeechServer;
-use crate::support::voice::{Expect, FakeVoice, AUDIBLE};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::speech_server::SpeechServer;
+use kotoba_testkit::voice::{Expect, FakeVoice, AUDIBLE};
 
 /// A voice server with DAVE on and the owner as its one DAVE person.
 async fn dave_voice_server(discord: &FakeDiscord) -> FakeVoice {

@@ -1,5 +1,5 @@
 //! Voice while people come and go, with DAVE on, against the loopback voice server
-//! running the group's whole life (`tests/support/voice/dave.rs`): the fake people
+//! running the group's whole life (`crates/kotoba-testkit/src/voice/dave.rs`): the fake people
 //! apply each epoch only when its transition executes, so a frame she sends with a new
 //! epoch's key before the execute is one they cannot open. Each test fails on a
 //! garbled frame: a frame a person in the group could not open, voice in the clear
@@ -14,12 +14,12 @@ use super::discord_voice_dave::{
 };
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca};
 
-use super::serve::stop;
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::SpeechServer;
-use crate::support::voice::dave::{Change, GRACE};
-use crate::support::voice::{Expect, FakeVoice};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::speech_server::SpeechServer;
+use kotoba_testkit::voice::dave::{Change, GRACE};
+use kotoba_testkit::voice::{Expect, FakeVoice};
 
 /// A third person, who joins mid-call (unknown to the Discord cache: "user 7777").
 const THIRD: u64 = 7777;
@@ -396,7 +396,7 @@ async fn a_downgrade_to_version_0_and_back_and_an_epoch_reset_keep_her_answer_au
         "created, downgraded, upgraded, reset"
     );
     let frames = voice.bot_frames();
-    let voiced = |f: &&crate::support::voice::BotFrame| f.audible;
+    let voiced = |f: &&kotoba_testkit::voice::BotFrame| f.audible;
     let during_v0: Vec<_> = frames
         .iter()
         .filter(|f| f.at > down_at + GRACE && f.at < up_at)

@@ -13,11 +13,11 @@ use kotoba::surfaces::discord::voice::rooms::{DAVE_REQUIRED, DISCONNECTED};
 use serde_json::json;
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca_at, spoken};
-use super::serve::stop;
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::SpeechServer;
-use crate::support::voice::{self, Expect, FakeVoice, AUDIBLE};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::speech_server::SpeechServer;
+use kotoba_testkit::voice::{self, Expect, FakeVoice, AUDIBLE};
 
 /// The loopback Discord, a voice server (transport only, or with DAVE on and the owner
 /// as its DAVE person), the scripted model, the speech server, and `kotoba serve` with
@@ -53,7 +53,7 @@ async fn rig_with(dave: bool) -> Rig {
     let speech = SpeechServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let extra = speech.openai_env();
-    let web = format!("127.0.0.1:{}", super::serve::free_port());
+    let web = format!("127.0.0.1:{}", kotoba_testkit::process::free_port());
     let child = serve_trusting_the_test_ca_at(&discord, &model, home.path(), &extra, &web).await;
     discord.voice_state(OWNER, Some(LOUNGE));
     Rig {

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
-use super::serve::stop;
 use super::speech::{normalise, whisper_python};
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::voice::{Expect, FakeVoice};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::voice::{Expect, FakeVoice};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_local_recognizer_and_espeak_her_answer_over_rtp_transcribes_back_to_her_words() {

@@ -8,11 +8,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
-use super::serve::stop;
-use crate::support::discord::{Call, FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER, STUDIO};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::SpeechServer;
-use crate::support::voice::{Expect, FakeVoice};
+use kotoba_testkit::discord::{Call, FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER, STUDIO};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::speech_server::SpeechServer;
+use kotoba_testkit::voice::{Expect, FakeVoice};
 
 async fn voice_server_for(discord: &FakeDiscord) -> FakeVoice {
     let voice = FakeVoice::start(Expect {

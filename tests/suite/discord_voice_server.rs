@@ -12,10 +12,10 @@ use serde_json::json;
 use serenity::all::{ChannelId, GuildId};
 
 use super::discord_voice::songbird_client;
-use super::serve::{free_port, serve, stop};
-use crate::support::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
-use crate::support::model_server::ScriptedModel;
-use crate::support::voice::{self, Expect, FakeVoice, MODE, SSRC};
+use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::model_server::ScriptedModel;
+use kotoba_testkit::process::{free_port, serve, stop};
+use kotoba_testkit::voice::{self, Expect, FakeVoice, MODE, SSRC};
 
 /// The interaction reply edit of slash command `j` (waited ≤ `secs`).
 pub(super) async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
@@ -48,14 +48,13 @@ pub(super) async fn serve_trusting_the_test_ca_at(
     addr: &str,
 ) -> tokio::process::Child {
     let mut env = discord.env();
-    env.extend([
-        ("KOTOBA_LLM_BASE_URL".to_string(), model.base_url()),
-        ("KOTOBA_LLM_API".into(), "chat".into()),
-        ("KOTOBA_REASONING_EFFORT".into(), "off".into()),
-        ("OPENAI_API_KEY".into(), "test-key".into()),
-        ("KOTOBA_MODEL".into(), "scripted".into()),
-        ("SSL_CERT_FILE".into(), voice::ca_file()),
-    ]);
+    env.extend(
+        model
+            .env("chat")
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    env.push(("SSL_CERT_FILE".into(), voice::ca_file()));
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let child = serve(home, addr, &env);
@@ -239,9 +238,9 @@ pub(super) fn spoken(text: &str) -> Vec<i16> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_person_says_over_real_rtp_is_answered_with_audible_rtp() {
-    use crate::support::model_server::Reply;
-    use crate::support::speech_server::SpeechServer;
-    use crate::support::voice::rtp;
+    use kotoba_testkit::model_server::Reply;
+    use kotoba_testkit::speech_server::SpeechServer;
+    use kotoba_testkit::voice::rtp;
 
     let discord = FakeDiscord::start().await;
     let voice = voice_server_for(&discord).await;

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use kotoba::config::Config;
 use kotoba::engine::{Answerer, Engine};
 use kotoba::llm::OpenAiClient;
 use kotoba::protocol::{
@@ -15,7 +14,7 @@ use kotoba::tools::builtin::builtin_registry;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 struct Rig {
     server: ScriptedModel,
@@ -26,16 +25,7 @@ struct Rig {
 async fn rig(api: &str, extra: &[(&str, &str)]) -> Rig {
     let server = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
-    let base = server.base_url();
-    let mut env = vec![
-        ("KOTOBA_LLM_BASE_URL", base.as_str()),
-        ("KOTOBA_LLM_API", api),
-        ("OPENAI_API_KEY", "test-key"),
-        ("KOTOBA_REASONING_EFFORT", "off"),
-        ("KOTOBA_MODEL", "scripted"),
-    ];
-    env.extend_from_slice(extra);
-    let config = Config::for_home(home.path(), &env);
+    let config = server.config_with(home.path(), api, extra);
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
     let model = Arc::new(OpenAiClient::new(config.clone()));

@@ -398,9 +398,27 @@ const FLOORS: &[(&str, &[&str])] = &[
             "kotoba-store",
             "kotoba-engine",
             "kotoba-voice",
+            // Only as a dev-dependency (its tests and benchmarks): see
+            // `the_test_kit_is_scaffolding_no_floor_stands_on`.
+            TEST_KIT,
+        ],
+    ),
+    // The scaffolding beside the house: it stands on every floor, the binary included.
+    (
+        TEST_KIT,
+        &[
+            "kotoba-core",
+            "kotoba-gate",
+            "kotoba-store",
+            "kotoba-engine",
+            "kotoba-voice",
+            "kotoba",
         ],
     ),
 ];
+
+/// The test kit: loopback servers and rigs for the binary crate's tests and benchmarks.
+const TEST_KIT: &str = "kotoba-testkit";
 
 /// The libraries of the surfaces: only the binary crate may reach them, even indirectly.
 const SURFACE_LIBRARIES: [&str; 3] = ["serenity", "songbird", "axum"];
@@ -492,7 +510,10 @@ fn each_crate_stands_only_on_the_floors_below_it() {
 fn no_crate_below_the_binary_reaches_serenity_songbird_or_axum() {
     let packages = locked_packages();
     let mut wrong = Vec::new();
-    for (krate, _) in FLOORS.iter().filter(|(n, _)| *n != "kotoba") {
+    for (krate, _) in FLOORS
+        .iter()
+        .filter(|(n, _)| *n != "kotoba" && *n != TEST_KIT)
+    {
         let mut seen = BTreeSet::new();
         let mut stack = vec![locked(&packages, krate)];
         while let Some(p) = stack.pop() {
@@ -510,6 +531,46 @@ fn no_crate_below_the_binary_reaches_serenity_songbird_or_axum() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_test_kit_is_scaffolding_no_floor_stands_on() {
+    // The binary may use the test kit in its tests and benchmarks only: never in what it
+    // ships. (Cargo.lock cannot tell a dev-dependency from a normal one; the manifests can.)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shipped = |manifest: &Path| -> String {
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let start = text.find("\n[dependencies]").map_or(text.len(), |i| i + 1);
+        let rest = &text[start..];
+        let end = rest[1..].find("\n[").map_or(rest.len(), |i| i + 1);
+        rest[..end].to_string()
+    };
+    let mut manifests = vec![root.join("Cargo.toml")];
+    for (krate, _) in FLOORS
+        .iter()
+        .filter(|(n, _)| *n != "kotoba" && *n != TEST_KIT)
+    {
+        manifests.push(root.join("crates").join(krate).join("Cargo.toml"));
+    }
+    for manifest in &manifests {
+        assert!(
+            !shipped(manifest).contains(TEST_KIT),
+            "{} ships with the test kit among its [dependencies]",
+            manifest.display()
+        );
+    }
+    // And no floor below the binary reaches it at all, dev-dependencies included.
+    let packages = locked_packages();
+    for (krate, _) in FLOORS
+        .iter()
+        .filter(|(n, _)| *n != "kotoba" && *n != TEST_KIT)
+    {
+        let deps = &packages[&locked(&packages, krate)];
+        assert!(
+            !deps.iter().any(|d| d.starts_with(TEST_KIT)),
+            "{krate} depends on the test kit"
+        );
+    }
 }
 
 /// Every `pub` function (not `pub(crate)`) in a crate's code that returns a

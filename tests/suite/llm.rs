@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio::sync::mpsc;
 
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 const APIS: [&str; 2] = ["responses", "chat"];
 

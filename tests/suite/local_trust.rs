@@ -5,17 +5,18 @@
 //! and a saved password kept as a hash, `printenv` through a card without a secret,
 //! `web_auth: none` warned about, and `kotoba doctor` saying all of it.
 
+use kotoba_testkit::until_some;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::crash::model_env;
-use super::serve::{free_port, healthy, serve, stop};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::web::{client, WEB_TOKEN};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::{free_port, healthy, serve, stop};
+use kotoba_testkit::web::{client, WEB_TOKEN};
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -60,20 +61,6 @@ fn status_as_nobody(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
-async fn until_some<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(t) = f().await {
-            return t;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Through `http` (which carries the page's token), say `text` in `session` with the
 /// page open there, and wait for the card it draws.
 async fn card(http: &reqwest::Client, port: u16, session: &str, text: &str) -> Value {
@@ -92,7 +79,7 @@ async fn card(http: &reqwest::Client, port: u16, session: &str, text: &str) -> V
         .await
         .unwrap();
     assert_eq!(sent.status(), 202);
-    until_some("the card", async || {
+    until_some("the card", Duration::from_secs(20), async || {
         let cards: Value = http
             .get(format!("{base}/api/cards"))
             .send()
@@ -251,7 +238,7 @@ async fn a_loose_data_folder_is_made_private_at_start_and_a_saved_password_is_ke
     let child = serve(&home, &addr, &[]);
     healthy(port).await;
     let login = |pw: &'static str| {
-        crate::support::web::plain()
+        kotoba_testkit::web::plain()
             .post(format!("http://{addr}/login"))
             .form(&[("password", pw)])
             .send()
@@ -305,10 +292,14 @@ async fn printenv_through_a_card_shows_no_secret_and_still_an_ordinary_variable(
         .await
         .unwrap();
     assert_eq!(approved.status(), 200);
-    let output = until_some("the output reaching the model", async || {
-        let all = serde_json::to_string(&model.requests()).ok()?;
-        all.contains("PLAIN_VAR").then_some(all)
-    })
+    let output = until_some(
+        "the output reaching the model",
+        Duration::from_secs(20),
+        async || {
+            let all = serde_json::to_string(&model.requests()).ok()?;
+            all.contains("PLAIN_VAR").then_some(all)
+        },
+    )
     .await;
     assert!(
         output.contains("PLAIN_VAR=plain-4711"),

@@ -13,8 +13,8 @@ use nix::unistd::Pid;
 use serde_json::Value;
 
 use super::crash::{get, model_env, post_message};
-use super::serve::{free_port, healthy, serve};
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::process::{free_port, healthy, serve};
 
 const WINDOW: usize = 12_000;
 const FACT: &str = "remember: the spare key is under the blue pot";
@@ -152,7 +152,7 @@ async fn a_long_conversation_on_the_page_stays_within_a_small_window_and_survive
     assert_eq!(context["summarised"], true, "{status}");
     let tokens = context["tokens"].as_u64().unwrap();
     assert!(tokens > 500 && tokens < WINDOW as u64, "{status}");
-    let bad = crate::support::web::get_with_token(&format!(
+    let bad = kotoba_testkit::web::get_with_token(&format!(
         "http://127.0.0.1:{port}/api/status?session=..%2F"
     ))
     .await;

@@ -15,7 +15,7 @@ use kotoba::speech::realtime_voice::{
 };
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::support::speech_server::{Converse, SpeechServer};
+use kotoba_testkit::speech_server::{Converse, SpeechServer};
 
 /// The realtime settings pointing at `server`, with `key` in OPENAI_API_KEY.
 fn config(home: &Path, server: &SpeechServer, key: &str) -> RealtimeConfig {
@@ -136,7 +136,7 @@ async fn an_utterance_is_heard_at_24_khz_and_answered_with_her_audio_and_words()
         })
     );
     // Her whole answer came: a tone as long as the words, at 24 kHz.
-    let want = crate::support::speech_server::tone("Hi! Good to hear you.", 24_000).len();
+    let want = kotoba_testkit::speech_server::tone("Hi! Good to hear you.", 24_000).len();
     assert_eq!(audio_samples(&events), want);
     // The 1.1 s heard at 16 kHz went up as 24 kHz (within the resampler's latency).
     let up = server.converse_sessions()[0].samples;

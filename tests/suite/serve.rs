@@ -2,92 +2,9 @@
 //! set; /health answers; SIGTERM stops it gracefully; a non-loopback address is refused
 //! without a password and served with one.
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
 
-pub(super) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-pub(super) fn serve(home: &std::path::Path, addr: &str, extra: &[(&str, &str)]) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
-    cmd.arg("serve")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("KOTOBA_HOME", home)
-        .env("KOTOBA_WEB_ADDR", addr)
-        .env("KOTOBA_WEB_TOKEN", crate::support::web::WEB_TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    cmd.spawn().unwrap()
-}
-
-pub(super) async fn healthy(port: u16) -> Duration {
-    let t = Instant::now();
-    loop {
-        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/health")).await {
-            if r.status() == 200 {
-                return t.elapsed();
-            }
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "serve never answered /health"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// What a `serve` that refuses to start said, once it has stopped by itself (within
-/// 20 s) with a failure status.
-pub(super) async fn refused(mut child: Child) -> String {
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .expect("the refused serve stops by itself")
-        .unwrap();
-    assert!(!status.success());
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
-    err
-}
-
-pub(super) async fn stop(mut child: Child) -> String {
-    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
-        .await
-        .expect("serve stops within 10 s of SIGTERM")
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .await
-        .unwrap();
-    assert!(status.success(), "{status}: {err}");
-    err
-}
+use kotoba_testkit::process::{free_port, healthy, refused, serve, stop};
 
 #[tokio::test]
 async fn serve_starts_without_a_model_key_and_the_page_says_what_to_set() {
@@ -96,14 +13,14 @@ async fn serve_starts_without_a_model_key_and_the_page_says_what_to_set() {
     let child = serve(home.path(), &format!("127.0.0.1:{port}"), &[]);
     healthy(port).await;
     let status: Value =
-        crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}/api/status"))
+        kotoba_testkit::web::get_with_token(&format!("http://127.0.0.1:{port}/api/status"))
             .await
             .json()
             .await
             .unwrap();
     let missing = status["missing_setup"].as_str().unwrap();
     assert!(missing.contains("set OPENAI_API_KEY"), "{missing}");
-    let page = crate::support::web::get_with_token(&format!("http://127.0.0.1:{port}/")).await;
+    let page = kotoba_testkit::web::get_with_token(&format!("http://127.0.0.1:{port}/")).await;
     assert_eq!(page.status(), 200);
     let log = stop(child).await;
     assert!(log.contains("No model key is configured"), "{log}");

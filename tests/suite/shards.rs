@@ -4,15 +4,16 @@
 //! process holding its shard (each process talks to its own scripted model, whose
 //! words say which one answered); a DM goes to shard 0's.
 
+use kotoba_testkit::until;
 use std::time::{Duration, Instant};
 
 use tokio::process::Child;
 
 use super::crash::model_env;
-use super::serve::{free_port, healthy, serve, stop};
-use crate::support::discord::{FakeDiscord, DM, GUEST, OWNER};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::postgres::fresh_database;
+use kotoba_testkit::discord::{FakeDiscord, DM, GUEST, OWNER};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::postgres::fresh_database;
+use kotoba_testkit::process::{free_port, healthy, serve, stop};
 
 /// A `kotoba serve` on the shared store and the loopback Discord, running `shards`,
 /// answering with `model`.
@@ -187,18 +188,18 @@ async fn while_two_processes_both_hold_a_shard_each_message_is_answered_once() {
     let lines = 6;
     for k in 0..lines {
         discord.mention(
-            crate::support::discord::GENERAL,
+            kotoba_testkit::discord::GENERAL,
             GUEST,
             &format!("question {k}"),
         );
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while answers_in(&discord, crate::support::discord::GENERAL).len() < lines {
+    while answers_in(&discord, kotoba_testkit::discord::GENERAL).len() < lines {
         assert!(Instant::now() < deadline, "every question is answered");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let said = answers_in(&discord, crate::support::discord::GENERAL);
+    let said = answers_in(&discord, kotoba_testkit::discord::GENERAL);
     assert_eq!(
         said.len(),
         lines,
@@ -206,19 +207,6 @@ async fn while_two_processes_both_hold_a_shard_each_message_is_answered_once() {
     );
     stop(a).await;
     stop(b).await;
-}
-
-/// Wait until `check` holds, or fail after `within` saying `what`.
-async fn until(what: &str, within: Duration, mut check: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !check() {
-        assert!(
-            start.elapsed() < within,
-            "{what} did not happen within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    start.elapsed()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,7 +227,7 @@ async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_
     until(
         "the newcomer takes a shard",
         Duration::from_secs(40),
-        || discord.identified_shards().len() >= 3,
+        async || discord.identified_shards().len() >= 3,
     )
     .await;
     discord.wait_shards(2, Duration::from_secs(20)).await;
@@ -249,7 +237,7 @@ async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_
     until(
         "each guild's first mention is answered",
         Duration::from_secs(30),
-        || {
+        async || {
             guilds
                 .iter()
                 .all(|(_, c)| answers_in(&discord, *c).len() == 1)
@@ -275,7 +263,7 @@ async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_
     until(
         "B answers what was said in A's guilds",
         Duration::from_secs(45),
-        || by_a.iter().all(|c| answers_in(&discord, *c).len() == 2),
+        async || by_a.iter().all(|c| answers_in(&discord, *c).len() == 2),
     )
     .await;
     let took_over = killed.elapsed();
@@ -296,7 +284,7 @@ async fn with_auto_shards_a_newcomer_gets_its_share_and_a_killed_process_shards_
     until(
         "every guild is answered by B",
         Duration::from_secs(30),
-        || {
+        async || {
             guilds.iter().all(|(_, c)| {
                 answers_in(&discord, *c).last().map(String::as_str) == Some("From B.")
                     && answers_in(&discord, *c).len() >= 2
@@ -323,7 +311,7 @@ async fn a_reminder_both_processes_know_comes_due_once() {
     let Some(url) = fresh_database("reminder across processes") else {
         return;
     };
-    let general = crate::support::discord::GENERAL;
+    let general = kotoba_testkit::discord::GENERAL;
     // Stored before either process starts, so both schedulers wait for the same time.
     let store = kotoba::store::Store::connect(&url).await.unwrap();
     store
@@ -351,9 +339,11 @@ async fn a_reminder_both_processes_know_comes_due_once() {
             .filter(|c| c.method == "POST" && c.content().contains("water the plants"))
             .count()
     };
-    until("the reminder comes due", Duration::from_secs(30), || {
-        posts() >= 1
-    })
+    until(
+        "the reminder comes due",
+        Duration::from_secs(30),
+        async || posts() >= 1,
+    )
     .await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(posts(), 1, "one post, whichever process claimed it");
@@ -387,11 +377,15 @@ async fn three_processes_started_together_identify_in_turns_per_bucket_and_answe
     for (k, (_, channel)) in guilds.iter().enumerate() {
         discord.mention(*channel, GUEST, &format!("hello from guild {k}"));
     }
-    until("every guild answered", Duration::from_secs(30), || {
-        guilds
-            .iter()
-            .all(|(_, c)| !answers_in(&discord, *c).is_empty())
-    })
+    until(
+        "every guild answered",
+        Duration::from_secs(30),
+        async || {
+            guilds
+                .iter()
+                .all(|(_, c)| !answers_in(&discord, *c).is_empty())
+        },
+    )
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     for (guild, channel) in &guilds {

@@ -9,9 +9,9 @@ use serde_json::Value;
 use tokio::process::Command;
 
 use super::crash::{get, model_env, post_message};
-use super::serve::{free_port, healthy, serve, stop};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::postgres::fresh_database;
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::postgres::fresh_database;
+use kotoba_testkit::process::{free_port, healthy, serve, stop};
 
 fn texts(history: &Value) -> Vec<String> {
     history
@@ -287,7 +287,7 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     let (a, b) = two_processes(&model, &url, &[], None).await;
     let (port_a, port_b) = (a.port, b.port);
     // The page of A watches the session, so its turn may draw a card there.
-    let _watching = crate::support::web::get_with_token(&format!(
+    let _watching = kotoba_testkit::web::get_with_token(&format!(
         "http://127.0.0.1:{port_a}/api/events?session=desk"
     ))
     .await;
@@ -308,7 +308,7 @@ async fn a_card_drawn_in_one_process_is_listed_and_answered_from_the_page_of_ano
     let made = a.home.path().join("workspace").join("approved.txt");
     assert!(!made.exists(), "nothing runs before the answer");
 
-    let http = crate::support::web::client();
+    let http = kotoba_testkit::web::client();
     let answer = |port: u16| {
         http.post(format!("http://127.0.0.1:{port}/api/cards/{id}"))
             .json(&serde_json::json!({ "decision": "approve" }))
@@ -366,7 +366,7 @@ async fn a_setting_saved_on_one_processs_page_reaches_another_by_the_stores_noti
     let (a, b) = two_processes(&model, &url, &["KOTOBA_MODEL"], Some("model: file-model\n")).await;
     let (port_a, port_b) = (a.port, b.port);
 
-    let saved = crate::support::web::client()
+    let saved = kotoba_testkit::web::client()
         .post(format!("http://127.0.0.1:{port_b}/api/settings"))
         .json(&serde_json::json!({ "model": "shared-model", "work_max_iter": 17 }))
         .send()
@@ -431,7 +431,7 @@ async fn a_serving_process_has_said_it_is_alive_in_the_shared_store_before_it_an
     // so from a few milliseconds to the heartbeat's round trips.
     let hostport = url.split('@').nth(1).unwrap().split('/').next().unwrap();
     let proxy =
-        crate::support::proxy::Proxy::start_apart(hostport.parse().unwrap(), Duration::ZERO);
+        kotoba_testkit::proxy::Proxy::start_apart(hostport.parse().unwrap(), Duration::ZERO);
     proxy.set_delay(Duration::from_millis(40));
     let model = ScriptedModel::start().await;
     let mut env: Vec<(&str, String)> = model_env(&model);

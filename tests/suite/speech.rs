@@ -15,7 +15,7 @@ use kotoba::speech::stt::{recognizer, Recognizer};
 use kotoba::speech::tts::{synthesizer, Synthesizer};
 use serde_json::json;
 
-use crate::support::speech_server::{tone, SpeechFormat, SpeechServer};
+use kotoba_testkit::speech_server::{tone, SpeechFormat, SpeechServer};
 
 /// An env variable name nobody sets, so "no key" holds whatever the process has.
 const UNSET_KEY_ENV: &str = "KOTOBA_TEST_SPEECH_KEY_THAT_IS_NEVER_SET";

@@ -11,7 +11,7 @@ use std::time::Duration;
 use kotoba::config::Config;
 use kotoba::speech::stt::{recognizer, Recognizer};
 
-use crate::support::speech_server::{SpeechServer, StreamFault};
+use kotoba_testkit::speech_server::{SpeechServer, StreamFault};
 
 fn stt(home: &Path, yaml: &str, env: &[(&str, &str)]) -> Arc<dyn Recognizer> {
     std::fs::write(home.join("settings.yaml"), yaml).unwrap();

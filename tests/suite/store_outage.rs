@@ -10,16 +10,16 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::crash::model_env;
-use super::serve::{healthy, serve};
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::postgres::fresh_database;
-use crate::support::proxy::Proxy;
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::postgres::fresh_database;
+use kotoba_testkit::process::{healthy, serve};
+use kotoba_testkit::proxy::Proxy;
 
 /// One /v1 turn: its status and body.
 async fn v1(port: u16, text: &str) -> (u16, Value) {
     let r = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/v1/chat/completions"))
-        .bearer_auth(crate::support::web::KEY)
+        .bearer_auth(kotoba_testkit::web::KEY)
         .json(&json!({"model": "kotoba", "user": "outage", "messages": [{"role": "user", "content": text}]}))
         .send()
         .await
@@ -51,10 +51,10 @@ async fn when_postgresql_goes_away_a_turn_says_so_health_says_so_and_all_resumes
         "store:\n  connect_timeout: 2\n",
     )
     .unwrap();
-    let port = super::serve::free_port();
+    let port = kotoba_testkit::process::free_port();
     let mut env = model_env(&model);
     env.push(("KOTOBA_DATABASE_URL", proxy.url_through(&url)));
-    env.push(("KOTOBA_API_KEY", crate::support::web::KEY.into()));
+    env.push(("KOTOBA_API_KEY", kotoba_testkit::web::KEY.into()));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut child = serve(home.path(), &format!("127.0.0.1:{port}"), &env);
     healthy(port).await;
@@ -78,7 +78,7 @@ async fn when_postgresql_goes_away_a_turn_says_so_health_says_so_and_all_resumes
     // The page's message is refused the same way, in JSON.
     let page = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/api/message"))
-        .bearer_auth(crate::support::web::WEB_TOKEN)
+        .bearer_auth(kotoba_testkit::web::WEB_TOKEN)
         .json(&json!({"session": "outage", "text": "hello?"}))
         .send()
         .await

@@ -8,7 +8,7 @@ use kotoba::engine::WORK_DONE_SENTINEL;
 use kotoba::protocol::{ArtifactChange, Frame, Register, TurnRequest};
 use serde_json::{json, Value};
 
-use crate::support::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
 /// The text fed back for the last tool call of a request (Responses format).
 fn last_output(body: &Value) -> String {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use kotoba::surfaces::web::WebOptions;
 use serde_json::{json, Value};
 
-use crate::support::model_server::Reply;
-use crate::support::web::{of_type, options, start, start_with, FakeShell, SlowRead, Sse, KEY};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::web::{of_type, options, start, start_with, FakeShell, SlowRead, Sse, KEY};
 
 fn user(text: &str) -> Value {
     json!([{"role": "system", "content": "the agent's own prompt"}, {"role": "user", "content": text}])

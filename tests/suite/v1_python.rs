@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::model_server::Reply;
-use crate::support::web::{start, KEY};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::web::{start, KEY};
 
 fn python() -> Option<PathBuf> {
     let candidates = [

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use kotoba::config::Config;
 use kotoba::engine::Engine;
 use kotoba::llm::OpenAiClient;
 use kotoba::protocol::Origin;
@@ -21,8 +20,8 @@ use kotoba::voice::boundary::{AudioOut, Heard};
 use kotoba::voice::room::{self, Caption, RoomHandle, RoomParts, RoomSide, Trace};
 use tokio::sync::mpsc;
 
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::speech_server::{espeak_16k, SpeechServer};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::speech_server::{espeak_16k, SpeechServer};
 
 #[derive(Default)]
 struct Out {
@@ -85,17 +84,10 @@ async fn voice_room(provider: &str) -> Voice {
         ),
     )
     .unwrap();
-    let model_base = model.base_url();
-    let config = Config::for_home(
+    let config = model.config_with(
         home.path(),
-        &[
-            ("KOTOBA_LLM_BASE_URL", model_base.as_str()),
-            ("KOTOBA_LLM_API", "responses"),
-            ("OPENAI_API_KEY", "test-key"),
-            ("ELEVENLABS_API_KEY", "test-xi-key"),
-            ("KOTOBA_REASONING_EFFORT", "off"),
-            ("KOTOBA_MODEL", "scripted"),
-        ],
+        "responses",
+        &[("ELEVENLABS_API_KEY", "test-xi-key")],
     );
     let store = Arc::new(Store::open(&config.paths.db).unwrap());
     let client = Arc::new(OpenAiClient::new(config.clone()));

@@ -12,8 +12,8 @@ use kotoba::surfaces::web::WebOptions;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::model_server::Reply;
-use crate::support::web::{of_type, options, start, start_with, WebRig};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::web::{of_type, options, start, start_with, WebRig};
 
 fn is_turn_done(v: &Value) -> bool {
     v["type"] == "turn_done"
@@ -81,7 +81,7 @@ async fn with_no_model_key_the_server_starts_and_the_status_says_exactly_what_to
         listener,
         stop.clone(),
     ));
-    let status: Value = crate::support::web::get_with_token(&format!("{base}/api/status"))
+    let status: Value = kotoba_testkit::web::get_with_token(&format!("{base}/api/status"))
         .await
         .json()
         .await
@@ -370,7 +370,7 @@ async fn with_a_password_the_page_and_api_need_it_and_the_login_sets_a_cookie() 
         page.text().await.unwrap().contains("name=\"password\""),
         "the login form"
     );
-    let no_redirect = crate::support::web::plain();
+    let no_redirect = kotoba_testkit::web::plain();
     let wrong = no_redirect
         .post(r.url("/login"))
         .form(&[("password", "nope")])
@@ -612,7 +612,7 @@ async fn wrong_passwords_past_five_slow_the_next_login_and_bearer_down_even_with
         Vec::new(),
     )
     .await;
-    let client = crate::support::web::plain();
+    let client = kotoba_testkit::web::plain();
     let login = |password: &'static str| {
         client
             .post(r.url("/login"))

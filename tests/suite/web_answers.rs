@@ -7,14 +7,14 @@ use kotoba::engine::TurnOptions;
 use kotoba::protocol::{CardSettlement, Frame, Origin, TurnRequest};
 use serde_json::{json, Value};
 
-use crate::support::model_server::Reply;
-use crate::support::web::{of_type, start, WebRig};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::web::{of_type, start, WebRig};
 
 /// Type `text` on the page in `session` after scripting a shell call of `command`, and
 /// return the card's request id.
 async fn card_for(
     r: &WebRig,
-    sse: &mut crate::support::web::Sse,
+    sse: &mut kotoba_testkit::web::Sse,
     session: &str,
     command: &str,
 ) -> String {

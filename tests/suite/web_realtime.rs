@@ -5,9 +5,9 @@
 //! and is said. The chained recognizer is never asked. A realtime server that cannot be
 //! reached is one sentence, and the chained pipeline answers instead.
 
-use crate::support::model_server::Reply;
-use crate::support::speech_server::{espeak_16k, Converse, SpeechServer};
-use crate::support::web::WebRig;
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::speech_server::{espeak_16k, Converse, SpeechServer};
+use kotoba_testkit::web::WebRig;
 
 use super::web_voice::{has_text, open, rig};
 
@@ -49,7 +49,7 @@ async fn with_voice_mode_realtime_the_realtime_model_answers_aloud_and_a_consult
         has_text(h, "said", "text", "Hi, good to hear you.")
     })
     .await;
-    let want = crate::support::speech_server::tone("Hi, good to hear you.", 24_000).len();
+    let want = kotoba_testkit::speech_server::tone("Hi, good to hear you.", 24_000).len();
     page.wait(20, "her realtime answer's audio", |h| {
         h.samples * 10 >= want * 9
     })
@@ -164,7 +164,7 @@ async fn speaking_over_the_realtime_answer_stops_her_audio_and_cancels_the_answe
         has_text(h, "said", "text", "Sure.")
     })
     .await;
-    let whole = crate::support::speech_server::tone(long, 24_000).len();
+    let whole = kotoba_testkit::speech_server::tone(long, 24_000).len();
     assert!(
         page.samples() < whole,
         "her long answer was cut: {} of {whole} samples",
@@ -238,7 +238,7 @@ async fn the_realtime_socket_dropping_mid_answer_is_one_sentence_and_the_chain_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_runs_once() {
-    let shell = std::sync::Arc::new(crate::support::web::FakeShell::new("cleaned"));
+    let shell = std::sync::Arc::new(kotoba_testkit::web::FakeShell::new("cleaned"));
     let runs = shell.runs.clone();
     let (r, speech) = rig(vec![shell]).await;
     realtime_at(&r, &speech, &speech.openai_base());
@@ -265,7 +265,7 @@ async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_ru
     })
     .await;
     assert_eq!(
-        crate::support::web::FakeShell::run_count(&runs),
+        kotoba_testkit::web::FakeShell::run_count(&runs),
         0,
         "nothing ran before the yes"
     );
@@ -275,7 +275,7 @@ async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_ru
     assert!(settled.contains("approve"), "{settled}");
     assert!(settled.contains("the voice call"), "said where: {settled}");
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
-    while crate::support::web::FakeShell::run_count(&runs) == 0 {
+    while kotoba_testkit::web::FakeShell::run_count(&runs) == 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the deferred command never ran"
@@ -284,7 +284,7 @@ async fn a_consults_deferred_card_is_answered_by_a_spoken_yes_and_the_command_ru
     }
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(
-        crate::support::web::FakeShell::run_count(&runs),
+        kotoba_testkit::web::FakeShell::run_count(&runs),
         1,
         "it ran once"
     );

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::web::{start, WebRig};
+use kotoba_testkit::web::{start, WebRig};
 
 async fn listing(r: &WebRig) -> Vec<Value> {
     let resp = r.http.get(r.url("/api/settings")).send().await.unwrap();

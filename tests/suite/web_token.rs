@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use kotoba::surfaces::web::WebOptions;
 use serde_json::{json, Value};
 
-use crate::support::web::{options, plain, start, start_with, WEB_TOKEN};
+use kotoba_testkit::web::{options, plain, start, start_with, WEB_TOKEN};
 
 #[tokio::test]
 async fn without_the_token_every_page_route_but_health_and_the_assets_is_refused() {

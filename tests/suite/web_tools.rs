@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kotoba::app::App;
-use kotoba::config::{Config, Settings};
+use kotoba::config::Settings;
 use kotoba::protocol::{Mode, TurnRequest};
 use kotoba::tools::web::{WebExtract, WebSearch, MAX_PAGE_CHARS};
 use kotoba::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 
-use crate::support::model_server::{Reply, ScriptedModel};
-use crate::support::page_server::{PageServer, ARTICLE_MARK, CHROME_MARKS};
+use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::page_server::{PageServer, ARTICLE_MARK, CHROME_MARKS};
 
 fn ctx(home: &Path, settings: Settings) -> ToolContext {
     let mut ctx = ToolContext {
@@ -140,16 +140,9 @@ fn offered(body: &Value) -> Vec<String> {
 }
 
 async fn app_with(model: &ScriptedModel, home: &Path, extra: &[(&str, &str)]) -> App {
-    let base = model.base_url();
-    let mut env = vec![
-        ("KOTOBA_LLM_BASE_URL", base.as_str()),
-        ("KOTOBA_LLM_API", "responses"),
-        ("OPENAI_API_KEY", "test-key"),
-        ("KOTOBA_REASONING_EFFORT", "off"),
-        ("KOTOBA_MODEL", "scripted"),
-    ];
-    env.extend_from_slice(extra);
-    App::build(Config::for_home(home, &env)).await.unwrap()
+    App::build(model.config_with(home, "responses", extra))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]

@@ -12,9 +12,9 @@ use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_websockets::{ClientBuilder, Message};
 
-use crate::support::model_server::Reply;
-use crate::support::speech_server::{espeak_16k, SpeechServer};
-use crate::support::web::{options, start_with, FakeShell, WebRig};
+use kotoba_testkit::model_server::Reply;
+use kotoba_testkit::speech_server::{espeak_16k, SpeechServer};
+use kotoba_testkit::web::{options, start_with, FakeShell, WebRig};
 
 type Sink = futures::stream::SplitSink<
     tokio_websockets::WebSocketStream<tokio_websockets::MaybeTlsStream<tokio::net::TcpStream>>,
@@ -465,7 +465,7 @@ async fn with_espeak_ng_the_page_hears_her_answer_in_an_offline_voice() {
 
 /// The page's token as an `Authorization` header, as a script opening the socket sends it.
 pub(super) fn token_header() -> axum::http::HeaderValue {
-    axum::http::HeaderValue::from_str(&format!("Bearer {}", crate::support::web::WEB_TOKEN))
+    axum::http::HeaderValue::from_str(&format!("Bearer {}", kotoba_testkit::web::WEB_TOKEN))
         .unwrap()
 }
 

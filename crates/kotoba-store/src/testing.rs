@@ -44,14 +44,14 @@ impl Fixture {
     }
 }
 
-#[path = "../../../tests/support/postgres.rs"]
-#[allow(unreachable_pub)]
-mod support;
+pub mod postgres;
+pub mod proxy;
+pub mod thread;
 
 /// A fresh database on the test server, its URL; `None` (said loudly) when there is no
 /// server outside CI.
 pub fn postgres_url() -> Option<String> {
-    support::fresh_database("(PostgreSQL half)")
+    postgres::fresh_database("(PostgreSQL half)")
 }
 
 /// Two stores on one fresh PostgreSQL database, as two processes would hold them, both

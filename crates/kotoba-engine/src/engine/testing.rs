@@ -21,7 +21,7 @@ use kotoba_core::protocol::*;
 
 /// A model that answers from a script and records what it was sent: the one scripted
 /// model of every test. The engine's tests ask it through [`ModelClient`]; the loopback
-/// model server of the integration tests (`tests/support/model_server.rs`) serves the
+/// model server of the integration tests (`crates/kotoba-testkit/src/model_server.rs`) serves the
 /// same script's replies over both OpenAI wire protocols.
 ///
 /// A reply is a `Result<ModelReply, LlmError>`. Over the wire an error is served as the

@@ -134,14 +134,7 @@ async fn a_full_disk_refuses_the_turn_in_one_sentence_and_writes_nothing_half() 
     assert_eq!(marks, 0, "no running mark left");
 }
 
-#[path = "../../../../tests/support/thread.rs"]
-#[allow(unreachable_pub)]
-mod thread;
-
-#[path = "../../../../tests/support/proxy.rs"]
-#[allow(unreachable_pub)]
-#[allow(dead_code)]
-mod proxy;
+use kotoba_store::testing::proxy;
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_turn_never_blocks_the_runtime_while_it_waits_on_a_distant_store() {

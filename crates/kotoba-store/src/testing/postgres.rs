@@ -1,8 +1,7 @@
 //! The real PostgreSQL server the test command started (scripts/postgres): a fresh
 //! database per test, by URL. Outside CI a missing server skips the test loudly; in CI
-//! it fails. Also compiled into the store crate's test backends
-//! (`kotoba_store::testing`) and the store benchmark, so there is one way to make a test
-//! database.
+//! it fails. The store's test backends, the integration tests and the store benchmarks
+//! all make their databases here, so there is one way to make a test database.
 
 /// A fresh, empty database's URL, or `None` (said on stderr) when no server was started
 /// outside CI.

@@ -3,10 +3,10 @@
 //! state updates) so serenity connects to it exactly as it would to Discord. A test
 //! sends messages, slash commands and button presses as users and reads back the REST
 //! calls the bot made (replies, embeds, components, edits, ephemeral flags).
-#![allow(dead_code)]
 
 pub mod manage;
 pub mod payloads;
+pub mod rig;
 mod server;
 
 use std::net::SocketAddr;
@@ -19,6 +19,8 @@ use axum::routing::{any, get};
 use axum::serve::ListenerExt;
 use axum::Router;
 use kotoba::config::Config;
+
+use crate::model_server::ScriptedModel;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Notify};
 
@@ -232,15 +234,15 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         lock(&self.addr).map(|a| a.to_string()).unwrap_or_default()
     }
 
-    pub fn next_id(&self) -> u64 {
+    pub(crate) fn next_id(&self) -> u64 {
         self.ids.fetch_add(1, Ordering::SeqCst)
     }
 
-    pub fn ready_payload(&self) -> Value {
+    pub(crate) fn ready_payload(&self) -> Value {
         let guilds: Vec<Value> = lock(&self.guilds)
             .iter()
             .map(|g| json!({"id": g.id.to_string(), "unavailable": true}))
@@ -253,7 +255,7 @@ impl Shared {
     }
 
     /// The READY of shard `shard` of `total`: only that shard's guilds.
-    pub fn ready_for(&self, shard: u32, total: u32) -> Value {
+    pub(crate) fn ready_for(&self, shard: u32, total: u32) -> Value {
         let mut ready = self.ready_payload();
         let guilds: Vec<Value> = lock(&self.guilds)
             .iter()
@@ -267,7 +269,7 @@ impl Shared {
     }
 
     /// The shard an event goes to: its guild's, or shard 0 for a DM.
-    pub fn shard_for(&self, d: &Value) -> u32 {
+    pub(crate) fn shard_for(&self, d: &Value) -> u32 {
         let total = self.identified_total.load(Ordering::SeqCst).max(1);
         let guild = d["guild_id"]
             .as_str()
@@ -278,7 +280,7 @@ impl Shared {
 
     /// Give a dispatch its sequence number and remember it (for shard `shard`) for
     /// RESUME.
-    pub fn stamp_for(&self, shard: u32, t: &str, d: Value) -> Value {
+    pub(crate) fn stamp_for(&self, shard: u32, t: &str, d: Value) -> Value {
         // Each shard's session numbers its own events, as Discord's do.
         let s = {
             let mut seqs = lock(&self.seqs);
@@ -292,7 +294,7 @@ impl Shared {
     }
 
     /// [`Shared::stamp_for`] the shard the event's guild is on.
-    pub fn stamp(&self, t: &str, d: Value) -> Value {
+    pub(crate) fn stamp(&self, t: &str, d: Value) -> Value {
         let shard = self.shard_for(&d);
         self.stamp_for(shard, t, d)
     }
@@ -491,15 +493,19 @@ impl FakeDiscord {
         ]
     }
 
-    /// A config for data folder `home` with the model at `model_base` and this fake.
-    pub fn config(&self, home: &Path, model_base: &str, extra: &[(&str, &str)]) -> Arc<Config> {
-        let mut env: Vec<(String, String)> = vec![
-            ("KOTOBA_LLM_BASE_URL".into(), model_base.into()),
-            ("KOTOBA_LLM_API".into(), "chat".into()),
-            ("OPENAI_API_KEY".into(), "test-key".into()),
-            ("KOTOBA_REASONING_EFFORT".into(), "off".into()),
-            ("KOTOBA_MODEL".into(), "scripted".into()),
-        ];
+    /// A config for data folder `home` with `model` (chat) and this fake; `extra`
+    /// replaces or adds variables.
+    pub fn config(
+        &self,
+        home: &Path,
+        model: &ScriptedModel,
+        extra: &[(&str, &str)],
+    ) -> Arc<Config> {
+        let mut env: Vec<(String, String)> = model
+            .env("chat")
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         env.extend(self.env());
         for (k, v) in extra {
             env.retain(|(ek, _)| ek != k);
@@ -515,7 +521,7 @@ impl FakeDiscord {
     }
 
     /// From now on, a join is sent to the voice server at `endpoint` (`127.0.0.1:PORT`,
-    /// e.g. [`crate::support::voice::FakeVoice::endpoint`]) instead of one that is not.
+    /// e.g. [`crate::voice::FakeVoice::endpoint`]) instead of one that is not.
     pub fn use_voice_server(&self, endpoint: String) {
         *lock(&self.shared.voice_endpoint) = Some(endpoint);
     }

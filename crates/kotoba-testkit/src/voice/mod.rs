@@ -2,14 +2,13 @@
 //! Hello, Identify → Ready, Select Protocol → Session Description, heartbeat ACKs,
 //! Speaking) and the UDP side (IP discovery), speaking what songbird 0.6.1's driver
 //! speaks, so the bot's real voice connection comes up against it. TLS uses the test
-//! CA under `tests/fixtures/voice-tls/` (trusted only by a child process given
+//! CA under `crates/kotoba-testkit/fixtures/voice-tls/` (trusted only by a child process given
 //! SSL_CERT_FILE; see docs/voice.md, Testing). A test reads back what the bot sent.
 //! With DAVE on ([`FakeVoice::start_with_dave`], [`FakeVoice::start_with_dave_group`])
 //! it is also the MLS external sender and delivery service and runs the group's whole
 //! life (`dave.rs`); the people it plays are DAVE members (`people.rs`), and a test
 //! brings people in and out, resets the epoch, downgrades and upgrades, or sends a
 //! commit the bot cannot process.
-#![allow(dead_code)]
 
 pub mod dave;
 mod gateway;
@@ -26,7 +25,7 @@ use serde_json::{json, Value};
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, Notify};
 
-use crate::support::discord::lock;
+use crate::discord::lock;
 
 /// The SSRC the voice server gives the bot in Ready.
 pub const SSRC: u32 = 4242;
@@ -49,11 +48,7 @@ pub const SECRET_KEY: [u8; 32] = [
 
 /// The test CA a child process is told to trust (SSL_CERT_FILE).
 pub fn ca_file() -> String {
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/voice-tls/ca.pem"
-    )
-    .to_string()
+    concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/voice-tls/ca.pem").to_string()
 }
 
 /// Who the voice server expects in Identify.
@@ -157,17 +152,17 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn changed(&self) {
+    pub(crate) fn changed(&self) {
         self.notify.notify_waiters();
     }
 
     /// The next sequence number (from 1).
-    pub fn next_seq(&self) -> u16 {
+    pub(crate) fn next_seq(&self) -> u16 {
         (self.seq.fetch_add(1, Ordering::SeqCst) + 1) as u16
     }
 
     /// Send `out` on the live connection (false when there is none).
-    pub fn push_out(&self, out: Out) -> bool {
+    pub(crate) fn push_out(&self, out: Out) -> bool {
         lock(&self.push)
             .as_ref()
             .is_some_and(|tx| tx.send(out).is_ok())

@@ -5,11 +5,10 @@
 //! failure counts once the person is in the group (from its first executed transition,
 //! plus [`GRACE`]) and until it leaves.
 
+use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
 
 use davey::{DaveSession, MediaType, ProposalsOperationType};
-
-use super::dave::version_one;
 
 /// How long after a transition executes a frame under the old keys still counts as in
 /// flight (the bot switches when op 22 reaches it, a moment after the server sent it).
@@ -116,7 +115,7 @@ impl Person {
     }
 
     /// Transition `id` (to `version`) executes: apply what is held.
-    pub fn apply(&mut self, id: u16, version: u16) -> Result<(), String> {
+    pub fn apply(&mut self, id: u16, version: u16) -> Result<(), Refused> {
         let Some(held) = self.held.take() else {
             return Ok(());
         };
@@ -125,21 +124,21 @@ impl Person {
             Held::Commit(c) => {
                 self.session
                     .process_commit(&c)
-                    .map_err(|e| format!("person {who} cannot process commit {id}: {e:?}"))?;
+                    .map_err(|e| Refused::new(who, "process commit", id, e))?;
             }
             Held::Welcome(w) => {
                 self.session
                     .process_welcome(&w, None)
-                    .map_err(|e| format!("person {who} cannot process welcome {id}: {e:?}"))?;
+                    .map_err(|e| Refused::new(who, "process welcome", id, e))?;
             }
         }
         self.session
             .prepare_transition(id, version)
-            .map_err(|e| format!("person {who} cannot prepare {id}: {e:?}"))?;
+            .map_err(|e| Refused::new(who, "prepare", id, e))?;
         if id != 0 {
             self.session
                 .execute_transition(id)
-                .map_err(|e| format!("person {who} cannot execute {id}: {e:?}"))?;
+                .map_err(|e| Refused::new(who, "execute", id, e))?;
         }
         if self.established_at.is_none() {
             self.established_at = Some(Instant::now());
@@ -194,6 +193,36 @@ impl Person {
                 }
                 Err(counts)
             }
+        }
+    }
+}
+
+/// The protocol version of DAVE v1 as davey takes it.
+pub fn version_one() -> NonZeroU16 {
+    NonZeroU16::new(1).expect("version 1")
+}
+
+/// A person's DAVE session refused a step of a transition.
+#[derive(Debug, thiserror::Error)]
+#[error("person {who} cannot {step} {id}: {detail}")]
+pub struct Refused {
+    /// The person.
+    who: u64,
+    /// The step: "process commit", "process welcome", "prepare", "execute".
+    step: &'static str,
+    /// The transition.
+    id: u16,
+    /// What davey said.
+    detail: String,
+}
+
+impl Refused {
+    fn new(who: u64, step: &'static str, id: u16, e: impl std::fmt::Debug) -> Refused {
+        Refused {
+            who,
+            step,
+            id,
+            detail: format!("{e:?}"),
         }
     }
 }

@@ -1,9 +1,6 @@
 //! A loopback server on an OS thread and runtime of its own, apart from the caller's (a
 //! benchmark measures its own thread apart from the server's; a proxy forwards while
 //! the caller's runtime thread is blocked). The one way every support server runs apart.
-//! Self-contained (std and tokio): a bench or crate that `#[path]`-includes one of those
-//! servers includes this beside it, as `thread`.
-#![allow(dead_code)]
 
 use std::future::Future;
 

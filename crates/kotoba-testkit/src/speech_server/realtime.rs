@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use super::{error, lock, Api, Shared};
 
 /// The rate the realtime API hears.
-pub const REALTIME_RATE: usize = 24_000;
+pub(super) const REALTIME_RATE: usize = 24_000;
 
 /// What goes wrong with realtime sessions, when something should.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

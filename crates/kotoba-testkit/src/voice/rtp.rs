@@ -15,8 +15,11 @@ pub const OPUS_PT: u8 = 120;
 /// One opened RTP packet.
 #[derive(Clone, Debug)]
 pub struct Opened {
+    /// The sender's synchronisation source.
     pub ssrc: u32,
+    /// The packet's sequence number.
     pub seq: u16,
+    /// The packet's RTP timestamp (48 kHz).
     pub timestamp: u32,
     /// The Opus frame.
     pub payload: Vec<u8>,

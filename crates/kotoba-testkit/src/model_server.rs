@@ -2,10 +2,7 @@
 //! `POST /v1/responses` and `POST /v1/chat/completions` with real SSE in each wire
 //! format, from the engine's one scripted model (`kotoba_engine::engine::testing::
 //! Script`: its FIFO of replies, its fallback and delay; [`Reply`] makes them in the
-//! wire's words), and records every request it was sent. Self-contained (tokio, axum,
-//! serde_json, futures, kotoba, kotoba-engine's `testing`) so benches can
-//! `#[path]`-include it (with `thread.rs` beside it, as `thread`).
-#![allow(dead_code)]
+//! wire's words), and records every request it was sent.
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -23,7 +20,7 @@ use kotoba::config::Config;
 use kotoba::llm::{Item, LlmError, ModelReply, ToolCall};
 use kotoba_engine::engine::testing::{self, Script};
 
-use super::thread;
+use kotoba_store::testing::thread;
 use serde_json::{json, Value};
 
 /// One scripted answer, the engine's script's own: a reply (reasoning, words and calls)
@@ -334,20 +331,31 @@ impl ScriptedModel {
         usize::try_from(self.shared.count.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
     }
 
+    /// The environment that points a model client here, speaking `api` ("responses"
+    /// or "chat"), with a test key, no reasoning and the model `scripted`: what a
+    /// config or a `kotoba` process is given.
+    pub fn env(&self, api: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("KOTOBA_LLM_BASE_URL", self.base_url()),
+            ("KOTOBA_LLM_API", api.to_string()),
+            ("OPENAI_API_KEY", "test-key".to_string()),
+            ("KOTOBA_REASONING_EFFORT", "off".to_string()),
+            ("KOTOBA_MODEL", "scripted".to_string()),
+        ]
+    }
+
+    /// A config for a data folder `home` with [`ScriptedModel::env`] and `extra`.
+    pub fn config_with(&self, home: &Path, api: &str, extra: &[(&str, &str)]) -> Arc<Config> {
+        let env = self.env(api);
+        let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        all.extend_from_slice(extra);
+        Config::for_home(home, &all)
+    }
+
     /// A config for a data folder `home` pointing the model client here, speaking
     /// `api` ("responses" or "chat"), with a test key and no reasoning.
     pub fn config_for(&self, home: &Path, api: &str) -> Arc<Config> {
-        let base = self.base_url();
-        Config::for_home(
-            home,
-            &[
-                ("KOTOBA_LLM_BASE_URL", base.as_str()),
-                ("KOTOBA_LLM_API", api),
-                ("OPENAI_API_KEY", "test-key"),
-                ("KOTOBA_REASONING_EFFORT", "off"),
-                ("KOTOBA_MODEL", "scripted"),
-            ],
-        )
+        self.config_with(home, api, &[])
     }
 }
 

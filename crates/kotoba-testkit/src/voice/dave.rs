@@ -26,7 +26,6 @@
 //! a new epoch's key before the execute is caught by the people's decryption.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
 
 use openmls::prelude::tls_codec::{DeserializeBytes as _, Serialize as _, VLBytes};
@@ -39,7 +38,7 @@ use openmls_basic_credential::SignatureKeyPair;
 use openmls_rust_crypto::OpenMlsRustCrypto;
 use serde_json::json;
 
-pub use super::people::{Person, GRACE};
+pub use super::people::{version_one, Person, GRACE};
 use super::Out;
 
 /// The two bytes that end every DAVE-encrypted frame.
@@ -79,8 +78,6 @@ struct Pending {
     joiners: Vec<u64>,
     /// People who leave with it.
     leavers: Vec<u64>,
-    /// Whether the bot joins with it (it gets the welcome).
-    bot_joins: bool,
     /// Whether the server waits for the bot's commit (else a person commits).
     bot_commits: bool,
     /// Whether the bot said Transition Ready.
@@ -102,7 +99,6 @@ impl Pending {
             welcome: None,
             joiners: Vec::new(),
             leavers: Vec::new(),
-            bot_joins: false,
             bot_commits: false,
             ready: false,
             bad: false,
@@ -403,7 +399,6 @@ impl Delivery {
             Change::BadCommit => {
                 let id = self.next_id();
                 self.pending = Some(Pending {
-                    bot_joins: true,
                     bad: true,
                     ..Pending::new(id, 1)
                 });
@@ -492,7 +487,6 @@ impl Delivery {
         self.epoch += 1;
         self.pending = Some(Pending {
             commit: Some(commit),
-            bot_joins: true,
             ..Pending::new(id, 1)
         });
         let mut frame = vec![30];
@@ -677,7 +671,7 @@ impl Delivery {
         for pid in ids {
             if let Some(p) = self.people.get_mut(pid) {
                 if let Err(why) = p.apply(id, version) {
-                    self.problems.push(why);
+                    self.problems.push(why.to_string());
                 }
             }
         }
@@ -747,9 +741,4 @@ fn announce(id: u16, commit: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&id.to_be_bytes());
     out.extend_from_slice(commit);
     out
-}
-
-/// The protocol version of DAVE v1 as davey takes it.
-pub fn version_one() -> NonZeroU16 {
-    NonZeroU16::new(1).expect("version 1")
 }

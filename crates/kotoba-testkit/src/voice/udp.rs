@@ -17,9 +17,9 @@ use tokio::net::UdpSocket;
 use super::{dave, lock, rtp, BotFrame, Shared, AUDIBLE, SECRET_KEY, SSRC};
 
 /// The size of an IP discovery packet.
-pub const DISCOVERY_LEN: usize = 74;
+pub(super) const DISCOVERY_LEN: usize = 74;
 
-pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
+pub(super) async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
     let mut buf = vec![0u8; 2048];
     let mut decoder =
         opus2::Decoder::new(48_000, opus2::Channels::Stereo).expect("an Opus decoder");
@@ -73,7 +73,7 @@ pub async fn serve(shared: Arc<Shared>, socket: Arc<UdpSocket>) {
 
 /// The discovery response: type 2, length 70, ssrc, `from`'s address (NUL-padded
 /// ASCII) and port (big-endian).
-pub fn response(ssrc: u32, from: SocketAddr) -> [u8; DISCOVERY_LEN] {
+pub(super) fn response(ssrc: u32, from: SocketAddr) -> [u8; DISCOVERY_LEN] {
     let mut out = [0u8; DISCOVERY_LEN];
     out[0..2].copy_from_slice(&2u16.to_be_bytes());
     out[2..4].copy_from_slice(&70u16.to_be_bytes());

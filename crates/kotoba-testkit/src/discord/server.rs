@@ -18,7 +18,7 @@ use super::payloads::{self, TS};
 use super::{lock, Call, GwCmd, Shared};
 
 /// Every REST call: recorded, then answered like Discord would.
-pub async fn rest(
+pub(super) async fn rest(
     State(sh): State<Arc<Shared>>,
     method: Method,
     uri: Uri,
@@ -220,7 +220,7 @@ fn bot_message(sh: &Shared, id: u64, channel: &str, body: &Value) -> Value {
 }
 
 /// The gateway endpoint: upgrade, then run one connection.
-pub async fn gateway(State(sh): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
+pub(super) async fn gateway(State(sh): State<Arc<Shared>>, ws: WebSocketUpgrade) -> Response {
     if sh.down.load(Ordering::SeqCst) {
         return (StatusCode::SERVICE_UNAVAILABLE, "down").into_response();
     }

@@ -1,7 +1,6 @@
 //! The web server under test: the real router (page, API, /v1) on 127.0.0.1:0 over a
 //! real engine whose model is the scripted loopback server; an SSE reader for the
 //! page's event stream and /v1 streams; a fake `shell` that counts its runs.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,12 +59,19 @@ pub async fn get_with_token(url: &str) -> reqwest::Response {
 
 /// A running server.
 pub struct WebRig {
+    /// The scripted model the engine asks.
     pub model: ScriptedModel,
+    /// The engine the server serves.
     pub engine: Arc<Engine>,
+    /// The server's base URL (`http://127.0.0.1:<port>`).
     pub base: String,
+    /// Cancelled to shut the server down.
     pub shutdown: CancellationToken,
+    /// The server's task (taken when it is awaited).
     pub task: Option<JoinHandle<anyhow::Result<()>>>,
+    /// A client that keeps cookies.
     pub http: reqwest::Client,
+    /// The data folder.
     pub home: tempfile::TempDir,
 }
 
@@ -125,6 +131,7 @@ pub async fn start() -> WebRig {
 }
 
 impl WebRig {
+    /// The server's URL for `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -141,6 +148,7 @@ impl WebRig {
         .unwrap();
     }
 
+    /// The workspace folder inside the data folder.
     pub fn workspace(&self) -> PathBuf {
         self.home.path().join("workspace")
     }
@@ -200,11 +208,14 @@ impl WebRig {
 /// One server-sent event.
 #[derive(Debug, Clone)]
 pub struct SseEvent {
+    /// Its `event:` name, if any.
     pub event: Option<String>,
+    /// Its `data:` lines joined.
     pub data: String,
 }
 
 impl SseEvent {
+    /// Its data as JSON (`null` when it is not JSON).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap_or(Value::Null)
     }
@@ -217,6 +228,7 @@ pub struct Sse {
 }
 
 impl Sse {
+    /// Read the event stream of `resp`.
     pub fn new(resp: reqwest::Response) -> Sse {
         Sse {
             resp,
@@ -293,12 +305,15 @@ pub fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
 /// it records each command it runs and answers with `output`.
 pub struct FakeShell {
     spec: ToolSpec,
+    /// How many commands it ran.
     pub runs: Arc<AtomicUsize>,
+    /// Each command it ran, in order.
     pub commands: Arc<Mutex<Vec<String>>>,
     output: String,
 }
 
 impl FakeShell {
+    /// A shell that answers every command with `output` (exit 0).
     pub fn new(output: &str) -> FakeShell {
         FakeShell {
             spec: ToolSpec {
@@ -324,6 +339,7 @@ impl FakeShell {
         }
     }
 
+    /// How many commands a shell with the counter `runs` ran.
     pub fn run_count(runs: &AtomicUsize) -> usize {
         runs.load(Ordering::SeqCst)
     }
@@ -350,6 +366,7 @@ pub struct SlowRead {
 }
 
 impl SlowRead {
+    /// A read tool that answers after `delay`.
     pub fn new(delay: Duration) -> SlowRead {
         SlowRead {
             spec: ToolSpec {

@@ -38,8 +38,8 @@ fn version_of(path: &str) -> u64 {
 }
 
 /// A TLS acceptor with the fixture leaf for 127.0.0.1 and localhost.
-pub fn acceptor() -> TlsAcceptor {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/voice-tls");
+pub(super) fn acceptor() -> TlsAcceptor {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/voice-tls");
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_file_iter(format!("{dir}/leaf.pem"))
             .expect("the leaf certificate")
@@ -57,7 +57,7 @@ pub fn acceptor() -> TlsAcceptor {
     TlsAcceptor::from(Arc::new(config))
 }
 
-pub async fn serve(shared: Arc<Shared>, listener: TcpListener, tls: TlsAcceptor) {
+pub(super) async fn serve(shared: Arc<Shared>, listener: TcpListener, tls: TlsAcceptor) {
     while let Ok((tcp, _)) = listener.accept().await {
         let _ = tcp.set_nodelay(true);
         let shared = shared.clone();

@@ -1,7 +1,6 @@
 //! A loopback web site shaped like the real one: an article wrapped in navigation, ads
 //! and a footer, a 404, a page that never answers, a PDF, 20 MB bodies (with and
 //! without a length), a redirect loop, plain text and a SearXNG-style JSON search.
-#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -5,19 +5,14 @@
 //! answers scripted transcripts, streams a tone whose length grows with the text in
 //! chunks split at odd bytes, can wait fixed latencies, fail with a status, or demand
 //! a key, and records every request. OpenAI's realtime transcription WebSocket is in
-//! [`realtime`], its speech-to-speech session at the same address in [`converse`]. Self-contained (tokio, axum, serde_json, base64, futures, kotoba) so
-//! benches can `#[path]`-include it (with `thread.rs` beside it, as `thread`).
-#![allow(dead_code)]
+//! [`realtime`], its speech-to-speech session at the same address in [`converse`].
 
-#[path = "speech_realtime.rs"]
 mod realtime;
 pub use realtime::{StreamFault, StreamSession};
-#[path = "speech_converse.rs"]
 mod converse;
-#[allow(unused_imports)]
 pub use converse::Converse;
 
-use super::thread;
+use kotoba_store::testing::thread;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -51,7 +46,12 @@ pub enum SpeechFormat {
     Pcm,
     /// A WAV at `rate` with streamed (unknown) sizes; `labelled` sends
     /// `Content-Type: audio/wav`, otherwise `application/octet-stream`.
-    Wav { rate: u32, labelled: bool },
+    Wav {
+        /// The WAV's sample rate.
+        rate: u32,
+        /// Whether it is sent as `audio/wav`.
+        labelled: bool,
+    },
 }
 
 /// One request as the server saw it.
@@ -67,11 +67,13 @@ pub struct SpeechRequest {
     pub xi_api_key: Option<String>,
     /// The multipart text fields (`model`, `language` …).
     pub fields: BTreeMap<String, String>,
-    /// The uploaded file's name and content type.
+    /// The uploaded file's name.
     pub file_name: Option<String>,
+    /// The uploaded file's content type.
     pub file_type: Option<String>,
-    /// The uploaded WAV's rate and sample count, when it was a WAV.
+    /// The uploaded WAV's rate, when it was a WAV.
     pub audio_rate: Option<u32>,
+    /// The uploaded WAV's sample count (0 when it was not one).
     pub audio_samples: usize,
     /// A digest of the uploaded samples (the same audio, the same digest).
     pub audio_digest: u64,

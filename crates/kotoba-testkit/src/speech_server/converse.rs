@@ -50,12 +50,17 @@ pub enum Converse {
     /// Say this.
     Say(String),
     /// Call `name` with `arguments` (JSON text); once answered, say the output.
-    Call { name: String, arguments: String },
+    Call {
+        /// The function's name.
+        name: String,
+        /// Its arguments, JSON text.
+        arguments: String,
+    },
 }
 
 /// One scripted exchange: what the person is heard to say, and the answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exchange {
+pub(super) struct Exchange {
     pub heard: String,
     pub answer: Converse,
 }

@@ -122,7 +122,7 @@ fn overwrites(body: &Value) -> Value {
 }
 
 /// Answer a management call, or `None` when it is not one.
-pub fn route(sh: &Shared, method: &str, parts: &[&str], body: &Value) -> Option<Response> {
+pub(crate) fn route(sh: &Shared, method: &str, parts: &[&str], body: &Value) -> Option<Response> {
     let path = parts.join("/");
     {
         let mut server = lock(&sh.server);
