@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::discord::{FakeDiscord, GENERAL, LOUNGE, OWNER};
 use kotoba_testkit::process;
-use kotoba_testkit::voice::{self, Expect, FakeVoice, AUDIBLE};
+use kotoba_testkit::voice::{self, rig, AUDIBLE};
 
 /// The figures of one run.
 pub struct Figures {
@@ -33,16 +33,7 @@ pub async fn run(
     streaming: bool,
 ) -> Figures {
     let discord = FakeDiscord::start().await;
-    let voice = FakeVoice::start_with_dave(
-        Expect {
-            server_id: GUILD,
-            user_id: BOT,
-        },
-        LOUNGE,
-        &[OWNER],
-    )
-    .await;
-    discord.use_voice_server(voice.endpoint());
+    let voice = rig::dave_voice_server_for(&discord, &[OWNER]).await;
     let home = tempfile::tempdir().unwrap();
     let streams = if streaming { "on" } else { "off" };
     std::fs::write(
@@ -75,11 +66,7 @@ pub async fn run(
         .await;
     discord.voice_state(OWNER, Some(LOUNGE));
     let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
-    let token = format!("/tok{j}/messages/@original");
-    let said = discord
-        .wait_for_from(0, 30, |c| c.method == "PATCH" && c.path.ends_with(&token))
-        .await
-        .content();
+    let said = rig::answer_of(&discord, j, 30).await;
     assert!(said.starts_with("Joined"), "she joined: {said}");
     voice
         .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())

@@ -11,15 +11,15 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::discord_voice_dave::{
-    assert_media_end_to_end, dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
-    whole_answer,
-};
-use super::discord_voice_server::serve_trusting_the_test_ca;
 use kotoba_testkit::discord::{FakeDiscord, GUEST, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
 use kotoba_testkit::speech_server::{tone, Converse, SpeechServer};
+use kotoba_testkit::voice::rig::serve_trusting_the_test_ca;
+use kotoba_testkit::voice::rig::{
+    assert_media_end_to_end, dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
+    whole_answer,
+};
 use kotoba_testkit::voice::FakeVoice;
 
 /// Everything one realtime call holds.

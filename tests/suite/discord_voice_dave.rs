@@ -7,92 +7,24 @@
 //! only her name wakes her, and each one's words are captioned as theirs (the SSRC of
 //! each stream is mapped to its person from the Speaking events).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
-use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::discord::{FakeDiscord, GUEST, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
 use kotoba_testkit::speech_server::SpeechServer;
-use kotoba_testkit::voice::{Expect, FakeVoice, AUDIBLE};
+use kotoba_testkit::voice::rig::{
+    assert_media_end_to_end, dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
+    whole_answer,
+};
+use kotoba_testkit::voice::rig::{serve_trusting_the_test_ca, spoken};
+use kotoba_testkit::voice::{FakeVoice, AUDIBLE};
 
 /// A voice server with DAVE on and the owner as its one DAVE person.
 async fn dave_voice_server(discord: &FakeDiscord) -> FakeVoice {
     dave_voice_server_for(discord, &[OWNER]).await
-}
-
-/// A voice server with DAVE on and `people` as its DAVE members.
-pub(super) async fn dave_voice_server_for(discord: &FakeDiscord, people: &[u64]) -> FakeVoice {
-    let voice = FakeVoice::start_with_dave(
-        Expect {
-            server_id: GUILD,
-            user_id: BOT,
-        },
-        LOUNGE,
-        people,
-    )
-    .await;
-    discord.use_voice_server(voice.endpoint());
-    voice
-}
-
-/// The owner is in the lounge; `/join` brings her there, and DAVE comes up.
-pub(super) async fn join_with_dave(discord: &FakeDiscord, voice: &FakeVoice) {
-    discord.voice_state(OWNER, Some(LOUNGE));
-    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
-    let said = answer_of(discord, j, 20).await;
-    assert!(said.starts_with("Joined"), "she joined: {said}");
-    voice
-        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
-        .await;
-    let sent_binary = voice.binary_ops();
-    assert_eq!(
-        sent_binary,
-        vec![26, 28],
-        "the bot sent its key package, then its commit and welcome"
-    );
-    assert_eq!(
-        voice.conns()[0].refused,
-        None,
-        "the delivery service took the commit"
-    );
-}
-
-/// Wait (≤ `within`) until `pred` holds; panics with `what` and her log.
-pub(super) async fn wait_or_explain(
-    child: tokio::process::Child,
-    within: Duration,
-    what: &str,
-    pred: impl Fn() -> bool,
-) -> tokio::process::Child {
-    let deadline = Instant::now() + within;
-    while !pred() {
-        if Instant::now() > deadline {
-            let log = stop(child).await;
-            panic!("no {what} within {within:?}; her log:\n{log}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    child
-}
-
-/// Wait (≤ 30 s) until she has said an answer lasting about `expected` (within 100
-/// ms) and has been quiet for half a second.
-pub(super) async fn whole_answer(
-    child: tokio::process::Child,
-    voice: &FakeVoice,
-    expected: Duration,
-) -> tokio::process::Child {
-    wait_or_explain(child, Duration::from_secs(30), "her whole answer", || {
-        let heard = voice.bot_audible();
-        heard.len() as u64 * 20 >= expected.as_millis() as u64 - 100
-            && heard
-                .last()
-                .is_some_and(|t| t.elapsed() > Duration::from_millis(500))
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -303,31 +235,6 @@ async fn with_dave_on_talking_over_her_cuts_her_turn_its_rows_close_interrupted_
         .collect();
     assert_eq!(shell, ["dismissed"], "the card's audit row");
     assert_media_end_to_end(&voice);
-}
-
-/// Her media went end-to-end encrypted and whole: some DAVE frames, no voice in the
-/// clear, and no frame the people could not open (a DAVE failure mid-answer would
-/// otherwise pass for a stop).
-pub(super) fn assert_media_end_to_end(voice: &FakeVoice) {
-    let frames = voice.bot_frames();
-    assert!(
-        frames.iter().any(|f| f.e2ee),
-        "her audio went end-to-end encrypted"
-    );
-    let plain = frames.iter().filter(|f| f.plain_voice()).count();
-    assert_eq!(plain, 0, "none of her voice went in the clear");
-    assert_eq!(
-        voice.undecryptable(),
-        0,
-        "the people opened every frame of hers"
-    );
-}
-
-/// `text` spoken, then 1.5 s of silence (an utterance that commits).
-pub(super) fn utterance(text: &str) -> Vec<i16> {
-    let mut audio = spoken(text);
-    audio.extend(std::iter::repeat_n(0i16, 48_000 * 2 * 3 / 2));
-    audio
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::discord_voice_dave::{
+use kotoba_testkit::voice::rig::{answer_of, serve_trusting_the_test_ca};
+use kotoba_testkit::voice::rig::{
     dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
 };
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca};
 
 use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};

@@ -12,11 +12,11 @@ use kotoba::surfaces::discord::voice::call::CONNECT_TIMEOUT;
 use kotoba::surfaces::discord::voice::rooms::{DAVE_REQUIRED, DISCONNECTED};
 use serde_json::json;
 
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca_at, spoken};
 use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
 use kotoba_testkit::speech_server::SpeechServer;
+use kotoba_testkit::voice::rig::{answer_of, serve_trusting_the_test_ca_at, spoken};
 use kotoba_testkit::voice::{self, Expect, FakeVoice, AUDIBLE};
 
 /// The loopback Discord, a voice server (transport only, or with DAVE on and the owner

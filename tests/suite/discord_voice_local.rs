@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
 use super::speech::{normalise, whisper_python};
 use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
+use kotoba_testkit::voice::rig::{answer_of, serve_trusting_the_test_ca, spoken};
 use kotoba_testkit::voice::{Expect, FakeVoice};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,22 +7,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::discord_voice_server::{answer_of, serve_trusting_the_test_ca, spoken};
-use kotoba_testkit::discord::{Call, FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER, STUDIO};
+use kotoba_testkit::discord::{Call, FakeDiscord, GENERAL, LOUNGE, OWNER, STUDIO};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
 use kotoba_testkit::speech_server::SpeechServer;
-use kotoba_testkit::voice::{Expect, FakeVoice};
-
-async fn voice_server_for(discord: &FakeDiscord) -> FakeVoice {
-    let voice = FakeVoice::start(Expect {
-        server_id: GUILD,
-        user_id: BOT,
-    })
-    .await;
-    discord.use_voice_server(voice.endpoint());
-    voice
-}
+use kotoba_testkit::voice::rig::{answer_of, serve_trusting_the_test_ca, spoken, voice_server_for};
 
 /// The `/status` answer of a fresh slash command.
 async fn status(discord: &FakeDiscord) -> String {

@@ -14,68 +14,9 @@ use serenity::all::{ChannelId, GuildId};
 use super::discord_voice::songbird_client;
 use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUILD, LOUNGE, OWNER};
 use kotoba_testkit::model_server::ScriptedModel;
-use kotoba_testkit::process::{free_port, serve, stop};
+use kotoba_testkit::process::stop;
+use kotoba_testkit::voice::rig::{answer_of, serve_trusting_the_test_ca, spoken, voice_server_for};
 use kotoba_testkit::voice::{self, Expect, FakeVoice, MODE, SSRC};
-
-/// The interaction reply edit of slash command `j` (waited ≤ `secs`).
-pub(super) async fn answer_of(discord: &FakeDiscord, j: u64, secs: u64) -> String {
-    let token = format!("/tok{j}/messages/@original");
-    discord
-        .wait_for_from(0, secs, |c| c.method == "PATCH" && c.path.ends_with(&token))
-        .await
-        .content()
-}
-
-/// `kotoba serve` as a child on the loopback Discord (ready: commands registered),
-/// with the scripted model, `extra` env, and the test CA trusted (SSL_CERT_FILE names
-/// it: the system roots are replaced by it; the bundled webpki roots still apply).
-pub(super) async fn serve_trusting_the_test_ca(
-    discord: &FakeDiscord,
-    model: &ScriptedModel,
-    home: &std::path::Path,
-    extra: &[(&str, String)],
-) -> tokio::process::Child {
-    let addr = format!("127.0.0.1:{}", free_port());
-    serve_trusting_the_test_ca_at(discord, model, home, extra, &addr).await
-}
-
-/// [`serve_trusting_the_test_ca`] with its page at `addr`.
-pub(super) async fn serve_trusting_the_test_ca_at(
-    discord: &FakeDiscord,
-    model: &ScriptedModel,
-    home: &std::path::Path,
-    extra: &[(&str, String)],
-    addr: &str,
-) -> tokio::process::Child {
-    let mut env = discord.env();
-    env.extend(
-        model
-            .env("chat")
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v)),
-    );
-    env.push(("SSL_CERT_FILE".into(), voice::ca_file()));
-    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let child = serve(home, addr, &env);
-    discord.wait_connected().await;
-    discord
-        .wait_for_from(0, 20, |c| c.method == "PUT" && c.path.contains("/commands"))
-        .await;
-    child
-}
-
-/// A voice server expecting the bot in the test guild, and the loopback Discord
-/// sending joins to it.
-async fn voice_server_for(discord: &FakeDiscord) -> FakeVoice {
-    let voice = FakeVoice::start(Expect {
-        server_id: GUILD,
-        user_id: BOT,
-    })
-    .await;
-    discord.use_voice_server(voice.endpoint());
-    voice
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn join_reaches_a_real_voice_server_at_gateway_version_8_acknowledging_its_sequence_and_leave_closes_its_socket(
@@ -204,36 +145,6 @@ async fn a_voice_server_whose_certificate_no_trusted_root_vouches_for_is_refused
     assert!(manager.get(GuildId::new(GUILD)).is_none(), "no call left");
     shards.shutdown_all().await;
     task.abort();
-}
-
-/// `text` spoken by espeak-ng (22.05 kHz mono), as 48 kHz stereo interleaved samples.
-pub(super) fn spoken(text: &str) -> Vec<i16> {
-    let out = std::process::Command::new("espeak-ng")
-        .args(["--stdout", "--", text])
-        .output()
-        .expect("espeak-ng runs (Debian package espeak-ng)");
-    let wav = out.stdout;
-    let at = wav
-        .windows(4)
-        .position(|w| w == b"data")
-        .expect("a WAV data chunk")
-        + 8;
-    let mono: Vec<f64> = wav[at..]
-        .chunks_exact(2)
-        .map(|b| f64::from(i16::from_le_bytes([b[0], b[1]])))
-        .collect();
-    let n = mono.len() * 48_000 / 22_050;
-    let mut stereo = Vec::with_capacity(n * 2);
-    for i in 0..n {
-        let x = i as f64 * 22_050.0 / 48_000.0;
-        let j = x as usize;
-        let f = x - j as f64;
-        let a = mono[j.min(mono.len() - 1)];
-        let b = mono[(j + 1).min(mono.len() - 1)];
-        let s = (a + (b - a) * f) as i16;
-        stereo.extend([s, s]);
-    }
-    stereo
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,6 +13,7 @@
 pub mod dave;
 mod gateway;
 pub mod people;
+pub mod rig;
 pub mod rtp;
 mod udp;
 
