@@ -8,11 +8,9 @@ use kotoba_testkit::discord::manage::Fault;
 use kotoba_testkit::discord::{
     Call, FakeDiscord, BOT_ROLE, CAROL, GENERAL, GUEST, GUILD, OTHER, OWNER,
 };
-use kotoba_testkit::model_server::{Reply, ScriptedModel};
+use kotoba_testkit::model_server::Reply;
 
-use kotoba_testkit::discord::rig::{
-    is_card_post, posts_in, start_bot, status_barrier, Rig, Started,
-};
+use kotoba_testkit::discord::rig::{is_card_post, posts_in, rig_on, status_barrier, Rig};
 
 /// A role above hers that carries Administrator.
 const ADMINS: u64 = 710;
@@ -34,23 +32,7 @@ pub(crate) async fn manage_rig() -> Rig {
         5,
     );
     discord.set_role(ADMINS, "admins", ADMINISTRATOR, 8);
-    let model = ScriptedModel::start().await;
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("workspace")).unwrap();
-    let Started {
-        app,
-        shutdown,
-        task,
-    } = start_bot(&discord, &model, home.path(), &[]).await;
-    discord.wait_ready().await;
-    Rig {
-        discord,
-        model,
-        app,
-        shutdown,
-        task,
-        _home: home,
-    }
+    rig_on(discord, &[]).await
 }
 
 /// `who` asks in general for a batch of `actions`; the card she posts.

@@ -9,7 +9,7 @@ use kotoba::store::{now_ms, Store};
 use kotoba::surfaces::discord;
 use serde_json::json;
 
-use kotoba_testkit::discord::rig::{posts_in, rig, start_bot, Rig, Started};
+use kotoba_testkit::discord::rig::{posts_in, rig, rig_in, Rig};
 use kotoba_testkit::discord::{Call, FakeDiscord, Msg, DM, GENERAL, OTHER, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
@@ -99,20 +99,7 @@ async fn rig_after_downtime(seed: &Reminder) -> Rig {
         .add_reminder(seed)
         .await
         .unwrap();
-    let Started {
-        app,
-        shutdown,
-        task,
-    } = start_bot(&discord, &model, home.path(), &[]).await;
-    discord.wait_ready().await;
-    Rig {
-        discord,
-        model,
-        app,
-        shutdown,
-        task,
-        _home: home,
-    }
+    rig_in(discord, model, home, &[]).await
 }
 
 #[tokio::test]

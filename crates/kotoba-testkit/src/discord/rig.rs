@@ -90,6 +90,17 @@ pub async fn rig_on(discord: FakeDiscord, extra: &[(&str, &str)]) -> Rig {
     let model = ScriptedModel::start().await;
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("workspace")).unwrap();
+    rig_in(discord, model, home, extra).await
+}
+
+/// The bot ready against `discord` and `model` on data folder `home`, which the caller
+/// may have filled first (a store with rows, settings).
+pub async fn rig_in(
+    discord: FakeDiscord,
+    model: ScriptedModel,
+    home: tempfile::TempDir,
+    extra: &[(&str, &str)],
+) -> Rig {
     let Started {
         app,
         shutdown,
