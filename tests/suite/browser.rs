@@ -343,3 +343,44 @@ async fn at_360_px_the_page_fits_and_the_settings_panel_draws_each_key_as_the_ta
     assert_eq!(seen["force_ask_after"], true, "{seen}");
     assert!(r.engine.config().settings().force_ask, "the file says so");
 }
+
+#[tokio::test]
+async fn a_finished_turn_reloaded_draws_its_rows_again_with_their_outcomes_and_outputs() {
+    if !can_run() {
+        return;
+    }
+    let r = start().await;
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "echo first check ok"}),
+    ));
+    r.model.push(Reply::call(
+        "shell",
+        json!({"command": "ls no-such-folder"}),
+    ));
+    r.model.push(Reply::text("Both checks ran."));
+    let seen = run_script("reload.cjs", &r.base, &[]).await;
+    assert_eq!(seen["errors"], json!([]), "no script errors on the page");
+    let before = seen["before"].as_array().unwrap();
+    assert_eq!(before.len(), 2, "{seen}");
+    assert_eq!(before[0]["action"], "$ echo first check ok", "{seen}");
+    assert_eq!(before[0]["outcome"], "ok", "{seen}");
+    assert!(
+        before[0]["full"]
+            .as_str()
+            .is_some_and(|f| f.contains("first check ok")),
+        "{seen}"
+    );
+    assert_eq!(before[1]["outcome"], "failed", "{seen}");
+    assert!(
+        before[1]["full"]
+            .as_str()
+            .is_some_and(|f| f.contains("no-such-folder")),
+        "{seen}"
+    );
+    // After the reload: the same rows, outcomes, results and outputs behind their
+    // expanders, in her bubble before her answer, after the person's line.
+    assert_eq!(seen["after"], seen["before"], "{seen}");
+    assert_eq!(before[1]["answer_after"], "Both checks ran.", "{seen}");
+    assert_eq!(seen["user_lines"], json!(["run the two checks"]), "{seen}");
+}

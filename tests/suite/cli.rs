@@ -11,7 +11,7 @@ use tokio::process::{Child, Command};
 
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 
-fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Command {
+pub(super) fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kotoba"));
     cmd.args(args)
         .env_clear()
@@ -32,7 +32,7 @@ fn kotoba(server: &ScriptedModel, home: &std::path::Path, args: &[&str]) -> Comm
 }
 
 /// Read the child's stdout until it contains `needle` (or 20 s pass).
-async fn read_until(child: &mut Child, seen: &mut String, needle: &str) {
+pub(super) async fn read_until(child: &mut Child, seen: &mut String, needle: &str) {
     let out = child.stdout.as_mut().unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let mut buf = [0u8; 4096];

@@ -32,6 +32,7 @@ mod discord_voice_server;
 mod engine;
 mod gate_cli;
 mod gate_corpus;
+mod history;
 mod layout;
 mod llm;
 mod local_trust;

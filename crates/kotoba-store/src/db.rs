@@ -123,6 +123,14 @@ impl Row {
         }
     }
 
+    /// Column `i` as text that may be NULL.
+    pub fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        match self.at(i)? {
+            Val::Null => Ok(None),
+            _ => self.text(i).map(Some),
+        }
+    }
+
     /// Column `i` as bytes.
     pub fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError> {
         match self.at(i)? {

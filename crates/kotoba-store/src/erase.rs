@@ -188,8 +188,9 @@ async fn erase_in(c: &mut Conn<'_>, user: u64, quoted: &[String]) -> Result<Eras
             .unwrap_or(i64::MAX);
         out.answers += usize::try_from(
             c.execute(
-                "UPDATE messages SET text = ?1 WHERE session = ?2 AND id > ?3 AND id < ?4
-               AND role <> 'user' AND text <> ?1",
+                "UPDATE messages SET text = ?1, step_row = NULL
+               WHERE session = ?2 AND id > ?3 AND id < ?4 AND role <> 'user'
+               AND (text <> ?1 OR step_row IS NOT NULL)",
                 args![REMOVED, &session, line, next],
             )
             .await?,
@@ -292,10 +293,25 @@ async fn blank_quotes(
     let mut n = c
         .execute(
             &format!(
-                "UPDATE messages SET text = ?1 WHERE {}{scope}",
+                "UPDATE messages SET text = ?1, step_row = NULL WHERE {}{scope}",
                 holds(d, "text", 2)
             ),
             &args,
+        )
+        .await?;
+    // A kept step row (store/steps.rs) holds the quote as JSON text: a quote with a
+    // quotation mark, a backslash or a line break is escaped there.
+    let escaped = serde_json::to_string(q).unwrap_or_default();
+    let escaped = escaped.trim_matches('"');
+    let mut row_args = vec![Val::from(REMOVED), Val::from(escaped)];
+    row_args.extend(args.iter().skip(2).cloned());
+    n += c
+        .execute(
+            &format!(
+                "UPDATE messages SET text = ?1, step_row = NULL WHERE {}{scope}",
+                holds(d, "step_row", 2)
+            ),
+            &row_args,
         )
         .await?;
     n += c

@@ -29,6 +29,7 @@ mod search;
 mod seen;
 mod settings;
 mod sqlite;
+mod steps;
 mod summaries;
 /// The backends every store test runs against, for this crate's tests and (with the
 /// `testing` feature) for the tests of the crates above.
@@ -49,6 +50,7 @@ pub use memory::MemoryRow;
 pub use people::PersonFact;
 pub use search::SearchHit;
 pub use seen::DrawnCard;
+pub use steps::Shown;
 pub use summaries::Summary;
 
 /// Why the store failed. Callers log it; a turn never fails because a line was not saved.

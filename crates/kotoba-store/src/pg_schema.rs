@@ -206,6 +206,9 @@ const MIGRATIONS: &[&str] = &[
         session TEXT NOT NULL,
         PRIMARY KEY (\"user\", session)
      );",
+    // 11: a turn's step rows kept beside its lines (SQLite's 22).
+    "ALTER TABLE messages ADD COLUMN step_id TEXT;
+     ALTER TABLE messages ADD COLUMN step_row TEXT;",
 ];
 
 /// Bring the schema up to date, one process at a time.

@@ -250,6 +250,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
         session TEXT NOT NULL,
         PRIMARY KEY (\"user\", session)
      );",
+    // 22: a turn's step rows kept beside its lines, as the surfaces drew them
+    // (store/steps.rs): the row's id and the row, on its hidden `step` line.
+    "ALTER TABLE messages ADD COLUMN step_id TEXT;
+     ALTER TABLE messages ADD COLUMN step_row TEXT;",
 ];
 
 /// Open a connection's schema: WAL, a busy wait, every migration not yet applied.

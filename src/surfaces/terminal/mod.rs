@@ -111,19 +111,28 @@ At a card: y yes · n no (a reason may follow) · a always (this line) · f alwa
 /// How many of a resumed session's newest lines are printed when it opens.
 const RESUMED_LINES: usize = 6;
 
-/// The newest lines of a session opened again (`kotoba chat --session NAME`), so the
-/// person sees where the conversation stands; empty for a new one.
+/// The newest lines of a session opened again (`kotoba chat --session NAME`) and the
+/// rows of its turns among them, drawn as they were, so the person sees where the
+/// conversation stands; empty for a new one.
 async fn resumed(engine: &Engine, session_id: &str) -> String {
-    let lines = engine
+    let entries = engine
         .store()
-        .history(session_id, RESUMED_LINES)
+        .shown(session_id, RESUMED_LINES)
         .await
         .unwrap_or_default();
-    if lines.is_empty() {
+    if entries.is_empty() {
         return String::new();
     }
     let mut text = String::from("(earlier in this session)\n");
-    for m in lines {
+    for entry in entries {
+        let m = match entry {
+            crate::store::Shown::Line(m) => m,
+            crate::store::Shown::Step { row, .. } => {
+                text.push_str(&render::finished_row(&row));
+                text.push('\n');
+                continue;
+            }
+        };
         let who = if m.role == "assistant" {
             "Kotoba"
         } else {

@@ -337,13 +337,16 @@ impl Loop<'_> {
                 full_output,
                 clipped,
             };
+            // A turn's row is kept as it will be drawn; a job's step as its record only.
+            let row = self.rows.closed(call_id, &close);
+            let keep = row.as_ref().filter(|_| self.ctx.run_id.is_none());
             self.engine
                 .record_step(
                     &self.session.id,
-                    &spec.name,
-                    line.as_deref().unwrap_or_default(),
+                    (&spec.name, line.as_deref().unwrap_or_default()),
                     outcome,
                     &close.result,
+                    keep,
                 )
                 .await;
             self.rows.close(call_id, close);

@@ -418,22 +418,39 @@ impl Engine {
     }
 
     /// Store one finished step's result as it finishes, hidden from the transcript the
-    /// person and the model see (it is the record of what ran before an answer).
+    /// model sees (it is the record of what ran before an answer); a turn's step keeps
+    /// its `row` as drawn, so every surface redraws the turn as it was.
     pub(crate) async fn record_step(
         &self,
         session: &str,
-        tool: &str,
-        action: &str,
+        (tool, action): (&str, &str),
         outcome: kotoba_core::protocol::Outcome,
         result: &str,
+        row: Option<&kotoba_core::protocol::StepRow>,
     ) {
-        let text = format!("{tool} {action:?} → {outcome:?}: {result}");
-        if let Err(e) = self
-            .store
-            .append_message(session, "step", tool, &text, true)
-            .await
-        {
+        let text = rows::step_record(tool, action, outcome, result);
+        let kept = match row {
+            Some(row) => self.store.append_step(session, row, &text).await,
+            None => {
+                self.store
+                    .append_message(session, "step", tool, &text, true)
+                    .await
+            }
+        };
+        if let Err(e) = kept {
             tracing::warn!("saving a step of {session}: {e}");
+        }
+    }
+
+    /// A turn's deferred row closed after its turn: its kept row completed in place.
+    pub(crate) async fn complete_step(&self, session: &str, row: &kotoba_core::protocol::StepRow) {
+        let (outcome, result) = (
+            row.outcome.unwrap_or(kotoba_core::protocol::Outcome::Ok),
+            row.result.as_deref().unwrap_or_default(),
+        );
+        let text = rows::step_record(&row.tool, &row.action, outcome, result);
+        if let Err(e) = self.store.complete_step(session, row, &text).await {
+            tracing::warn!("completing a step of {session}: {e}");
         }
     }
 
@@ -668,6 +685,8 @@ mod tests_identity;
 mod tests_mcp;
 #[cfg(test)]
 mod tests_round_trips;
+#[cfg(test)]
+mod tests_rows;
 #[cfg(test)]
 mod tests_rules;
 #[cfg(test)]

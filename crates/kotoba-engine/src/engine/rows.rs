@@ -1,21 +1,31 @@
 //! The row tracker of one turn: opens and closes step rows, owns the peek and the
 //! working chip, and — as a guard — closes every open row as `interrupted` when the
-//! turn's future is dropped (barge-in, supersede, shutdown).
+//! turn's future is dropped (barge-in, supersede, shutdown); a turn's interrupted rows
+//! are kept beside its lines like the rows it closed (store/steps.rs).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kotoba_core::protocol::{Ending, Frame, Outcome, Phase, StepKind, StepRow};
+use kotoba_store::Store;
 
 use super::session::Session;
 
 /// Open rows, peek and chip of one turn (or one job).
 pub struct RowTracker {
+    /// Where its frames go.
     session: Arc<Session>,
+    /// The job's run id on its frames (`None` in a turn).
     run_id: Option<String>,
+    /// Where a turn's rows are kept (`None` for a job's: its panel is its record).
+    keep: Option<Arc<Store>>,
+    /// The rows open now, by id.
     open: BTreeMap<String, StepRow>,
+    /// Whether the working chip is on.
     chip_on: bool,
+    /// The read tool she is inside.
     peek: Option<String>,
+    /// Whether [`RowTracker::finish`] ran.
     finished: bool,
 }
 
@@ -35,11 +45,13 @@ pub struct RowClose {
 }
 
 impl RowTracker {
-    /// A tracker emitting on `session`'s bus, marking frames with `run_id`.
-    pub fn new(session: Arc<Session>, run_id: Option<String>) -> Self {
+    /// A tracker emitting on `session`'s bus, marking frames with `run_id`; rows it
+    /// closes as interrupted are kept in `keep`, when given.
+    pub fn new(session: Arc<Session>, run_id: Option<String>, keep: Option<Arc<Store>>) -> Self {
         RowTracker {
             session,
             run_id,
+            keep,
             open: BTreeMap::new(),
             chip_on: false,
             peek: None,
@@ -90,17 +102,24 @@ impl RowTracker {
         self.emit(Frame::Step(row));
     }
 
-    /// Close an open row with its outcome.
-    pub fn close(&mut self, id: &str, close: RowClose) {
-        let Some(mut row) = self.open.remove(id) else {
-            return;
-        };
+    /// The open row `id` as `close` will close it (what is kept before it is drawn).
+    pub fn closed(&self, id: &str, close: &RowClose) -> Option<StepRow> {
+        let mut row = self.open.get(id)?.clone();
         row.phase = Phase::Done;
         row.outcome = Some(close.outcome);
         row.ending = close.ending;
-        row.result = Some(close.result);
-        row.full_output = Some(close.full_output);
+        row.result = Some(close.result.clone());
+        row.full_output = Some(close.full_output.clone());
         row.clipped = close.clipped;
+        Some(row)
+    }
+
+    /// Close an open row with its outcome.
+    pub fn close(&mut self, id: &str, close: RowClose) {
+        let Some(row) = self.closed(id, &close) else {
+            return;
+        };
+        self.open.remove(id);
         self.emit(Frame::Step(row));
     }
 
@@ -132,6 +151,7 @@ impl RowTracker {
             row.phase = Phase::Done;
             row.outcome = Some(Outcome::Interrupted);
             row.result = Some("(interrupted)".into());
+            self.keep_interrupted(&row);
             self.emit(Frame::Step(row));
         }
         self.set_peek(None);
@@ -139,6 +159,33 @@ impl RowTracker {
             self.emit(Frame::Working { on: false });
         }
     }
+}
+
+impl RowTracker {
+    /// Keep an interrupted row beside the turn's lines. This may run while the turn's
+    /// future is dropped, so the write is a task of its own (on the runtime, if any).
+    fn keep_interrupted(&self, row: &StepRow) {
+        let (Some(store), Ok(runtime)) = (&self.keep, tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let (store, session, row) = (store.clone(), self.session.id.clone(), row.clone());
+        let text = step_record(
+            &row.tool,
+            &row.action,
+            Outcome::Interrupted,
+            "(interrupted)",
+        );
+        runtime.spawn(async move {
+            if let Err(e) = store.append_step(&session, &row, &text).await {
+                tracing::warn!("keeping an interrupted row of {session}: {e}");
+            }
+        });
+    }
+}
+
+/// A step's short record (what a count of steps or an erase reads beside its row).
+pub(crate) fn step_record(tool: &str, action: &str, outcome: Outcome, result: &str) -> String {
+    format!("{tool} {action:?} → {outcome:?}: {result}")
 }
 
 impl Drop for RowTracker {

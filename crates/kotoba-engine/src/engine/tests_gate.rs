@@ -41,7 +41,7 @@ async fn try_press(r: &Rig, card: &Card, decision: Decision) -> Result<(), Answe
 }
 
 /// [`try_press`], which must be taken.
-async fn press(r: &Rig, card: &Card, decision: Decision) {
+pub(super) async fn press(r: &Rig, card: &Card, decision: Decision) {
     try_press(r, card, decision).await.unwrap();
 }
 
@@ -54,7 +54,7 @@ fn term(text: &str) -> TurnRequest {
     )
 }
 
-fn el_turn(text: &str) -> TurnRequest {
+pub(super) fn el_turn(text: &str) -> TurnRequest {
     TurnRequest {
         register: Register::Voice,
         channel: Channel::Voice,
@@ -69,7 +69,7 @@ fn el_turn(text: &str) -> TurnRequest {
 }
 
 /// Frames up to and including the next work_done, and that frame's run_id, ok, summary.
-async fn until_work_done(
+pub(super) async fn until_work_done(
     rx: &mut broadcast::Receiver<Arc<Event>>,
 ) -> (Vec<Frame>, Option<String>, bool, String) {
     let mut seen = Vec::new();

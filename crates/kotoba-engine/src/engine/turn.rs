@@ -165,7 +165,9 @@ pub(super) async fn run_loop_prepared(
         home: engine.config.paths.home.clone(),
         workspace,
     });
-    let rows = RowTracker::new(session.clone(), ctx.run_id.clone());
+    // A turn's rows are kept beside its lines; a job's panel is its own record.
+    let keep = ctx.run_id.is_none().then(|| engine.store.clone());
+    let rows = RowTracker::new(session.clone(), ctx.run_id.clone(), keep);
     let recent = recent_lines(&items);
     let mut offered = offered_tools(engine, &settings, &ctx, &recent);
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {

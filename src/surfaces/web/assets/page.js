@@ -492,9 +492,19 @@
   async function loadHistory() {
     const resp = await api("/api/history?session=" + encodeURIComponent(session));
     if (!resp.ok) return;
+    // A turn's rows were drawn in her bubble before her answer: redrawn the same way.
+    let turn = null;
     for (const m of await resp.json()) {
-      if (m.role === "user") userLine(m.text);
-      else appendText(herBubble(), m.text);
+      if (m.role === "user") {
+        userLine(m.text);
+        turn = null;
+      } else if (m.role === "step") {
+        turn = turn || herBubble();
+        drawRow(m.step, turn);
+      } else {
+        appendText(turn || herBubble(), m.text);
+        turn = null;
+      }
     }
   }
 

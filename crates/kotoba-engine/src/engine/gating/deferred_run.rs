@@ -43,6 +43,7 @@ impl DeferredRun {
         row.result = Some(result.clone());
         row.full_output = Some(full);
         row.clipped = clipped;
+        self.engine.complete_step(self.ctx.session(), &row).await;
         self.session_emit(None, Frame::Step(row)).await;
         result
     }
