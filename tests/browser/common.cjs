@@ -18,4 +18,15 @@ function launch(extra = []) {
   return chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS.concat(extra) });
 }
 
-module.exports = { launch, step };
+// A page of `browser` at `base` on `session` (with the test token), open and connected;
+// each script error on it is pushed to `errors`.
+async function openPage(browser, base, session, errors) {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 860 } });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+  await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=" + session);
+  await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+  return page;
+}
+
+module.exports = { launch, openPage, step };

@@ -10,7 +10,7 @@
 // scripts the model. Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS.
 "use strict";
 const path = require("path");
-const { launch, step } = require("./common.cjs");
+const { launch, openPage, step } = require("./common.cjs");
 
 const base = process.env.KOTOBA_BASE;
 const shots = process.env.KOTOBA_SHOTS;
@@ -34,13 +34,8 @@ async function faceBecomes(page, face) {
   const errors = [];
   const seen = {};
   try {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 860 } });
-    page.on("pageerror", (e) => errors.push(String(e)));
-    page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-
     step("load the page");
-    await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=browser");
-    await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+    const page = await openPage(browser, base, "browser", errors);
     // The page speaks unless muted; this run mutes it, so her typed answers are the
     // written register (tests/browser/voice.cjs is the spoken run).
     seen.mute_offered = await page.evaluate(() => {

@@ -5,7 +5,7 @@
 // Env: KOTOBA_BASE, KOTOBA_NODE_MODULES, KOTOBA_SHOTS, KOTOBA_WEB_TOKEN.
 "use strict";
 const path = require("path");
-const { launch, step } = require("./common.cjs");
+const { launch, openPage, step } = require("./common.cjs");
 
 const base = process.env.KOTOBA_BASE;
 const shots = process.env.KOTOBA_SHOTS;
@@ -33,13 +33,8 @@ function rowsOf() {
   const errors = [];
   const seen = {};
   try {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 860 } });
-    page.on("pageerror", (e) => errors.push(String(e)));
-    page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-
     step("load the page");
-    await page.goto(base + "/?token=" + process.env.KOTOBA_WEB_TOKEN + "&session=rows");
-    await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
+    const page = await openPage(browser, base, "rows", errors);
     await page.check("#text-only");
     await page.waitForSelector('#conn[data-state="open"]', { timeout: 15000 });
 
