@@ -330,26 +330,30 @@ impl Loop<'_> {
         let outcome = outcome_of(&out);
         if is_action {
             let (full_output, clipped) = row_full_output(spec.behaviour.output_cap, &out);
+            let result = row_result(spec.step_kind, &out, outcome);
             let close = RowClose {
                 outcome,
                 ending: out.refusal(),
-                result: row_result(spec.step_kind, &out, outcome),
+                result: result.clone(),
                 full_output,
                 clipped,
             };
-            // A turn's row is kept as it will be drawn; a job's step as its record only.
-            let row = self.rows.closed(call_id, &close);
+            // A turn's row is kept as it will be drawn, then drawn; a job's step is kept
+            // as its record only.
+            let row = self.rows.closed(call_id, close);
             let keep = row.as_ref().filter(|_| self.ctx.run_id.is_none());
             self.engine
                 .record_step(
                     &self.session.id,
                     (&spec.name, line.as_deref().unwrap_or_default()),
                     outcome,
-                    &close.result,
+                    &result,
                     keep,
                 )
                 .await;
-            self.rows.close(call_id, close);
+            if let Some(row) = row {
+                self.rows.close(row);
+            }
             for release in self.releases.drain(..) {
                 let _ = release.send(());
             }

@@ -102,25 +102,23 @@ impl RowTracker {
         self.emit(Frame::Step(row));
     }
 
-    /// The open row `id` as `close` will close it (what is kept before it is drawn).
-    pub fn closed(&self, id: &str, close: &RowClose) -> Option<StepRow> {
+    /// The open row `id` as `close` closes it, not yet drawn (so it can be kept first).
+    pub fn closed(&self, id: &str, close: RowClose) -> Option<StepRow> {
         let mut row = self.open.get(id)?.clone();
         row.phase = Phase::Done;
         row.outcome = Some(close.outcome);
         row.ending = close.ending;
-        row.result = Some(close.result.clone());
-        row.full_output = Some(close.full_output.clone());
+        row.result = Some(close.result);
+        row.full_output = Some(close.full_output);
         row.clipped = close.clipped;
         Some(row)
     }
 
-    /// Close an open row with its outcome.
-    pub fn close(&mut self, id: &str, close: RowClose) {
-        let Some(row) = self.closed(id, &close) else {
-            return;
-        };
-        self.open.remove(id);
-        self.emit(Frame::Step(row));
+    /// Close an open row, drawn as [`RowTracker::closed`] made it.
+    pub fn close(&mut self, row: StepRow) {
+        if self.open.remove(&row.id).is_some() {
+            self.emit(Frame::Step(row));
+        }
     }
 
     /// Set the peek (a read tool's name), emitted only when the value changes.
@@ -159,9 +157,7 @@ impl RowTracker {
             self.emit(Frame::Working { on: false });
         }
     }
-}
 
-impl RowTracker {
     /// Keep an interrupted row beside the turn's lines. This may run while the turn's
     /// future is dropped, so the write is a task of its own (on the runtime, if any).
     fn keep_interrupted(&self, row: &StepRow) {
