@@ -264,7 +264,12 @@ impl Config {
     /// Every owner id: the `owners` setting plus `KOTOBA_DISCORD_OWNER_IDS` (comma or
     /// space separated), without duplicates. Owners may answer host cards.
     pub fn owners(&self) -> Vec<String> {
-        let mut ids = self.settings().owners;
+        self.owners_in(&self.settings())
+    }
+
+    /// [`Config::owners`] as `settings` (a turn's snapshot) say.
+    pub fn owners_in(&self, settings: &Settings) -> Vec<String> {
+        let mut ids = settings.owners.clone();
         for id in id_list(self.env("KOTOBA_DISCORD_OWNER_IDS")) {
             if !ids.contains(&id) {
                 ids.push(id);

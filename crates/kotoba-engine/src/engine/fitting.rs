@@ -16,7 +16,7 @@ use kotoba_store::Summary;
 
 use super::context::summarise::{summarise, Kind};
 use super::context::{clip_largest, lines_to_fold, shorten_outputs, Budget, FixedSizes};
-use super::turn::Loop;
+use super::turn::Driver;
 
 /// Why a request was not answered.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +96,7 @@ fn step_text(item: &Item) -> Option<String> {
     }
 }
 
-impl Loop<'_> {
+impl Driver<'_> {
     /// The size of `req`, whose leading items are the session's conversation as it
     /// stands: those are counted by the conversation itself (each line once, for as
     /// long as it lives), the rest by content.
@@ -368,8 +368,6 @@ impl super::Engine {
     /// What an owner's companion turn's instructions and tools cost, and the room they
     /// leave for the conversation before it is compacted.
     pub async fn context_room(&self) -> Room {
-        let settings = self.config.settings();
-        let budget = Budget::new(&settings, self.calibration.ratio());
         let ctx = kotoba_core::turn::TurnContext::companion(
             "doctor",
             kotoba_core::protocol::Person::owner("owner"),
@@ -380,7 +378,9 @@ impl super::Engine {
             ),
             None,
         );
-        let req = super::turn::first_request(self, &ctx, &[]).await;
+        let door = super::door::Door::resolve(self, std::sync::Arc::new(ctx), &[]).await;
+        let budget = Budget::new(&door.settings, self.calibration.ratio());
+        let req = door.first_request(self, &[]);
         let fixed = budget.provider(budget.tokenizer.fixed(&req));
         Room {
             window: budget.window as u64,

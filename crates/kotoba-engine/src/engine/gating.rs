@@ -24,7 +24,7 @@ use super::deferred::{awaiting_sentence, dedupe_key, deferred_sentence, KeyState
 use super::inflight::{Running, Underway};
 use super::output::{outcome_of, row_full_output, row_result};
 use super::transport::{approval_window, el_agent_turn, tool_budget, DEFERRED_WINDOW};
-use super::turn::Loop;
+use super::turn::Driver;
 use super::Engine;
 use deferred_run::DeferredRun;
 use kotoba_gate::{classify, Action, Decision as Classified};
@@ -41,8 +41,12 @@ pub(super) enum GateEnd {
     },
     /// Run the tool now with the line the person edited before approving it.
     Edited(Edit),
-    /// Do not run it; this is the output (a refusal, or a deferral's pending output).
+    /// Do not run it; this is the output (a refusal, or the pending output of a request
+    /// an earlier turn deferred).
     Stop(ToolOutput),
+    /// Its card is up and a detached runner waits for it: do not run it here, and end
+    /// the turn after this batch; this is its pending output.
+    Deferred(ToolOutput),
 }
 
 /// The exact line an exec action would run, and its gate action.
@@ -309,21 +313,19 @@ pub(super) async fn start_run(
 
 /// Complete a run's row: `executed` or `executed:failed` with its exit code; removed when
 /// nothing reached the machine after all (could not start, refused, deferred).
-pub(super) async fn finish_run(run: Running, out: &ToolOutput) {
-    if !matches!(out.ended, Ended::Ok { .. } | Ended::Failed { .. }) {
-        run.finish(None).await;
-        return;
-    }
-    let failed = outcome_of(out) == Outcome::Failed;
-    let approver = if failed {
-        Approver::ExecutedFailed
-    } else {
-        Approver::Executed
+pub(super) async fn finish_run(run: Running, ended: &Ended, outcome: Outcome) {
+    let exit_code = match ended {
+        Ended::Ok { exit_code } | Ended::Failed { exit_code } => *exit_code,
+        _ => {
+            run.finish(None).await;
+            return;
+        }
     };
-    let detail = out
-        .exit_code()
-        .map(|c| format!("exit {c}"))
-        .unwrap_or_default();
+    let approver = match outcome == Outcome::Failed {
+        true => Approver::ExecutedFailed,
+        false => Approver::Executed,
+    };
+    let detail = exit_code.map(|c| format!("exit {c}")).unwrap_or_default();
     run.finish(Some((approver, &detail))).await;
 }
 
@@ -359,7 +361,7 @@ fn widened(base: Answerers, may: Option<&MayAnswer>) -> Answerers {
     }
 }
 
-impl Loop<'_> {
+impl Driver<'_> {
     fn card(
         &self,
         tool: &str,
@@ -726,7 +728,6 @@ impl Loop<'_> {
             waiting: Some(self.engine.deferred.enter_waiting(&session)),
         };
         tokio::spawn(run.run());
-        self.deferred_this_turn = true;
-        GateEnd::Stop(ToolOutput::pending(deferred_sentence(&name)))
+        GateEnd::Deferred(ToolOutput::pending(deferred_sentence(&name)))
     }
 }

@@ -4,8 +4,10 @@
 pub mod approval;
 pub mod budget;
 pub mod context;
+mod core;
 pub mod deferred;
 mod dispatch;
+mod door;
 mod fitting;
 mod forget;
 mod gating;
@@ -13,7 +15,6 @@ mod helpers;
 mod inflight;
 pub mod narration;
 pub mod output;
-pub mod rows;
 pub mod session;
 mod speculate;
 pub mod transport;
@@ -38,11 +39,11 @@ use kotoba_store::Store;
 
 pub use speculate::Speculation;
 
-pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
-pub use dispatch::{
+pub use self::core::{
     companion_only_sentence, not_active_sentence, switched_off_sentence, unknown_sentence,
     withheld_sentence, work_only_sentence,
 };
+pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
 pub use fitting::{ContextUse, Room};
 pub use kotoba_core::turn::{Access, TurnContext};
 pub use session::{CallMark, Session, Sessions};
@@ -331,12 +332,21 @@ impl Engine {
     /// /v1); otherwise the configured owners (the `owners` setting and
     /// `KOTOBA_DISCORD_OWNER_IDS`) and approvers (`discord.approvers`).
     pub fn answerers_for(&self, person: &Person) -> kotoba_core::protocol::Answerers {
+        self.answerers_in(&self.config.settings(), person)
+    }
+
+    /// [`Engine::answerers_for`] as `settings` (a turn's snapshot) say.
+    pub(crate) fn answerers_in(
+        &self,
+        settings: &kotoba_core::config::Settings,
+        person: &Person,
+    ) -> kotoba_core::protocol::Answerers {
         if person.origin == Origin::Owner {
             kotoba_core::protocol::Answerers::Local
         } else {
             kotoba_core::protocol::Answerers::Owners {
-                ids: self.config.owners(),
-                approvers: self.config.settings().discord_approvers,
+                ids: self.config.owners_in(settings),
+                approvers: settings.discord_approvers.clone(),
             }
         }
     }
@@ -428,7 +438,7 @@ impl Engine {
         result: &str,
         row: Option<&kotoba_core::protocol::StepRow>,
     ) {
-        let text = rows::step_record(tool, action, outcome, result);
+        let text = self::core::rows::step_record(tool, action, outcome, result);
         let kept = match row {
             Some(row) => self.store.append_step(session, row, &text).await,
             None => {
@@ -448,7 +458,7 @@ impl Engine {
             row.outcome.unwrap_or(kotoba_core::protocol::Outcome::Ok),
             row.result.as_deref().unwrap_or_default(),
         );
-        let text = rows::step_record(&row.tool, &row.action, outcome, result);
+        let text = self::core::rows::step_record(&row.tool, &row.action, outcome, result);
         if let Err(e) = self.store.complete_step(session, row, &text).await {
             tracing::warn!("completing a step of {session}: {e}");
         }

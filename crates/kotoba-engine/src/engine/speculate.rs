@@ -7,7 +7,7 @@
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::turn::first_request;
+use super::door::Door;
 use super::Engine;
 use crate::llm::{Item, LlmError, ModelReply, ModelRequest};
 use kotoba_core::protocol::TurnRequest;
@@ -74,10 +74,11 @@ impl Engine {
         items.push(Item::User {
             text: req.text.clone(),
         });
-        let request = first_request(self, &ctx, &items).await;
+        let door = Door::resolve(self, std::sync::Arc::new(ctx), &items).await;
+        let request = door.first_request(self, &items);
         let (tx, deltas) = mpsc::unbounded_channel();
         let (reply_tx, reply) = oneshot::channel();
-        let budget = super::context::Budget::new(&self.config.settings(), self.calibration.ratio());
+        let budget = super::context::Budget::new(&door.settings, self.calibration.ratio());
         let t = budget.tokenizer;
         let conversation = session.with_transcript(|tr| tr.tokens(t));
         let line = items.last().map_or(0, |i| t.item(i));

@@ -149,8 +149,8 @@ impl DeferredRun {
                     ),
                 ),
             };
-        finish_run(running, &out).await;
         let outcome = outcome_of(&out);
+        finish_run(running, &out.ended, outcome).await;
         let result = self.finish_row(&out, outcome).await;
         let summary = if out.nothing_ran() {
             format!("'{name}' was approved but could not start, so nothing ran: {result}")
