@@ -8,8 +8,16 @@
 //! are the engine's own: loading the lines, counting them in tokens (each line once,
 //! then remembered), fitting the request to the window and storing the turn.
 //! `KOTOBA_BENCH_TURNS=N` sets the measured turns of each kind (default 200).
+//!
+//! It also counts the bytes the process allocates per model request in the long
+//! conversation (a counting allocator around the system's): a turn answered in words
+//! (one request) and a turn that calls a tool first (two requests) — what assembling,
+//! fitting and copying the request costs in memory traffic. `scripts/bench-before-after`
+//! runs this same program at two commits in one sitting.
 // A test or bench binary exports nothing: its helpers are `pub` for its own modules.
 #![allow(unreachable_pub)]
+// The counting allocator is the one `unsafe` here: it forwards to the system's.
+#![allow(unsafe_code)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
 #![allow(
     clippy::unwrap_used,
@@ -18,6 +26,8 @@
     clippy::print_stdout
 )]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,7 +38,40 @@ use kotoba::protocol::{Origin, TurnRequest, TurnStatus};
 use kotoba::soul::Soul;
 use kotoba::store::Store;
 use kotoba::tools::builtin::builtin_registry;
-use kotoba_engine::engine::testing::{say, Script};
+use kotoba_engine::engine::testing::{call, say, Script};
+
+/// Bytes allocated so far by the whole process (a reallocation counts its new size).
+static ALLOCATED: AtomicU64 = AtomicU64::new(0);
+
+/// The system allocator, counting.
+struct Counting;
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the counter is
+// an atomic add.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATED.fetch_add(new_size as u64, Ordering::Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn allocated() -> u64 {
+    ALLOCATED.load(Ordering::Relaxed)
+}
 
 /// A line of about 200 tokens.
 fn line(n: usize) -> String {
@@ -77,6 +120,7 @@ fn main() {
     let model = Script::new(Vec::new());
     model.set_fallback(Ok(say("Noted.")));
     model.set_recording(false);
+    let script = model.clone();
     let engine = Engine::new(config, model, builtin_registry(), Soul::shipped(), store);
     let turn = |session: String, text: String| {
         let engine = engine.clone();
@@ -98,14 +142,23 @@ fn main() {
         }
         let mut short = Duration::ZERO;
         let mut long = Duration::ZERO;
+        let (mut long_bytes, mut tool_bytes, mut tool_time) = (0u64, 0u64, Duration::ZERO);
         for i in 0..turns {
             // Short conversations: a fresh session every 5 turns (a few lines each).
             let t = Instant::now();
             turn(format!("short-b{}", i / 5), format!("short {i}")).await;
             short += t.elapsed();
-            let t = Instant::now();
+            let (t, bytes) = (Instant::now(), allocated());
             turn("long".into(), format!("long {i}")).await;
             long += t.elapsed();
+            long_bytes += allocated() - bytes;
+            // A turn that calls a tool first: two requests over the long conversation
+            // (the name is refused at the door, so nothing runs; the loop asks again).
+            script.push(call("no_such_tool", serde_json::json!({"n": i})));
+            let (t, bytes) = (Instant::now(), allocated());
+            turn("long".into(), format!("tool {i}")).await;
+            tool_time += t.elapsed();
+            tool_bytes += allocated() - bytes;
         }
         let per = |d: Duration| d / turns as u32;
         let ratio = long.as_secs_f64() / short.as_secs_f64();
@@ -117,6 +170,16 @@ fn main() {
             per(long)
         );
         println!("short conversation: {:?} per turn", per(short));
+        let mb = |b: u64| b as f64 / turns as f64 / 1e6;
+        println!(
+            "long conversation, a turn in words (1 request): {:.2} MB allocated per request",
+            mb(long_bytes)
+        );
+        println!(
+            "long conversation, a turn calling a tool (2 requests): {:?} per turn, {:.2} MB allocated per request",
+            per(tool_time),
+            mb(tool_bytes) / 2.0
+        );
         println!("ratio long / short: {ratio:.2}");
         println!(
             "first turn of the long conversation (load and count every line): {cold:?} ({:.1}× a short turn)",

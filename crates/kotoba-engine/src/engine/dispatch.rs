@@ -1,6 +1,7 @@
 //! The driver's side of one call: the context a tool runs with (its turn, paths,
-//! secrets, frames), the gate it goes through, and its run under the budget the core
-//! set, with a heartbeat tick fed to the core every `HEARTBEAT_TICK`. What any of it
+//! secrets, frames), the gate it goes through, its run under the budget the core set
+//! (with a heartbeat tick fed to the core every `HEARTBEAT_TICK`), and the records the
+//! core asks to keep. What any of it
 //! means is the core's to decide (`core/call.rs`).
 
 use std::sync::Arc;
@@ -10,8 +11,7 @@ use serde_json::Value;
 use crate::tools::{FrameSink, Tool, ToolContext, ToolOutput};
 use kotoba_core::protocol::Answerers;
 
-use super::core::{Effect, Event, RunOrder};
-use super::gating::GateEnd;
+use super::core::{Effect, Event, GateEnd, Persist, RunOrder};
 use super::narration::HEARTBEAT_TICK;
 use super::turn::Driver;
 
@@ -91,6 +91,52 @@ impl Driver<'_> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Keep one record.
+    pub(super) async fn persist(&mut self, p: Persist) {
+        match p {
+            Persist::RunStarted {
+                call_id,
+                tool,
+                line,
+                risk,
+            } => {
+                let running =
+                    super::gating::start_run(self.engine, &self.session.id, &tool, &line, risk)
+                        .await;
+                self.running.insert(call_id, running);
+            }
+            Persist::RunFinished {
+                call_id,
+                ended,
+                outcome,
+            } => {
+                if let Some(running) = self.running.remove(&call_id) {
+                    super::gating::finish_run(running, &ended, outcome).await;
+                }
+            }
+            Persist::Step {
+                tool,
+                line,
+                outcome,
+                result,
+                row,
+            } => {
+                self.engine
+                    .record_step(
+                        &self.session.id,
+                        (&tool, &line),
+                        outcome,
+                        &result,
+                        row.as_ref(),
+                    )
+                    .await;
+            }
+            Persist::Interrupted(row) => {
+                super::turn::keep_interrupted(self.engine, &self.session.id, row)
             }
         }
     }

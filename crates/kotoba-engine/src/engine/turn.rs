@@ -86,7 +86,7 @@ pub(super) struct Driver<'a> {
     /// long job's outputs are tokenized once, not once per iteration.
     pub(super) sizes: HashMap<u64, usize>,
     /// The executed rows of actions running now, by call id.
-    running: HashMap<String, Running>,
+    pub(super) running: HashMap<String, Running>,
 }
 
 /// Run one loop over `items` (history + the new user line) for the person `ctx` speaks
@@ -223,50 +223,6 @@ impl Driver<'_> {
         }
     }
 
-    /// Keep one record.
-    async fn persist(&mut self, p: Persist) {
-        match p {
-            Persist::RunStarted {
-                call_id,
-                tool,
-                line,
-                risk,
-            } => {
-                let running =
-                    super::gating::start_run(self.engine, &self.session.id, &tool, &line, risk)
-                        .await;
-                self.running.insert(call_id, running);
-            }
-            Persist::RunFinished {
-                call_id,
-                ended,
-                outcome,
-            } => {
-                if let Some(running) = self.running.remove(&call_id) {
-                    super::gating::finish_run(running, &ended, outcome).await;
-                }
-            }
-            Persist::Step {
-                tool,
-                line,
-                outcome,
-                result,
-                row,
-            } => {
-                self.engine
-                    .record_step(
-                        &self.session.id,
-                        (&tool, &line),
-                        outcome,
-                        &result,
-                        row.as_ref(),
-                    )
-                    .await;
-            }
-            Persist::Interrupted(row) => keep_interrupted(self.engine, &self.session.id, row),
-        }
-    }
-
     /// Ask the model the core's request: fitted, its deltas streamed.
     async fn ask(&mut self, separate: bool, words_only: bool) -> Event {
         let tools: Vec<Arc<dyn Tool>> = match words_only {
@@ -327,7 +283,11 @@ impl Driver<'_> {
 
 /// Keep a turn's interrupted row beside its lines. This may run while the turn's
 /// future is dropped, so the write is a task of its own (on the runtime, if any).
-fn keep_interrupted(engine: &Engine, session: &str, row: kotoba_core::protocol::StepRow) {
+pub(super) fn keep_interrupted(
+    engine: &Engine,
+    session: &str,
+    row: kotoba_core::protocol::StepRow,
+) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };

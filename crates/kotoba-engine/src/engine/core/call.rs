@@ -15,12 +15,11 @@ use kotoba_core::protocol::{Frame, Mode, Outcome, SayKind};
 use super::super::budget::{
     call_key, cap_reached_note, per_tool_cap_sentence, repeat_sentence, turn_cap_sentence,
 };
-use super::super::gating::{gate_action, GateEnd};
 use super::super::narration::{HeartbeatClock, HeartbeatPlan};
 use super::super::output::{model_text, outcome_of, row_full_output, row_result};
 use super::super::transport::tool_budget;
 use super::rows::RowClose;
-use super::{Effect, Persist, RunOrder, TurnState};
+use super::{gate_action, Effect, GateEnd, Persist, RunOrder, TurnState};
 
 /// The sentence when a job's first call is not the skill that matches it.
 pub(crate) fn step_zero_sentence(skill: &str) -> String {

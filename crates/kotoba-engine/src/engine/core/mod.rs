@@ -16,11 +16,12 @@
 
 mod call;
 pub(crate) mod rows;
+mod verdict;
 
 #[cfg(test)]
-mod props;
-#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_props;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -35,7 +36,6 @@ use kotoba_core::protocol::{Frame, Mode, Outcome, Risk, StepRow, TurnStatus};
 use kotoba_core::turn::TurnContext;
 
 use super::budget::{Caps, Spent};
-use super::gating::GateEnd;
 use super::narration::Narrator;
 use call::Call;
 use rows::Rows;
@@ -44,6 +44,7 @@ pub use call::{
     companion_only_sentence, not_active_sentence, switched_off_sentence, unknown_sentence,
     withheld_sentence, work_only_sentence,
 };
+pub(crate) use verdict::{gate_action, Edit, GateEnd};
 
 /// The sentence the turn ends with when its iterations ran out.
 pub(crate) const OUT_OF_STEPS: &str =

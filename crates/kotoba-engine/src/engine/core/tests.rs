@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::Edit;
 use super::*;
-use crate::engine::gating::Edit;
 use crate::engine::narration::Narrator;
 use crate::engine::testing::{calls, fake, say, Fake};
 use crate::soul::Soul;

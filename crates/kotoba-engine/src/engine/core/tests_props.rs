@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::tests::{caps, owner, turn, Tools};
+use super::Edit;
 use super::*;
-use crate::engine::gating::Edit;
 use crate::engine::testing::fake;
 use crate::llm::ToolCall;
 use crate::soul::Soul;
