@@ -12,8 +12,8 @@
 //! It also counts the bytes the process allocates per model request in the long
 //! conversation (a counting allocator around the system's): a turn answered in words
 //! (one request) and a turn that calls a tool first (two requests) — what assembling,
-//! fitting and copying the request costs in memory traffic. `scripts/bench-before-after`
-//! runs this same program at two commits in one sitting.
+//! fitting and copying the request costs in memory traffic. `scripts/bench-at context
+//! REV...` runs this same program at several commits in one sitting.
 // A test or bench binary exports nothing: its helpers are `pub` for its own modules.
 #![allow(unreachable_pub)]
 // The counting allocator is the one `unsafe` here: it forwards to the system's.

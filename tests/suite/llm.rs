@@ -49,10 +49,10 @@ fn shell_tool() -> FunctionSpec {
     }
 }
 
-fn request(items: Vec<Item>, tools: Vec<FunctionSpec>) -> ModelRequest {
+fn request(items: impl Into<std::sync::Arc<Vec<Item>>>, tools: Vec<FunctionSpec>) -> ModelRequest {
     ModelRequest {
         system: "You are Kotoba.".into(),
-        items,
+        items: items.into(),
         tools,
     }
 }
@@ -183,7 +183,7 @@ async fn a_tool_call_round_trip_carries_the_call_and_its_result_back_by_call_id(
         assert_eq!(args, json!({"command": "ls -la"}), "{api}");
         assert!(call.call_id.starts_with("call_"), "{api}: {}", call.call_id);
 
-        let mut items = first.items.clone();
+        let mut items = first.items.to_vec();
         items.extend(reply.items.clone());
         items.push(Item::ToolResult {
             call_id: call.call_id.clone(),
@@ -252,7 +252,7 @@ async fn several_calls_in_one_reply_keep_their_order_and_group_into_one_chat_mes
             .collect();
         assert_ne!(ids[0], ids[1], "{api}: call ids are unique");
 
-        let mut items = first.items.clone();
+        let mut items = first.items.to_vec();
         items.extend(reply.items.clone());
         for id in &ids {
             items.push(Item::ToolResult {
@@ -295,7 +295,7 @@ async fn a_responses_reasoning_item_is_carried_back_unchanged_in_the_next_reques
         .is_some_and(|s| !s.is_empty()));
     let call = reply.tool_calls()[0].clone();
 
-    let mut items = first.items.clone();
+    let mut items = first.items.to_vec();
     items.extend(reply.items.clone());
     items.push(Item::ToolResult {
         call_id: call.call_id.clone(),
@@ -684,7 +684,7 @@ async fn a_model_address_that_is_not_a_url_calls_no_model_and_names_the_fix() {
     let client = OpenAiClient::new(config);
     let req = ModelRequest {
         system: "s".into(),
-        items: vec![user("hello")],
+        items: vec![user("hello")].into(),
         tools: Vec::new(),
     };
     let (result, deltas) = ask(&client, &req).await;

@@ -73,7 +73,7 @@ impl Door {
         &self,
         engine: &Engine,
         tools: &[Arc<dyn Tool>],
-        items: &[Item],
+        items: Arc<Vec<Item>>,
     ) -> ModelRequest {
         let specs: Vec<&ToolSpec> = tools.iter().map(|t| t.spec()).collect();
         let mut system =
@@ -92,14 +92,14 @@ impl Door {
             .collect();
         ModelRequest {
             system,
-            items: items.to_vec(),
+            items,
             tools,
         }
     }
 
     /// The first request a companion turn makes (what [`super::Engine::speculate`]
     /// asks ahead of the turn).
-    pub(crate) fn first_request(&self, engine: &Engine, items: &[Item]) -> ModelRequest {
+    pub(crate) fn first_request(&self, engine: &Engine, items: Arc<Vec<Item>>) -> ModelRequest {
         self.request(engine, &self.offered, items)
     }
 }

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::llm::tokens::Tokenizer;
 use crate::llm::{Item, LlmError, ModelReply, ModelRequest};
@@ -116,7 +117,7 @@ impl Driver<'_> {
     /// overflow the provider reports compacts harder and retries once.
     pub(super) async fn ask_fitted(
         &mut self,
-        items: &mut Vec<Item>,
+        items: &mut Arc<Vec<Item>>,
         req: &mut ModelRequest,
         separate: bool,
     ) -> Result<ModelReply, AskError> {
@@ -144,10 +145,11 @@ impl Driver<'_> {
 
     /// Fit `req` to the window: compact the conversation, shorten then summarise the
     /// turn's oldest steps (both lasting, in `items`), and last cut the request's own
-    /// largest texts. Its size in counted tokens.
+    /// largest texts. Its size in counted tokens. `items` and the request share one
+    /// copy of the conversation; only a change makes another.
     async fn fit(
         &mut self,
-        items: &mut Vec<Item>,
+        items: &mut Arc<Vec<Item>>,
         req: &mut ModelRequest,
         squeeze: bool,
     ) -> Result<usize, AskError> {
@@ -167,7 +169,7 @@ impl Driver<'_> {
         }
         // The newest reply's results are not shortened: the model has not read them yet.
         if let Some(earlier) = earlier_steps(items, self.conversation).filter(|_| total > target) {
-            shorten_outputs(&mut items[earlier], t, total - target);
+            shorten_outputs(&mut Arc::make_mut(items)[earlier], t, total - target);
             req.items = items.clone();
             total = self.measure(req, t);
         }
@@ -182,7 +184,7 @@ impl Driver<'_> {
                 .iter()
                 .map(|i| size_of(&mut self.sizes, t, i))
                 .collect();
-            if !clip_largest(&mut req.items, &sizes, t) {
+            if !clip_largest(Arc::make_mut(&mut req.items).as_mut_slice(), &sizes, t) {
                 if !req.tools.is_empty() {
                     // A window the tool definitions fill: this request goes words-only.
                     tracing::warn!(session = %self.session.id, limit = budget.limit(), "the tools do not fit the window: asking without them");
@@ -211,7 +213,7 @@ impl Driver<'_> {
     /// room, but always the newest exchange.
     async fn compact_conversation(
         &mut self,
-        items: &mut Vec<Item>,
+        items: &mut Arc<Vec<Item>>,
         budget: &Budget,
         total: usize,
         target: usize,
@@ -287,7 +289,7 @@ impl Driver<'_> {
         let Some((conversation_items, after)) = after else {
             return;
         };
-        items.splice(..self.conversation, conversation_items.iter().cloned());
+        Arc::make_mut(items).splice(..self.conversation, conversation_items.iter().cloned());
         self.conversation = conversation_items.len();
         tracing::info!(session = %self.session.id, lines = covered, before = conversation, after, "conversation compacted");
         self.emit(Frame::Compacted {
@@ -299,7 +301,7 @@ impl Driver<'_> {
 
     /// Replace the turn's earlier steps with the model's summary of them (the newest
     /// reply and its results stay), when shortening their outputs was not enough.
-    async fn summarise_steps(&mut self, items: &mut Vec<Item>, budget: &Budget) {
+    async fn summarise_steps(&mut self, items: &mut Arc<Vec<Item>>, budget: &Budget) {
         let Some(range) = earlier_steps(items, self.conversation) else {
             return;
         };
@@ -310,7 +312,7 @@ impl Driver<'_> {
                 let note = Item::User {
                     text: format!("[Summary of the earlier steps of this task, written when they outgrew the model's window]\n{text}"),
                 };
-                items.splice(range, [note]);
+                Arc::make_mut(items).splice(range, [note]);
             }
             Err(e) => {
                 tracing::warn!(session = %self.session.id, "summarising the steps failed, cutting instead: {e}");
@@ -380,7 +382,7 @@ impl super::Engine {
         );
         let door = super::door::Door::resolve(self, std::sync::Arc::new(ctx), &[]).await;
         let budget = Budget::new(&door.settings, self.calibration.ratio());
-        let req = door.first_request(self, &[]);
+        let req = door.first_request(self, Default::default());
         let fixed = budget.provider(budget.tokenizer.fixed(&req));
         Room {
             window: budget.window as u64,

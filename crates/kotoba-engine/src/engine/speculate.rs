@@ -75,7 +75,7 @@ impl Engine {
             text: req.text.clone(),
         });
         let door = Door::resolve(self, std::sync::Arc::new(ctx), &items).await;
-        let request = door.first_request(self, &items);
+        let request = door.first_request(self, std::sync::Arc::new(items.clone()));
         let (tx, deltas) = mpsc::unbounded_channel();
         let (reply_tx, reply) = oneshot::channel();
         let budget = super::context::Budget::new(&door.settings, self.calibration.ratio());

@@ -159,7 +159,7 @@ impl ModelClient for Script {
 /// verbatim and once each, oldest first.
 pub fn summary_by_rule(req: &ModelRequest) -> ModelReply {
     let mut kept: Vec<String> = Vec::new();
-    for item in &req.items {
+    for item in req.items.iter() {
         if let Item::User { text } = item {
             for line in text.lines().filter(|l| l.contains("remember")) {
                 let line = line.trim().to_string();

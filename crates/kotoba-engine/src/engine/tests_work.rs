@@ -516,7 +516,7 @@ async fn a_question_in_a_job_blocks_on_a_card_and_is_refused_before_asking_when_
         .script
         .sent()
         .iter()
-        .flat_map(|q| q.items.clone())
+        .flat_map(|q| q.items.iter().cloned().collect::<Vec<_>>())
         .find_map(|i| match i {
             crate::llm::Item::ToolResult { output, .. } => Some(output),
             _ => None,
@@ -614,7 +614,7 @@ async fn helpers_run_under_subagent_frames_and_a_failed_helper_is_not_a_success(
         .script
         .sent()
         .iter()
-        .flat_map(|q| q.items.clone())
+        .flat_map(|q| q.items.iter().cloned().collect::<Vec<_>>())
         .find_map(|i| match i {
             crate::llm::Item::ToolResult { output, .. } => Some(output),
             _ => None,
@@ -832,7 +832,7 @@ async fn clarify_in_a_job_waits_180_seconds_then_expires_unanswered() {
         .script
         .sent()
         .iter()
-        .flat_map(|q| q.items.clone())
+        .flat_map(|q| q.items.iter().cloned().collect::<Vec<_>>())
         .find_map(|i| match i {
             crate::llm::Item::ToolResult { output, .. } => Some(output),
             _ => None,

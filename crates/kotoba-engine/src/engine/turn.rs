@@ -229,12 +229,11 @@ impl Driver<'_> {
             true => Vec::new(),
             false => self.core.offered().to_vec(),
         };
-        let mut req = self
-            .door
-            .request(self.engine, &tools, self.core.items_mut());
-        let mut items = std::mem::take(self.core.items_mut());
+        let mut items = self.core.items();
+        let mut req = self.door.request(self.engine, &tools, items.clone());
         let asked = self.ask_fitted(&mut items, &mut req, separate).await;
-        *self.core.items_mut() = items;
+        drop(req); // the core's items are its own again: the next push copies nothing
+        self.core.set_items(items);
         match asked {
             Ok(reply) => Event::Replied(reply),
             Err(e) => {

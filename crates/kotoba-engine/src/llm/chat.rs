@@ -29,7 +29,7 @@ pub(super) fn request_body(req: &ModelRequest, settings: &Settings) -> Value {
 
 fn messages(req: &ModelRequest) -> Vec<Value> {
     let mut out = vec![json!({ "role": "system", "content": req.system })];
-    for item in &req.items {
+    for item in req.items.iter() {
         match item {
             Item::User { text } => out.push(json!({ "role": "user", "content": text })),
             Item::Assistant { text } => {
@@ -212,7 +212,7 @@ mod tests {
         assert_eq!(reply.input_tokens, Some(987));
         let req = ModelRequest {
             system: "s".into(),
-            items: Vec::new(),
+            items: Default::default(),
             tools: Vec::new(),
         };
         let body = request_body(&req, &Settings::default());

@@ -70,8 +70,9 @@ pub struct FunctionSpec {
 pub struct ModelRequest {
     /// The system prompt.
     pub system: String,
-    /// The conversation so far.
-    pub items: Vec<Item>,
+    /// The conversation so far, shared with the turn that asks (a request never copies
+    /// the conversation; a change while it is shared copies it once, `Arc::make_mut`).
+    pub items: std::sync::Arc<Vec<Item>>,
     /// The tools offered; empty means a words-only request (no `tools` key is sent).
     pub tools: Vec<FunctionSpec>,
 }

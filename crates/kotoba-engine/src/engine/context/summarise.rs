@@ -95,7 +95,7 @@ pub async fn summarise(
         text.push_str(&lines.join("\n"));
         let req = ModelRequest {
             system: system.clone(),
-            items: vec![Item::User { text }],
+            items: vec![Item::User { text }].into(),
             tools: Vec::new(),
         };
         let (tx, _rx) = mpsc::unbounded_channel();

@@ -446,7 +446,7 @@ impl TurnState<'_> {
                 text.push_str(&note);
             }
         }
-        self.items.push(Item::ToolResult {
+        self.items_mut().push(Item::ToolResult {
             call_id: call.id,
             output: text,
         });

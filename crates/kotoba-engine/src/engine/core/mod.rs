@@ -268,8 +268,9 @@ pub(crate) struct TurnState<'a> {
     narrator: Narrator<'a>,
     /// The tools offered to its person (a guest's: the allow-list only).
     offered: Vec<Arc<dyn Tool>>,
-    /// The conversation the model reads: history, the person's line, replies, results.
-    items: Vec<Item>,
+    /// The conversation the model reads: history, the person's line, replies, results
+    /// (shared with the request out, never copied for it).
+    items: Arc<Vec<Item>>,
     /// Her words so far, one entry per reply or sentence.
     texts: Vec<String>,
     /// Model requests asked so far.
@@ -306,7 +307,7 @@ impl<'a> TurnState<'a> {
             spent: Spent::default(),
             narrator,
             offered,
-            items,
+            items: Arc::new(items),
             texts: Vec::new(),
             iteration: 0,
             words_only: false,
@@ -318,9 +319,20 @@ impl<'a> TurnState<'a> {
         }
     }
 
-    /// The items the next request carries (the driver fits them to the window).
+    /// The items the next request carries, shared (the driver fits them to the window
+    /// and hands them back with [`TurnState::set_items`]).
+    pub(crate) fn items(&self) -> Arc<Vec<Item>> {
+        self.items.clone()
+    }
+
+    /// The items as the driver fitted them (compacted, shortened, summarised).
+    pub(crate) fn set_items(&mut self, items: Arc<Vec<Item>>) {
+        self.items = items;
+    }
+
+    /// The items, to change (copied first only if a request still shares them).
     pub(crate) fn items_mut(&mut self) -> &mut Vec<Item> {
-        &mut self.items
+        Arc::make_mut(&mut self.items)
     }
 
     /// The tools offered now.
@@ -425,7 +437,7 @@ impl<'a> TurnState<'a> {
             self.texts.push(text);
         }
         let calls: Vec<ToolCall> = reply.tool_calls().into_iter().cloned().collect();
-        self.items.extend(reply.items);
+        self.items_mut().extend(reply.items);
         if calls.is_empty() {
             // A chain a cap cut is never reported as done.
             let status = match self.words_only && self.iteration > 1 {
@@ -451,7 +463,7 @@ impl<'a> TurnState<'a> {
         while let Some(call) = self.batch.pop_front() {
             match self.admit(out, &call) {
                 Ok(()) => return, // in flight: its gate or run answers
-                Err(text) => self.items.push(Item::ToolResult {
+                Err(text) => self.items_mut().push(Item::ToolResult {
                     call_id: call.call_id,
                     output: text,
                 }),
