@@ -54,6 +54,7 @@ fn request(items: impl Into<std::sync::Arc<Vec<Item>>>, tools: Vec<FunctionSpec>
         system: "You are Kotoba.".into(),
         items: items.into(),
         tools,
+        settings: None,
     }
 }
 
@@ -686,6 +687,7 @@ async fn a_model_address_that_is_not_a_url_calls_no_model_and_names_the_fix() {
         system: "s".into(),
         items: vec![user("hello")].into(),
         tools: Vec::new(),
+        settings: None,
     };
     let (result, deltas) = ask(&client, &req).await;
     match result {

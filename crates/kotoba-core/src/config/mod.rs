@@ -280,10 +280,15 @@ impl Config {
 
     /// The API key for the model, from the env name the settings name.
     pub fn api_key(&self) -> Option<String> {
-        let name = self.settings().api_key_env;
-        self.env(&name)
+        self.api_key_in(&self.settings())
+    }
+
+    /// [`Config::api_key`] as `settings` (a turn's snapshot) name it.
+    pub fn api_key_in(&self, settings: &Settings) -> Option<String> {
+        let name = &settings.api_key_env;
+        self.env(name)
             .map(str::to_string)
-            .or_else(|| std::env::var(&name).ok())
+            .or_else(|| std::env::var(name).ok())
             .filter(|k| !k.trim().is_empty())
     }
 }

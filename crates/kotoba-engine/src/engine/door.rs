@@ -94,6 +94,7 @@ impl Door {
             system,
             items,
             tools,
+            settings: Some(self.settings.clone()),
         }
     }
 

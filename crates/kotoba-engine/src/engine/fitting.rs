@@ -243,6 +243,7 @@ impl Driver<'_> {
         let model = self.engine.model.as_ref();
         let text = match summarise(
             model,
+            &self.settings,
             budget,
             Kind::Conversation,
             previous.as_deref(),
@@ -307,7 +308,7 @@ impl Driver<'_> {
         };
         let said: Vec<String> = items[range.clone()].iter().filter_map(step_text).collect();
         let model = self.engine.model.as_ref();
-        match summarise(model, budget, Kind::Steps, None, &said).await {
+        match summarise(model, &self.settings, budget, Kind::Steps, None, &said).await {
             Ok(text) => {
                 let note = Item::User {
                     text: format!("[Summary of the earlier steps of this task, written when they outgrew the model's window]\n{text}"),

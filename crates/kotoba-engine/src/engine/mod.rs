@@ -688,6 +688,8 @@ mod tests_cards;
 #[cfg(test)]
 mod tests_context;
 #[cfg(test)]
+mod tests_door;
+#[cfg(test)]
 mod tests_gate;
 #[cfg(test)]
 mod tests_identity;

@@ -214,6 +214,7 @@ mod tests {
             system: "s".into(),
             items: Default::default(),
             tools: Vec::new(),
+            settings: None,
         };
         let body = request_body(&req, &Settings::default());
         assert_eq!(body["stream_options"]["include_usage"], json!(true));

@@ -248,7 +248,11 @@ impl ModelClient for OpenAiClient {
         req: &ModelRequest,
         deltas: &mpsc::UnboundedSender<String>,
     ) -> Result<ModelReply, LlmError> {
-        let settings = self.config.settings();
+        // A turn's request carries its settings snapshot: nothing is re-read per request.
+        let settings = match &req.settings {
+            Some(s) => s.clone(),
+            None => std::sync::Arc::new(self.config.settings()),
+        };
         if let Some(why) = &settings.base_url_refused {
             // Never another host than the owner meant: no call at all.
             return Err(LlmError::Connect(why.clone()));
@@ -259,7 +263,7 @@ impl ModelClient for OpenAiClient {
                 "the base URL {base:?} is not a URL"
             )));
         }
-        let key = self.config.api_key();
+        let key = self.config.api_key_in(&settings);
         if key.is_none() && needs_key(&base) {
             return Err(LlmError::NoKey {
                 env: settings.api_key_env.clone(),

@@ -75,6 +75,9 @@ pub struct ModelRequest {
     pub items: std::sync::Arc<Vec<Item>>,
     /// The tools offered; empty means a words-only request (no `tools` key is sent).
     pub tools: Vec<FunctionSpec>,
+    /// The settings of the turn that asks (its snapshot, taken at its door); `None`:
+    /// the client reads the live settings (a request outside a turn).
+    pub settings: Option<std::sync::Arc<kotoba_core::config::Settings>>,
 }
 
 /// What one model response held, in the order it arrived.

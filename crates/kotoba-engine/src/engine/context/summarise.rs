@@ -51,6 +51,7 @@ impl Kind {
 /// each carrying the summary so far.
 pub async fn summarise(
     model: &dyn ModelClient,
+    settings: &std::sync::Arc<kotoba_core::config::Settings>,
     budget: &Budget,
     kind: Kind,
     previous: Option<&str>,
@@ -97,6 +98,7 @@ pub async fn summarise(
             system: system.clone(),
             items: vec![Item::User { text }].into(),
             tools: Vec::new(),
+            settings: Some(settings.clone()),
         };
         let (tx, _rx) = mpsc::unbounded_channel();
         let reply = model.stream(&req, &tx).await?;
