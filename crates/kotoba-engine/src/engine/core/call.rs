@@ -145,6 +145,9 @@ pub(super) struct Call {
     cap: u32,
     /// A row (an action, or a role-granted tool in a guest's turn) rather than a peek.
     is_action: bool,
+    /// An action's exact line (what the gate judges, the audit and its record keep),
+    /// derived once — again only when an edit on its card changes it.
+    line: String,
     /// Past the gate and running (its run was ordered).
     pub(super) running: bool,
     /// Its executed row was written (an action that reached the machine).
@@ -295,6 +298,10 @@ impl TurnState<'_> {
             }));
         }
         let budget = tool_budget(spec, &args, self.ctx.channel, self.ctx.el_call_bound);
+        let line = match is_action {
+            true => gate_action(tool.as_ref(), &args).0,
+            false => String::new(),
+        };
         let plan = self.narrator.heartbeat(spec);
         let call = Call {
             id: call_id.to_string(),
@@ -304,6 +311,7 @@ impl TurnState<'_> {
             count,
             cap,
             is_action,
+            line,
             running: false,
             run_started: false,
             budget,
@@ -337,7 +345,7 @@ impl TurnState<'_> {
             out.push(Effect::Persist(Persist::RunStarted {
                 call_id: call.id.clone(),
                 tool: spec.name.clone(),
-                line: gate_action(call.tool.as_ref(), &call.args).0,
+                line: call.line.clone(),
                 risk: spec.risk,
             }));
         }
@@ -358,7 +366,7 @@ impl TurnState<'_> {
                 // The row shows what actually runs; the model is told it was edited.
                 if let Some(call) = self.call.as_mut() {
                     call.args = edit.args;
-                    debug_assert_eq!(gate_action(call.tool.as_ref(), &call.args).0, edit.line);
+                    call.line = edit.line;
                     call.edit_note = Some(edit.note);
                     let action = call.tool.action_line(&call.args);
                     let id = call.id.clone();
@@ -404,7 +412,7 @@ impl TurnState<'_> {
             // kept as its record only.
             out.push(Effect::Persist(Persist::Step {
                 tool: spec.name.clone(),
-                line: gate_action(call.tool.as_ref(), &call.args).0,
+                line: call.line.clone(),
                 outcome,
                 result,
                 row: row.clone().filter(|_| self.ctx.run_id.is_none()),
