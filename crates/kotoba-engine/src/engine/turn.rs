@@ -165,7 +165,9 @@ pub(super) async fn run_loop_prepared(
 }
 
 impl Driver<'_> {
-    /// Feed the core from `Start` until it ends, performing its effects in order.
+    /// Feed the core from `Start` until it ends, performing its effects in order. The
+    /// effect answered by an event (ask, gate, run) is always the last of a step's
+    /// (the property test checks it), so nothing waits behind it.
     async fn drive(&mut self) -> LoopEnd {
         let mut effects = self.core.step(Event::Start);
         loop {

@@ -79,6 +79,18 @@ impl Watch {
     /// Check one step's effects; what the turn waits for next.
     fn see(&mut self, out: &[Effect]) -> Result<Wait, TestCaseError> {
         let mut wait = Wait::Nothing;
+        // What the driver must wait on comes last: nothing is left undone meanwhile.
+        if let Some(at) = out
+            .iter()
+            .position(|e| matches!(e, Effect::Ask { .. } | Effect::Gate { .. } | Effect::Run(_)))
+        {
+            prop_assert_eq!(
+                at,
+                out.len() - 1,
+                "an answered effect before others: {:?}",
+                out
+            );
+        }
         for e in out {
             prop_assert!(!self.ended, "an effect after the end: {e:?}");
             match e {
