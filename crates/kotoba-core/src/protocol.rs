@@ -748,8 +748,9 @@ impl Media {
 /// What a surface asks the engine to do: one turn.
 #[derive(Debug, Clone)]
 pub struct TurnRequest {
-    /// Session id (a channel, DM, web session, terminal).
-    pub session: String,
+    /// The session, as the surface that received the words built it (a Discord channel,
+    /// thread or DM, a page or /v1 session, the terminal's).
+    pub session: crate::session::SessionId,
     /// The person's words.
     pub text: String,
     /// Who said it (display name or id), stored with the line.
@@ -813,10 +814,11 @@ pub struct Said {
 }
 
 impl TurnRequest {
-    /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send.
+    /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send; a
+    /// session given as its name is read by [`crate::session::SessionId::parse`].
     pub fn text(
         origin: Origin,
-        session: impl Into<String>,
+        session: impl Into<crate::session::SessionId>,
         author: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {

@@ -158,19 +158,17 @@ pub fn intents() -> GatewayIntents {
         | GatewayIntents::GUILD_VOICE_STATES
 }
 
-/// The session id of a Discord channel, thread or DM.
+/// The stored name of a Discord channel's, thread's or DM's session (`discord:<channel>`).
 pub fn session_of(channel: u64) -> String {
-    format!(
-        "{}{channel}",
-        crate::engine::session::DISCORD_SESSION_PREFIX
-    )
+    crate::session::SessionId::discord_channel(channel).into_name()
 }
 
-/// The channel of a Discord session id (a channel's, or a person's in it:
-/// `discord:<channel>:<user>`, `sessions.rs`).
+/// The channel a stored Discord session name names (a channel's, or a person's in it:
+/// `discord:<channel>:<user>`, `sessions.rs`), read by the one parser
+/// ([`crate::session::SessionId::parse`]); for the stored names of cards, reminders and
+/// restart notices. A turn's channel is read from its typed session, never from here.
 pub fn channel_of(session: &str) -> Option<u64> {
-    let rest = session.strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?;
-    rest.split(':').next()?.parse().ok()
+    crate::session::SessionId::parse(session).discord_channel_id()
 }
 
 /// How many message ids are remembered to answer each message once.
