@@ -4,7 +4,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 
-pub use kotoba_core::{config, confine, face, metrics, protocol, turn};
+pub use kotoba_core::{config, confine, face, metrics, protocol, session, turn};
 pub use kotoba_engine::{children, engine, llm, mcp, soul, tools, trust};
 /// The gate's pure policy, its own crate: reads a shell line, code or a tool call as it
 /// would run and says auto-safe, ask or dangerous, and which "always" a card may offer.

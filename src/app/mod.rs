@@ -227,12 +227,11 @@ async fn close_what_dead_runs_left(engine: &Engine) {
     }
     // A Discord channel does not read the transcript back: the cut turns and jobs
     // are told there too, once, when Discord connects.
-    let discord = crate::engine::session::DISCORD_SESSION_PREFIX;
     let cut_turns = cut_turns
         .into_iter()
         .map(|s| (s, crate::store::CUT_TURN_LINE.to_string()));
     for (session, line) in cut_turns.chain(jobs) {
-        if session.starts_with(discord) {
+        if crate::session::SessionId::parse(&session).is_discord() {
             if let Err(e) = engine.store().add_restart_notice(&session, &line).await {
                 tracing::warn!("keeping a restart notice for {session}: {e}");
             }

@@ -451,7 +451,7 @@ async fn an_expired_card_says_it_expired_unanswered_and_nothing_ran() {
         expires_at_ms: 1,
         window_secs: 180,
         answerers: kotoba::protocol::Answerers::Owners {
-            ids: vec![OWNER.to_string()],
+            ids: vec![OWNER],
             approvers: Vec::new(),
         },
         secret: false,

@@ -109,7 +109,7 @@ async fn a_person_named_as_approver_answers_and_only_an_owner_changes_who_approv
     }
     let s = r.app.engine.config().settings();
     assert!(s.discord_approvers.is_empty() && s.allowlist.is_empty());
-    assert!(!r.app.engine.config().owners().contains(&GUEST.to_string()));
+    assert!(!r.app.engine.config().owners().contains(&GUEST));
     // How she behaves in the server is his to set.
     let i = r.discord.slash(
         GENERAL,
@@ -152,4 +152,42 @@ async fn a_person_named_as_approver_answers_and_only_an_owner_changes_who_approv
         .path()
         .join("workspace/approved-by-carol.txt")
         .exists());
+}
+
+#[tokio::test]
+async fn an_owner_from_the_settings_is_one_while_named_and_a_bad_id_there_leaves_them_a_guest() {
+    // Guest (2) is an owner by the `owners` setting alone (the variable names OWNER).
+    let r = rig_on(FakeDiscord::start_crowd().await, &[]).await;
+    approvers(&r, &format!("owners: [\"{GUEST}\"]\n"));
+    let set = |value: &str| {
+        json!([{"type": 1, "name": "set", "options": [
+            {"type": 3, "name": "key", "value": "allowlist"},
+            {"type": 3, "name": "value", "value": value}]}])
+    };
+    let i = r
+        .discord
+        .slash(GENERAL, GUEST, "settings", set("[\"make\"]"), 0);
+    let said = r.discord.wait_callback(i).await;
+    assert!(said.content().contains("is now"), "{:?}", said.body);
+    // One id in the list is no user id: the whole setting names no owner (the safe
+    // side), so he is a guest again at once, while the variable's owner stays one.
+    approvers(&r, &format!("owners: [\"{GUEST}\", gus]\n# bad\n"));
+    let i = r
+        .discord
+        .slash(GENERAL, GUEST, "settings", set("[\"make test\"]"), 0);
+    let said = r.discord.wait_callback(i).await;
+    assert!(
+        said.content().starts_with("Only an owner"),
+        "{:?}",
+        said.body
+    );
+    assert!(r.app.engine.config().settings().allowlist.is_empty());
+    assert_eq!(r.app.engine.config().owners(), [OWNER]);
+    assert!(r
+        .app
+        .engine
+        .config()
+        .settings_warnings()
+        .iter()
+        .any(|w| w.starts_with("setting 'owners': must be Discord user ids")));
 }

@@ -17,6 +17,9 @@ pub mod face;
 pub mod metrics;
 /// The wire types shared by engine and surfaces: frames, rows, outcomes, cards.
 pub mod protocol;
+/// A session id, typed: where a conversation lives and its stored name; the one parser
+/// of session names.
+pub mod session;
 /// A turn's context: whom it speaks for and its axes, set once and shared by its tools,
 /// cards, port calls and jobs (`turn.rs`); a job's meter (`turn/meter.rs`).
 pub mod turn;

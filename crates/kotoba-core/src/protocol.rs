@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+mod ids;
+
 /// Compute seconds a background job gets when nothing external holds a clock over it
 /// (the `work_timeout` setting's default).
 pub const WORK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -195,8 +197,9 @@ pub enum Answerers {
     /// A host card: these owner ids, and the approvers (`discord.approvers`). Both
     /// empty means nobody on Discord can answer.
     Owners {
-        /// Owner ids from configuration.
-        ids: Vec<String>,
+        /// Owners' Discord user ids from configuration (text on the wire).
+        #[serde(with = "ids")]
+        ids: Vec<u64>,
         /// Approvers from `discord.approvers`: `user:<id>`, `role:<id>`, or a bare id
         /// that is either (a user's id or one of their roles').
         #[serde(default)]
@@ -209,8 +212,9 @@ pub enum Answerers {
     /// `anyone_with`, or `asker` when they hold every one of `asker_needs` — what a
     /// presser holds as their surface reads it at the press.
     Holders {
-        /// Owner ids from configuration.
-        owners: Vec<String>,
+        /// Owners' Discord user ids from configuration (text on the wire).
+        #[serde(with = "ids")]
+        owners: Vec<u64>,
         /// True when the session's own local surface may answer (its owner's).
         local: bool,
         /// The id of the person who asked.
@@ -748,8 +752,9 @@ impl Media {
 /// What a surface asks the engine to do: one turn.
 #[derive(Debug, Clone)]
 pub struct TurnRequest {
-    /// Session id (a channel, DM, web session, terminal).
-    pub session: String,
+    /// The session, as the surface that received the words built it (a Discord channel,
+    /// thread or DM, a page or /v1 session, the terminal's).
+    pub session: crate::session::SessionId,
     /// The person's words.
     pub text: String,
     /// Who said it (display name or id), stored with the line.
@@ -813,10 +818,11 @@ pub struct Said {
 }
 
 impl TurnRequest {
-    /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send.
+    /// A written turn (text/text/`Some(false)`), as the terminal and Discord text send; a
+    /// session given as its name is read by [`crate::session::SessionId::parse`].
     pub fn text(
         origin: Origin,
-        session: impl Into<String>,
+        session: impl Into<crate::session::SessionId>,
         author: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::protocol::{Channel, Mode, Origin, Person, Register};
+use crate::session::SessionId;
 
 pub mod meter;
 
@@ -12,8 +13,9 @@ pub mod meter;
 /// who is asking from here, never from a session or a map.
 #[derive(Debug, Clone)]
 pub struct TurnContext {
-    /// The session it runs in (where its frames go).
-    pub session: String,
+    /// The session it runs in (where its frames go), as the surface that received the
+    /// words said it: where it lives (a Discord channel or DM, the page, …) and its name.
+    pub session: SessionId,
     /// Whom it speaks for: the person whose words started it (for a job, a helper, a
     /// deferred run or a hidden announce turn: the person whose turn started that).
     pub person: Person,
@@ -40,9 +42,10 @@ pub struct TurnContext {
 }
 
 impl TurnContext {
-    /// A conversation turn's context in `session` for `person` (no job, depth 0).
+    /// A conversation turn's context in `session` for `person` (no job, depth 0); a
+    /// name given as text is read by [`SessionId::parse`].
     pub fn companion(
-        session: impl Into<String>,
+        session: impl Into<SessionId>,
         person: Person,
         (register, channel, el_call_bound): (Register, Channel, Option<bool>),
         user_request: Option<String>,

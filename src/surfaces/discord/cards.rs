@@ -395,7 +395,7 @@ mod tests {
             expires_at_ms: 1_800_000_000_000,
             window_secs: 180,
             answerers: Answerers::Owners {
-                ids: vec!["1".into()],
+                ids: vec![1],
                 approvers: Vec::new(),
             },
             secret: false,

@@ -153,7 +153,7 @@ async fn settle_orphaned_cards(bot: &Bot, ctx: &Context) {
 /// The turns and jobs a crash cut in Discord sessions: each is told once in its
 /// channel (the transcript already holds the same line).
 async fn tell_what_the_restart_cut(bot: &Bot, ctx: &Context) {
-    let prefix = crate::engine::session::DISCORD_SESSION_PREFIX;
+    let prefix = crate::session::DISCORD_PREFIX;
     let notices = match bot.engine.store().take_restart_notices(prefix).await {
         Ok(n) => n,
         Err(e) => {

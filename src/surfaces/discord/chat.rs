@@ -134,7 +134,9 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
         return;
     }
     bot.follow.remove(&channel);
-    let session = sessions::session_for(&bot, channel, author);
+    // Typed here, where the message says whether it is a DM: the turn carries it.
+    let typed = sessions::session_id_for(&bot, channel, author, facts.dm);
+    let session = typed.as_str().to_string();
     if facts.dm && bot.dms_noted.insert(channel, ()).is_none() {
         // A DM is its person's: forgetting them removes it whole (kept before the turn).
         if let Err(e) = bot.engine.store().note_dm(author, &session).await {
@@ -171,7 +173,7 @@ pub(crate) async fn handle(bot: Arc<Bot>, ctx: Context, msg: Message, caught_up:
                 .as_ref()
                 .map(|m| m.roles.iter().map(|r| r.get()).collect()),
         ),
-        ..TurnRequest::text(origin, &session, label, text)
+        ..TurnRequest::text(origin, typed, label, text)
     };
     let result = bot.engine.run_turn(req, TurnOptions::default()).await;
     typing.stop();

@@ -55,8 +55,6 @@ use crate::tools::discord::PortSlot;
 pub struct DiscordSettings {
     /// The bot token (never logged, never shown).
     token: String,
-    /// Owner ids: every tool, and the only ones who may answer host cards.
-    pub owners: Vec<u64>,
     /// The guild allow-list (empty: every guild).
     pub guilds: Vec<u64>,
     /// Channels where she answers every message.
@@ -72,7 +70,6 @@ impl std::fmt::Debug for DiscordSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DiscordSettings")
             .field("token", &"<hidden>")
-            .field("owners", &self.owners)
             .field("guilds", &self.guilds)
             .field("home_channels", &self.home_channels)
             .field("api_base", &self.api_base)
@@ -107,15 +104,8 @@ impl DiscordSettings {
     }
 
     fn with_token(config: &Config, token: String) -> DiscordSettings {
-        // One owner list for the whole process (settings `owners` + the env variable).
-        let owners = config
-            .owners()
-            .iter()
-            .filter_map(|o| o.parse().ok())
-            .collect();
         DiscordSettings {
             token,
-            owners,
             guilds: ids(config.env("KOTOBA_DISCORD_GUILDS")),
             home_channels: ids(config.env("KOTOBA_DISCORD_HOME_CHANNELS")),
             api_base: config.settings().discord_api_base,
@@ -158,19 +148,17 @@ pub fn intents() -> GatewayIntents {
         | GatewayIntents::GUILD_VOICE_STATES
 }
 
-/// The session id of a Discord channel, thread or DM.
+/// The stored name of a Discord channel's, thread's or DM's session (`discord:<channel>`).
 pub fn session_of(channel: u64) -> String {
-    format!(
-        "{}{channel}",
-        crate::engine::session::DISCORD_SESSION_PREFIX
-    )
+    crate::session::SessionId::discord_channel(channel).into_name()
 }
 
-/// The channel of a Discord session id (a channel's, or a person's in it:
-/// `discord:<channel>:<user>`, `sessions.rs`).
+/// The channel a stored Discord session name names (a channel's, or a person's in it:
+/// `discord:<channel>:<user>`, `sessions.rs`), read by the one parser
+/// ([`crate::session::SessionId::parse`]); for the stored names of cards, reminders and
+/// restart notices. A turn's channel is read from its typed session, never from here.
 pub fn channel_of(session: &str) -> Option<u64> {
-    let rest = session.strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?;
-    rest.split(':').next()?.parse().ok()
+    crate::session::SessionId::parse(session).discord_channel_id()
 }
 
 /// How many message ids are remembered to answer each message once.
@@ -181,7 +169,8 @@ const SEEN_CAP: usize = 4096;
 pub(crate) struct Bot {
     /// The engine every message becomes a turn of.
     pub engine: Arc<Engine>,
-    /// The token, owners, home channel and API base it runs with.
+    /// The token, guilds, home channels and API base it runs with (owners are read live
+    /// from the configuration: [`Bot::is_owner`]).
     pub settings: DiscordSettings,
     /// Where the port the discord_* tools call is registered while connected.
     pub port_slot: PortSlot,
@@ -305,15 +294,11 @@ impl Bot {
         true
     }
 
-    /// Whether `user` is an owner.
+    /// Whether `user` is an owner: one of the configuration's owners (the live `owners`
+    /// setting and `KOTOBA_DISCORD_OWNER_IDS`, each id validated there), as they stand
+    /// now.
     pub(crate) fn is_owner(&self, user: u64) -> bool {
-        self.settings.owners.contains(&user)
-            || self
-                .engine
-                .config()
-                .owners()
-                .iter()
-                .any(|o| o == &user.to_string())
+        self.engine.config().owners().contains(&user)
     }
 
     /// The HTTP client once connected.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serenity::all::{ChannelId, ChannelType, GuildId, MessagePagination, Permissions, UserId};
 
+use crate::session::{Place, SessionId};
 use crate::tools::discord::{
     ApiError, Change, DiscordPort, Guild, Link, PortError, VoiceAction, VoiceLink,
 };
@@ -14,7 +15,7 @@ use crate::turn::TurnContext;
 
 use super::rest::Rest;
 
-use super::{channel_of, Bot};
+use super::Bot;
 
 /// A channel id written as `123` or as a mention `<#123>`.
 fn channel_id(raw: &str) -> Option<u64> {
@@ -25,10 +26,26 @@ fn channel_id(raw: &str) -> Option<u64> {
         .ok()
 }
 
-/// The channel of a Discord session.
-fn here(session: &str) -> Result<u64, PortError> {
-    channel_of(session)
+/// The channel of the turn's conversation, read from its typed session (as the surface
+/// that received the words built it), never parsed from its name.
+fn here(session: &SessionId) -> Result<u64, PortError> {
+    session
+        .discord_channel_id()
         .ok_or_else(|| PortError::NotHere("This conversation is not a Discord channel.".into()))
+}
+
+/// The server the turn's conversation is in: none for a DM (the surface said so when the
+/// words came), else the one `guild_of` finds its channel in.
+fn server_of(
+    session: &SessionId,
+    guild_of: impl FnOnce(u64) -> Option<GuildId>,
+) -> Option<GuildId> {
+    match session.place() {
+        Place::DiscordChannel { channel, .. } => guild_of(channel),
+        Place::DiscordDm { .. } | Place::Page | Place::Terminal | Place::V1 | Place::Elsewhere => {
+            None
+        }
+    }
 }
 
 /// The HTTP client, while connected.
@@ -46,10 +63,15 @@ impl Port {
         Port(bot, rest)
     }
 
+    /// The server of the turn's conversation (none for a DM), from the cache.
+    fn server(&self, session: &SessionId) -> Option<GuildId> {
+        server_of(session, |channel| self.guild_of(channel))
+    }
+
     /// The guild of this session's channel, and the channel.
-    fn guild_here(&self, session: &str) -> Result<(GuildId, u64), PortError> {
+    fn guild_here(&self, session: &SessionId) -> Result<(GuildId, u64), PortError> {
         let here = here(session)?;
-        let guild = self.guild_of(here).ok_or_else(|| {
+        let guild = self.server(session).ok_or_else(|| {
             PortError::NotHere(
                 "This conversation is not in a server, so there is no server to manage.".into(),
             )
@@ -147,7 +169,7 @@ impl DiscordPort for Port {
             None => here,
         };
         if target != here {
-            let (Some(gh), Some(gt)) = (self.guild_of(here), self.guild_of(target)) else {
+            let (Some(gh), Some(gt)) = (self.server(&turn.session), self.guild_of(target)) else {
                 return Err(PortError::BadArgument(
                     "That channel is not in this server, so nothing was read.".into(),
                 ));
@@ -209,8 +231,8 @@ impl DiscordPort for Port {
 
     async fn people(&self, turn: &TurnContext, query: Option<&str>) -> Result<String, PortError> {
         let bot = &self.0;
-        let here = here(&turn.session)?;
-        let guild = self.guild_of(here).ok_or_else(|| {
+        here(&turn.session)?;
+        let guild = self.server(&turn.session).ok_or_else(|| {
             PortError::NotHere(
                 "This conversation is not in a server, so there are no members to list.".into(),
             )
@@ -259,9 +281,9 @@ impl DiscordPort for Port {
         channel: Option<&str>,
     ) -> Result<String, PortError> {
         let bot = &self.0;
-        let here = here(&turn.session)?;
+        here(&turn.session)?;
         let guild = self
-            .guild_of(here)
+            .server(&turn.session)
             .ok_or_else(|| {
                 PortError::NotHere("Voice works in a server, not in direct messages.".into())
             })?
@@ -339,11 +361,11 @@ impl DiscordPort for Port {
         let Some(user) = turn.origin().discord_user() else {
             return false;
         };
-        let (Ok(here), Some(guild)) = (here(&turn.session), self.guild_of(channel)) else {
+        let Some(guild) = self.guild_of(channel) else {
             return false;
         };
         // Only a channel of this conversation's own server.
-        self.guild_of(here) == Some(guild) && self.user_may_read(user, channel, guild)
+        self.server(&turn.session) == Some(guild) && self.user_may_read(user, channel, guild)
     }
 
     fn guild_id(&self, turn: &TurnContext) -> Option<u64> {
@@ -409,5 +431,39 @@ impl DiscordPort for Port {
             .await
             .map(|_| ())
             .map_err(|e| PortError::Discord(format!("the plan could not be shown ({e})")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cache that finds every channel in server 1, whatever it is asked.
+    fn everywhere_in_server_1(_channel: u64) -> Option<GuildId> {
+        Some(GuildId::new(1))
+    }
+
+    #[test]
+    fn the_port_reads_the_channel_from_the_typed_session_and_a_dm_is_in_no_server() {
+        assert_eq!(here(&SessionId::discord_channel(200)), Ok(200));
+        assert_eq!(here(&SessionId::discord_person(200, 7)), Ok(200));
+        assert_eq!(here(&SessionId::discord_dm(9)), Ok(9));
+        let in_server = server_of(&SessionId::discord_channel(200), everywhere_in_server_1);
+        assert_eq!(in_server, Some(GuildId::new(1)));
+        // The surface said it was a DM: no server, whatever the cache would answer.
+        assert_eq!(
+            server_of(&SessionId::discord_dm(9), everywhere_in_server_1),
+            None
+        );
+        // Where it lives decides, not what its name spells.
+        for elsewhere in [
+            SessionId::page("discord:5"),
+            SessionId::terminal("discord:5"),
+            SessionId::v1("discord:5"),
+            SessionId::parse("s1"),
+        ] {
+            assert!(here(&elsewhere).is_err(), "{elsewhere}");
+            assert_eq!(server_of(&elsewhere, everywhere_in_server_1), None);
+        }
     }
 }

@@ -11,6 +11,7 @@ use serenity::all::ChannelId;
 
 use super::Bot;
 use crate::protocol::Said;
+use crate::session::SessionId;
 
 /// Lines a channel's log keeps for the people's sessions there.
 const LOG_KEEP: usize = 200;
@@ -48,28 +49,38 @@ pub(crate) fn per_person(bot: &Bot, channel: u64) -> bool {
     })
 }
 
-/// The conversation `user`'s line in `channel` belongs to.
-pub(crate) fn session_for(bot: &Bot, channel: u64, user: u64) -> String {
-    if per_person(bot, channel) {
-        person_session(channel, user)
-    } else {
-        super::session_of(channel)
+/// The conversation `user`'s line in `channel` belongs to, typed as the message said
+/// where it was: a DM (a message with no guild), else their own in person mode, else
+/// the channel's (or thread's).
+pub(crate) fn session_id_for(bot: &Bot, channel: u64, user: u64, dm: bool) -> SessionId {
+    typed(channel, user, dm, !dm && per_person(bot, channel))
+}
+
+/// The conversation of `user`'s line in `channel`: a DM's, their own (`own`: person
+/// mode in a server channel), or the channel's.
+fn typed(channel: u64, user: u64, dm: bool, own: bool) -> SessionId {
+    match (dm, own) {
+        (true, _) => SessionId::discord_dm(channel),
+        (false, true) => SessionId::discord_person(channel, user),
+        (false, false) => SessionId::discord_channel(channel),
     }
 }
 
-/// `user`'s own conversation in `channel`.
-pub fn person_session(channel: u64, user: u64) -> String {
-    format!("{}:{user}", super::session_of(channel))
+/// The stored name of the conversation `user`'s line in `channel` belongs to (a DM's
+/// name is a channel's: person mode never splits one).
+pub(crate) fn session_for(bot: &Bot, channel: u64, user: u64) -> String {
+    session_id_for(bot, channel, user, false).into_name()
 }
 
-/// The person a session is kept for (person mode), or `None` for a channel's.
+/// `user`'s own conversation in `channel`: its stored name.
+pub fn person_session(channel: u64, user: u64) -> String {
+    SessionId::discord_person(channel, user).into_name()
+}
+
+/// The person a stored session name is kept for (person mode), or `None` for a
+/// channel's; read by the one parser ([`SessionId::parse`]).
 pub fn person_of(session: &str) -> Option<u64> {
-    session
-        .strip_prefix(crate::engine::session::DISCORD_SESSION_PREFIX)?
-        .split_once(':')?
-        .1
-        .parse()
-        .ok()
+    SessionId::parse(session).discord_person_id()
 }
 
 /// The Stop button id of a job card of `session`: `kj:stop`, or `kj:stop:<user>`.
@@ -149,5 +160,23 @@ mod tests {
             Some(("stop", "discord:200".to_string()))
         );
         assert_eq!(of_job_button("kj:stop:x", 200), None);
+    }
+
+    #[test]
+    fn a_message_with_no_guild_is_typed_a_dm_under_the_channels_stored_name() {
+        let dm = typed(9, 7, true, false);
+        assert!(dm.is_dm());
+        assert_eq!(dm.as_str(), super::super::session_of(9));
+        assert_eq!(
+            dm.discord_person_id(),
+            None,
+            "a DM is never split per person"
+        );
+        let own = typed(200, 7, false, true);
+        assert_eq!(own.as_str(), person_session(200, 7));
+        assert_eq!(own.discord_person_id(), Some(7));
+        let channel = typed(200, 7, false, false);
+        assert!(!channel.is_dm());
+        assert_eq!(channel.as_str(), super::super::session_of(200));
     }
 }

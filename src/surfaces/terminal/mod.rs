@@ -20,7 +20,7 @@ use crate::protocol::{
 use answer::Typed;
 
 /// The terminal's session id prefix: a local session is its owner's by construction.
-pub const SESSION_PREFIX: &str = crate::engine::session::LOCAL_SESSION_PREFIX;
+pub const SESSION_PREFIX: &str = crate::session::TERMINAL_PREFIX;
 
 /// What the keyboard's next line answers.
 #[derive(Default)]
@@ -161,7 +161,8 @@ pub async fn run(
     session_name: &str,
     notice: Option<String>,
 ) -> anyhow::Result<()> {
-    let session_id = format!("{SESSION_PREFIX}{session_name}");
+    let typed = crate::session::SessionId::terminal(session_name);
+    let session_id = typed.as_str().to_string();
     let session = engine.session(&session_id).await;
     let prompt = Arc::new(Mutex::new(Prompt::default()));
     let mut rx = session.subscribe();
@@ -316,7 +317,7 @@ pub async fn run(
             _ => {
                 let engine = engine.clone();
                 // The person at the keyboard is the owner by construction.
-                let req = TurnRequest::text(Origin::Owner, session_id.clone(), "you", line);
+                let req = TurnRequest::text(Origin::Owner, typed.clone(), "you", line);
                 turns.push(tokio::spawn(async move {
                     engine.run_turn(req, TurnOptions::default()).await
                 }));

@@ -25,7 +25,7 @@ use super::errors::V1Error;
 use super::{auth, V1};
 use crate::engine::{TurnOptions, WORK_DONE_SENTINEL};
 use crate::protocol::{Channel, Frame, Origin, Register, TurnRequest};
-use crate::surfaces::web::{engine_session, parse_session_id, MODEL_NAME};
+use crate::surfaces::web::{parse_session_id, MODEL_NAME};
 
 /// The header that may name the session when the body's `user` does not.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -184,7 +184,7 @@ fn session_of(req: &ChatRequest, headers: &HeaderMap) -> Result<String, V1Error>
 /// sentinel (an agent relaying the page's announce) runs hidden: never stored.
 pub fn v1_turn(session_id: &str, text: &str) -> TurnRequest {
     TurnRequest {
-        session: engine_session(session_id),
+        session: crate::session::SessionId::v1(session_id),
         text: text.to_string(),
         author: "v1".into(),
         register: Register::Voice,
@@ -469,6 +469,7 @@ mod tests {
     fn a_v1_turn_is_voice_voice_marked_and_replacing() {
         let t = v1_turn("abc", "hi");
         assert_eq!(t.session, "web:abc");
+        assert_eq!(t.session.place(), crate::session::Place::V1);
         assert_eq!((t.register, t.channel), (Register::Voice, Channel::Voice));
         assert_eq!(t.el_call_bound, Some(true));
         assert!(t.replace_running && !t.hidden);

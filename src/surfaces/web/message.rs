@@ -16,6 +16,7 @@ use serde_json::json;
 use super::{engine_session, json_error, parse_session_id, Shared};
 use crate::engine::{StopScope, TurnOptions, WORK_DONE_SENTINEL};
 use crate::protocol::{Channel, Origin, Register, TurnRequest};
+use crate::session::SessionId;
 
 /// The longest typed message accepted, in characters.
 const MAX_CHARS: usize = 16_000;
@@ -30,8 +31,8 @@ pub(super) struct Message {
     text_only: bool,
 }
 
-/// The turn a typed message starts.
-pub(crate) fn typed_turn(session: &str, text: &str, text_only: bool) -> TurnRequest {
+/// The turn a typed message on the page's session `id` starts.
+pub(crate) fn typed_turn(id: &str, text: &str, text_only: bool) -> TurnRequest {
     TurnRequest {
         register: if text_only {
             Register::Text
@@ -40,7 +41,7 @@ pub(crate) fn typed_turn(session: &str, text: &str, text_only: bool) -> TurnRequ
         },
         channel: Channel::Text,
         // Behind the page's password (or loopback-only with none set): the owner.
-        ..TurnRequest::text(Origin::Owner, session, "web", text)
+        ..TurnRequest::text(Origin::Owner, SessionId::page(id), "web", text)
     }
 }
 
@@ -91,7 +92,7 @@ pub(super) async fn message(
             crate::protocol::STORE_UNREACHABLE,
         );
     }
-    let req = typed_turn(&engine_session(&id), text, m.text_only);
+    let req = typed_turn(&id, text, m.text_only);
     // With the page's voice socket open she says it aloud; otherwise she writes.
     let written = if m.text_only {
         Some(req)
@@ -137,11 +138,13 @@ mod tests {
 
     #[test]
     fn a_typed_message_is_voice_register_text_channel_unless_text_only() {
-        let t = typed_turn("web:main", "hi", false);
+        let t = typed_turn("main", "hi", false);
+        assert_eq!(t.session, "web:main");
+        assert_eq!(t.session.place(), crate::session::Place::Page);
         assert_eq!((t.register, t.channel), (Register::Voice, Channel::Text));
         assert_eq!(t.el_call_bound, Some(false));
         assert!(!t.replace_running && !t.hidden);
-        let t = typed_turn("web:main", "hi", true);
+        let t = typed_turn("main", "hi", true);
         assert_eq!((t.register, t.channel), (Register::Text, Channel::Text));
     }
 }

@@ -46,7 +46,7 @@ pub use relay::WorkDoneRelay;
 
 /// The prefix of every engine session the web page and /v1 drive: `web:<id>`. Web
 /// sessions are their owner's by construction (their cards are answered as local).
-pub const SESSION_PREFIX: &str = "web:";
+pub const SESSION_PREFIX: &str = crate::session::WEB_PREFIX;
 
 /// The default address: loopback only.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8000";
@@ -237,9 +237,9 @@ pub(crate) struct SessionQuery {
     pub(crate) session: String,
 }
 
-/// The engine session a web or /v1 session id names.
+/// The engine session a web or /v1 session id names (its stored name).
 pub fn engine_session(id: &str) -> String {
-    format!("{SESSION_PREFIX}{id}")
+    crate::session::SessionId::page(id).into_name()
 }
 
 #[cfg(test)]

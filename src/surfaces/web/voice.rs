@@ -36,8 +36,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{engine_session, json_error, parse_session_id, Shared};
+use super::{json_error, parse_session_id, Shared};
 use crate::protocol::{Origin, TurnRequest};
+use crate::session::SessionId;
 use crate::speech::audio::{HEAR_FRAME, PLAY_FRAME};
 use crate::speech::endpoint::EndpointSettings;
 use crate::voice::boundary::{AudioOut, Heard};
@@ -98,13 +99,13 @@ pub(super) async fn voice(
         }
     };
     ws.max_message_size(1 << 20)
-        .on_upgrade(move |socket| serve(st, engine_session(&id), socket))
+        .on_upgrade(move |socket| serve(st, SessionId::page(&id), socket))
 }
 
 /// Hand a typed turn to the page's open room for its session, if there is one and it
 /// is not muted; the turn comes back when it must run as before (written).
 pub(crate) fn speak_typed(st: &Shared, req: TurnRequest) -> Option<TurnRequest> {
-    let Some(entry) = st.voices.map.get(&req.session) else {
+    let Some(entry) = st.voices.map.get(req.session.as_str()) else {
         return Some(req);
     };
     let room = entry.value();
@@ -126,7 +127,7 @@ pub(crate) fn speak_typed(st: &Shared, req: TurnRequest) -> Option<TurnRequest> 
 }
 
 /// One socket's life: a room for the session, fed by what the page hears.
-async fn serve(st: Shared, session: String, socket: WebSocket) {
+async fn serve(st: Shared, session: SessionId, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
     let (tx, mut outgoing) = mpsc::unbounded_channel::<Message>();
     let writer = tokio::spawn(async move {
@@ -172,7 +173,7 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
     let me = st.voices.next.fetch_add(1, Ordering::SeqCst);
     let replaced = CancellationToken::new();
     let before = st.voices.map.insert(
-        session.clone(),
+        session.as_str().to_string(),
         PageRoom {
             owner: me,
             control: handle.control.clone(),
@@ -231,7 +232,7 @@ async fn serve(st: Shared, session: String, socket: WebSocket) {
     }
     st.voices
         .map
-        .remove_if(&session, |_, room| room.owner == me);
+        .remove_if(session.as_str(), |_, room| room.owner == me);
     // The room ends without cutting its turn: what she was saying finishes in writing.
     let _ = handle.control.send(Control::Release).await;
     let _ = handle.task.await;

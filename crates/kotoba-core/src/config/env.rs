@@ -36,6 +36,9 @@ pub const LOG_ENV: &str = "KOTOBA_LOG";
 /// folder.
 pub const DATABASE_URL_ENV: &str = "KOTOBA_DATABASE_URL";
 
+/// The Discord owners added to the `owners` setting, read once at start.
+pub const OWNER_IDS_ENV: &str = "KOTOBA_DISCORD_OWNER_IDS";
+
 /// The variable that picks the log format: `json` (one JSON object a line), else text.
 pub const LOG_FORMAT_ENV: &str = "KOTOBA_LOG_FORMAT";
 
@@ -85,7 +88,7 @@ pub const ENV: &[EnvVar] = &[
     sets("KOTOBA_WEB_SEARCH_URL", "web_search_url"),
     own("DISCORD_TOKEN", "none", "the bot token"),
     own(
-        "KOTOBA_DISCORD_OWNER_IDS",
+        OWNER_IDS_ENV,
         "none",
         "Discord owner ids, added to the owners setting",
     ),
@@ -167,9 +170,28 @@ pub fn readme_defaults() -> Vec<(&'static str, String)> {
     own.chain(caps).collect()
 }
 
+/// The owners [`OWNER_IDS_ENV`] adds (ids separated by commas or blanks, each as the
+/// `owners` setting takes one), read once at start; a bad id adds none of them (the safe
+/// side: nobody extra becomes an owner), and the sentence saying so names the variable.
+pub(super) fn owner_ids(raw: Option<&str>) -> (Vec<u64>, Option<String>) {
+    let ids: Result<Vec<u64>, _> = super::id_list(raw)
+        .iter()
+        .map(|r| super::people::user_id(r))
+        .collect();
+    match ids {
+        Ok(ids) => (ids, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!(
+                "{OWNER_IDS_ENV}: {e}; it adds no owner until it is fixed"
+            )),
+        ),
+    }
+}
+
 /// Log `said` once per process: the environment is read again with every look at the
 /// settings, and a bad variable is one problem, said once.
-fn warn_once(said: String) {
+pub(super) fn warn_once(said: String) {
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut g = match SAID.lock() {
         Ok(g) => g,

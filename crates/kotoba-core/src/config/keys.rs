@@ -6,7 +6,7 @@
 use serde_yaml_ng::Value;
 
 use super::mcp::{parse_catalogue, parse_servers, CatalogueEntry, McpServer};
-use super::people::{approvers, role_toolsets};
+use super::people::{approvers, owner_ids, role_toolsets};
 use super::settings::{
     ApiStyle, DiscordSessions, RealtimeProvider, RoleToolsets, Secret, Settings, SttProvider,
     SttStreaming, TtsProvider, VoiceMode, WebAuth,
@@ -99,7 +99,7 @@ edited!(Input::Toggle => bool);
 edited!(Input::whole(0.0) => u32, u64, Option<u64>);
 edited!(Input::Number { min: 0.0, max: None, whole: false } => f64);
 edited!(Input::Text => String, Option<String>, Option<std::path::PathBuf>, Option<Secret>, RoleToolsets);
-edited!(Input::List => Vec<String>, Vec<McpServer>, Vec<CatalogueEntry>);
+edited!(Input::List => Vec<String>, Vec<u64>, Vec<McpServer>, Vec<CatalogueEntry>);
 
 /// The input of the field `field` reads.
 fn input_of<T: Edited>(_field: fn(&Settings) -> &T) -> Input {
@@ -285,6 +285,13 @@ fn list(items: impl Iterator<Item = String>) -> String {
 impl AsText for Vec<String> {
     fn as_text(&self) -> String {
         list(self.iter().cloned())
+    }
+}
+
+/// Ids (`owners`) are shown as they are written: `["1", "2"]`.
+impl AsText for Vec<u64> {
+    fn as_text(&self) -> String {
+        list(self.iter().map(u64::to_string))
     }
 }
 
@@ -614,7 +621,7 @@ pub static KEYS: &[Key] = &[
     |v| trimmed(v).map(|t| some_if_set(t).map(std::path::PathBuf::from)), General,
     Value, Some("`$KOTOBA_HOME/workspace`"),
     "the folder the file tools, shell and code work in" },
-    key! { "owners", owners, words, General, Value, None,
+    key! { "owners", owners, owner_ids, General, Value, None,
     "ids that may answer host cards" },
     key! { "allowlist", allowlist, words, General, Value, None,
     "exact command lines that run without a card (never a dangerous one)" },

@@ -155,6 +155,12 @@ mod tests {
             }
         );
         assert_eq!(find(&listed, "owners").input, Input::List);
+        let owners = Settings {
+            owners: vec![1, 22],
+            ..Settings::default()
+        };
+        let listed_owners = listing(&owners, |_| None);
+        assert_eq!(find(&listed_owners, "owners").value, "[\"1\", \"22\"]");
         assert_eq!(find(&listed, "model").input, Input::Text);
         assert_eq!(find(&listed, "work_timeout").default, "3600");
         assert_eq!(find(&listed, "web_search_url").default, "none");

@@ -244,6 +244,41 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_owner_id_names_the_key_and_leaves_no_owner_from_the_setting_or_the_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = dir.path().join("settings.yaml");
+        write(&settings, "owners: [\"12\", \"<@14>\"]\n");
+        let good = [("KOTOBA_DISCORD_OWNER_IDS", "11 <@13>, 12")];
+        let config = crate::config::Config::for_home(dir.path(), &good);
+        assert_eq!(config.owners(), [12, 14, 11, 13], "each once, as u64");
+        assert!(config.settings_warnings().is_empty());
+        // A bad id in the variable adds none of its ids; the setting's still stand.
+        let bad = [("KOTOBA_DISCORD_OWNER_IDS", "11, gus")];
+        let config = crate::config::Config::for_home(dir.path(), &bad);
+        assert_eq!(config.owners(), [12, 14]);
+        assert_eq!(
+            config.settings_warnings(),
+            ["KOTOBA_DISCORD_OWNER_IDS: must be Discord user ids (123 or <@123>), got \"gus\"; it adds no owner until it is fixed"]
+        );
+        // A bad id in the setting falls to the safe side: no owner from it at all.
+        write(&settings, "owners: [\"12\", \"gus\"]\n# changed\n");
+        let config = crate::config::Config::for_home(dir.path(), &good);
+        assert_eq!(config.owners(), [11, 13, 12], "the variable's alone");
+        assert_eq!(
+            config.settings_warnings(),
+            ["setting 'owners': must be Discord user ids (123 or <@123>), got \"gus\"; no owner answers host cards from Discord until it is fixed"]
+        );
+        assert_eq!(
+            config
+                .listing()
+                .iter()
+                .find(|l| l.key == "owners")
+                .map(|l| l.warning.is_some()),
+            Some(true)
+        );
+    }
+
+    #[test]
     fn a_bad_value_of_a_key_that_protects_the_owner_falls_to_the_safe_side() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.yaml");

@@ -68,6 +68,9 @@ pub struct Config {
     env: HashMap<String, String>,
     /// settings.yaml as last read, and the keys saved for every process.
     live: Mutex<live::LiveState>,
+    /// The owners `KOTOBA_DISCORD_OWNER_IDS` adds, parsed once at start, and why it
+    /// adds none when an id in it is bad.
+    env_owners: (Vec<u64>, Option<String>),
     /// Where settings saved here reach the bot's other processes (the shared store);
     /// unset with a store of this process's own.
     shared: std::sync::OnceLock<Arc<dyn SharedSettings>>,
@@ -95,11 +98,16 @@ impl Config {
             .map(PathBuf::from);
         let paths = Paths::under(&home, settings);
         let caps = CompanionCaps::from_env(|k| env.get(k).cloned());
+        let env_owners = env::owner_ids(env.get(env::OWNER_IDS_ENV).map(String::as_str));
+        if let Some(said) = &env_owners.1 {
+            env::warn_once(said.clone());
+        }
         Arc::new(Config {
             paths,
             caps,
             env,
             live: Mutex::new(live::LiveState::default()),
+            env_owners,
             shared: std::sync::OnceLock::new(),
         })
     }
@@ -154,11 +162,13 @@ impl Config {
         Ok(ws)
     }
 
-    /// Warnings from the last read of settings.yaml (bad keys, unreadable file).
+    /// Warnings from the last read of settings.yaml (bad keys, unreadable file), after
+    /// a bad `KOTOBA_DISCORD_OWNER_IDS`'s.
     pub fn settings_warnings(&self) -> Vec<String> {
         let mut live = self.lock_live();
         live.refresh(&self.paths.settings);
-        live.warnings.clone()
+        let env = self.env_owners.1.iter().cloned();
+        env.chain(live.warnings.iter().cloned()).collect()
     }
 
     /// Validate and write one key of settings.yaml, and, with a shared store, keep it
@@ -261,18 +271,20 @@ impl Config {
             .map(|(var, _)| var)
     }
 
-    /// Every owner id: the `owners` setting plus `KOTOBA_DISCORD_OWNER_IDS` (comma or
-    /// space separated), without duplicates. Owners may answer host cards.
-    pub fn owners(&self) -> Vec<String> {
+    /// Every owner's Discord user id: the live `owners` setting plus
+    /// `KOTOBA_DISCORD_OWNER_IDS` (comma or space separated, read at start), each once.
+    /// Owners use every tool and answer host cards. Each is validated where it is read:
+    /// a bad id names its key or variable and adds no owner (the safe side).
+    pub fn owners(&self) -> Vec<u64> {
         self.owners_in(&self.settings())
     }
 
     /// [`Config::owners`] as `settings` (a turn's snapshot) say.
-    pub fn owners_in(&self, settings: &Settings) -> Vec<String> {
+    pub fn owners_in(&self, settings: &Settings) -> Vec<u64> {
         let mut ids = settings.owners.clone();
-        for id in id_list(self.env("KOTOBA_DISCORD_OWNER_IDS")) {
-            if !ids.contains(&id) {
-                ids.push(id);
+        for id in &self.env_owners.0 {
+            if !ids.contains(id) {
+                ids.push(*id);
             }
         }
         ids

@@ -1,7 +1,9 @@
-//! Who she serves on Discord, as settings.yaml says it: `discord.approvers` (people and
-//! roles who answer host cards besides the owners) and `discord.role_toolsets` (the tool
-//! families a role's members are offered beyond the guest list), parsed from a key's
-//! value (YAML, or the text `/settings set` and the page send).
+//! Who she serves on Discord, as settings.yaml says it: `owners` (the user ids who use
+//! every tool and answer host cards; `KOTOBA_DISCORD_OWNER_IDS` is read with the same
+//! `user_id`, `env.rs`), `discord.approvers` (people and roles who answer host cards
+//! besides the owners) and `discord.role_toolsets` (the tool families a role's members
+//! are offered beyond the guest list), parsed from a key's value (YAML, or the text
+//! `/settings set` and the page send).
 
 use serde_yaml_ng::Value;
 
@@ -26,6 +28,36 @@ impl RoleToolsets {
         }
         out
     }
+}
+
+/// One owner as written: a Discord user id (`123`) or a mention of the person (`<@123>`,
+/// `<@!123>`); a role, a name or 0 is refused.
+pub(super) fn user_id(raw: &str) -> Result<u64, ValueError> {
+    use crate::protocol::Mention;
+    let t = raw.trim();
+    let id = match Mention::parse(t) {
+        Some(Mention::Person(p)) => Some(p),
+        Some(Mention::Role(_)) => None,
+        None if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) => t.parse().ok(),
+        None => None,
+    };
+    id.filter(|id| *id > 0)
+        .ok_or_else(|| ValueError::NotUserId {
+            got: raw.to_string(),
+        })
+}
+
+/// `owners`: Discord user ids, each once. One entry that is not refuses the whole list,
+/// which then falls to the safe side (`keys::safe_side`: no owner from the setting).
+pub(super) fn owner_ids(v: &Value) -> Result<Vec<u64>, ValueError> {
+    let mut out = Vec::new();
+    for raw in words(v)? {
+        let id = user_id(&raw)?;
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
 }
 
 /// Approvers: each a person or a role, written as a bare id, `<@id>` / `<@!id>` (a
@@ -102,6 +134,34 @@ pub(super) fn role_toolsets(v: &Value) -> Result<RoleToolsets, ValueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owner_is_a_discord_user_id_or_their_mention_and_anything_else_refuses_the_list() {
+        let list = |items: &[&str]| {
+            Value::Sequence(items.iter().map(|i| Value::String((*i).into())).collect())
+        };
+        assert_eq!(
+            owner_ids(&list(&["1", "<@2>", "<@!3>", " 4 ", "1"])).unwrap(),
+            [1, 2, 3, 4]
+        );
+        let yaml = |t: &str| serde_yaml_ng::from_str::<Value>(t).unwrap();
+        assert_eq!(
+            owner_ids(&yaml("[123456789012345678, \"9\"]")).unwrap(),
+            [123456789012345678, 9]
+        );
+        assert_eq!(owner_ids(&Value::String("5, 6".into())).unwrap(), [5, 6]);
+        assert!(owner_ids(&Value::Null).unwrap().is_empty());
+        for bad in [
+            "gus", "<@&7>", "role:7", "user:7", "0", "-1", "1.5", "<@abc>",
+        ] {
+            let refused = owner_ids(&list(&["1", bad])).unwrap_err();
+            assert_eq!(refused, ValueError::NotUserId { got: bad.into() }, "{bad}");
+        }
+        assert_eq!(
+            ValueError::NotUserId { got: "gus".into() }.to_string(),
+            "must be Discord user ids (123 or <@123>), got \"gus\""
+        );
+    }
 
     #[test]
     fn approvers_are_kept_as_people_roles_or_bare_ids_and_anything_else_is_refused() {

@@ -91,8 +91,9 @@ pub struct Settings {
     pub disabled_toolsets: Vec<String>,
     /// The folder file tools are confined to (`None`: `<home>/workspace`).
     pub workspace: Option<PathBuf>,
-    /// Ids that may answer host cards.
-    pub owners: Vec<String>,
+    /// Discord user ids that may use every tool and answer host cards (with
+    /// `KOTOBA_DISCORD_OWNER_IDS`: [`crate::config::Config::owners`]).
+    pub owners: Vec<u64>,
     /// Exact command lines that run without a card; never a dangerous one.
     pub allowlist: Vec<String>,
     /// Every exec action asks, closing the allowlist, saved grants and auto-safe routes.

@@ -112,6 +112,12 @@ pub enum ValueError {
         /// The value as written.
         got: String,
     },
+    /// An owner that is not a Discord user's id or mention.
+    #[error("must be Discord user ids (123 or <@123>), got {got:?}")]
+    NotUserId {
+        /// The entry as written.
+        got: String,
+    },
     /// An approver that is not a person's or a role's id or mention.
     #[error(
         "must be Discord ids of people or roles (123, <@123>, <@&456>, role:456), got {got:?}"

@@ -52,7 +52,7 @@ pub(super) async fn run_helpers(
         .map(|(n, goal)| {
             let meter = meter.clone();
             async move {
-                let session = engine.session(&parent.session).await;
+                let session = engine.session(parent.session.as_str()).await;
                 let id = format!("{}-h{}", parent.run_id.as_deref().unwrap_or("turn"), n + 1);
                 session.emit(parent.run_id.as_deref(), Frame::SubagentSpawned { id: id.clone(), goal: goal.clone() });
                 // A helper speaks for the person its parent speaks for.

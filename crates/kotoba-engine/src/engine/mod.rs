@@ -532,7 +532,10 @@ impl Engine {
     /// created, and travels with the turn (docs/engine.md §1): a Discord guest's turn is
     /// offered only the guest allow-list (host tools are refused at the door as withheld).
     pub async fn run_turn(&self, req: TurnRequest, options: TurnOptions) -> TurnResult {
-        let session = self.sessions.get_or_load(&req.session, &self.store).await;
+        let session = self
+            .sessions
+            .get_or_load(req.session.as_str(), &self.store)
+            .await;
         if req.replace_running {
             session.cancel_running();
         }

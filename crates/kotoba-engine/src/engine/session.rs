@@ -14,14 +14,6 @@ use crate::llm::Item;
 use kotoba_core::protocol::{Event, Frame};
 use kotoba_store::Store;
 
-/// Sessions named with this prefix are the terminal's (a name only: where a turn came
-/// from is its `Origin`).
-pub const LOCAL_SESSION_PREFIX: &str = "terminal:";
-
-/// Sessions named with this prefix were born in a Discord channel, thread or DM (a
-/// name only: where a turn came from is its `Origin`).
-pub const DISCORD_SESSION_PREFIX: &str = "discord:";
-
 /// How many frames a slow listener may fall behind before it loses some.
 const BUS_CAPACITY: usize = 256;
 /// At most this many stored lines after the summary are loaded with a session (a

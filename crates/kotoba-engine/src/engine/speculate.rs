@@ -63,7 +63,7 @@ impl Engine {
     /// Ask the model now what turn `req` would first ask it. Nothing is emitted,
     /// stored or run; hand the result to that turn in `TurnOptions::prepared`.
     pub async fn speculate(&self, req: &TurnRequest) -> Speculation {
-        let session = self.session(&req.session).await;
+        let session = self.session(req.session.as_str()).await;
         let ctx = TurnContext::companion(
             &req.session,
             req.person(),

@@ -212,6 +212,8 @@ pub struct Fake {
     pub seen: Arc<std::sync::Mutex<Vec<Value>>>,
     /// Whom each run acted for (its turn's person), in order.
     pub people: Arc<std::sync::Mutex<Vec<kotoba_core::protocol::Person>>>,
+    /// The session each run's turn ran in, as its turn carried it, in order.
+    pub sessions: Arc<std::sync::Mutex<Vec<kotoba_core::session::SessionId>>>,
 }
 
 pub fn fake(name: &str, risk: Risk) -> Fake {
@@ -244,6 +246,7 @@ pub fn fake(name: &str, risk: Risk) -> Fake {
         runs: Arc::new(AtomicUsize::new(0)),
         seen: Arc::default(),
         people: Arc::default(),
+        sessions: Arc::default(),
     }
 }
 
@@ -286,6 +289,7 @@ impl Tool for Fake {
         self.runs.fetch_add(1, Ordering::SeqCst);
         self.seen.lock().unwrap().push(args);
         self.people.lock().unwrap().push(ctx.turn.person.clone());
+        self.sessions.lock().unwrap().push(ctx.turn.session.clone());
         tokio::time::sleep(self.delay).await;
         self.output.clone()
     }

@@ -146,3 +146,37 @@ async fn a_deferred_cards_run_acts_for_the_person_whose_turn_drew_it() {
     frames_until(&mut rx, is_work_done).await;
     assert_eq!(*people.lock().unwrap(), vec![Person::owner("me")]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_dm_turn_keeps_the_surfaces_typed_session_through_its_tools_and_its_job() {
+    use kotoba_core::session::SessionId;
+    let probe = fake("probe", Risk::Read);
+    let seen = probe.sessions.clone();
+    let r = rig(
+        vec![call("probe", json!({"n": 1})), Ok(say("done"))],
+        vec![probe],
+    );
+    job_script(&r, vec![call("probe", json!({"n": 2})), Ok(say("done"))]);
+    // A DM's name is a channel's: only the surface's typed value knows it is a DM.
+    let dm = SessionId::discord_dm(9);
+    let owner = Origin::Discord {
+        user: 1,
+        owner: true,
+    };
+    let turn = TurnRequest::text(owner, dm.clone(), "ann (1)", "look");
+    let mut rx = r.engine.session(dm.as_str()).await.subscribe();
+    r.engine.run_turn(turn, TurnOptions::default()).await;
+    let starter = kotoba_core::turn::TurnContext {
+        session: dm.clone(),
+        ..starter(dm.as_str(), None, Some(false))
+    };
+    r.engine.start_job(&starter, "look around").await.unwrap();
+    frames_until(&mut rx, is_work_done).await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![dm.clone(), dm],
+        "the turn's call, then the job's"
+    );
+    assert!(seen.iter().all(SessionId::is_dm));
+}

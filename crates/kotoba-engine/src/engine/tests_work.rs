@@ -262,7 +262,7 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
     // 60 s of compute; the shell call takes 40 s after 100 s on its card. Charged wall
     // time would be 140 s and end the job; charged compute is 40 s.
     let slow = fake("shell", Risk::Exec).delay(Duration::from_secs(40));
-    let r = rig_with(vec![], vec![slow], &[], "work_timeout: 60\nowners: [o]\n");
+    let r = rig_with(vec![], vec![slow], &[], "work_timeout: 60\nowners: [7]\n");
     job_script(
         &r,
         vec![call("shell", json!({"command": "make"})), Ok(say("built"))],
@@ -282,7 +282,7 @@ async fn time_waiting_on_a_persons_card_is_not_charged_to_the_budget() {
     };
     tokio::time::sleep(Duration::from_secs(100)).await; // a slow password, 2FA…
     let owner = Answerer {
-        id: "o".into(),
+        id: "7".into(),
         name: "ann".into(),
         local: false,
         via: "test".into(),

@@ -356,7 +356,7 @@ impl Engine {
         };
         // The job speaks for its starter whatever is said in the session meanwhile.
         let ctx = Arc::new(TurnContext {
-            session: session_id.clone(),
+            session: job.starter.session.clone(),
             person: job.starter.person.clone(),
             register: Register::Text,
             channel: Channel::Text,

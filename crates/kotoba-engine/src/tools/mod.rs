@@ -152,7 +152,7 @@ impl ToolContext {
 
     /// The session the call's turn runs in.
     pub fn session(&self) -> &str {
-        &self.turn.session
+        self.turn.session.as_str()
     }
 
     /// Where the person the turn speaks for spoke from.

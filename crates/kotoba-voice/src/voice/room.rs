@@ -206,7 +206,7 @@ impl Room {
     async fn new(parts: RoomParts, humans: usize) -> Room {
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
-        let session = parts.engine.session(&parts.session).await;
+        let session = parts.engine.session(parts.session.as_str()).await;
         let stops = session.stops();
         let call = kotoba_engine::engine::Session::enter_call(&session);
         Room {
@@ -592,7 +592,9 @@ impl Room {
     /// Cut the room's turn in the engine (barge-in, the watchdog, the room ending);
     /// the stop is the room's own, so it does not hush what she says next.
     fn stop_turn(&mut self) {
-        self.parts.engine.stop(&self.parts.session, StopScope::Turn);
+        self.parts
+            .engine
+            .stop(self.parts.session.as_str(), StopScope::Turn);
         self.stops.borrow_and_update();
     }
 

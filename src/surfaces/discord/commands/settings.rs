@@ -56,8 +56,14 @@ pub(crate) fn run(bot: &Bot, c: &CommandInteraction) -> Answer {
         format!("disabled_toolsets: [{}]", s.disabled_toolsets.join(", ")),
         format!("force_ask: {}", s.force_ask),
         format!("allowlist: {} lines", s.allowlist.len()),
-        format!("owners: [{}]", bot.engine.config().owners().join(", ")),
+        format!("owners: [{}]", owners_shown(&bot.engine.config().owners())),
         format!("discord.approvers: [{}]", s.discord_approvers.join(", ")),
     ];
     Answer::text(format!("```yaml\n{}\n```", lines.join("\n")))
+}
+
+/// The owners as `/settings show` lists them: `1, 2`.
+fn owners_shown(ids: &[u64]) -> String {
+    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+    ids.join(", ")
 }

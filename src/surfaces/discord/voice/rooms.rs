@@ -225,7 +225,7 @@ async fn start_room(
     let voice = config.settings().voice;
     let members = Arc::new(RwLock::new(people(bot, guild, channel)));
     let humans = members.read().map(|m| m.humans.len()).unwrap_or(0);
-    let session = session_of(channel);
+    let session = crate::session::SessionId::discord_channel(channel);
     let parts = RoomParts {
         engine: bot.engine.clone(),
         session: session.clone(),
@@ -273,7 +273,7 @@ async fn start_room(
         c.add_global_event(Event::Core(CoreEvent::DriverDisconnect), dropped);
         c.dave_watch()
     };
-    view::ensure(bot, &session, channel, false).await;
+    view::ensure(bot, session.as_str(), channel, false).await;
     bot.rooms.map.insert(
         guild,
         Entry {

@@ -318,12 +318,12 @@ impl CardBoard {
 fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
     let held =
         |name: &String| name == crate::tools::ASKER_ALONE || who.holds.iter().any(|h| h == name);
+    // One of the owners, by their Discord user id (a local answerer's id is no number).
+    let owner = |ids: &[u64]| who.id.parse::<u64>().is_ok_and(|id| ids.contains(&id));
     who.local
         || match answerers {
             Answerers::Local => false,
-            Answerers::Owners { ids, approvers } => {
-                ids.iter().any(|o| o == &who.id) || is_approver(approvers, who)
-            }
+            Answerers::Owners { ids, approvers } => owner(ids) || is_approver(approvers, who),
             Answerers::Holders {
                 owners,
                 asker,
@@ -332,7 +332,7 @@ fn may_answer(answerers: &Answerers, who: &Answerer) -> bool {
                 approvers,
                 ..
             } => {
-                owners.iter().any(|o| o == &who.id)
+                owner(owners)
                     || is_approver(approvers, who)
                     || anyone_with
                         .iter()

@@ -256,7 +256,7 @@ mod tests {
             expires_at_ms: 0,
             window_secs: 0,
             answerers: Answerers::Owners {
-                ids: vec!["100".into()],
+                ids: vec![100],
                 approvers: Vec::new(),
             },
             secret: false,

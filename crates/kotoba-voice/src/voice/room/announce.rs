@@ -14,7 +14,7 @@ impl Room {
         let mut bus = self
             .parts
             .engine
-            .session(&self.parts.session)
+            .session(self.parts.session.as_str())
             .await
             .subscribe();
         let tx = self.events_tx.clone();
@@ -46,7 +46,10 @@ impl Room {
         let (engine, session) = (self.parts.engine.clone(), self.parts.session.clone());
         let tx = self.events_tx.clone();
         tokio::spawn(async move {
-            if let Some(said) = engine.announce_aloud(&session, &run_id, &summary).await {
+            if let Some(said) = engine
+                .announce_aloud(session.as_str(), &run_id, &summary)
+                .await
+            {
                 let _ = tx.send(RoomEvent::Announce(said.text));
             }
         });

@@ -83,8 +83,8 @@ pub struct RoomParts {
     /// The engine turns run in.
     pub engine: Arc<Engine>,
     /// The engine session the room's turns run in (a Discord voice channel's
-    /// text-chat session, the page's session).
-    pub session: String,
+    /// text-chat session, the page's session), as the adapter that opened it says.
+    pub session: kotoba_core::session::SessionId,
     /// Her names: display name, username, aliases.
     pub names: Vec<String>,
     /// Speech recognition.
