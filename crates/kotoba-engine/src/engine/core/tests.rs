@@ -95,6 +95,18 @@ pub(super) fn turn<'a>(
     )
 }
 
+/// Her soul, read once for every test here.
+static SOUL: std::sync::LazyLock<Soul> = std::sync::LazyLock::new(Soul::shipped);
+
+/// A started turn (the model asked) over `fakes`, all offered, for `ctx`.
+fn started(fakes: Vec<Fake>, ctx: TurnContext, caps: Caps) -> TurnState<'static> {
+    // A test's tools live as long as the test binary: the turn borrows them.
+    let tools: &'static Tools = Box::leak(Box::new(Tools::of(fakes)));
+    let mut t = turn(&SOUL, tools, ctx, caps);
+    t.step(Event::Start);
+    t
+}
+
 /// A reply calling `list` with ids `c0`, `c1`, … in order.
 fn reply(list: &[(&str, Value)]) -> Event {
     let Ok(mut reply) = calls(list) else {
@@ -216,12 +228,7 @@ fn a_turn_starts_by_asking_the_model_offering_its_tools_and_words_end_it_complet
 
 #[test]
 fn a_read_only_call_peeks_and_runs_without_a_row_or_a_gate() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("web_search", Risk::Read)], owner(), caps());
     let out = t.step(reply(&[("web_search", json!({"q": "x"}))]));
     assert!(gates(&out).is_empty() && rows(&out).is_empty());
     assert_eq!(ran(&out), vec![("c0".into(), json!({"q": "x"}))]);
@@ -238,9 +245,7 @@ fn a_read_only_call_peeks_and_runs_without_a_row_or_a_gate() {
 
 #[test]
 fn an_action_opens_its_row_goes_to_the_gate_and_runs_only_once_let_through() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("shell", Risk::Exec)], owner(), caps());
     let out = t.step(reply(&[("shell", json!({"command": "ls"}))]));
     assert_eq!(gates(&out), vec!["c0".to_string()]);
     assert!(ran(&out).is_empty(), "nothing runs before the gate says so");
@@ -272,9 +277,7 @@ fn an_action_opens_its_row_goes_to_the_gate_and_runs_only_once_let_through() {
 
 #[test]
 fn a_refusal_at_the_gate_closes_the_row_refused_runs_nothing_and_the_model_reads_why() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("shell", Risk::Exec)], owner(), caps());
     t.step(reply(&[("shell", json!({"command": "rm -r x"}))]));
     let no = ToolOutput::refused_with(Ending::Declined, "They said no.");
     let out = t.step(gated("c0", GateEnd::Stop(no)));
@@ -292,9 +295,7 @@ fn a_refusal_at_the_gate_closes_the_row_refused_runs_nothing_and_the_model_reads
 
 #[test]
 fn an_edit_on_the_card_redraws_the_row_runs_the_edited_line_and_tells_the_model() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("shell", Risk::Exec)], owner(), caps());
     t.step(reply(&[("shell", json!({"command": "ls /"}))]));
     let edit = Edit {
         args: json!({"command": "ls ."}),
@@ -314,9 +315,7 @@ fn an_edit_on_the_card_redraws_the_row_runs_the_edited_line_and_tells_the_model(
 
 #[test]
 fn the_outcome_comes_from_the_witnesses_not_from_what_the_output_says() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("shell", Risk::Exec)], owner(), caps());
     t.step(reply(&[("shell", json!({"command": "make"}))]));
     t.step(gated("c0", proceed()));
     let out = t.step(finished("c0", ToolOutput::exited(2, "Success! all done")));
@@ -328,20 +327,14 @@ fn the_outcome_comes_from_the_witnesses_not_from_what_the_output_says() {
 
 #[test]
 fn the_turns_tool_call_cap_refuses_the_call_past_it_and_then_tools_are_withdrawn() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(
-        &soul,
-        &tools,
+    let mut t = started(
+        vec![fake("web_search", Risk::Read)],
         owner(),
         Caps {
             max_tool_calls: 1,
             ..caps()
         },
     );
-    t.step(Event::Start);
     t.step(reply(&[
         ("web_search", json!({"q": "a"})),
         ("web_search", json!({"q": "b"})),
@@ -363,13 +356,8 @@ fn the_turns_tool_call_cap_refuses_the_call_past_it_and_then_tools_are_withdrawn
 
 #[test]
 fn a_tools_own_cap_refuses_the_call_past_it() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(
-        &soul,
-        &tools,
+    let mut t = started(
+        vec![fake("web_search", Risk::Read)],
         owner(),
         Caps {
             web_search: 1,
@@ -377,7 +365,6 @@ fn a_tools_own_cap_refuses_the_call_past_it() {
             ..caps()
         },
     );
-    t.step(Event::Start);
     t.step(reply(&[
         ("web_search", json!({"q": "a"})),
         ("web_search", json!({"q": "b"})),
@@ -393,9 +380,7 @@ fn a_tools_own_cap_refuses_the_call_past_it() {
 
 #[test]
 fn an_exact_repeat_runs_nothing_and_is_answered_by_the_earlier_outcome() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("shell", Risk::Exec)], owner(), caps());
     let same = json!({"command": "make"});
     t.step(reply(&[("shell", same.clone()), ("shell", same.clone())]));
     t.step(gated("c0", proceed()));
@@ -449,12 +434,7 @@ fn the_door_refuses_unknown_switched_off_withheld_and_out_of_scope_names_with_th
 
 #[test]
 fn arguments_that_are_not_a_json_object_run_nothing_and_say_why() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("web_search", Risk::Read)], owner(), caps());
     let Ok(mut r) = calls(&[("web_search", json!({}))]) else {
         unreachable!()
     };
@@ -468,17 +448,18 @@ fn arguments_that_are_not_a_json_object_run_nothing_and_say_why() {
 
 #[test]
 fn step_zero_refuses_a_jobs_first_call_unless_it_opens_the_matching_skill() {
-    let tools = Tools::of(vec![
-        fake("web_search", Risk::Read),
-        fake("skill_view", Risk::Read),
-    ]);
-    let soul = Soul::shipped();
     let ctx = TurnContext {
         step_zero: Some("deploy".into()),
         ..owner()
     };
-    let mut t = turn(&soul, &tools, ctx, caps());
-    t.step(Event::Start);
+    let mut t = started(
+        vec![
+            fake("web_search", Risk::Read),
+            fake("skill_view", Risk::Read),
+        ],
+        ctx,
+        caps(),
+    );
     let out = t.step(reply(&[("web_search", json!({"q": "x"}))]));
     assert!(ran(&out).is_empty());
     assert_eq!(results(&mut t)[0], call::step_zero_sentence("deploy"));
@@ -488,13 +469,11 @@ fn step_zero_refuses_a_jobs_first_call_unless_it_opens_the_matching_skill() {
 
 #[test]
 fn a_deferred_call_ends_the_turn_after_its_batch_with_the_on_screen_sentence() {
-    let tools = Tools::of(vec![
-        fake("shell", Risk::Exec),
-        fake("web_search", Risk::Read),
-    ]);
-    let soul = Soul::shipped();
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(
+        vec![fake("shell", Risk::Exec), fake("web_search", Risk::Read)],
+        owner(),
+        caps(),
+    );
     t.step(reply(&[
         ("shell", json!({"command": "ls"})),
         ("web_search", json!({"q": "x"})),
@@ -521,13 +500,11 @@ fn a_deferred_call_ends_the_turn_after_its_batch_with_the_on_screen_sentence() {
 #[test]
 fn a_cut_turn_closes_its_open_row_as_interrupted_kept_for_a_turn_not_for_a_job() {
     for job in [false, true] {
-        let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
         let ctx = TurnContext {
             run_id: job.then(|| "job-1".to_string()),
             ..owner()
         };
-        let mut t = turn(&soul, &tools, ctx, caps());
-        t.step(Event::Start);
+        let mut t = started(vec![fake("shell", Risk::Exec)], ctx, caps());
         t.step(reply(&[("shell", json!({"command": "sleep 9"}))]));
         t.step(gated("c0", proceed()));
         let out = t.step(Event::Cancelled);
@@ -550,13 +527,11 @@ fn a_cut_turn_closes_its_open_row_as_interrupted_kept_for_a_turn_not_for_a_job()
 
 #[test]
 fn the_heartbeat_beats_at_nine_seconds_then_every_twenty_one_never_while_blocked() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("probe", Risk::Read)]));
     let ctx = TurnContext {
         register: Register::Voice,
         ..owner()
     };
-    let mut t = turn(&soul, &tools, ctx, caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("probe", Risk::Read)], ctx, caps());
     t.step(reply(&[("probe", json!({"q": "x"}))]));
     let tick = |t: &mut TurnState<'_>, blocked| {
         says(&t.step(Event::Tick {
@@ -585,13 +560,11 @@ fn the_heartbeat_beats_at_nine_seconds_then_every_twenty_one_never_while_blocked
 
 #[test]
 fn a_voice_turn_announces_a_tool_once_and_says_its_after_or_fail_line() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("probe", Risk::Read)]));
     let ctx = TurnContext {
         register: Register::Voice,
         ..owner()
     };
-    let mut t = turn(&soul, &tools, ctx, caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("probe", Risk::Read)], ctx, caps());
     let out = t.step(reply(&[
         ("probe", json!({"q": "a"})),
         ("probe", json!({"q": "b"})),
@@ -609,12 +582,7 @@ fn a_voice_turn_announces_a_tool_once_and_says_its_after_or_fail_line() {
 
 #[test]
 fn a_call_past_its_budget_ends_failed_with_the_budget_sentence() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(&soul, &tools, owner(), caps());
-    t.step(Event::Start);
+    let mut t = started(vec![fake("web_search", Risk::Read)], owner(), caps());
     t.step(reply(&[("web_search", json!({"q": "x"}))]));
     t.step(Event::BudgetSpent {
         call_id: "c0".into(),
@@ -626,20 +594,14 @@ fn a_call_past_its_budget_ends_failed_with_the_budget_sentence() {
 
 #[test]
 fn calls_made_when_tools_were_withdrawn_run_nothing_and_end_the_turn_out_of_steps() {
-    let (soul, tools) = (
-        Soul::shipped(),
-        Tools::of(vec![fake("web_search", Risk::Read)]),
-    );
-    let mut t = turn(
-        &soul,
-        &tools,
+    let mut t = started(
+        vec![fake("web_search", Risk::Read)],
         owner(),
         Caps {
             max_iter: 2,
             ..caps()
         },
     );
-    t.step(Event::Start);
     t.step(reply(&[("web_search", json!({"q": "a"}))]));
     let out = t.step(finished("c0", ToolOutput::ok("a")));
     assert_eq!(asked(&out), Some(true), "the last iteration is words-only");
@@ -663,8 +625,8 @@ fn a_model_failure_ends_the_turn_as_an_error_with_its_sentence() {
 
 #[test]
 fn events_that_answer_nothing_the_turn_asked_are_ignored() {
-    let (soul, tools) = (Soul::shipped(), Tools::of(vec![fake("shell", Risk::Exec)]));
-    let mut t = turn(&soul, &tools, owner(), caps());
+    let tools = Tools::of(vec![fake("shell", Risk::Exec)]);
+    let mut t = turn(&SOUL, &tools, owner(), caps());
     assert!(
         t.step(words("early")).is_empty(),
         "no reply before the turn starts"
@@ -687,8 +649,6 @@ fn events_that_answer_nothing_the_turn_asked_are_ignored() {
 
 #[test]
 fn a_guests_role_granted_tool_is_a_row_that_asks_even_to_read() {
-    let tools = Tools::of(vec![fake("files_read", Risk::Read).family("files")]);
-    let soul = Soul::shipped();
     let ctx = TurnContext {
         person: Person {
             origin: Origin::Discord {
@@ -700,8 +660,11 @@ fn a_guests_role_granted_tool_is_a_row_that_asks_even_to_read() {
         },
         ..owner()
     };
-    let mut t = turn(&soul, &tools, ctx, caps());
-    t.step(Event::Start);
+    let mut t = started(
+        vec![fake("files_read", Risk::Read).family("files")],
+        ctx,
+        caps(),
+    );
     let out = t.step(reply(&[("files_read", json!({"path": "a"}))]));
     assert_eq!(gates(&out), vec!["c0".to_string()]);
     assert_eq!(rows(&out).len(), 1);
