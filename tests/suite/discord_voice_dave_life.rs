@@ -203,10 +203,11 @@ async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_kee
 
     assert_no_garbled_frame(voice);
     let gap = longest_gap(voice);
-    // A stall until the next epoch is seconds; a busy 2-core machine (the CI) stretches
-    // one transition's pause to about 450 ms.
+    // A stall until the next epoch is seconds. Her longest pause here measured 24–48 ms
+    // alone, 33–43 ms in the whole suite and ≤ 161 ms with the DAVE tests in parallel
+    // beside two CPU hogs on 2 cores (6 Dec 2026): 450 ms (docs/voice.md) leaves room.
     assert!(
-        gap < Duration::from_millis(700),
+        gap < Duration::from_millis(450),
         "no audible gap in her answer: {gap:?}"
     );
     let (third_opened, third_failed) =
