@@ -191,6 +191,12 @@ impl Driver<'_> {
             let Some(event) = next else {
                 // The core asked for nothing and did not end: it cannot go on.
                 tracing::error!(session = %self.session.id, "the turn's core stalled");
+                if self.core.ended() {
+                    return LoopEnd {
+                        text: String::new(),
+                        status: kotoba_core::protocol::TurnStatus::Error,
+                    };
+                }
                 effects = self.core.step(Event::Cancelled);
                 continue;
             };
