@@ -289,15 +289,13 @@ impl Driver<'_> {
 }
 
 /// Keep a turn's interrupted row beside its lines. This may run while the turn's
-/// future is dropped, so the write is a task of its own (on the runtime, if any).
+/// future is dropped, so the write is a task of its own that the process awaits before
+/// it exits (`Store::write_later`): a shutdown's cut rows are kept too.
 pub(super) fn keep_interrupted(
     engine: &Engine,
     session: &str,
     row: kotoba_core::protocol::StepRow,
 ) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
     let (store, session) = (engine.store.clone(), session.to_string());
     let text = super::core::rows::step_record(
         &row.tool,
@@ -305,7 +303,7 @@ pub(super) fn keep_interrupted(
         kotoba_core::protocol::Outcome::Interrupted,
         "(interrupted)",
     );
-    runtime.spawn(async move {
+    engine.store.write_later(async move {
         if let Err(e) = store.append_step(&session, &row, &text).await {
             tracing::warn!("keeping an interrupted row of {session}: {e}");
         }
