@@ -29,12 +29,12 @@ impl Driver<'_> {
     /// The context one call of this turn runs with.
     fn tool_context(&self, call_id: &str, approved_by: Option<String>) -> ToolContext {
         ToolContext {
-            turn: self.ctx.clone(),
+            turn: self.door.ctx.clone(),
             call_id: call_id.to_string(),
-            paths: self.paths.clone(),
+            paths: self.door.paths.clone(),
             engine: self.engine.port(),
             secret_env: self.engine.secret_env(&self.session.id),
-            settings: self.settings.clone(),
+            settings: self.door.settings.clone(),
             frames: Some(self.frame_sink()),
             store: Some(self.engine.store.clone()),
             reminders: Some(self.engine.reminder_hub.clone()),
@@ -144,12 +144,12 @@ impl Driver<'_> {
     /// A sink that puts a tool's own frames on this turn's bus with its run_id.
     fn frame_sink(&self) -> FrameSink {
         let session = self.session.clone();
-        let run_id = self.ctx.run_id.clone();
+        let run_id = self.door.ctx.run_id.clone();
         FrameSink::new(move |frame| session.emit(run_id.as_deref(), frame))
     }
 
     /// Who may answer a host card in this session, resolved at the turn's door.
     pub(super) fn answerers(&self) -> Answerers {
-        self.answerers.clone()
+        self.door.answerers.clone()
     }
 }

@@ -128,14 +128,14 @@ pub fn guest_may_use(spec: &ToolSpec) -> bool {
 /// What a guest's turn is offered: the guest allow-list, and the families their roles
 /// grant (`discord.role_toolsets`, [`Person::granted`]), whose every call asks an owner
 /// or approver ([`asks_every_call`]).
-pub fn offered_to_guest(person: &Person, spec: &ToolSpec) -> bool {
+pub(crate) fn offered_to_guest(person: &Person, spec: &ToolSpec) -> bool {
     guest_may_use(spec) || person.granted.contains(&spec.family)
 }
 
 /// Whether each call of this tool in this turn asks on a card, whatever its risk and
 /// whatever grants, allowlist or auto-safe rules say, with no "always": a guest's call
 /// of a tool beyond the guest list (offered to them only by a role's tool set).
-pub fn asks_every_call(ctx: &TurnContext, spec: &ToolSpec) -> bool {
+pub(crate) fn asks_every_call(ctx: &TurnContext, spec: &ToolSpec) -> bool {
     ctx.access() == Access::Guest && !guest_may_use(spec)
 }
 

@@ -153,7 +153,7 @@ impl Driver<'_> {
         req: &mut ModelRequest,
         squeeze: bool,
     ) -> Result<usize, AskError> {
-        let budget = Budget::new(&self.settings, self.engine.calibration.ratio());
+        let budget = Budget::new(&self.door.settings, self.engine.calibration.ratio());
         let t = budget.tokenizer;
         let mut total = self.measure(req, t);
         let target = if squeeze {
@@ -243,7 +243,7 @@ impl Driver<'_> {
         let model = self.engine.model.as_ref();
         let text = match summarise(
             model,
-            &self.settings,
+            &self.door.settings,
             budget,
             Kind::Conversation,
             previous.as_deref(),
@@ -308,7 +308,7 @@ impl Driver<'_> {
         };
         let said: Vec<String> = items[range.clone()].iter().filter_map(step_text).collect();
         let model = self.engine.model.as_ref();
-        match summarise(model, &self.settings, budget, Kind::Steps, None, &said).await {
+        match summarise(model, &self.door.settings, budget, Kind::Steps, None, &said).await {
             Ok(text) => {
                 let note = Item::User {
                     text: format!("[Summary of the earlier steps of this task, written when they outgrew the model's window]\n{text}"),

@@ -308,7 +308,7 @@ impl Driver<'_> {
     ) -> Card {
         let answerers = widened(self.answerers(), shown.may_answer.as_ref());
         let nobody = matches!(&answerers, Answerers::Owners { ids, approvers } if ids.is_empty() && approvers.is_empty());
-        let mut why = self.ctx.user_request.clone().unwrap_or_default();
+        let mut why = self.door.ctx.user_request.clone().unwrap_or_default();
         if nobody {
             why.push_str(
                 "\n(No Discord owner is configured, so nobody on Discord can answer this card: answer \
@@ -371,7 +371,7 @@ impl Driver<'_> {
         }
         // A guest's call of a tool their role grants asks every time (docs/discord.md,
         // "Role tool sets"): no allowlist, grant or auto-safe route, and no "always".
-        let asks_every_call = super::turn::asks_every_call(&self.ctx, spec);
+        let asks_every_call = super::door::asks_every_call(&self.door.ctx, spec);
         if spec.risk != Risk::Exec && spec.behaviour.gating != Gating::Card && !asks_every_call {
             // Writes are confined to the workspace or memory folder by the tools themselves;
             // network tools only fetch. Recorded, not carded.
@@ -391,7 +391,7 @@ impl Driver<'_> {
         // One request, one run (engine.md §5): a request already deferred in this session
         // is answered by where it stands, on every path — an announce turn's inline
         // re-emission opens no second card, and a saved "always" cannot run it twice.
-        let key = dedupe_key(self.ctx.user_request.as_deref(), &line);
+        let key = dedupe_key(self.door.ctx.user_request.as_deref(), &line);
         if let Some(k) = &key {
             match self.engine.deferred.state(&session, k) {
                 Some(KeyState::Awaiting) => {
@@ -404,7 +404,7 @@ impl Driver<'_> {
                 None => {}
             }
         }
-        let mut classified = classify(&action, &self.paths.workspace, true);
+        let mut classified = classify(&action, &self.door.paths.workspace, true);
         if asks_every_call {
             classified.can_always = false;
             classified.can_always_exact = false;
@@ -415,7 +415,7 @@ impl Driver<'_> {
         let routed = match spec.behaviour.gating {
             _ if asks_every_call => Route::Ask,
             Gating::Card => Route::Ask,
-            _ => route(&line, &classified, &self.settings, &self.engine.store).await,
+            _ => route(&line, &classified, &self.door.settings, &self.engine.store).await,
         };
         if let Route::Run(approver) = routed {
             audit(
@@ -437,7 +437,7 @@ impl Driver<'_> {
                 .defer(tool, call_id, args, &shown, key, &classified, tool_ctx)
                 .await;
         }
-        let window = approval_window(self.ctx.channel, self.ctx.el_call_bound);
+        let window = approval_window(self.door.ctx.channel, self.door.ctx.el_call_bound);
         // The line on the card, and who edited it there: an edit that is not dangerous
         // runs on that answer; a dangerous one never does — it goes back on a new card
         // saying it was edited (docs/gate.md, "Answers").
@@ -491,7 +491,8 @@ impl Driver<'_> {
                     edited_by.as_deref().unwrap_or(&by),
                 );
             };
-            let Some((_, new_class)) = regated(tool.as_ref(), args, &new, &self.paths.workspace)
+            let Some((_, new_class)) =
+                regated(tool.as_ref(), args, &new, &self.door.paths.workspace)
             else {
                 return GateEnd::Proceed {
                     approved_by: Some(by),

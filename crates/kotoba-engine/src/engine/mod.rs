@@ -44,10 +44,11 @@ pub use self::core::{
     withheld_sentence, work_only_sentence,
 };
 pub use approval::{AnswerError, Answerer, AskEnd, CardBoard};
+pub use door::guest_may_use;
 pub use fitting::{ContextUse, Room};
 pub use kotoba_core::turn::{Access, TurnContext};
 pub use session::{CallMark, Session, Sessions};
-pub use turn::{guest_may_use, LoopEnd};
+pub use turn::LoopEnd;
 pub use work::{JobInfo, StopScope, Stopped};
 
 /// The sentinel of the hidden announce turn a surface fires when a job ends.

@@ -12,9 +12,8 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::llm::{Item, LlmError, ModelReply, ModelRequest};
-use crate::tools::{Registry, Tool, ToolPaths};
-use kotoba_core::config::Settings;
-use kotoba_core::protocol::{Answerers, Frame, Mode};
+use crate::tools::{Registry, Tool};
+use kotoba_core::protocol::{Frame, Mode};
 use kotoba_core::turn::TurnContext;
 
 use super::core::{Catalog, Effect, Event, Persist, TurnState};
@@ -25,7 +24,6 @@ use super::session::Session;
 use super::Engine;
 
 pub use super::core::LoopEnd;
-pub use super::door::{asks_every_call, guest_may_use, offered_to_guest};
 
 /// The registry as the core looks tools up in it, for one session and job.
 struct Lookup<'a> {
@@ -60,16 +58,10 @@ pub(super) struct Driver<'a> {
     pub(super) engine: &'a Engine,
     /// Where its frames go (its bus); never asked whom the turn speaks for.
     pub(super) session: Arc<Session>,
-    /// The turn: whom it speaks for and its axes, shared with every tool call.
-    pub(super) ctx: Arc<TurnContext>,
-    /// The settings snapshot taken at the door, shared by every call.
-    pub(super) settings: Arc<Settings>,
-    /// Data folder and workspace, shared by every call.
-    pub(super) paths: Arc<ToolPaths>,
-    /// Who may answer its host cards, resolved at the door.
-    pub(super) answerers: Answerers,
-    /// The door's request parts (notes, the first offer), for every request.
-    door: Door,
+    /// The turn resolved at its door: whom it speaks for and its axes, its settings
+    /// snapshot, paths, who may answer its cards, and what its requests carry (the
+    /// offered tools are the core's from the start: they change as it goes).
+    pub(super) door: Door,
     /// Every decision of the turn, and the conversation the model reads.
     pub(super) core: TurnState<'a>,
     /// Time blocked on a person (heartbeats wait; a job's budget is not charged).
@@ -112,7 +104,7 @@ pub(super) async fn run_loop_prepared(
     (items, conversation): (Vec<Item>, usize),
     prepared: Option<super::Speculation>,
 ) -> LoopEnd {
-    let door = Door::resolve(engine, ctx.clone(), &items).await;
+    let mut door = Door::resolve(engine, ctx.clone(), &items).await;
     if let (Mode::Work, Some(mcp)) = (ctx.mode, engine.tools.source()) {
         // The browser server is always active: connected before the first request.
         if let Some(why) = mcp.ensure_always_active().await {
@@ -137,7 +129,7 @@ pub(super) async fn run_loop_prepared(
         door.settings.clone(),
         &lookup,
         (door.caps, narrator),
-        door.offered.clone(),
+        std::mem::take(&mut door.offered),
         items,
     );
     let blocked = ctx
@@ -148,10 +140,6 @@ pub(super) async fn run_loop_prepared(
     let mut driver = Driver {
         engine,
         session: session.clone(),
-        ctx,
-        settings: door.settings.clone(),
-        paths: door.paths.clone(),
-        answerers: door.answerers.clone(),
         door,
         core,
         blocked,
@@ -210,7 +198,7 @@ impl Driver<'_> {
             Effect::Emit(frame) => self.emit(frame),
             Effect::Persist(p) => self.persist(p).await,
             Effect::CountStep => {
-                if let Some(meter) = &self.ctx.meter {
+                if let Some(meter) = &self.door.ctx.meter {
                     meter
                         .steps
                         .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -252,7 +240,7 @@ impl Driver<'_> {
     }
 
     pub(super) fn emit(&self, frame: Frame) {
-        self.session.emit(self.ctx.run_id.as_deref(), frame);
+        self.session.emit(self.door.ctx.run_id.as_deref(), frame);
     }
 
     /// One model request, its text deltas forwarded to the bus as they arrive.
