@@ -350,15 +350,7 @@ async fn a_finished_turn_reloaded_draws_its_rows_again_with_their_outcomes_and_o
         return;
     }
     let r = start().await;
-    r.model.push(Reply::call(
-        "shell",
-        json!({"command": "echo first check ok"}),
-    ));
-    r.model.push(Reply::call(
-        "shell",
-        json!({"command": "ls no-such-folder"}),
-    ));
-    r.model.push(Reply::text("Both checks ran."));
+    super::history::two_checks(&r.model);
     let seen = run_script("reload.cjs", &r.base, &[]).await;
     assert_eq!(seen["errors"], json!([]), "no script errors on the page");
     let before = seen["before"].as_array().unwrap();

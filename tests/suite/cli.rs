@@ -48,6 +48,21 @@ pub(super) async fn read_until(child: &mut Child, seen: &mut String, needle: &st
     }
 }
 
+/// `kotoba chat --session <session>` opened again in `home`: the child and what it
+/// printed up to its prompt (the earlier lines it redraws come first).
+pub(super) async fn resumed(
+    server: &ScriptedModel,
+    home: &std::path::Path,
+    session: &str,
+) -> (Child, String) {
+    let mut again = kotoba(server, home, &["chat", "--session", session])
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut again, &mut seen, "Kotoba is listening").await;
+    (again, seen)
+}
+
 #[tokio::test]
 async fn kotoba_chat_streams_her_answer_to_the_terminal() {
     let server = ScriptedModel::start().await;
@@ -579,11 +594,7 @@ async fn help_lists_the_commands_without_asking_her_and_a_resumed_session_shows_
     stdin.write_all(b"/quit\n").await.unwrap();
     child.wait().await.unwrap();
 
-    let mut again = kotoba(&server, home.path(), &["chat", "--session", "kitchen"])
-        .spawn()
-        .unwrap();
-    let mut seen = String::new();
-    read_until(&mut again, &mut seen, "Kotoba is listening").await;
+    let (mut again, seen) = resumed(&server, home.path(), "kitchen").await;
     assert!(seen.contains("(earlier in this session)"), "{seen}");
     assert!(
         seen.contains("you: put the kettle on") && seen.contains("Kotoba: The kettle is on."),

@@ -6,23 +6,28 @@
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
-use super::cli::{kotoba, read_until};
+use super::cli::{kotoba, read_until, resumed};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::web::start;
+
+/// Her next turn: two shell rows — one that works, one that fails — then her answer.
+pub(super) fn two_checks(model: &ScriptedModel) {
+    model.push(Reply::call(
+        "shell",
+        json!({"command": "echo first check ok"}),
+    ));
+    model.push(Reply::call(
+        "shell",
+        json!({"command": "ls no-such-folder"}),
+    ));
+    model.push(Reply::text("Both checks ran."));
+}
 
 #[tokio::test]
 async fn api_history_gives_a_turns_rows_between_its_line_and_her_answer_with_outcomes_and_outputs()
 {
     let r = start().await;
-    r.model.push(Reply::call(
-        "shell",
-        json!({"command": "echo first check ok"}),
-    ));
-    r.model.push(Reply::call(
-        "shell",
-        json!({"command": "ls no-such-folder"}),
-    ));
-    r.model.push(Reply::text("Both checks ran."));
+    two_checks(&r.model);
     let mut sse = r.events("hist").await;
     r.say("hist", "run the two checks").await;
     sse.until(|v| v["type"] == "turn_done").await;
@@ -75,11 +80,7 @@ async fn a_resumed_session_draws_its_turns_rows_between_the_lines_as_they_ended(
     stdin.write_all(b"/quit\n").await.unwrap();
     child.wait().await.unwrap();
 
-    let mut again = kotoba(&server, home.path(), &["chat", "--session", "kitchen"])
-        .spawn()
-        .unwrap();
-    let mut seen = String::new();
-    read_until(&mut again, &mut seen, "Kotoba is listening").await;
+    let (mut again, seen) = resumed(&server, home.path(), "kitchen").await;
     let at = |what: &str| {
         seen.find(what)
             .unwrap_or_else(|| panic!("no {what:?} in: {seen}"))

@@ -193,8 +193,8 @@ fn says(out: &[Effect]) -> Vec<(SayKind, String)> {
 }
 
 /// What the model reads back for each call, in order.
-fn results(t: &mut TurnState<'_>) -> Vec<String> {
-    t.items_mut()
+fn results(t: &TurnState<'_>) -> Vec<String> {
+    t.items()
         .iter()
         .filter_map(|i| match i {
             Item::ToolResult { output, .. } => Some(output.clone()),
@@ -240,7 +240,7 @@ fn a_read_only_call_peeks_and_runs_without_a_row_or_a_gate() {
         Some(false),
         "the result goes back to the model"
     );
-    assert_eq!(results(&mut t), vec!["found it".to_string()]);
+    assert_eq!(results(&t), vec!["found it".to_string()]);
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn a_refusal_at_the_gate_closes_the_row_refused_runs_nothing_and_the_model_reads
         (row.outcome, row.ending),
         (Some(Outcome::Refused), Some(Ending::Declined))
     );
-    assert_eq!(results(&mut t), vec!["They said no.".to_string()]);
+    assert_eq!(results(&t), vec!["They said no.".to_string()]);
 }
 
 #[test]
@@ -310,7 +310,7 @@ fn an_edit_on_the_card_redraws_the_row_runs_the_edited_line_and_tells_the_model(
         .iter()
         .any(|e| matches!(e, Effect::Run(o) if o.approved_by.as_deref() == Some("ann"))));
     t.step(finished("c0", ToolOutput::exited(0, "x")));
-    assert!(results(&mut t)[0].starts_with("[EDITED] x"));
+    assert!(results(&t)[0].starts_with("[EDITED] x"));
 }
 
 #[test]
@@ -322,7 +322,7 @@ fn the_outcome_comes_from_the_witnesses_not_from_what_the_output_says() {
     assert_eq!(rows(&out)[0].outcome, Some(Outcome::Failed));
     assert!(out.iter().any(|e| matches!(e,
         Effect::Emit(Frame::Face { expression }) if expression == "fail")));
-    assert!(results(&mut t)[0].contains("This call FAILED"));
+    assert!(results(&t)[0].contains("This call FAILED"));
 }
 
 #[test]
@@ -341,10 +341,7 @@ fn the_turns_tool_call_cap_refuses_the_call_past_it_and_then_tools_are_withdrawn
     ]));
     let out = t.step(finished("c0", ToolOutput::ok("a")));
     assert!(ran(&out).is_empty(), "the second call does not run");
-    assert_eq!(
-        results(&mut t)[1],
-        crate::engine::budget::turn_cap_sentence(1)
-    );
+    assert_eq!(results(&t)[1], crate::engine::budget::turn_cap_sentence(1));
     assert_eq!(asked(&out), Some(true), "the next request offers no tools");
     let end = end_of(&t.step(words("Here is a."))).map(|e| e.status);
     assert_eq!(
@@ -370,7 +367,7 @@ fn a_tools_own_cap_refuses_the_call_past_it() {
         ("web_search", json!({"q": "b"})),
     ]));
     t.step(finished("c0", ToolOutput::ok("a")));
-    let said = results(&mut t);
+    let said = results(&t);
     assert!(said[0].contains("That was the last web search"), "{said:?}");
     assert_eq!(
         said[1],
@@ -387,7 +384,7 @@ fn an_exact_repeat_runs_nothing_and_is_answered_by_the_earlier_outcome() {
     let out = t.step(finished("c0", ToolOutput::exited(1, "boom")));
     assert!(gates(&out).is_empty() && ran(&out).is_empty(), "{out:?}");
     assert_eq!(
-        results(&mut t)[1],
+        results(&t)[1],
         crate::engine::budget::repeat_sentence("shell", Outcome::Failed)
     );
 }
@@ -417,7 +414,7 @@ fn the_door_refuses_unknown_switched_off_withheld_and_out_of_scope_names_with_th
     ]));
     assert!(gates(&out).is_empty() && ran(&out).is_empty());
     assert_eq!(
-        results(&mut t),
+        results(&t),
         vec![
             unknown_sentence("nope"),
             switched_off_sentence("memory_write", "memory"),
@@ -443,7 +440,7 @@ fn arguments_that_are_not_a_json_object_run_nothing_and_say_why() {
     }
     let out = t.step(Event::Replied(r));
     assert!(ran(&out).is_empty());
-    assert!(results(&mut t)[0].contains("was NOT run: the arguments are not valid JSON"));
+    assert!(results(&t)[0].contains("was NOT run: the arguments are not valid JSON"));
 }
 
 #[test]
@@ -462,7 +459,7 @@ fn step_zero_refuses_a_jobs_first_call_unless_it_opens_the_matching_skill() {
     );
     let out = t.step(reply(&[("web_search", json!({"q": "x"}))]));
     assert!(ran(&out).is_empty());
-    assert_eq!(results(&mut t)[0], call::step_zero_sentence("deploy"));
+    assert_eq!(results(&t)[0], call::step_zero_sentence("deploy"));
     let out = t.step(reply(&[("skill_view", json!({"name": "deploy"}))]));
     assert_eq!(ran(&out).len(), 1, "the matching skill_view passes");
 }
@@ -587,7 +584,7 @@ fn a_call_past_its_budget_ends_failed_with_the_budget_sentence() {
     t.step(Event::BudgetSpent {
         call_id: "c0".into(),
     });
-    let said = results(&mut t);
+    let said = results(&t);
     assert!(said[0].contains("ran past its budget of 30 s"), "{said:?}");
     assert_eq!(t.spent.failures, 1);
 }
