@@ -86,6 +86,28 @@ async fn the_words_at_a_pause_are_the_words_at_the_commit_when_nothing_was_said_
 }
 
 #[tokio::test]
+async fn only_quiet_heard_since_the_pause_is_not_committed_so_the_end_waits_for_no_recognition() {
+    let server = SpeechServer::start().await;
+    server.push_transcript("What time is it?");
+    server.push_transcript("this would be a second recognition");
+    let home = tempfile::tempdir().unwrap();
+    let stream = streaming(&server, home.path()).stream().unwrap();
+    for f in frames(800) {
+        stream.push(&f);
+    }
+    assert_eq!(stream.words().await.unwrap(), "What time is it?");
+    // The quiet after the pause goes up as heard (the utterance's tail)…
+    for _ in 0..5 {
+        stream.push(&[0i16; 320]);
+    }
+    assert_eq!(stream.finish().await.unwrap(), "What time is it?");
+    let s = &server.stream_sessions()[0];
+    // A second segment would be a second recognition waited for.
+    assert_eq!(s.commits.len(), 1, "…but is not a segment: {:?}", s.commits);
+    assert!(s.samples > s.commits[0], "the quiet was sent");
+}
+
+#[tokio::test]
 async fn a_segment_under_100_ms_is_padded_with_silence_so_the_commit_is_accepted() {
     let server = SpeechServer::start().await;
     server.push_transcript("Hi.");

@@ -3,9 +3,11 @@
 //! reply (its text deltas and tool calls) is only held. A turn run with it
 //! ([`super::TurnOptions::prepared`]) takes the held reply as its first model answer
 //! when its first request is the same request; otherwise, or when it is dropped (the
-//! person went on), the model call is cancelled and leaves no trace.
+//! person went on), the model call is cancelled and leaves no trace. Its words so far
+//! can be watched ([`Speculation::words`]), so a voice can make the first sentence
+//! ready, unplayed, before the turn is certain.
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::door::Door;
 use super::Engine;
@@ -19,6 +21,8 @@ pub struct Speculation {
     /// point where the turn compacts first, so the turn's request will differ).
     request: Option<ModelRequest>,
     deltas: mpsc::UnboundedReceiver<String>,
+    /// The reply's text so far (its deltas joined); the sender closes when it ends.
+    words: watch::Receiver<String>,
     reply: oneshot::Receiver<Result<ModelReply, LlmError>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -36,6 +40,12 @@ impl Drop for Speculation {
 }
 
 impl Speculation {
+    /// The held reply's text so far, as it streams; the watch closes when the reply
+    /// has ended (or was not asked). Reading it takes nothing from the turn.
+    pub fn words(&self) -> watch::Receiver<String> {
+        self.words.clone()
+    }
+
     /// Whether this is the answer to `req`.
     pub(super) fn answers(&self, req: &ModelRequest) -> bool {
         self.request.as_ref() == Some(req)
@@ -88,20 +98,31 @@ impl Engine {
             return Speculation {
                 request: None,
                 deltas,
+                words: watch::channel(String::new()).1,
                 reply,
                 task: tokio::spawn(async {}),
             };
         }
         let model = self.model.clone();
         let asked = request.clone();
+        let (words_tx, words) = watch::channel(String::new());
         let task = tokio::spawn(async move {
-            let r = model.stream(&asked, &tx).await;
-            drop(tx);
+            // Each delta is kept for the turn and added to the words watched.
+            let (relay_tx, mut relay) = mpsc::unbounded_channel::<String>();
+            let ask = async move { model.stream(&asked, &relay_tx).await };
+            let keep = async move {
+                while let Some(delta) = relay.recv().await {
+                    words_tx.send_modify(|w| w.push_str(&delta));
+                    let _ = tx.send(delta);
+                }
+            };
+            let (r, ()) = tokio::join!(ask, keep);
             let _ = reply_tx.send(r);
         });
         Speculation {
             request: Some(request),
             deltas,
+            words,
             reply,
             task,
         }

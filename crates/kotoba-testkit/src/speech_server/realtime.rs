@@ -3,8 +3,10 @@
 //! `session.updated`; `input_audio_buffer.append` of base64 pcm16 at 24 kHz;
 //! `input_audio_buffer.commit` → `input_audio_buffer.committed`, then a
 //! `…input_audio_transcription.delta` and `…completed` with the next scripted
-//! transcript, the stream delay after the segment's last audio chunk (a streaming
-//! recognizer has heard the audio as it came; the commit only closes the segment); `error` events for a bad session, a commit under 100 ms, or a
+//! transcript, the stream delay after the segment's last speech — its last chunk with
+//! sound in it, or its last chunk when none had any — and never before the commit (a
+//! streaming recognizer has heard and decoded the audio as it came; the commit only
+//! closes the segment); `error` events for a bad session, a commit under 100 ms, or a
 //! scripted fault). Every session is recorded.
 
 use std::sync::Arc;
@@ -119,6 +121,8 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
         "session": { "type": "transcription" } }));
     let mut buffer = 0usize;
     let mut last_chunk = tokio::time::Instant::now();
+    // The segment's last chunk with sound in it.
+    let mut last_sound: Option<tokio::time::Instant> = None;
     let mut items = 0usize;
     let mut events = 0usize;
     let mut event_id = move || {
@@ -160,6 +164,9 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
                     .unwrap_or_default();
                 buffer += bytes.len() / 2;
                 last_chunk = tokio::time::Instant::now();
+                if has_sound(&bytes) {
+                    last_sound = Some(last_chunk);
+                }
                 lock(&shared.streams)[at].samples += bytes.len() / 2;
             }
             "input_audio_buffer.commit" => {
@@ -192,7 +199,8 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
                     json!({ "type": "input_audio_buffer.committed", "event_id": event_id(),
                     "previous_item_id": previous, "item_id": item }),
                 );
-                let ready = last_chunk + *lock(&shared.stream_delay);
+                let heard = last_sound.take().unwrap_or(last_chunk);
+                let ready = (heard + *lock(&shared.stream_delay)).max(tokio::time::Instant::now());
                 let text = shared.next_stream_transcript();
                 let (delta, done) = (event_id(), event_id());
                 let tx = tx.clone();
@@ -228,6 +236,19 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
     let _ = writer.await;
 }
 
+/// Whether pcm16 `bytes` hold sound: an RMS over 100 (about -50 dB below full scale).
+fn has_sound(bytes: &[u8]) -> bool {
+    let n = bytes.len() / 2;
+    if n == 0 {
+        return false;
+    }
+    let sum: f64 = bytes
+        .chunks_exact(2)
+        .map(|b| f64::from(i16::from_le_bytes([b[0], b[1]])).powi(2))
+        .sum();
+    (sum / n as f64).sqrt() > 100.0
+}
+
 fn error_event(event_id: &str, kind: &str, message: &str) -> Value {
     json!({ "type": "error", "event_id": event_id, "error": {
         "type": kind, "code": null, "message": message, "param": null, "event_id": null,
@@ -235,8 +256,8 @@ fn error_event(event_id: &str, kind: &str, message: &str) -> Value {
 }
 
 impl super::SpeechServer {
-    /// A realtime segment's transcript comes this long after its last audio chunk
-    /// (at the commit, if that is later).
+    /// A realtime segment's transcript comes this long after its last speech (its
+    /// last chunk with sound, else its last chunk), and not before its commit.
     pub fn set_stream_delay(&self, d: Duration) {
         *lock(&self.shared.stream_delay) = d;
     }

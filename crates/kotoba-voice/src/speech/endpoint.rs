@@ -181,6 +181,9 @@ struct Open {
     /// The words up to this last voiced frame were found a complete request: the
     /// early commit applies while no voice came after it.
     complete_at: Option<u64>,
+    /// This utterance's short pause, when sooner than `early_pause`
+    /// ([`Endpointer::pause_sooner`]).
+    sooner: Option<Duration>,
 }
 
 impl Open {
@@ -213,6 +216,13 @@ impl std::fmt::Debug for Endpointer {
             .field("in_speech", &self.in_speech())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `pcm` holds any sound a recognizer could hear words in: an RMS over
+/// [`LEAD_MIN_RMS`] (about -60 dB below full scale). Digital silence, and the
+/// near-silence of a quiet line, have none.
+pub fn has_sound(pcm: &[i16]) -> bool {
+    rms(pcm) >= LEAD_MIN_RMS
 }
 
 fn rms(frame: &[i16]) -> f64 {
@@ -291,7 +301,10 @@ impl Endpointer {
         if quiet >= wait || span(at - onset + 1) >= MAX_UTTERANCE {
             return Some(self.end(at));
         }
-        let early = self.settings.early_pause;
+        let early = match open.sooner {
+            Some(d) => d.min(self.settings.early_pause),
+            None => self.settings.early_pause,
+        };
         if !early.is_zero()
             && quiet >= early
             && quiet - early < FRAME
@@ -310,6 +323,15 @@ impl Endpointer {
             if open.last_voiced == last_voiced {
                 open.complete_at = Some(last_voiced);
             }
+        }
+    }
+
+    /// The open utterance pauses ([`Heard::Paused`]) after `pause` of quiet when that is
+    /// sooner than `early_pause` (its words cost nothing more to ask for: a streamed
+    /// recognizer has heard them); never when pauses are off (`early_pause` zero).
+    pub fn pause_sooner(&mut self, pause: Duration) {
+        if let Some(open) = self.open.as_mut() {
+            open.sooner = Some(pause);
         }
     }
 
@@ -400,6 +422,7 @@ impl Endpointer {
             first_frame: at + 1 - (self.recent.len() - skip) as u64,
             ends: Vec::new(),
             complete_at: None,
+            sooner: None,
         };
         for f in self.recent.drain(..).skip(skip) {
             open.add(&f);

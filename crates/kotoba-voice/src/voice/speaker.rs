@@ -1,18 +1,20 @@
 //! Her voice: lines to say, in order → the spoken filter → synthesis (the next line is
 //! synthesised while the one before it plays) → 48 kHz frames in a queue that the
 //! room's clock hands to the [`AudioOut`](super::boundary::AudioOut). `hush` drops
-//! everything at once (barge-in).
+//! everything at once (barge-in). The first sentence of an answer asked ahead can be
+//! synthesised before it is certain ([`Speaker::prepare`]): held unplayed, it is taken
+//! when that same line is said, and dropped otherwise.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::speech::audio::Playout;
-use crate::speech::filter::spoken;
+use crate::speech::filter::{spoken, Sentences};
 use crate::speech::tts::{Synthesizer, Voice};
 use crate::speech::SpeechError;
 
@@ -46,6 +48,25 @@ impl<T> Drop for Aborting<T> {
     }
 }
 
+/// A line synthesised ahead, unplayed.
+struct Ready {
+    /// Its words after the spoken filter (what the pipeline is given to say).
+    words: String,
+    synthesis: Synthesis,
+}
+
+/// The line made ready ahead, as the pipeline finds it.
+enum Ahead {
+    /// Being prepared: the answer's first sentence is not known yet.
+    Waiting,
+    /// Synthesis has begun.
+    Ready(Ready),
+    /// Nothing ahead, or it was taken or dropped: a late preparation is dropped.
+    Closed,
+}
+
+type AheadSlot = Arc<Mutex<Ahead>>;
+
 /// Her voice in one room.
 pub(super) struct Speaker {
     synth: Arc<dyn Synthesizer>,
@@ -58,6 +79,11 @@ pub(super) struct Speaker {
     /// Audio another voice made (a realtime model's answer, 24 kHz), being turned
     /// into frames as it streams in.
     stream: Option<Playout>,
+    /// The first sentence of an answer asked ahead, synthesised unplayed; the
+    /// pipeline takes it for its next line when the words are the same.
+    ahead: AheadSlot,
+    /// Finding and synthesising that sentence (dropped: cancelled).
+    preparing: Option<Aborting<()>>,
 }
 
 impl Speaker {
@@ -74,7 +100,39 @@ impl Speaker {
             lines: None,
             task: None,
             stream: None,
+            ahead: Arc::new(Mutex::new(Ahead::Closed)),
+            preparing: None,
         }
+    }
+
+    /// Synthesise the first sentence of `words` (an answer asked ahead, as it streams)
+    /// now, held unplayed: if the next line said is that sentence, it plays at once;
+    /// otherwise it is dropped unheard.
+    pub(super) fn prepare(&mut self, mut words: watch::Receiver<String>) {
+        self.unprepare();
+        *lock(&self.ahead) = Ahead::Waiting;
+        let slot = self.ahead.clone();
+        let synth = self.synth.clone();
+        self.preparing = Some(Aborting(tokio::spawn(async move {
+            let Some(line) = first_sentence(&mut words).await else {
+                return;
+            };
+            let words = spoken(&line);
+            if words.trim().is_empty() {
+                return;
+            }
+            let mut ahead = lock(&slot);
+            if matches!(*ahead, Ahead::Waiting) {
+                let synthesis = synthesise(&synth, words.clone());
+                *ahead = Ahead::Ready(Ready { words, synthesis });
+            }
+        })));
+    }
+
+    /// Drop what was made ready ahead (the person went on, or another answer came).
+    pub(super) fn unprepare(&mut self) {
+        self.preparing = None;
+        *lock(&self.ahead) = Ahead::Closed;
     }
 
     /// Play audio already spoken at `rate` (a realtime model's answer) as it streams
@@ -117,6 +175,7 @@ impl Speaker {
         let task = tokio::spawn(pipeline(
             rx,
             self.synth.clone(),
+            self.ahead.clone(),
             self.frames.clone(),
             self.pending.clone(),
             self.notes.clone(),
@@ -128,6 +187,7 @@ impl Speaker {
 
     /// Stop at once: queued frames and lines are dropped, synthesis in flight is cut.
     pub(super) fn hush(&mut self) {
+        self.unprepare();
         self.lines = None;
         self.task = None;
         self.stream = None;
@@ -149,6 +209,40 @@ impl Speaker {
 
 type Synthesis = Aborting<(Result<Voice, SpeechError>, std::time::Duration)>;
 
+/// The first sentence of an answer as it streams in `words` (its whole text when it
+/// ends before a sentence does); `None` when it ends with no words.
+async fn first_sentence(words: &mut watch::Receiver<String>) -> Option<String> {
+    let mut sentences = Sentences::new();
+    let mut seen = 0;
+    loop {
+        {
+            let text = words.borrow_and_update();
+            let new = text.get(seen..).unwrap_or_default();
+            seen = text.len();
+            if let Some(first) = sentences.push(new).into_iter().next() {
+                return Some(first);
+            }
+        }
+        let ended = words.has_changed().is_err();
+        if ended || words.changed().await.is_err() {
+            // The answer ended: what is left is its first line.
+            let text = words.borrow_and_update();
+            let mut lines = sentences.push(text.get(seen..).unwrap_or_default());
+            lines.extend(sentences.finish());
+            return lines.into_iter().next();
+        }
+    }
+}
+
+/// The synthesis of `line`: the one made ready ahead when it is that line, else a new
+/// one. Either way nothing stays ahead.
+fn take_or_synthesise(ahead: &AheadSlot, synth: &Arc<dyn Synthesizer>, line: String) -> Synthesis {
+    match std::mem::replace(&mut *lock(ahead), Ahead::Closed) {
+        Ahead::Ready(ready) if ready.words == line => ready.synthesis,
+        _ => synthesise(synth, line),
+    }
+}
+
 fn synthesise(synth: &Arc<dyn Synthesizer>, line: String) -> Synthesis {
     let synth = synth.clone();
     Aborting(tokio::spawn(async move {
@@ -162,18 +256,19 @@ fn synthesise(synth: &Arc<dyn Synthesizer>, line: String) -> Synthesis {
 async fn pipeline(
     mut lines: mpsc::UnboundedReceiver<String>,
     synth: Arc<dyn Synthesizer>,
+    ahead: AheadSlot,
     frames: FrameQueue,
     pending: Arc<AtomicUsize>,
     notes: mpsc::UnboundedSender<SpeakerNote>,
 ) {
-    let mut ahead: Option<Synthesis> = None;
+    let mut next: Option<Synthesis> = None;
     let mut closed = false;
     loop {
-        let current = match ahead.take() {
+        let current = match next.take() {
             Some(s) => s,
             None if closed => return,
             None => match lines.recv().await {
-                Some(line) => synthesise(&synth, line),
+                Some(line) => take_or_synthesise(&ahead, &synth, line),
                 None => return,
             },
         };
@@ -208,8 +303,8 @@ async fn pipeline(
                                 break;
                             }
                         },
-                        line = lines.recv(), if ahead.is_none() && !closed => match line {
-                            Some(line) => ahead = Some(synthesise(&synth, line)),
+                        line = lines.recv(), if next.is_none() && !closed => match line {
+                            Some(line) => next = Some(take_or_synthesise(&ahead, &synth, line)),
                             None => closed = true,
                         },
                     }

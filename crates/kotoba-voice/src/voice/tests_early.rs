@@ -3,7 +3,9 @@
 //! 300 ms): a complete question commits at the short wait with its words recognised at
 //! the pause; a trailing or cut-off word waits the full time; a pause and then more
 //! words is one utterance. Speculation: the model asked at the pause leaves no trace
-//! when the person goes on, and a tool it proposes runs only after the commit.
+//! when the person goes on, and a tool it proposes runs only after the commit; the
+//! first sentence of its answer is synthesised ahead and plays at the commit, or is
+//! dropped unheard when the person goes on.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -26,6 +28,39 @@ fn sound_ends(start: Instant, pcm: &[i16]) -> Instant {
         .rposition(|f| f.iter().any(|s| s.unsigned_abs() > 300))
         .unwrap_or(0);
     start + FRAME * (last as u32 + 1)
+}
+
+/// Speak `spoken` frame by frame at real pace, calling `each(now)` after every frame;
+/// when the utterance committed (its transcript line was posted), to the frame.
+async fn speak_watching(
+    s: &Stage,
+    spoken: &[i16],
+    mut each: impl FnMut(Instant),
+) -> Option<Instant> {
+    let mut committed_at = None;
+    for frame in frames(spoken) {
+        let _ = s
+            .room
+            .heard
+            .send(crate::voice::boundary::Heard {
+                frames: vec![(ALICE, frame)],
+            })
+            .await;
+        tokio::time::sleep(FRAME).await;
+        let now = Instant::now();
+        let posted = s
+            .side
+            .posts
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|p| p.starts_with("🎙️"));
+        if committed_at.is_none() && posted {
+            committed_at = Some(now);
+        }
+        each(now);
+    }
+    committed_at
 }
 
 /// When her first line was asked for (the turn's first sentence), after `from`.
@@ -291,32 +326,13 @@ async fn a_tool_call_proposed_by_a_speculative_turn_runs_only_after_the_commit()
     );
     let spoken = [phrase("check the logs"), silence(3.0)].concat();
     let mut ran_at = None;
-    let mut committed_at = None;
     let start = Instant::now();
-    for frame in frames(&spoken) {
-        let _ = s
-            .room
-            .heard
-            .send(crate::voice::boundary::Heard {
-                frames: vec![(ALICE, frame)],
-            })
-            .await;
-        tokio::time::sleep(FRAME).await;
-        let now = Instant::now();
-        if committed_at.is_none()
-            && s.side
-                .posts
-                .lock()
-                .unwrap()
-                .iter()
-                .any(|p| p.starts_with("🎙️"))
-        {
-            committed_at = Some(now);
-        }
+    let committed_at = speak_watching(&s, &spoken, |now| {
         if ran_at.is_none() && runs.load(Ordering::SeqCst) > 0 {
             ran_at = Some(now);
         }
-    }
+    })
+    .await;
     s.wait(1.0).await;
     let (ran, committed) = (ran_at.expect("the tool ran"), committed_at.expect("a turn"));
     assert!(
@@ -338,5 +354,113 @@ async fn a_tool_call_proposed_by_a_speculative_turn_runs_only_after_the_commit()
         s.rig.script.sent().len(),
         2,
         "the held call, then the answer after the tool"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_first_sentence_of_an_answer_asked_ahead_is_synthesised_before_the_commit_and_plays_at_it(
+) {
+    let s = late_commit_stage(
+        vec![Ok(say("It is noon. Anything else?"))],
+        vec![],
+        &["What time is it?"],
+    );
+    let spoken = [phrase("what time is it"), silence(3.0)].concat();
+    let committed = speak_watching(&s, &spoken, |_| {}).await.expect("a turn");
+    s.wait(1.0).await;
+    let said = s.mouth.said.lock().unwrap().clone();
+    let first: Vec<&(Instant, String)> = said.iter().filter(|(_, l)| l == "It is noon.").collect();
+    assert_eq!(first.len(), 1, "synthesised once, ahead: {said:?}");
+    assert!(
+        first[0].0 < committed - Duration::from_millis(300),
+        "asked {:?} before the commit",
+        committed - first[0].0
+    );
+    // Her voice starts at the commit (to the frame the commit was seen at), not after
+    // a synthesis begun there (200 ms).
+    let heard = s
+        .out
+        .frames
+        .lock()
+        .unwrap()
+        .first()
+        .copied()
+        .expect("she spoke");
+    assert!(
+        heard <= committed + Duration::from_millis(60),
+        "first frame {:?} after the commit",
+        heard.saturating_duration_since(committed)
+    );
+    assert!(heard + FRAME >= committed, "nothing before the commit");
+    assert!(
+        said.iter().any(|(_, l)| l == "Anything else?"),
+        "the rest as usual: {said:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_voice_made_ready_ahead_is_dropped_unheard_when_the_person_goes_on() {
+    let s = late_commit_stage(
+        vec![
+            Ok(say("Booked a table.")),
+            Ok(say("A table for two at eight, done.")),
+        ],
+        vec![],
+        // The whole is not complete (no end mark): nothing is asked ahead for it, so
+        // its answer can only come from the turn at the commit.
+        &["Book a table.", "Book a table for two at eight"],
+    );
+    let spoken = [
+        phrase("book a table"),
+        // Complete at the pause: the model is asked and its first sentence synthesised
+        // ahead; they go on at about 0.75 s, before the 1.2 s commit.
+        silence(0.65),
+        phrase("for two at eight"),
+        silence(3.0),
+    ]
+    .concat();
+    let committed = speak_watching(&s, &spoken, |_| {}).await.expect("a turn");
+    s.wait(2.0).await;
+    let said = s.mouth.said.lock().unwrap().clone();
+    assert!(
+        said.iter()
+            .any(|(at, l)| l == "Booked a table." && *at < committed),
+        "made ready ahead: {said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|(at, l)| l == "A table for two at eight, done." && *at + FRAME >= committed),
+        "the answer to the whole utterance was synthesised for itself: {said:?}"
+    );
+    let frames = s.out.frames.lock().unwrap().clone();
+    assert!(
+        frames.iter().all(|t| *t + FRAME >= committed),
+        "nothing heard before the commit (seen to the frame)"
+    );
+    // One 500 ms line is 25 frames: the held one never joined it.
+    assert!(
+        (20..=27).contains(&frames.len()),
+        "one line heard: {} frames",
+        frames.len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_line_other_than_the_one_made_ready_is_synthesised_for_itself_never_with_its_voice() {
+    let mouth = Mouth::new(Duration::from_millis(500));
+    let (notes, _heard) = tokio::sync::mpsc::unbounded_channel();
+    let mut speaker = super::speaker::Speaker::new(mouth.clone(), notes);
+    let (words, watched) = tokio::sync::watch::channel(String::new());
+    speaker.prepare(watched);
+    words.send_replace("It is noon. And".into());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(mouth.lines(), ["It is noon."], "made ready as it streamed");
+    // Another line comes first: it gets its own voice, and the ready one is gone.
+    speaker.say("Sorry, one moment.");
+    speaker.say("It is noon.");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        mouth.lines(),
+        ["It is noon.", "Sorry, one moment.", "It is noon."]
     );
 }

@@ -1,6 +1,6 @@
 //! Streamed recognition at the room's boundary under a paused clock, with espeak-ng
 //! phrases: a recognizer whose stream answers a fixed 100 ms after it is asked (and
-//! only for audio it has not answered yet), beside the batch fake of
+//! only for audio with sound it has not answered yet), beside the batch fake of
 //! [`super::tests`] (300 ms) as the fallback. The words are ready at the pause, the
 //! commit waits for no recognition, a pause then more words is one utterance, and a
 //! failing stream falls back to the upload for that utterance without a word in the
@@ -68,7 +68,11 @@ impl Recognizer for Streamer {
                 while let Some(c) = rx.recv().await {
                     let (reply, last) = match c {
                         Command::Audio(pcm) => {
-                            fresh += pcm.len();
+                            // Quiet holds no words: like the real stream, it is no
+                            // segment of its own.
+                            if crate::speech::endpoint::has_sound(&pcm) {
+                                fresh += pcm.len();
+                            }
                             sessions.lock().unwrap()[at].pushed += pcm.len();
                             continue;
                         }
@@ -310,4 +314,22 @@ async fn a_failing_stream_falls_back_to_the_upload_for_that_utterance_without_a_
         .await;
     assert_eq!(s.sessions().len(), 2);
     assert_eq!(s.uploads(), 1, "no second upload");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streamed_utterance_is_asked_for_its_words_after_100_ms_of_quiet_not_the_longer_short_pause(
+) {
+    let mut s = streaming(vec![Ok("What time is it in Tokyo?")], &[], "It is noon.");
+    let spoken = [phrase("what time is it in Tokyo"), silence(3.0)].concat();
+    s.stage.speak(ALICE, &spoken).await;
+    let t = s.answer().await;
+    let (asked, answered) = s.sessions()[0].asks[0];
+    let pause = asked.duration_since(t.speech_end);
+    assert!(
+        pause >= Duration::from_millis(80) && pause <= Duration::from_millis(140),
+        "asked at 100 ms of quiet (voice.early_pause is 200 ms): {pause:?}"
+    );
+    // The words 100 ms later: the model is asked 200 ms after the end of speech.
+    assert!(answered.duration_since(t.speech_end) <= Duration::from_millis(240));
+    assert_eq!(s.uploads(), 0);
 }

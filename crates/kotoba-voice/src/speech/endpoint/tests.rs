@@ -571,3 +571,51 @@ fn the_audio_heard_so_far_is_what_the_commit_gives_and_a_pause_adds_nothing_to_i
     assert_eq!(whole.expect("it committed"), so_far, "nothing said since");
     assert!(ep.heard().is_empty(), "nothing open after the commit");
 }
+
+#[test]
+fn an_utterance_told_to_pause_sooner_pauses_at_that_quiet_once_but_never_when_pauses_are_off() {
+    // No comma: its only quiet longer than 60 ms is after it.
+    let pcm = [
+        silence(0.5),
+        espeak("what time is it in Tokyo"),
+        silence(3.0),
+    ]
+    .concat();
+    let (_, last) = sound_span(&pcm, 0);
+    let run = |settings: EndpointSettings| {
+        let mut ep = Endpointer::new(settings, detector());
+        let mut paused = Vec::new();
+        for f in frames(&pcm) {
+            let at = ep.now();
+            match ep.push(&f) {
+                Some(Heard::Started) => ep.pause_sooner(Duration::from_millis(100)),
+                Some(Heard::Paused(u)) => paused.push((at, u)),
+                _ => {}
+            }
+        }
+        paused
+    };
+    let paused = run(EndpointSettings::default());
+    assert_eq!(paused.len(), 1, "once per pause");
+    assert_eq!(
+        paused[0].0 - paused[0].1.last_voiced(),
+        5,
+        "at 100 ms, not 200 ms"
+    );
+    near(paused[0].0, last + 5, 2, "after the speech");
+    // Sooner only: a setting shorter still wins; pauses off stay off.
+    let paused = run(EndpointSettings {
+        early_pause: Duration::from_millis(60),
+        ..EndpointSettings::default()
+    });
+    assert_eq!(
+        paused[0].0 - paused[0].1.last_voiced(),
+        3,
+        "the setting's 60 ms"
+    );
+    assert!(run(EndpointSettings {
+        early_pause: Duration::ZERO,
+        ..EndpointSettings::default()
+    })
+    .is_empty());
+}

@@ -4,7 +4,8 @@
 //! client commits (`input_audio_buffer.commit`) at a pause and at the end, and each
 //! committed segment comes back as `conversation.item.input_audio_transcription.completed`.
 //! The words so far are the segments' transcripts joined, so at the commit only the
-//! audio after the last pause is still to be recognised.
+//! audio after the last pause is still to be recognised — and nothing when that audio
+//! has no sound (the quiet after the pause is not committed: it holds no words).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use tokio_websockets::{MaybeTlsStream, Message, WebSocketStream};
 use super::stream::{refuse, Command, Commands, RecognitionStream};
 use super::{failed, Task};
 use crate::speech::audio::{f32_to_i16, i16_to_f32, Resampler};
+use crate::speech::endpoint::has_sound;
 use crate::speech::SpeechError;
 use kotoba_core::config::Secret;
 
@@ -214,7 +216,9 @@ impl Realtime {
         if let Some(msg) = s.append(&[], true) {
             self.send(ws, &msg).await?;
         }
-        if s.uncommitted == 0 {
+        if s.uncommitted == 0 || !s.sound {
+            // Nothing, or only quiet, since the last commit: no words to wait for (the
+            // quiet stays in the server's buffer, ahead of any next segment).
             return Ok(());
         }
         if s.uncommitted < MIN_COMMIT {
@@ -224,6 +228,7 @@ impl Realtime {
         self.send(ws, &json!({ "type": "input_audio_buffer.commit" }))
             .await?;
         s.uncommitted = 0;
+        s.sound = false;
         s.committed += 1;
         Ok(())
     }
@@ -337,6 +342,8 @@ struct Segments {
     resampler: Resampler,
     /// 24 kHz samples appended since the last commit.
     uncommitted: usize,
+    /// Whether any of them had sound ([`has_sound`]).
+    sound: bool,
     /// Commits sent.
     committed: usize,
     /// The item ids acknowledged, in commit order.
@@ -351,6 +358,7 @@ impl Segments {
         Segments {
             resampler: Resampler::new(super::RATE, REALTIME_RATE),
             uncommitted: 0,
+            sound: false,
             committed: 0,
             items: Vec::new(),
             texts: HashMap::new(),
@@ -371,6 +379,7 @@ impl Segments {
         }
         let pcm = f32_to_i16(&out);
         self.uncommitted += pcm.len();
+        self.sound |= has_sound(&pcm);
         Some(append_event(&pcm))
     }
 

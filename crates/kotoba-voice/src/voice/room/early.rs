@@ -4,8 +4,11 @@
 //! `voice.early_commit` of silence instead of the full wait, with its words already in
 //! hand. If they go on, the early words are moot: the longer utterance is recognised as
 //! one, and the full waits apply again. With `voice.speculate` on, complete words that
-//! are for her ask the model at once ([`kotoba_engine::engine::Engine::speculate`]): the turn
-//! at the commit takes that answer; a person going on cancels it without a trace.
+//! are for her ask the model at once ([`kotoba_engine::engine::Engine::speculate`]), and
+//! the first sentence of its answer is synthesised as soon as it streams in, held
+//! unplayed ([`super::super::speaker::Speaker::prepare`]): the turn at the commit takes
+//! that answer and its first sentence plays at once; a person going on cancels both
+//! without a trace — nothing heard, stored or run.
 
 use std::time::Duration;
 
@@ -89,6 +92,9 @@ impl Room {
         };
         let req = self.turn_request(user, words.clone());
         let speculation = self.parts.engine.speculate(&req).await;
+        if !self.parts.out.muted() {
+            self.speaker.prepare(speculation.words());
+        }
         self.speculation = Some(Ahead {
             user,
             words,
@@ -99,13 +105,18 @@ impl Room {
     /// What was asked ahead for `user`'s `words`, if that is what they asked.
     pub(super) fn take_speculation(&mut self, user: u64, words: &str) -> Option<Speculation> {
         let ahead = self.speculation.take()?;
-        (ahead.user == user && ahead.words == words).then_some(ahead.speculation)
+        if ahead.user == user && ahead.words == words {
+            return Some(ahead.speculation);
+        }
+        self.speaker.unprepare();
+        None
     }
 
-    /// `user` went on talking: cancel what was asked ahead for them.
+    /// `user` went on talking: cancel what was asked ahead for them, and its voice.
     pub(super) fn drop_speculation(&mut self, user: u64) {
         if self.speculation.as_ref().is_some_and(|a| a.user == user) {
             self.speculation = None;
+            self.speaker.unprepare();
         }
     }
 

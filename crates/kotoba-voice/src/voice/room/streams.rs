@@ -3,7 +3,9 @@
 //! the words are ready at the pause and at the commit only what was said since the
 //! last pause is left to recognise. Recognizers without a stream, and a stream that
 //! fails (one log line, nothing in the chat), take the batch upload for that
-//! utterance.
+//! utterance. A streamed utterance pauses sooner ([`STREAM_PAUSE`]): its words at a
+//! pause cost one commit, not an upload, so they are asked for as soon as the person
+//! stops, and a complete request's answer is asked for that much sooner too.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +18,10 @@ use tokio::time::Instant;
 use super::{Room, RoomEvent};
 use crate::speech::stt::RecognitionStream;
 use crate::speech::SpeechError;
+
+/// How much quiet makes a streamed utterance's short pause (when `voice.early_pause`
+/// is longer): the quiet after a phrase, longer than the gaps between words.
+pub(super) const STREAM_PAUSE: Duration = Duration::from_millis(100);
 
 /// A stream's answer to come.
 type Asked = Pin<Box<dyn Future<Output = Result<String, SpeechError>> + Send>>;
@@ -38,6 +44,7 @@ impl Room {
             return;
         };
         if let Some(ear) = self.ears.get_mut(&user) {
+            ear.endpointer.pause_sooner(STREAM_PAUSE);
             ear.stream = Some(Streamed {
                 stream,
                 sent: 0,
