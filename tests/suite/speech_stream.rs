@@ -104,7 +104,6 @@ async fn only_quiet_heard_since_the_pause_is_not_committed_so_the_end_waits_for_
     let s = &server.stream_sessions()[0];
     // A second segment would be a second recognition waited for.
     assert_eq!(s.commits.len(), 1, "…but is not a segment: {:?}", s.commits);
-    assert!(s.samples > s.commits[0], "the quiet was sent");
 }
 
 #[tokio::test]
