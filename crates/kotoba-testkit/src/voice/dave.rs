@@ -138,7 +138,7 @@ pub struct Executed {
     pub id: u16,
     /// The protocol version media went to.
     pub version: u16,
-    /// When the server executed it.
+    /// When the server executed it (the people had switched).
     pub at: Instant,
 }
 
@@ -693,10 +693,11 @@ impl Delivery {
             self.bot_in_group = true;
         }
         self.version = pending.version;
+        // When the people switched (their MLS work can take a while in a debug build).
         self.executed.push(Executed {
             id,
             version: pending.version,
-            at: now,
+            at: Instant::now(),
         });
         let mut out = vec![Out::Text(json!({"op": 22, "d": {"transition_id": id}}))];
         out.extend(self.advance());
