@@ -1,9 +1,11 @@
 //! Voice while people come and go, with DAVE on, against the loopback voice server
 //! running the group's whole life (`crates/kotoba-testkit/src/voice/dave.rs`): the fake people
 //! apply each epoch only when its transition executes, so a frame she sends with a new
-//! epoch's key before the execute is one they cannot open. Each test fails on a
+//! epoch's key before the execute is one they cannot open (the join and leave run again
+//! with people who prepare at the commit, as libdave clients do). Each test fails on a
 //! garbled frame: a frame a person in the group could not open, voice in the clear
-//! while DAVE is on, or an audible gap across a transition.
+//! while DAVE is on, or an audible gap across a transition. Proposals the server
+//! withdraws (op 27, Revoke) are never committed, and she stays in step with the group.
 
 use std::time::Duration;
 
@@ -14,15 +16,18 @@ use kotoba_testkit::voice::rig::{
     dave_voice_server_for, join_with_dave, utterance, wait_or_explain,
 };
 
-use kotoba_testkit::discord::{FakeDiscord, BOT, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
+use kotoba_testkit::discord::{FakeDiscord, BOT, CAROL, GENERAL, GUEST, GUILD, LOUNGE, OWNER};
 use kotoba_testkit::model_server::{Reply, ScriptedModel};
 use kotoba_testkit::process::stop;
 use kotoba_testkit::speech_server::SpeechServer;
-use kotoba_testkit::voice::dave::{Change, GRACE};
-use kotoba_testkit::voice::{Expect, FakeVoice};
+use kotoba_testkit::voice::dave::Delivery;
+use kotoba_testkit::voice::dave::{Change, Kind, GRACE};
+use kotoba_testkit::voice::{Expect, FakeVoice, Out};
 
 /// A third person, who joins mid-call (unknown to the Discord cache: "user 7777").
 const THIRD: u64 = 7777;
+/// A fourth, who joins and leaves before being committed ("user 8888").
+const FOURTH: u64 = 8888;
 
 /// An answer of about 12 s of her voice (the loopback synthesiser makes 100 ms plus
 /// 50 ms a character of tone).
@@ -134,8 +139,19 @@ async fn mid_answer(
     words: &str,
     execute_delay: Option<Duration>,
 ) -> (Call, tokio::process::Child) {
+    mid_answer_with(people, words, execute_delay, Kind::AtExecute).await
+}
+
+/// [`mid_answer`] with people of `kind`.
+async fn mid_answer_with(
+    people: &[u64],
+    words: &str,
+    execute_delay: Option<Duration>,
+    kind: Kind,
+) -> (Call, tokio::process::Child) {
     let discord = FakeDiscord::start().await;
     let voice = dave_voice_server_for(&discord, people).await;
+    voice.set_people_kind(kind);
     if let Some(delay) = execute_delay {
         voice.set_execute_delay(delay);
     }
@@ -162,12 +178,24 @@ async fn mid_answer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_a_third_person_joins_and_another_leaves_during_her_answer_she_keeps_speaking_and_hearing_with_no_garbled_frame(
 ) {
+    third_joins_and_another_leaves(Kind::AtExecute).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_a_third_person_joins_and_another_leaves_people_who_prepare_at_the_commit_open_every_frame_she_sends(
+) {
+    third_joins_and_another_leaves(Kind::PreparesAtCommit).await;
+}
+
+/// A third person joins and Gus leaves during her answer, the people of `kind`.
+async fn third_joins_and_another_leaves(kind: Kind) {
     // The execute comes well after her Transition Ready: a sender that switched keys
     // at the commit would send the people frames they cannot open for this long.
-    let (call, child) = mid_answer(
+    let (call, child) = mid_answer_with(
         &[OWNER, GUEST],
         "Kotoba, tell me about Tokyo.",
         Some(Duration::from_millis(700)),
+        kind,
     )
     .await;
     let (discord, voice, model) = (&call.discord, &call.voice, &call.model);
@@ -510,4 +538,152 @@ async fn dave_messages_a_dropped_socket_missed_are_redelivered_on_resume_and_the
     let third = voice.dave(|d| d.person(THIRD).map(|p| p.opened).unwrap());
     assert!(third > 0, "the newcomer hears her");
     stop(child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proposals_the_server_revokes_are_never_committed_and_she_stays_in_step_speaking_and_hearing(
+) {
+    let (call, child) = mid_answer(&[OWNER], "Kotoba, tell me about Tokyo.", None).await;
+    let (discord, voice, model) = (&call.discord, &call.voice, &call.model);
+    // Someone comes and goes before their Add is committed: all that was proposed is
+    // withdrawn, so she commits nothing.
+    voice.dave_change(Change::JoinWithdrawn {
+        stay: Vec::new(),
+        gone: THIRD,
+    });
+    let child = wait_or_explain(child, Duration::from_secs(20), "the first revoke", || {
+        voice.dave(|d| d.idle() && d.revoked == 1)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        voice.binary_ops(),
+        vec![26, 28, 28],
+        "her commit of the withdrawn Add was discarded, and she sent none after the revoke"
+    );
+    // Carol and a fourth person come together; the fourth goes before being committed:
+    // she commits Carol alone.
+    voice.dave_change(Change::JoinWithdrawn {
+        stay: vec![CAROL],
+        gone: FOURTH,
+    });
+    let child = wait_or_explain(child, Duration::from_secs(20), "Carol's transition", || {
+        voice.dave(|d| d.idle() && d.revoked == 2 && d.executed.len() >= 2)
+    })
+    .await;
+    assert_eq!(
+        voice.binary_ops(),
+        vec![26, 28, 28, 28, 28],
+        "after the second revoke she committed what was left"
+    );
+    let (epoch, carol, third, fourth) = voice.dave(|d| {
+        let owner = d.person(OWNER).unwrap();
+        (
+            owner.epoch(),
+            owner.leaf_of(CAROL).is_some(),
+            owner.leaf_of(THIRD).is_some(),
+            owner.leaf_of(FOURTH).is_some(),
+        )
+    });
+    assert_eq!(
+        (epoch, carol, third, fourth),
+        (2, true, false, false),
+        "one transition, adding Carol and neither withdrawn person"
+    );
+    let joined_at = voice.dave(|d| d.executed[1].at);
+    let child = wait_or_explain(
+        child,
+        Duration::from_secs(20),
+        "her voice after Carol joined",
+        || {
+            voice
+                .bot_audible()
+                .iter()
+                .filter(|t| **t > joined_at + GRACE)
+                .count()
+                >= 10
+        },
+    )
+    .await;
+    let child = answer_done(child, voice).await;
+    // The people took the revokes too: a commit of hers naming a withdrawn proposal is
+    // one they could not process (a problem here), and a frame they could not open
+    // is garbled.
+    assert_no_garbled_frame(voice);
+    let (opened, failed) = voice.dave(|d| d.person(CAROL).map(|p| (p.opened, p.failed)).unwrap());
+    assert!(
+        opened > 0 && failed == 0,
+        "Carol opened what she sent after joining: {opened} opened, {failed} failed"
+    );
+
+    // She still hears, in the group's new epoch.
+    let asked = model.request_count();
+    voice
+        .speak(OWNER, 5555, &utterance("Kotoba, tell me about Tokyo."))
+        .await;
+    let child = wait_or_explain(child, Duration::from_secs(30), "a second turn", || {
+        model.request_count() > asked
+    })
+    .await;
+    let status = status_voice(discord).await;
+    assert!(status.contains("epoch 2"), "{status}");
+    assert!(
+        status.contains("carol") || status.contains("user 3,"),
+        "Carol is in the group: {status}"
+    );
+    assert!(
+        !status.contains("user 7777") && !status.contains("user 8888"),
+        "neither withdrawn person is: {status}"
+    );
+    assert!(
+        status.contains("frames she could not decrypt: 0")
+            && !status.contains("commits she could not process"),
+        "{status}"
+    );
+    stop(child).await;
+}
+
+#[test]
+fn the_loopback_revoke_names_the_withdrawn_add_and_leaves_the_other_to_commit() {
+    // Two people in a group; two come, one is withdrawn: each person holds one Add
+    // after the revoke (the other's), and the withdrawn one is not present.
+    let mut d = Delivery::with_group(10, BOT, &[OWNER, GUEST]);
+    let out = d.change(Change::JoinWithdrawn {
+        stay: vec![CAROL],
+        gone: FOURTH,
+    });
+    assert_eq!(out.len(), 2, "Clients Connect and the Append");
+    for id in [OWNER, GUEST] {
+        assert_eq!(d.person(id).unwrap().pending_proposals(), 2);
+    }
+    let out = d.bot_commit(&[28]);
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Out::Binary(b) if b.starts_with(&[27, 1]) && b.len() > 2)),
+        "a revoke went out"
+    );
+    for id in [OWNER, GUEST] {
+        let p = d.person(id).unwrap();
+        assert_eq!(p.pending_proposals(), 1);
+        assert!(p.add_refs_of(FOURTH).is_empty());
+        assert_eq!(p.add_refs_of(CAROL).len(), 1);
+    }
+    assert!(!d.person(FOURTH).unwrap().present);
+    assert_eq!(d.revoked, 1);
+    assert!(!d.idle(), "the server waits for her commit of what is left");
+    assert_eq!(d.problems, Vec::<String>::new());
+
+    // Everything proposed withdrawn: nothing to commit, the group as it was.
+    let mut d = Delivery::with_group(10, BOT, &[OWNER, GUEST]);
+    d.change(Change::JoinWithdrawn {
+        stay: Vec::new(),
+        gone: FOURTH,
+    });
+    d.bot_commit(&[28]);
+    assert!(d.idle(), "nothing left to commit");
+    for id in [OWNER, GUEST] {
+        assert_eq!(d.person(id).unwrap().pending_proposals(), 0);
+        assert_eq!(d.person(id).unwrap().epoch(), 1);
+    }
+    assert_eq!(d.problems, Vec::<String>::new());
 }

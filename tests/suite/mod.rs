@@ -24,6 +24,7 @@ mod discord_rules;
 mod discord_sessions;
 mod discord_voice;
 mod discord_voice_dave;
+mod discord_voice_dave_hearing;
 mod discord_voice_dave_life;
 mod discord_voice_faults;
 mod discord_voice_local;

@@ -77,6 +77,8 @@ pub struct SpeechRequest {
     pub audio_samples: usize,
     /// A digest of the uploaded samples (the same audio, the same digest).
     pub audio_digest: u64,
+    /// The uploaded samples (empty when it was not a WAV).
+    pub audio: Vec<i16>,
     /// The JSON body (speech requests), or Null.
     pub json: Value,
 }
@@ -468,6 +470,7 @@ fn read_upload(
                     pcm.samples.hash(&mut h);
                     h.finish()
                 };
+                req.audio = pcm.samples;
             }
         } else {
             req.fields

@@ -19,11 +19,17 @@
 //!   transition id and a new key package, and a person commits the bot's removal and
 //!   re-addition, welcoming it (30).
 //!
+//! - **Proposals withdrawn** (op 27 with Revoke, `withdraw.rs`): people join, and one
+//!   leaves before their Add is committed; the server discards the bot's commit and
+//!   revokes that Add; the bot commits what is left, or nothing.
+//!
 //! Every commit is announced (29) with a new transition id; the bot answers Transition
-//! Ready (23), and after [`Delivery::execute_delay`] the server executes it (22). The
-//! fake people apply a transition — process its commit or welcome, prepare and execute
-//! — only when it executes, as real clients switch keys then; so a bot that sends with
-//! a new epoch's key before the execute is caught by the people's decryption.
+//! Ready (23), and after [`Delivery::execute_delay`] the server executes it (22), the
+//! people first and the bot [`Delivery::execute_lag`] later. The fake people send with
+//! a transition's keys only from its execute; by default ([`Kind::AtExecute`]) they
+//! also take its keys only then, so a bot that sends with a new epoch's key before the
+//! execute is caught by the people's decryption ([`Kind::PreparesAtCommit`]: they
+//! prepare at the announce, as libdave clients do).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -38,8 +44,13 @@ use openmls_basic_credential::SignatureKeyPair;
 use openmls_rust_crypto::OpenMlsRustCrypto;
 use serde_json::json;
 
-pub use super::people::{version_one, Person, GRACE};
+pub use super::people::{version_one, Kind, Person, GRACE};
 use super::Out;
+
+mod media;
+mod withdraw;
+
+pub use media::Opened;
 
 /// The two bytes that end every DAVE-encrypted frame.
 pub const MARKER: [u8; 2] = [0xFA, 0xFA];
@@ -61,6 +72,16 @@ pub enum Change {
     Upgrade,
     /// Op 29 with a commit the bot cannot process.
     BadCommit,
+    /// People `stay` and `gone` come into the call together (one Add proposal each);
+    /// `gone` leaves before the Adds are committed: the server discards the bot's
+    /// commit and revokes `gone`'s Add (op 27, Revoke), and the bot commits `stay`
+    /// alone (or nothing, when `stay` is empty).
+    JoinWithdrawn {
+        /// Who joins and stays.
+        stay: Vec<u64>,
+        /// Who joins and leaves before being committed.
+        gone: u64,
+    },
 }
 
 /// What the bot is waiting for, or what the server waits for from it.
@@ -86,6 +107,8 @@ struct Pending {
     bad: bool,
     /// Op 24 went out: the bot's new key package starts the next group.
     awaiting_key_package: bool,
+    /// A joiner whose Add the server revokes when the bot's first commit comes.
+    withdraw: Option<u64>,
 }
 
 impl Pending {
@@ -103,6 +126,7 @@ impl Pending {
             ready: false,
             bad: false,
             awaiting_key_package: false,
+            withdraw: None,
         }
     }
 }
@@ -114,7 +138,7 @@ pub struct Executed {
     pub id: u16,
     /// The protocol version media went to.
     pub version: u16,
-    /// When the server executed it.
+    /// When the server executed it (the people had switched).
     pub at: Instant,
 }
 
@@ -144,12 +168,20 @@ pub struct Delivery {
     last_id: u16,
     /// How long after the bot's Transition Ready the server executes.
     pub execute_delay: Duration,
+    /// How long after the people execute a transition its op 22 reaches the bot (the
+    /// people got theirs first): their frames under the new keys arrive before her
+    /// execute.
+    pub execute_lag: Duration,
+    /// When the people take a transition's keys (new people come as this kind).
+    pub kind: Kind,
     /// Whether a person commits changes even when the bot is in the group.
     pub people_commit: bool,
     /// Every executed transition, in order.
     pub executed: Vec<Executed>,
     /// Transition ids the bot answered with 31.
     pub invalid: Vec<u16>,
+    /// How many proposals the server revoked (op 27, Revoke).
+    pub revoked: usize,
     /// Why the protocol went wrong on the server's side, if it did.
     pub problems: Vec<String>,
 }
@@ -182,13 +214,16 @@ impl Delivery {
             queue: VecDeque::new(),
             last_id: 0,
             execute_delay: Duration::from_millis(300),
+            execute_lag: Duration::ZERO,
+            kind: Kind::AtExecute,
             people_commit: false,
             executed: Vec::new(),
             invalid: Vec::new(),
+            revoked: 0,
             problems: Vec::new(),
         };
         for &id in people {
-            let person = Person::new(id, channel, &delivery.external_sender);
+            let person = Person::new(id, Kind::AtExecute, channel, &delivery.external_sender);
             delivery.people.insert(id, person);
         }
         delivery
@@ -348,7 +383,7 @@ impl Delivery {
         match change {
             Change::BotKeyPackage(package) => self.bot_key_package_arrived(package),
             Change::Join(id) => {
-                let person = Person::new(id, self.channel, &self.external_sender);
+                let person = Person::new(id, self.kind, self.channel, &self.external_sender);
                 let package = person.key_package.clone();
                 self.people.insert(id, person);
                 let mut out = vec![Out::Text(
@@ -392,6 +427,9 @@ impl Delivery {
             Change::Downgrade => {
                 let id = self.next_id();
                 self.pending = Some(Pending::new(id, 0));
+                for p in self.people.values_mut().filter(|p| p.present) {
+                    p.downgrade_announced(id);
+                }
                 vec![Out::Text(
                     json!({"op": 21, "d": {"transition_id": id, "protocol_version": 0}}),
                 )]
@@ -408,6 +446,7 @@ impl Delivery {
                 frame.extend_from_slice(&[0x00, 0x01, 0x00, 0x01, 0xde, 0xad, 0xbe, 0xef]);
                 vec![Out::Binary(frame)]
             }
+            Change::JoinWithdrawn { stay, gone } => self.join_withdrawn(stay, gone),
         }
     }
 
@@ -489,6 +528,7 @@ impl Delivery {
             commit: Some(commit),
             ..Pending::new(id, 1)
         });
+        self.hand_out();
         let mut frame = vec![30];
         frame.extend_from_slice(&id.to_be_bytes());
         frame.extend_from_slice(&welcome);
@@ -535,7 +575,11 @@ impl Delivery {
             pending.welcome = welcome;
             out.push(Out::Binary(announce(id, &commit)));
         }
+        let announced = pending.commit.is_some();
         self.pending = Some(pending);
+        if announced {
+            self.hand_out();
+        }
         out
     }
 
@@ -550,6 +594,10 @@ impl Delivery {
             // Lost to a person's commit, or nothing asked: discarded, as Discord does.
             return Vec::new();
         };
+        if let Some(gone) = pending.withdraw.take() {
+            // A joiner left before this commit: it is discarded, and their Add revoked.
+            return self.revoke_add(gone);
+        }
         let Some(body) = frame.get(1..) else {
             self.problems.push("an empty op 28".into());
             return Vec::new();
@@ -572,6 +620,7 @@ impl Delivery {
         pending.welcome = (!welcome.is_empty()).then(|| welcome.to_vec());
         let id = pending.id;
         self.epoch += 1;
+        self.hand_out();
         vec![Out::Binary(announce(id, &commit))]
     }
 
@@ -634,18 +683,6 @@ impl Delivery {
                 p.downgrade(id);
             }
         } else {
-            let commit = pending.commit.clone();
-            for p in self.people.values_mut() {
-                if pending.joiners.contains(&p.id) {
-                    if let Some(w) = &pending.welcome {
-                        p.hold_welcome(w.clone());
-                    }
-                } else if p.present && p.established() {
-                    if let Some(c) = &commit {
-                        p.hold_commit(c.clone());
-                    }
-                }
-            }
             let present: Vec<u64> = self.present();
             self.apply_at_execute(&present, id, pending.version);
             for &leaver in &pending.leavers {
@@ -656,14 +693,38 @@ impl Delivery {
             self.bot_in_group = true;
         }
         self.version = pending.version;
+        // When the people switched (their MLS work can take a while in a debug build).
         self.executed.push(Executed {
             id,
             version: pending.version,
-            at: now,
+            at: Instant::now(),
         });
         let mut out = vec![Out::Text(json!({"op": 22, "d": {"transition_id": id}}))];
         out.extend(self.advance());
         out
+    }
+
+    /// The transition in flight was announced: each person holds its commit (or the
+    /// welcome, when joining with it), and one who prepares at the commit prepares now.
+    fn hand_out(&mut self) {
+        let Some(pending) = self.pending.as_ref() else {
+            return;
+        };
+        let (id, version) = (pending.id, pending.version);
+        for p in self.people.values_mut() {
+            if pending.joiners.contains(&p.id) {
+                if let Some(w) = &pending.welcome {
+                    p.hold_welcome(w.clone());
+                }
+            } else if p.present && p.established() {
+                if let Some(c) = &pending.commit {
+                    p.hold_commit(c.clone());
+                }
+            }
+            if let Err(why) = p.announced(id, version) {
+                self.problems.push(why.to_string());
+            }
+        }
     }
 
     /// People `ids` apply what they hold for transition `id` (to `version`).
@@ -676,63 +737,6 @@ impl Delivery {
             }
         }
     }
-
-    /// `opus` as person `user` sends it: DAVE-encrypted while they have a key.
-    pub fn seal(&mut self, user: u64, opus: &[u8]) -> Vec<u8> {
-        match self.people.get_mut(&user) {
-            Some(p) => p.seal(opus),
-            None => opus.to_vec(),
-        }
-    }
-
-    /// A frame the bot sent, as the people opened it.
-    pub fn open(&mut self, frame: &[u8]) -> Opened {
-        if !frame.ends_with(&MARKER) || frame.len() < 11 {
-            return Opened {
-                opus: Some(frame.to_vec()),
-                e2ee: false,
-                failed: false,
-            };
-        }
-        let now = Instant::now();
-        let mut opus = None;
-        let mut failed = false;
-        for p in self.people.values_mut() {
-            match p.open(self.bot, frame, now) {
-                Ok(o) => opus = opus.or(Some(o)),
-                Err(counts) => failed |= counts,
-            }
-        }
-        Opened {
-            failed: failed || opus.is_none(),
-            opus,
-            e2ee: true,
-        }
-    }
-
-    /// Whether DAVE is on for the bot's media at `now`: version 1, and not within
-    /// [`GRACE`] of a transition that changed the version.
-    pub fn dave_on(&self, now: Instant) -> bool {
-        let mut version = 1;
-        let mut changed = None;
-        for e in &self.executed {
-            if e.version != version {
-                changed = Some(e.at);
-            }
-            version = e.version;
-        }
-        version == 1 && changed.is_none_or(|at| now > at + GRACE)
-    }
-}
-
-/// A frame of the bot's as the people opened it.
-pub struct Opened {
-    /// The Opus inside (None when no one could open it).
-    pub opus: Option<Vec<u8>>,
-    /// Whether it was DAVE-encrypted.
-    pub e2ee: bool,
-    /// Whether a person in the group could not open it (or no one could).
-    pub failed: bool,
 }
 
 /// Binary op 29: the commit announced with its transition id.

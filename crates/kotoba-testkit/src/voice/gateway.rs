@@ -17,6 +17,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use rustls::pki_types::pem::PemObject;
@@ -296,10 +297,17 @@ fn schedule_execute(shared: &Arc<Shared>, id: u16) {
     let shared = shared.clone();
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
-        let outs = match &shared.dave {
-            Some(d) => lock(d).execute(id),
-            None => Vec::new(),
+        let (outs, lag) = match &shared.dave {
+            Some(d) => {
+                let mut d = lock(d);
+                (d.execute(id), d.execute_lag)
+            }
+            None => (Vec::new(), Duration::ZERO),
         };
+        // The people executed; her op 22 (and what follows it) comes `lag` later.
+        if !lag.is_zero() {
+            tokio::time::sleep(lag).await;
+        }
         for out in outs {
             shared.push_out(out);
         }

@@ -7,11 +7,15 @@
 //! With DAVE on ([`FakeVoice::start_with_dave`], [`FakeVoice::start_with_dave_group`])
 //! it is also the MLS external sender and delivery service and runs the group's whole
 //! life (`dave.rs`); the people it plays are DAVE members (`people.rs`), and a test
-//! brings people in and out, resets the epoch, downgrades and upgrades, or sends a
-//! commit the bot cannot process.
+//! brings people in and out (or withdraws their proposals), resets the epoch,
+//! downgrades and upgrades, or sends a commit the bot cannot process. Each person's
+//! media may take a path slower than the gateway ([`FakeVoice::set_media_delay`]), and
+//! what they sent is kept, so a test can tell whether she heard every frame of it
+//! (`hearing.rs`).
 
 pub mod dave;
 mod gateway;
+pub mod hearing;
 pub mod people;
 pub mod rig;
 pub mod rtp;
@@ -136,6 +140,8 @@ pub(crate) struct Shared {
     pub silent: AtomicBool,
     /// The next RTP sequence number of each person's stream.
     pub streams: Mutex<std::collections::HashMap<u32, u32>>,
+    /// How much later than sent each person's packets reach the bot.
+    pub media_delay: Mutex<std::collections::HashMap<u64, Duration>>,
     /// The transport nonce counter of what people send.
     pub nonce: AtomicUsize,
     /// Every packet a person sent.
@@ -228,6 +234,7 @@ impl FakeVoice {
             undecryptable: AtomicUsize::new(0),
             silent: AtomicBool::new(false),
             streams: Mutex::new(std::collections::HashMap::new()),
+            media_delay: Mutex::new(std::collections::HashMap::new()),
             nonce: AtomicUsize::new(0),
             person_packets: Mutex::new(Vec::new()),
             conns: Mutex::new(Vec::new()),
@@ -407,6 +414,27 @@ impl FakeVoice {
         lock(d).execute_delay = delay;
     }
 
+    /// How long after the people execute a transition its op 22 reaches her (default
+    /// none): their frames under the new keys reach her before her execute.
+    pub fn set_execute_lag(&self, lag: Duration) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        lock(d).execute_lag = lag;
+    }
+
+    /// When the people take a transition's keys: everyone in the call now, and whoever
+    /// comes later.
+    pub fn set_people_kind(&self, kind: dave::Kind) {
+        let d = self.shared.dave.as_ref().expect("DAVE is on");
+        lock(d).set_kind(kind);
+    }
+
+    /// Person `user`'s packets reach her `delay` after they are sent (a slower media
+    /// path than the gateway's): frames sent under the old keys just before a
+    /// transition executes reach her after her execute.
+    pub fn set_media_delay(&self, user: u64, delay: Duration) {
+        lock(&self.shared.media_delay).insert(user, delay);
+    }
+
     /// Whether a person commits each change even though she is in the group.
     pub fn set_people_commit(&self, on: bool) {
         let d = self.shared.dave.as_ref().expect("DAVE is on");
@@ -463,8 +491,9 @@ impl FakeVoice {
     /// A person (`user`, stream `ssrc`) speaks: Speaking on the voice gateway, then
     /// `samples` (48 kHz stereo interleaved) as sealed Opus RTP to the bot's UDP
     /// address, one packet every 20 ms in real time (DAVE-encrypted by the person's
-    /// session once DAVE is up). Sequence numbers and timestamps go on from the
-    /// stream's last packet, as a real client's do between utterances.
+    /// session once DAVE is up), each reaching her after the person's media delay.
+    /// Sequence numbers and timestamps go on from the stream's last packet, as a real
+    /// client's do between utterances. Returns once the last packet is delivered.
     pub async fn speak(&self, user: u64, ssrc: u32, samples: &[i16]) {
         let speaking = json!({"op": 5, "d": {
             "user_id": user.to_string(), "ssrc": ssrc, "speaking": 1, "delay": 0
@@ -474,9 +503,17 @@ impl FakeVoice {
             .discoveries()
             .last()
             .expect("the bot's UDP address (IP discovery)");
+        let delay = lock(&self.shared.media_delay)
+            .get(&user)
+            .copied()
+            .unwrap_or_default();
+        let (line, delivery) = delay_line(self.shared.socket.clone(), bot, delay);
         let mut tick = tokio::time::interval(Duration::from_millis(20));
+        // A stall here (the people's MLS work at a transition, on busy cores) delays what
+        // follows instead of bursting it: a person's client paces its packets.
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let chunks: Vec<&[i16]> = samples.chunks(rtp::FRAME * 2).collect();
-        for (frame, chunk) in rtp::encode(samples).iter().zip(chunks) {
+        for (opus, chunk) in rtp::encode(samples).iter().zip(chunks) {
             tick.tick().await;
             let n = {
                 let mut streams = lock(&self.shared.streams);
@@ -487,11 +524,11 @@ impl FakeVoice {
             let counter = self.shared.nonce.fetch_add(1, Ordering::SeqCst) as u32;
             let (frame, e2ee) = match &self.shared.dave {
                 Some(d) => {
-                    let sealed = lock(d).seal(user, frame);
-                    let e2ee = sealed != *frame;
+                    let sealed = lock(d).seal(user, opus);
+                    let e2ee = sealed != *opus;
                     (sealed, e2ee)
                 }
-                None => (frame.clone(), false),
+                None => (opus.clone(), false),
             };
             let packet = rtp::seal(
                 ssrc,
@@ -505,12 +542,38 @@ impl FakeVoice {
                 at: Instant::now(),
                 user,
                 ssrc,
+                seq: n as u16,
                 rms: rtp::rms(chunk),
                 e2ee,
+                opus: opus.clone(),
             });
-            let _ = self.shared.socket.send_to(&packet, bot).await;
+            let _ = line.send((Instant::now() + delay, packet));
         }
+        drop(line);
+        let _ = delivery.await;
     }
+}
+
+/// Packets to send to `to` on `socket`, each at its time (in order): the sender, and
+/// the task that delivers them (it ends when the sender is dropped and all are sent).
+fn delay_line(
+    socket: Arc<UdpSocket>,
+    to: SocketAddr,
+    delay: Duration,
+) -> (
+    mpsc::UnboundedSender<(Instant, Vec<u8>)>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
+    let task = tokio::spawn(async move {
+        while let Some((at, packet)) = rx.recv().await {
+            if !delay.is_zero() {
+                tokio::time::sleep_until(at.into()).await;
+            }
+            let _ = socket.send_to(&packet, to).await;
+        }
+    });
+    (tx, task)
 }
 
 /// One packet a fake person sent.
@@ -522,8 +585,12 @@ pub struct PersonPacket {
     pub user: u64,
     /// See [`PersonPacket::user`].
     pub ssrc: u32,
+    /// Its RTP sequence number.
+    pub seq: u16,
     /// The loudness of the samples in it (0 for silence).
     pub rms: f64,
     /// Whether it went DAVE-encrypted.
     pub e2ee: bool,
+    /// The Opus frame in it (before DAVE).
+    pub opus: Vec<u8>,
 }

@@ -1,18 +1,36 @@
 //! The fake people of a DAVE call: each one a davey session (the crate the bot's
-//! songbird uses) that takes proposals when they come, holds each commit or welcome,
-//! and applies it — process, prepare, execute — only when its transition executes, as
-//! a real client switches keys then. Each person tries every frame the bot sends; a
-//! failure counts once the person is in the group (from its first executed transition,
-//! plus [`GRACE`]) and until it leaves.
+//! songbird uses) that takes proposals when they come (appended or revoked), and is
+//! one of two [`Kind`]s: one holds each commit or welcome and applies it — process,
+//! prepare, execute — only when its transition executes (the worst case for her
+//! sending: her new keys open for them only then); the other prepares as soon as the
+//! commit or welcome is announced, as libdave clients do, and switches its sender key
+//! at the execute. Both send with the new keys only from the execute. Each person tries
+//! every frame the bot sends; a failure counts once the person is in the group (from
+//! its first executed transition, plus [`GRACE`]) and until it leaves.
 
 use std::num::NonZeroU16;
 use std::time::{Duration, Instant};
 
 use davey::{DaveSession, MediaType, ProposalsOperationType};
+use openmls::prelude::hash_ref::ProposalRef;
+use openmls::prelude::Proposal;
 
 /// How long after a transition executes a frame under the old keys still counts as in
 /// flight (the bot switches when op 22 reaches it, a moment after the server sent it).
 pub const GRACE: Duration = Duration::from_millis(400);
+
+/// When a fake person takes a transition's keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// Processes the commit or welcome, prepares and executes all at once when the
+    /// transition executes: the worst case for her sending.
+    #[default]
+    AtExecute,
+    /// Processes and prepares when the commit or welcome is announced (it can open the
+    /// new epoch's frames from then), and switches its sender key at the execute, as
+    /// libdave clients do.
+    PreparesAtCommit,
+}
 
 /// A commit or welcome held until its transition executes.
 #[derive(Clone, Debug)]
@@ -25,12 +43,16 @@ enum Held {
 pub struct Person {
     /// Their user id.
     pub id: u64,
+    /// When they take a transition's keys.
+    pub kind: Kind,
     session: DaveSession,
     /// Their latest key package (what an Add proposal carries).
     pub key_package: Vec<u8>,
     /// Whether they are in the voice channel now.
     pub present: bool,
     held: Option<Held>,
+    /// The transition they prepared ahead of its execute ([`Kind::PreparesAtCommit`]).
+    prepared: Option<u16>,
     /// When their first transition into the group executed.
     pub established_at: Option<Instant>,
     /// When the transition that removed them executed.
@@ -47,7 +69,7 @@ pub struct Person {
 
 impl Person {
     /// A person with a fresh session, its external sender set and a key package made.
-    pub fn new(id: u64, channel: u64, external_sender: &[u8]) -> Person {
+    pub fn new(id: u64, kind: Kind, channel: u64, external_sender: &[u8]) -> Person {
         let mut session =
             DaveSession::new(version_one(), id, channel, None).expect("a DAVE session");
         session
@@ -56,10 +78,12 @@ impl Person {
         let key_package = session.create_key_package().expect("a key package");
         Person {
             id,
+            kind,
             session,
             key_package,
             present: true,
             held: None,
+            prepared: None,
             established_at: None,
             left_at: None,
             opened: 0,
@@ -83,20 +107,65 @@ impl Person {
             .expect("the person reinitialises");
         self.key_package = self.session.create_key_package().expect("a key package");
         self.held = None;
+        self.prepared = None;
     }
 
     /// Take proposals (op 27, append); the commit and welcome they would send.
     pub fn propose(&mut self, proposals: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-        match self
-            .session
-            .process_proposals(ProposalsOperationType::APPEND, proposals, None)
-        {
+        self.proposals(ProposalsOperationType::APPEND, proposals)
+    }
+
+    /// Withdraw proposals (op 27, revoke: `refs` is the payload of proposal refs); the
+    /// commit and welcome they would send for what is left.
+    pub fn revoke(&mut self, refs: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        self.proposals(ProposalsOperationType::REVOKE, refs)
+    }
+
+    fn proposals(
+        &mut self,
+        op: ProposalsOperationType,
+        payload: &[u8],
+    ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        match self.session.process_proposals(op, payload, None) {
             Ok(made) => made.map(|cw| (cw.commit, cw.welcome)),
             Err(e) => {
-                self.problems.push(format!("proposals: {e:?}"));
+                self.problems.push(format!("proposals ({op:?}): {e:?}"));
                 None
             }
         }
+    }
+
+    /// The refs of the pending proposals that add user `user` (what a revoke names).
+    pub fn add_refs_of(&self, user: u64) -> Vec<ProposalRef> {
+        let Some(group) = self.session.group() else {
+            return Vec::new();
+        };
+        group
+            .pending_proposals()
+            .filter(|q| match q.proposal() {
+                Proposal::Add(add) => {
+                    add.key_package()
+                        .leaf_node()
+                        .credential()
+                        .serialized_content()
+                        == user.to_be_bytes()
+                }
+                _ => false,
+            })
+            .map(|q| q.proposal_reference_ref().clone())
+            .collect()
+    }
+
+    /// How many proposals they hold uncommitted.
+    pub fn pending_proposals(&self) -> usize {
+        self.session
+            .group()
+            .map_or(0, |g| g.pending_proposals().count())
+    }
+
+    /// The epoch of their group (0: none yet).
+    pub fn epoch(&self) -> u64 {
+        self.session.epoch().map_or(0, |e| e.as_u64())
     }
 
     /// Like [`Person::propose`], where a commit must come of it.
@@ -114,8 +183,34 @@ impl Person {
         self.held = Some(Held::Welcome(welcome));
     }
 
-    /// Transition `id` (to `version`) executes: apply what is held.
-    pub fn apply(&mut self, id: u16, version: u16) -> Result<(), Refused> {
+    /// Transition `id` (to `version`) was announced with what they hold: a person who
+    /// prepares at the commit processes it and prepares now; the other waits.
+    pub fn announced(&mut self, id: u16, version: u16) -> Result<(), Refused> {
+        if self.kind != Kind::PreparesAtCommit || self.held.is_none() || id == 0 {
+            return Ok(());
+        }
+        self.process_held(id)?;
+        self.session
+            .prepare_transition(id, version)
+            .map_err(|e| Refused::new(self.id, "prepare", id, e))?;
+        self.prepared = Some(id);
+        Ok(())
+    }
+
+    /// Transition `id` (to version 0) was announced (op 21): a person who prepares at
+    /// the commit prepares the downgrade now.
+    pub fn downgrade_announced(&mut self, id: u16) {
+        if self.kind != Kind::PreparesAtCommit {
+            return;
+        }
+        match self.session.prepare_transition(id, 0) {
+            Ok(()) => self.prepared = Some(id),
+            Err(e) => self.problems.push(format!("prepare downgrade {id}: {e:?}")),
+        }
+    }
+
+    /// Process what is held for transition `id`.
+    fn process_held(&mut self, id: u16) -> Result<(), Refused> {
         let Some(held) = self.held.take() else {
             return Ok(());
         };
@@ -132,6 +227,26 @@ impl Person {
                     .map_err(|e| Refused::new(who, "process welcome", id, e))?;
             }
         }
+        Ok(())
+    }
+
+    /// Transition `id` (to `version`) executes: apply what is held (or execute what
+    /// was prepared at the commit).
+    pub fn apply(&mut self, id: u16, version: u16) -> Result<(), Refused> {
+        let who = self.id;
+        if self.prepared.take_if(|p| *p == id).is_some() {
+            self.session
+                .execute_transition(id)
+                .map_err(|e| Refused::new(who, "execute", id, e))?;
+            if self.established_at.is_none() {
+                self.established_at = Some(Instant::now());
+            }
+            return Ok(());
+        }
+        if self.held.is_none() {
+            return Ok(());
+        }
+        self.process_held(id)?;
         self.session
             .prepare_transition(id, version)
             .map_err(|e| Refused::new(who, "prepare", id, e))?;
@@ -148,10 +263,13 @@ impl Person {
 
     /// Transition `id` to version 0 executes.
     pub fn downgrade(&mut self, id: u16) {
-        let done = self
-            .session
-            .prepare_transition(id, 0)
-            .and_then(|()| self.session.execute_transition(id).map(|_| ()));
+        let done = if self.prepared.take_if(|p| *p == id).is_some() {
+            self.session.execute_transition(id).map(|_| ())
+        } else {
+            self.session
+                .prepare_transition(id, 0)
+                .and_then(|()| self.session.execute_transition(id).map(|_| ()))
+        };
         if let Err(e) = done {
             self.problems.push(format!("downgrade {id}: {e:?}"));
         }

@@ -202,11 +202,26 @@ impl UdpRx {
                     // - 8 byte truncated AES128-GCM authentication tag
                     // - 1 byte protocol supplemental data size
                     // - 2 byte magic marker
+                    //
+                    // Kotoba patch: at version 0 a frame that carries the marker is
+                    // opened too while the session is ready. Version 0 starts when her
+                    // own op 22 arrives: frames a person sent under the old keys just
+                    // before a downgrade executed still reach her after it, and after
+                    // an upgrade executes a person's first frames under the new keys
+                    // may reach her before her op 22. libdave's decryptor takes every
+                    // frame while a session exists, passing plain ones through.
+                    let dave_on = self.dave_protocol_version.load(Ordering::Relaxed) != 0;
                     if decrypted
-                        && self.dave_protocol_version.load(Ordering::Relaxed) != 0
                         && body_length >= 11
                         && body[body_length - DAVE_MAGIC_MARKER.len()..body_length]
                             == DAVE_MAGIC_MARKER
+                        && (dave_on
+                            || self
+                                .dave_session
+                                .read()
+                                .unwrap()
+                                .as_ref()
+                                .is_some_and(davey::DaveSession::is_ready))
                     {
                         // Silently drop encrypted packets if it's not possible to decrypt them for
                         // one reason or another; otherwise there'd be error logs for trying to decode
@@ -282,6 +297,8 @@ impl UdpRx {
                 let store_pkt = StoredPacket {
                     packet: packet.freeze(),
                     decrypted,
+                    payload_offset: rtp_body_start,
+                    payload_end_pad: rtp_body_tail,
                 };
                 let packet = store_pkt.packet.clone();
                 entry.store_packet(store_pkt, &self.config);

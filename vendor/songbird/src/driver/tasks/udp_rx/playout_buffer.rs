@@ -8,6 +8,12 @@ pub struct StoredPacket {
     pub packet: Bytes,
     // We need to store this as it's possible that a user can change config modes.
     pub decrypted: bool,
+    /// Kotoba patch: where the Opus frame starts in the RTP payload, and how many
+    /// bytes after it are not Opus (the transport's suffix and padding, and a DAVE
+    /// frame's trailer once it is decrypted in place).
+    pub payload_offset: usize,
+    /// See [`StoredPacket::payload_offset`].
+    pub payload_end_pad: usize,
 }
 
 /// Determines whether an SSRC's packets should be decoded.

@@ -15,7 +15,6 @@ use tracing::{error, warn};
 #[derive(Debug)]
 pub struct SsrcState {
     playout_buffer: PlayoutBuffer,
-    crypto_mode: CryptoMode,
     decoder: OpusDecoder,
     decode_size: PacketDecodeSize,
     pub(crate) prune_time: Instant,
@@ -24,7 +23,9 @@ pub struct SsrcState {
 }
 
 impl SsrcState {
-    pub fn new(pkt: &RtpPacket<'_>, crypto_mode: CryptoMode, config: &Config) -> Self {
+    // Kotoba patch: the crypto mode is no longer kept (each stored packet says where
+    // its Opus frame is).
+    pub fn new(pkt: &RtpPacket<'_>, _crypto_mode: CryptoMode, config: &Config) -> Self {
         let playout_capacity = config.playout_buffer_length.get() + config.playout_spike_length;
         let (sample_rate, channels) = match config.decode_mode {
             DecodeMode::Decode(config) => (config.sample_rate, config.channels),
@@ -33,7 +34,6 @@ impl SsrcState {
 
         Self {
             playout_buffer: PlayoutBuffer::new(usize::from(playout_capacity), pkt.get_sequence().0),
-            crypto_mode,
             decoder: OpusDecoder::new(sample_rate.into(), channels.into())
                 .expect("Failed to create new Opus decoder for source."),
             decode_size: PacketDecodeSize::TwentyMillis,
@@ -66,7 +66,12 @@ impl SsrcState {
         // different cases: null packet who we want to decode as a miss, and packet who we must ignore temporarily.
         let m_pkt = self.playout_buffer.fetch_packet(config);
         let pkt = match m_pkt {
-            PacketLookup::Packet(StoredPacket { packet, decrypted }) => Some((packet, decrypted)),
+            PacketLookup::Packet(StoredPacket {
+                packet,
+                decrypted,
+                payload_offset,
+                payload_end_pad,
+            }) => Some((packet, decrypted, payload_offset, payload_end_pad)),
             PacketLookup::MissedPacket => None,
             PacketLookup::Filling => return Ok(None),
         };
@@ -77,13 +82,17 @@ impl SsrcState {
         };
 
         let should_decode = config.decode_mode.should_decode();
-        if let Some((packet, decrypted)) = pkt {
+        if let Some((packet, decrypted, payload_offset, payload_end_pad)) = pkt {
             let rtp = RtpPacket::new(&packet).unwrap();
             let extensions = rtp.get_extension() != 0;
 
+            // Kotoba patch: the Opus frame ends where the receive task found its end,
+            // not at the transport's suffix: a DAVE frame decrypted in place leaves its
+            // trailer (tag, nonce, supplemental size, marker) behind it, which 0.6.1
+            // handed to the decoder with the frame, so every frame heard under DAVE
+            // decoded with junk after it. (RtpData's end pad is a count of bytes.)
             let payload = rtp.payload();
-            let payload_offset = self.crypto_mode.payload_prefix_len();
-            let payload_end_pad = payload.len() - self.crypto_mode.payload_suffix_len();
+            let payload_end = payload.len().saturating_sub(payload_end_pad);
 
             // We still need to compute missed packets here in case of long loss chains or similar.
             // This occurs due to the fallback in 'store_packet' (i.e., empty buffer and massive seq difference).
@@ -93,7 +102,7 @@ impl SsrcState {
 
             // TODO: maybe hand over audio and extension indices alongside packet?
             let (audio, _packet_size) = self.scan_and_decode(
-                &payload[payload_offset..payload_end_pad],
+                &payload[payload_offset.min(payload_end)..payload_end],
                 extensions,
                 missed_packets,
                 should_decode && decrypted,
