@@ -26,12 +26,18 @@
 //! same run. Target: end of speech → first audio ≤ 800 ms p50 at the boundary.
 //! Realtime voice, in the same run (`support/voice_realtime.rs`): the same phrase into
 //! a room with `voice_mode: realtime` at the loopback speech server's realtime session
-//! (its end of turn after 300 ms of quiet, its first audio 500 ms after that): end of
+//! (its end of turn after 500 ms of quiet, its first audio 250 ms after that): end of
 //! speech → first frame beside the chain's, and the bot's own share (upstream +
-//! downstream) against the target of 30 ms.
+//! downstream) against the target of 30 ms. Then over the real protocol
+//! (`support/voice_realtime_protocol.rs`: `kotoba serve` with DAVE on, the phrase as
+//! RTP): end of speech → her first RTP packet, and her share upstream (the person's
+//! last loud packet sent → the provider has it) and downstream (the provider's first
+//! audio → her first RTP packet), as ratios to the provider's own time.
 //! Run: `cargo bench --bench voice`; `KOTOBA_BENCH_UTTERANCES=N` changes the count,
 //! `KOTOBA_BENCH_PROTOCOL_UTTERANCES=N` the protocol part's (default 30),
-//! `KOTOBA_BENCH_REALTIME_UTTERANCES=N` the realtime part's (default 30).
+//! `KOTOBA_BENCH_REALTIME_UTTERANCES=N` the realtime part's (default 30),
+//! `KOTOBA_BENCH_REALTIME_PROTOCOL_UTTERANCES=N` the realtime part's over the protocol
+//! (default 30).
 // A test or bench binary exports nothing: its helpers are `pub` for its own modules.
 #![allow(unreachable_pub)]
 // A measurement program, not library code: it may stop on a broken setup, and it prints.
@@ -46,6 +52,8 @@
 mod voice_protocol;
 #[path = "support/voice_realtime.rs"]
 mod voice_realtime;
+#[path = "support/voice_realtime_protocol.rs"]
+mod voice_realtime_protocol;
 
 use kotoba_testkit::{model_server, speech_server};
 use std::sync::{Arc, Mutex};
@@ -557,6 +565,13 @@ async fn main() {
         )
         .await
     };
+    let realtime_protocol_n: usize = std::env::var("KOTOBA_BENCH_REALTIME_PROTOCOL_UTTERANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let realtime_over =
+        voice_realtime_protocol::over_the_protocol(realtime_protocol_n, &phrase, &model, &speech)
+            .await;
     totals.sort();
     barge.sort();
     let p50 = pct(&totals, 0.5);
@@ -745,6 +760,57 @@ async fn main() {
             "NOT met"
         }
     );
+    let rt_rtp = sorted(realtime_over.from_speech_end.clone());
+    let rt_rtp_share = sorted(realtime_over.share.clone());
+    let rt_rtp_provider = sorted(realtime_over.provider.clone());
+    let rt_rtp_up = sorted(realtime_over.upstream.clone());
+    let rt_rtp_down = sorted(realtime_over.downstream.clone());
+    println!();
+    println!(
+        "realtime over the protocol, DAVE on: {} answers; provider stand-in: end of turn after {} ms of quiet, first audio {} ms after its stop",
+        rt_rtp.len(),
+        voice_realtime::QUIET.as_millis(),
+        voice_realtime::PROVIDER.as_millis()
+    );
+    println!();
+    println!("| figure | p50 | p99 |");
+    println!("|---|---|---|");
+    row(
+        "realtime over the protocol: end of speech (last loud packet sent) → her first audible RTP packet",
+        rt_rtp.clone(),
+    );
+    row(
+        "realtime over the protocol: the provider's own time (its stop → its first audio)",
+        rt_rtp_provider.clone(),
+    );
+    row(
+        "realtime over the protocol, her share: upstream (last loud packet sent → the provider has it)",
+        rt_rtp_up.clone(),
+    );
+    row(
+        "realtime over the protocol, her share: downstream (the provider's first audio → her first RTP packet)",
+        rt_rtp_down.clone(),
+    );
+    row(
+        "realtime over the protocol, her share: all (end of speech → first RTP packet, minus the quiet and the provider's time)",
+        rt_rtp_share.clone(),
+    );
+    let provider_all = |p: Duration| p + voice_realtime::QUIET;
+    println!();
+    println!(
+        "realtime over the protocol (p50): her share {:.3}× the provider's own time (upstream {:.3}×, downstream {:.3}×); end of speech → first audio {:.3}× the provider's quiet + time; {:.3}× the boundary's; target: her share ≤ 30 ms p50 over RTP → {}",
+        ratio(&rt_rtp_share, &rt_rtp_provider),
+        ratio(&rt_rtp_up, &rt_rtp_provider),
+        ratio(&rt_rtp_down, &rt_rtp_provider),
+        pct(&rt_rtp, 0.5).as_secs_f64()
+            / provider_all(pct(&rt_rtp_provider, 0.5)).as_secs_f64().max(1e-9),
+        ratio(&rt_rtp, &rt_end),
+        if !rt_rtp_share.is_empty() && pct(&rt_rtp_share, 0.5) <= Duration::from_millis(30) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
     let ms_of = |d: Duration| (d.as_secs_f64() * 10_000.0).round() / 10.0;
     println!(
         "{}",
@@ -775,6 +841,21 @@ async fn main() {
                     "p99": ms_of(pct(&rt_bot, 0.99)),
                 },
                 "ratio_to_chain_p50": (ratio(&rt_end, &from_speech_end) * 1000.0).round() / 1000.0,
+                "protocol": {
+                    "speech_end_to_first_audio_ms": {
+                        "p50": ms_of(pct(&rt_rtp, 0.5)),
+                        "p99": ms_of(pct(&rt_rtp, 0.99)),
+                    },
+                    "provider_ms": ms_of(pct(&rt_rtp_provider, 0.5)),
+                    "bot_share_ms": {
+                        "p50": ms_of(pct(&rt_rtp_share, 0.5)),
+                        "p99": ms_of(pct(&rt_rtp_share, 0.99)),
+                    },
+                    "upstream_ms": ms_of(pct(&rt_rtp_up, 0.5)),
+                    "downstream_ms": ms_of(pct(&rt_rtp_down, 0.5)),
+                    "share_to_provider_p50":
+                        (ratio(&rt_rtp_share, &rt_rtp_provider) * 1000.0).round() / 1000.0,
+                },
             },
             "streamed": {
                 "providers_ms": ms_of(pct(&base_streamed, 0.5)),

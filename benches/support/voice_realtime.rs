@@ -1,14 +1,19 @@
 //! The realtime part of the voice benchmark (`voice_mode: realtime`, docs/voice.md):
 //! the same phrase fed into a room at its boundary, at real pace and without a break
 //! (silence between utterances), the room streaming it to a realtime session at the
-//! loopback speech server, which ends each utterance after 300 ms of quiet (in audio
-//! time) and sends its first audio [`PROVIDER`] later. Per utterance: the person's end
+//! loopback speech server, which ends each utterance after [`QUIET`] of quiet (in
+//! audio time) and sends its first audio [`PROVIDER`] later. Per utterance: the person's end
 //! of speech → her first 48 kHz frame handed to the AudioOut, the provider's own time
 //! (its speech stop → its first audio delta, as it recorded them), and the bot's share:
 //! how late the audio that ended the utterance reached the provider (upstream: the
 //! stop's instant minus when the room was handed the frame that completed it, found
 //! by the samples the provider had counted) plus the provider's first audio delta →
 //! her first frame handed out (downstream).
+//! Over the real protocol ([`over_the_protocol`]): `kotoba serve` as a child on the
+//! loopback Discord joins the loopback voice server with DAVE on, the same phrase goes
+//! as paced, end-to-end encrypted Opus RTP, and her answer comes back as RTP; the
+//! figures are taken at the voice server and at the provider (one clock: both run in
+//! this process).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,16 +30,17 @@ use tokio::time::Instant;
 use crate::speech_server::{Converse, SpeechServer};
 
 /// The realtime provider's own time: its speech stop → its first audio.
-pub const PROVIDER: Duration = Duration::from_millis(500);
-/// Its end of turn: this much quiet, in audio time (the loopback's VAD).
-pub const QUIET: Duration = Duration::from_millis(300);
+pub const PROVIDER: Duration = Duration::from_millis(250);
+/// Its end of turn: this much quiet, in audio time (the loopback's VAD; OpenAI's
+/// `server_vad` waits 500 ms by default).
+pub const QUIET: Duration = Duration::from_millis(500);
 /// What the realtime model says to each utterance.
 const ANSWER: &str = "It is noon.";
 /// Samples per 20 ms at the realtime rate (24 kHz).
 const RT_FRAME: usize = 480;
 /// A frame louder than this (RMS) is speech to the loopback's VAD; the phrase is cut
 /// after its last such frame, so the bench and the provider agree where speech ends.
-const LOUD: f64 = 500.0;
+pub const LOUD: f64 = 500.0;
 
 /// The figures, one per utterance answered.
 #[derive(Default)]
@@ -64,13 +70,13 @@ impl AudioOut for Out {
     fn stop(&self) {}
 }
 
-fn rms(frame: &[i16]) -> f64 {
+pub fn rms(frame: &[i16]) -> f64 {
     let sum: f64 = frame.iter().map(|&s| f64::from(s).powi(2)).sum();
     (sum / frame.len().max(1) as f64).sqrt()
 }
 
 /// `phrase` (16 kHz) as heard frames, cut after its last loud frame.
-fn phrase_frames(phrase: &[i16]) -> Vec<Vec<i16>> {
+pub fn phrase_frames(phrase: &[i16]) -> Vec<Vec<i16>> {
     let mut frames: Vec<Vec<i16>> = phrase
         .chunks(HEAR_FRAME)
         .map(|c| {
@@ -96,6 +102,7 @@ pub async fn run(
     let config = engine.config().clone();
     let realtime = RealtimeConfig::from_settings(&config, &config.settings().voice).unwrap();
     speech.set_converse_delay(PROVIDER);
+    speech.set_converse_quiet(QUIET);
     let out = Arc::new(Out::default());
     let room = room::spawn(
         RoomParts {

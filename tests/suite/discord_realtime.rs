@@ -23,17 +23,20 @@ use kotoba_testkit::voice::rig::{
 use kotoba_testkit::voice::FakeVoice;
 
 /// Everything one realtime call holds.
-struct Rig {
-    discord: FakeDiscord,
-    voice: FakeVoice,
-    model: ScriptedModel,
-    speech: SpeechServer,
-    home: tempfile::TempDir,
+pub(super) struct Rig {
+    pub(super) discord: FakeDiscord,
+    pub(super) voice: FakeVoice,
+    pub(super) model: ScriptedModel,
+    pub(super) speech: SpeechServer,
+    pub(super) home: tempfile::TempDir,
 }
 
 /// `kotoba serve` with `voice_mode: realtime` at the loopback speech server, in the
 /// lounge with `people` (DAVE members), her group up.
-async fn realtime_call(people: &[u64], script: impl FnOnce(&Rig)) -> (Rig, tokio::process::Child) {
+pub(super) async fn realtime_call(
+    people: &[u64],
+    script: impl FnOnce(&Rig),
+) -> (Rig, tokio::process::Child) {
     let discord = FakeDiscord::start().await;
     let voice = dave_voice_server_for(&discord, people).await;
     let model = ScriptedModel::start().await;

@@ -38,6 +38,7 @@ mod layout;
 mod llm;
 mod local_trust;
 mod long_conversation;
+mod realtime_path;
 mod realtime_voice;
 mod serve;
 mod shards;

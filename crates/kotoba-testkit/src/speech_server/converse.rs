@@ -3,7 +3,7 @@
 //! `audio/pcm` at 24 kHz both ways, server voice-activity detection, the tools) →
 //! `session.updated`; `input_audio_buffer.append` of base64 pcm16 is heard by a loudness
 //! threshold standing in for the server's VAD: `input_audio_buffer.speech_started`,
-//! then after 300 ms of quiet `…speech_stopped`, `…committed`, the scripted transcript
+//! then after 300 ms of quiet (a test may set another) `…speech_stopped`, `…committed`, the scripted transcript
 //! (`conversation.item.input_audio_transcription.completed`) and a response. A response
 //! either says a scripted line (`response.output_audio_transcript.delta` and
 //! `response.output_audio.delta`, a tone as long as the words, 100 ms a chunk at twice
@@ -37,7 +37,7 @@ use super::{lock, tone, Shared};
 const RATE: usize = 24_000;
 /// A chunk louder than this (RMS) is speech.
 const LOUD: f64 = 500.0;
-/// Quiet this long ends an utterance.
+/// Quiet this long ends an utterance, unless a test sets another.
 const QUIET: Duration = Duration::from_millis(300);
 /// One audio delta: 100 ms.
 const CHUNK: usize = RATE / 10;
@@ -89,6 +89,8 @@ pub struct ConverseSession {
     /// Each utterance's end as the VAD saw it: when, and how many samples had come by
     /// then (the audio time of the stop).
     pub stops: Vec<(Instant, usize)>,
+    /// Each `input_audio_buffer.append` as it arrived: when, and its loudness (RMS).
+    pub appends: Vec<(Instant, f64)>,
     /// `session.update` events received.
     pub updates: usize,
     /// Utterances answered at the client's `response.create` (create_response off).
@@ -107,6 +109,8 @@ pub(super) struct ConverseState {
     delay: Duration,
     /// The time between audio deltas, when not [`PACE`].
     pace: Option<Duration>,
+    /// The quiet that ends an utterance, when not [`QUIET`].
+    quiet: Option<Duration>,
     sessions: Vec<ConverseSession>,
     /// Close the socket at the next utterance, unanswered.
     drop_next: bool,
@@ -204,8 +208,13 @@ pub(super) async fn session(
                     .chunks_exact(2)
                     .map(|b| i16::from_le_bytes([b[0], b[1]]))
                     .collect();
-                lock(&shared.converse).sessions[at].samples += pcm.len();
-                match vad.hear(&pcm) {
+                let quiet = {
+                    let mut c = lock(&shared.converse);
+                    c.sessions[at].samples += pcm.len();
+                    c.sessions[at].appends.push((Instant::now(), rms(&pcm)));
+                    c.quiet.unwrap_or(QUIET)
+                };
+                match vad.hear(&pcm, quiet) {
                     Some(Turn::Started) => {
                         send(json!({ "type": "input_audio_buffer.speech_started" }));
                         let interrupt = turn_detection(
@@ -532,13 +541,11 @@ struct Vad {
 }
 
 impl Vad {
-    fn hear(&mut self, pcm: &[i16]) -> Option<Turn> {
+    fn hear(&mut self, pcm: &[i16], quiet: Duration) -> Option<Turn> {
         if pcm.is_empty() {
             return None;
         }
-        let rms =
-            (pcm.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>() / pcm.len() as f64).sqrt();
-        let loud = rms > LOUD;
+        let loud = rms(pcm) > LOUD;
         match (self.quiet, loud) {
             (None, true) => {
                 self.quiet = Some(0);
@@ -551,7 +558,7 @@ impl Vad {
             }
             (Some(q), false) => {
                 let q = q + pcm.len();
-                if q * 1000 / RATE >= QUIET.as_millis() as usize {
+                if q * 1000 / RATE >= quiet.as_millis() as usize {
                     self.quiet = None;
                     self.utterances += 1;
                     Some(Turn::Stopped)
@@ -562,6 +569,14 @@ impl Vad {
             }
         }
     }
+}
+
+/// The loudness of `pcm` (RMS; 0 for nothing).
+fn rms(pcm: &[i16]) -> f64 {
+    if pcm.is_empty() {
+        return 0.0;
+    }
+    (pcm.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>() / pcm.len() as f64).sqrt()
 }
 
 fn error_event(kind: &str, message: &str) -> Value {
@@ -582,6 +597,12 @@ impl super::SpeechServer {
     /// Wait this long between the end of speech and the first audio of the answer.
     pub fn set_converse_delay(&self, d: Duration) {
         lock(&self.shared.converse).delay = d;
+    }
+
+    /// End an utterance after `quiet` of quiet, in audio time (300 ms unless set): the
+    /// server's turn detection (`silence_duration_ms`).
+    pub fn set_converse_quiet(&self, quiet: Duration) {
+        lock(&self.shared.converse).quiet = Some(quiet);
     }
 
     /// Send each 100 ms audio delta `pace` after the last (50 ms unless set).

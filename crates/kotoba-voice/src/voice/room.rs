@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::boundary::Heard;
+use super::boundary::{Arrived, Heard};
 use super::speaker::{Speaker, SpeakerNote};
 use crate::speech::audio::FRAME;
 use crate::speech::endpoint::{ends_unsure, Endpointer, Heard as Ear};
@@ -129,15 +129,17 @@ struct Live {
 /// Start a room; `humans` is how many people are in the channel now.
 pub fn spawn(parts: RoomParts, humans: usize) -> RoomHandle {
     let (heard_tx, heard_rx) = mpsc::channel(256);
+    let (arrived_tx, arrived_rx) = mpsc::channel(256);
     let (control_tx, control_rx) = mpsc::channel(16);
     let task = tokio::spawn(async move {
         Room::new(parts, humans)
             .await
-            .run(heard_rx, control_rx)
+            .run(heard_rx, arrived_rx, control_rx)
             .await
     });
     RoomHandle {
         heard: heard_tx,
+        arrived: arrived_tx,
         control: control_tx,
         task,
     }
@@ -241,12 +243,15 @@ impl Room {
     async fn run(
         mut self,
         mut heard: mpsc::Receiver<Heard>,
+        mut arrived: mpsc::Receiver<Arrived>,
         mut control: mpsc::Receiver<Control>,
     ) -> RoomEnd {
         let mut clock = tokio::time::interval(FRAME);
         clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.listen_for_runs().await;
+        let mut arriving = true;
         let end = loop {
+            let quiet = self.realtime_quiet_due();
             tokio::select! {
                 biased;
                 c = control.recv() => match c {
@@ -263,6 +268,11 @@ impl Room {
                     Some(Control::Speak { user, turn }) => self.speak_typed(user, *turn).await,
                     None => break RoomEnd::Dropped,
                 },
+                a = arrived.recv(), if arriving => match a {
+                    Some(a) => self.realtime_arrived(a),
+                    None => arriving = false,
+                },
+                () = realtime::until(quiet) => self.realtime_quiet(),
                 h = heard.recv() => match h {
                     Some(h) => self.on_heard(h).await,
                     None => break RoomEnd::Dropped,

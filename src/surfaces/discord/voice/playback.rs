@@ -2,7 +2,8 @@
 //! a shared queue; a live songbird track reads them back as raw 48 kHz stereo f32
 //! ([`QueueReader`] behind songbird's `RawAdapter`). Reads never wait: an empty queue
 //! reads as silence, and after [`IDLE_END`] silent frames the track ends; the next frame
-//! starts a new one. `stop` empties the queue and stops the track at once.
+//! starts a new one, handed to songbird already parsed so its first frame goes out on
+//! songbird's next 20 ms tick. `stop` empties the queue and stops the track at once.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -11,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use songbird::events::{Event, EventContext, EventHandler, TrackEvent};
-use songbird::input::{Input, RawAdapter};
+use songbird::input::{codecs, Input, RawAdapter};
 use songbird::tracks::TrackHandle;
 use songbird::Call;
 use symphonia::core::io::MediaSource;
@@ -268,7 +269,10 @@ impl Player for SongbirdPlayer {
         };
         let (call, current) = (self.call.clone(), self.current.clone());
         rt.spawn(async move {
-            let input = Input::from(RawAdapter::new(reader, PLAY_RATE, 2));
+            let Some(input) = playable(reader) else {
+                ended.now();
+                return;
+            };
             let handle = call.lock().await.play_input(input);
             for event in [TrackEvent::End, TrackEvent::Error] {
                 if handle
@@ -299,6 +303,24 @@ impl Player for SongbirdPlayer {
         if let Some((_, handle)) = slot(&self.current).take() {
             let _ = handle.stop();
         }
+    }
+}
+
+/// The queue as a songbird input already parsed (its raw header read here: no file,
+/// no network), so the mixer plays it in the very tick it takes the track, instead of
+/// parsing it on its thread pool and starting a tick later.
+fn playable(reader: QueueReader) -> Option<Input> {
+    match Input::from(RawAdapter::new(reader, PLAY_RATE, 2)) {
+        Input::Live(live, rec) => {
+            match live.promote(codecs::get_codec_registry(), codecs::get_probe()) {
+                Ok(parsed) => Some(Input::Live(parsed, rec)),
+                Err(e) => {
+                    tracing::warn!("voice: her voice could not be set up for playback: {e}");
+                    None
+                }
+            }
+        }
+        lazy @ Input::Lazy(_) => Some(lazy),
     }
 }
 

@@ -1,10 +1,13 @@
 //! Hearing: songbird's receive events become the room's [`Heard`] ticks. Speaking-state
 //! events map each stream (SSRC) to a person; each 20 ms voice tick becomes one `Heard`
 //! with one 320-sample frame per person who spoke; bots and unknown streams are dropped.
-//! Each arriving RTP packet is also judged at once ([`super::arrival`]): a person's
-//! first voiced packet after quiet tells the room ([`Control::Arriving`]) before
-//! songbird's playout buffer and tick hand that audio over, so she can pause sooner.
-//! Nothing here ever blocks songbird: a full room channel drops the tick and counts it.
+//! Each arriving RTP packet is also decoded and judged at once ([`super::arrival`]): a
+//! person's first voiced packet after quiet tells the room ([`Control::Arriving`])
+//! before songbird's playout buffer and tick hand that audio over, so she can pause
+//! sooner; in a realtime room ([`Receiver::with_arrivals`]) the packet's audio goes to
+//! the room as it arrives ([`Arrived`]), which is what the person's realtime session
+//! hears. Nothing here ever blocks songbird: a full room channel drops the tick (or
+//! the packet's audio) and counts it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +21,7 @@ use tokio::sync::mpsc;
 
 use super::arrival::Arrivals;
 use crate::speech::audio::HEAR_FRAME;
-use crate::voice::boundary::Heard;
+use crate::voice::boundary::{Arrived, Heard};
 use crate::voice::room::Control;
 
 /// Who is in her voice channel now; the room refreshes it as people come and go.
@@ -153,6 +156,8 @@ pub struct Receiver {
     members: SharedMembers,
     tx: mpsc::Sender<Heard>,
     control: mpsc::Sender<Control>,
+    /// Where each person's audio goes as it arrives (a realtime room), if anywhere.
+    arrived: Option<mpsc::Sender<Arrived>>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -169,8 +174,16 @@ impl Receiver {
             members,
             tx,
             control,
+            arrived: None,
             dropped: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Also send each person's audio to `arrived` as their packets arrive (a realtime
+    /// room: their session hears it from there, not from the ticks).
+    pub fn with_arrivals(mut self, arrived: mpsc::Sender<Arrived>) -> Receiver {
+        self.arrived = Some(arrived);
+        self
     }
 
     /// Listen on `call`: speaking states, voice ticks and disconnects.
@@ -185,7 +198,8 @@ impl Receiver {
         }
     }
 
-    /// How many ticks were dropped because the room's channel was full.
+    /// How many ticks (or packets' audio) were dropped because the room's channel was
+    /// full.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
@@ -218,22 +232,37 @@ impl Receiver {
         state.map.disconnected(user);
     }
 
-    /// One RTP packet of stream `ssrc` arrived with this Opus payload (before the
-    /// playout buffer). A person's onset goes to the room at once, without waiting;
-    /// returns whether one was sent.
-    pub fn on_packet(&self, ssrc: u32, opus: &[u8]) -> bool {
+    /// RTP packet `seq` of stream `ssrc` arrived with this Opus payload (before the
+    /// playout buffer). A person's onset goes to the room at once, without waiting, and
+    /// in a realtime room so does the packet's audio; returns whether an onset was sent.
+    pub fn on_packet(&self, ssrc: u32, seq: u16, opus: &[u8]) -> bool {
         let members = match self.members.read() {
             Ok(m) => m.clone(),
             Err(p) => p.into_inner().clone(),
         };
-        let person = {
+        let (user, arrival) = {
             let mut state = self.state();
             let Some(user) = state.map.person(ssrc, &members) else {
                 return false;
             };
-            state.arrivals.packet(ssrc, opus).then_some(user)
+            let now = tokio::time::Instant::now();
+            (user, state.arrivals.packet(ssrc, seq, opus, now))
         };
-        person.is_some_and(|user| self.control.try_send(Control::Arriving(user)).is_ok())
+        if let Some(arrived) = self.arrived.as_ref().filter(|_| !arrival.pcm.is_empty()) {
+            let heard = Arrived {
+                user,
+                pcm: arrival.pcm,
+            };
+            if let Err(mpsc::error::TrySendError::Full(_)) = arrived.try_send(heard) {
+                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        "voice: the room is behind; {n} heard packets or ticks dropped so far"
+                    );
+                }
+            }
+        }
+        arrival.onset && self.control.try_send(Control::Arriving(user)).is_ok()
     }
 
     /// One voice tick: the streams that sent audio. Sends one [`Heard`] (empty when no
@@ -280,7 +309,7 @@ impl EventHandler for Receiver {
                 let payload = rtp.payload();
                 let end = payload.len().saturating_sub(data.payload_end_pad);
                 if let Some(opus) = payload.get(data.payload_offset..end) {
-                    self.on_packet(rtp.get_ssrc(), opus);
+                    self.on_packet(rtp.get_ssrc(), rtp.get_sequence().into(), opus);
                 }
             }
             EventContext::VoiceTick(tick) => {
@@ -490,6 +519,54 @@ mod tests {
         let d = vec![4i16; HEAR_FRAME];
         assert!(r.on_tick(&[voice(14, &d)]));
         assert_eq!(rx.try_recv().unwrap().frames, vec![(3, d)]);
+    }
+
+    /// `pcm` (16 kHz mono) as 20 ms Opus packets.
+    fn packets(pcm: &[i16]) -> Vec<Vec<u8>> {
+        use crate::speech::audio::HEAR_RATE;
+        let mut enc =
+            opus2::Encoder::new(HEAR_RATE, opus2::Channels::Mono, opus2::Application::Voip)
+                .unwrap();
+        crate::speech::test_audio::frames(pcm)
+            .iter()
+            .map(|f| {
+                let mut out = vec![0u8; 1500];
+                let n = enc.encode(f, &mut out).unwrap();
+                out.truncate(n);
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_a_realtime_room_each_packets_audio_goes_to_the_room_as_it_arrives() {
+        let speech = packets(&crate::speech::test_audio::espeak("what time is it"));
+        let shared = Arc::new(RwLock::new(members(&[1], &[900])));
+        let (tx, mut ticks) = mpsc::channel(8);
+        let (control, _control) = mpsc::channel(64);
+        let (arrived, mut rx) = mpsc::channel(256);
+        let r = Receiver::new(tx, control, shared.clone()).with_arrivals(arrived);
+        r.on_speaking(11, Some(1));
+        r.on_speaking(13, Some(900));
+        for (seq, p) in speech.iter().enumerate() {
+            r.on_packet(11, seq as u16, p);
+            // At once, before any tick: this packet's audio, the person's.
+            let got = rx.try_recv().expect("the packet's audio, on arrival");
+            assert_eq!((got.user, got.pcm.len()), (1, HEAR_FRAME), "packet {seq}");
+            // A bot's stream is not heard.
+            r.on_packet(13, seq as u16, p);
+            assert!(rx.try_recv().is_err(), "nothing of the bot's");
+        }
+        assert!(ticks.try_recv().is_err(), "no tick was needed");
+        // A chained room's receiver sends no audio on arrival (its ticks carry it).
+        let (tx, _ticks) = mpsc::channel(8);
+        let (control, _control) = mpsc::channel(64);
+        let chained = Receiver::new(tx, control, shared);
+        chained.on_speaking(11, Some(1));
+        for (seq, p) in speech.iter().enumerate() {
+            chained.on_packet(11, seq as u16, p);
+        }
+        assert!(chained.arrived.is_none());
     }
 
     #[test]

@@ -258,12 +258,18 @@ async fn start_room(
         // A move keeps songbird's call: the old room's receiver goes with the old room.
         let mut c = call.lock().await;
         c.remove_all_global_events();
-        super::receive::Receiver::new(
+        let receiver = super::receive::Receiver::new(
             handle.heard.clone(),
             handle.control.clone(),
             members.clone(),
-        )
-        .attach(&mut c);
+        );
+        // A realtime session hears each packet as it arrives, not songbird's ticks.
+        let receiver = if providers.realtime.is_some() {
+            receiver.with_arrivals(handle.arrived.clone())
+        } else {
+            receiver
+        };
+        receiver.attach(&mut c);
         let dropped = Dropped {
             bot: Arc::downgrade(bot),
             guild,

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::speech::endpoint::EndpointSettings;
 use crate::speech::stt::Recognizer;
 use crate::speech::tts::Synthesizer;
-use crate::voice::boundary::{AudioOut, Heard};
+use crate::voice::boundary::{Arrived, AudioOut, Heard};
 use kotoba_core::protocol::{clip, Origin, TurnRequest};
 use kotoba_engine::engine::Engine;
 
@@ -150,6 +150,8 @@ pub enum RoomEnd {
 pub struct RoomHandle {
     /// Heard ticks in (one per 20 ms).
     pub heard: mpsc::Sender<Heard>,
+    /// Each person's audio as their packets arrive (a surface with packets: Discord).
+    pub arrived: mpsc::Sender<Arrived>,
     /// Control messages.
     pub control: mpsc::Sender<Control>,
     /// The room task; its value says why it ended.

@@ -11,6 +11,11 @@
 //! opened) makes an utterance hers. A session that fails says so once in the text
 //! chat; the chained pipeline answers what it left unanswered and serves that person
 //! until [`RETRY`] has passed, when their next words open a new session.
+//! Where the surface has packets (Discord), a session hears its person's audio as each
+//! packet arrives ([`Arrived`]), not from the ticks, which come a playout buffer
+//! later; when their packets stop, the room counts silence for them in audio time,
+//! a silent frame each time a packet would have come ([`Flow`]), so the server's turn
+//! detection ends the utterance on time.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -18,9 +23,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{Caption, Room, RoomEvent};
+use crate::speech::audio::{FRAME, HEAR_FRAME};
 use crate::speech::endpoint::Utterance;
 use crate::speech::realtime_voice::{RealtimeEvent, RealtimeSession, RATE};
 use crate::speech::wake::Wake;
+use crate::voice::boundary::{Arrived, QUIET_AFTER};
 use kotoba_core::protocol::TurnRequest;
 
 /// How long after a person's session failed the chained pipeline serves them before a
@@ -73,11 +80,70 @@ impl Fallback {
     }
 }
 
+/// One person's packets as they arrive: when their audio so far ends, and whether
+/// they stopped sending (then a silent frame is due each time a packet would have
+/// come).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Flow {
+    /// The wall time their audio so far reaches: the last packet's arrival, or the last
+    /// silent frame counted for them.
+    heard_to: Instant,
+    /// No packet for [`QUIET_AFTER`]: silence is counted for them.
+    quiet: bool,
+}
+
+impl Flow {
+    /// A packet of theirs arrived at `now`.
+    pub(super) fn new(now: Instant) -> Flow {
+        Flow {
+            heard_to: now,
+            quiet: false,
+        }
+    }
+
+    /// A packet of theirs arrived at `now`: they are heard up to now.
+    pub(super) fn packet(&mut self, now: Instant) {
+        *self = Flow::new(now);
+    }
+
+    /// When silence may next be due.
+    pub(super) fn due(&self) -> Instant {
+        if self.quiet {
+            self.heard_to + FRAME
+        } else {
+            self.heard_to + QUIET_AFTER
+        }
+    }
+
+    /// How many silent 20 ms frames are due at `now`: none while packets come; once
+    /// they stopped for [`QUIET_AFTER`], one for each 20 ms since their audio ended.
+    pub(super) fn silence(&mut self, now: Instant) -> u32 {
+        if !self.quiet && now.duration_since(self.heard_to) < QUIET_AFTER {
+            return 0;
+        }
+        self.quiet = true;
+        let frames = (now.duration_since(self.heard_to).as_millis() / FRAME.as_millis()) as u32;
+        self.heard_to += FRAME * frames;
+        frames
+    }
+}
+
+/// Wait until `at` (forever when `None`).
+pub(super) async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The room's realtime side: sessions by person, and the consult in flight.
 #[derive(Default)]
 pub(super) struct Realtime {
     /// Each person's open session.
     sessions: HashMap<u64, Conversation>,
+    /// The people whose audio arrives packet by packet: their sessions hear it from
+    /// there, never from the ticks.
+    flows: HashMap<u64, Flow>,
     /// People whose session failed: the chained pipeline serves them for a while.
     failed: Fallback,
     /// The person whose consult ran last: a run it left is announced in their session.
@@ -136,13 +202,17 @@ impl Room {
         }
     }
 
-    /// One tick of audio to every realtime session: each person's frame, silence for
-    /// those who sent none (the server's turn detection counts audio time).
+    /// One tick of audio to every realtime session whose person's packets do not
+    /// arrive one by one (the page): each person's frame, silence for those who sent
+    /// none (the server's turn detection counts audio time).
     pub(super) fn realtime_tick(&mut self, frames: &[(u64, Vec<i16>)]) {
         if self.parts.realtime.is_none() {
             return;
         }
         for (user, frame) in frames {
+            if self.realtime.flows.contains_key(user) {
+                continue;
+            }
             if self.realtime_takes(*user) && !self.realtime.sessions.contains_key(user) {
                 self.open_conversation(*user);
             }
@@ -150,10 +220,58 @@ impl Room {
                 c.session.append(frame);
             }
         }
-        let silence = vec![0i16; crate::speech::audio::HEAR_FRAME];
+        let silence = vec![0i16; HEAR_FRAME];
         for (user, c) in &self.realtime.sessions {
-            if !frames.iter().any(|(u, _)| u == user) {
+            if !frames.iter().any(|(u, _)| u == user) && !self.realtime.flows.contains_key(user) {
                 c.session.append(&silence);
+            }
+        }
+    }
+
+    /// A person's packet arrived: its audio goes to their session at once (opened at
+    /// their first audio), and from now on only what arrives so, never the ticks.
+    pub(super) fn realtime_arrived(&mut self, arrived: Arrived) {
+        if self.parts.realtime.is_none() {
+            return;
+        }
+        let (user, now) = (arrived.user, Instant::now());
+        match self.realtime.flows.get_mut(&user) {
+            Some(flow) => flow.packet(now),
+            None => {
+                self.realtime.flows.insert(user, Flow::new(now));
+            }
+        }
+        if !self.realtime_takes(user) {
+            return;
+        }
+        if !self.realtime.sessions.contains_key(&user) {
+            self.open_conversation(user);
+        }
+        if let Some(c) = self.realtime.sessions.get(&user) {
+            c.session.append(&arrived.pcm);
+        }
+    }
+
+    /// When silence is next due for a person with a session whose packets stopped.
+    pub(super) fn realtime_quiet_due(&self) -> Option<Instant> {
+        self.realtime
+            .flows
+            .iter()
+            .filter(|(user, _)| self.realtime.sessions.contains_key(user))
+            .map(|(_, flow)| flow.due())
+            .min()
+    }
+
+    /// The silence due now, to the sessions of those whose packets stopped.
+    pub(super) fn realtime_quiet(&mut self) {
+        let now = Instant::now();
+        for (user, flow) in self.realtime.flows.iter_mut() {
+            let Some(c) = self.realtime.sessions.get(user) else {
+                continue;
+            };
+            let frames = flow.silence(now) as usize;
+            if frames > 0 {
+                c.session.append(&vec![0i16; HEAR_FRAME * frames]);
             }
         }
     }
@@ -258,6 +376,8 @@ impl Room {
                 };
                 if !cut && !self.parts.out.muted() {
                     self.speaker.play(&pcm, RATE);
+                    // Out at once, not at the speaker's note.
+                    self.feed();
                 }
             }
             RealtimeEvent::Words(w) => {
@@ -392,6 +512,37 @@ impl Room {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn in_realtime_a_person_whose_packets_stop_is_heard_as_silence_from_when_their_packets_would_have_come(
+    ) {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut flow = Flow::new(t0);
+        // Packets every 20 ms (a late one too): no silence while they come.
+        for at in [20, 40, 75, 80] {
+            assert_eq!(flow.silence(ms(at) - Duration::from_millis(1)), 0);
+            flow.packet(ms(at));
+        }
+        assert_eq!(flow.due(), ms(80) + QUIET_AFTER, "quiet only after 60 ms");
+        assert_eq!(flow.silence(ms(139)), 0, "not yet quiet");
+        // Stopped: the three frames their packets would have been, at once …
+        assert_eq!(flow.silence(ms(140)), 3);
+        // … then one each time a packet would have come, in step with them.
+        assert_eq!(flow.due(), ms(160));
+        assert_eq!(flow.silence(ms(159)), 0);
+        assert_eq!(flow.silence(ms(165)), 1);
+        assert_eq!(flow.due(), ms(180), "still in step with their packets");
+        assert_eq!(
+            flow.silence(ms(221)),
+            3,
+            "a late wake counts what was missed"
+        );
+        // They speak again: no silence while their packets come.
+        flow.packet(ms(230));
+        assert_eq!(flow.silence(ms(250)), 0);
+        assert_eq!(flow.due(), ms(290));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_failed_session_is_told_once_and_the_chain_serves_its_person_until_the_retry() {

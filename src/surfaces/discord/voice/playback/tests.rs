@@ -200,3 +200,29 @@ async fn songbird_decodes_the_reader_to_exactly_the_frames_queued() {
     assert_eq!(rest.len(), IDLE_END as usize * PLAY_FRAME);
     assert!(rest.iter().all(|&s| s == 0.0));
 }
+
+#[test]
+fn her_voice_reaches_songbird_already_parsed_so_no_tick_goes_to_parsing_it() {
+    use songbird::input::LiveInput;
+
+    let (out, player) = out();
+    out.frame(&frame(0));
+    let input = playable(player.take(0)).expect("a playable input");
+    assert!(
+        input.is_playable(),
+        "parsed before it is handed over: songbird mixes it in the tick that takes it"
+    );
+    let Input::Live(LiveInput::Parsed(mut p), _) = input else {
+        panic!("not parsed")
+    };
+    // Reading the header took nothing from her voice: what plays first is her frame.
+    let mut got: Vec<f32> = Vec::new();
+    while got.len() < PLAY_FRAME {
+        let packet = p.format.next_packet().unwrap();
+        let decoded = p.decoder.decode(&packet).unwrap();
+        let mut buf = SampleBuffer::<f32>::new(decoded.capacity() as u64, *decoded.spec());
+        buf.copy_interleaved_ref(decoded);
+        got.extend_from_slice(buf.samples());
+    }
+    assert_eq!(&got[..PLAY_FRAME], &frame(0)[..]);
+}

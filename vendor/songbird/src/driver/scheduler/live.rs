@@ -191,6 +191,15 @@ impl Live {
     /// Returns whether the loop should exit (i.e., culled by main `Scheduler`).
     #[inline]
     pub fn run_once(&mut self) -> bool {
+        // Kotoba patch: wait for the tick first, then take the new tasks and commands,
+        // mix and send at once. Mixing before the wait (0.6.1's order) sent what was
+        // mixed a whole tick later, and a track or audio that came during the wait
+        // waited for the next mix: up to 40 ms from queued audio to its packet. Now a
+        // frame queued before a tick leaves on that tick; the send moves by this
+        // worker's mixing time (well under a millisecond for a few calls).
+        self.march_deadline();
+        let start_of_work = Instant::now();
+
         // Check for new tasks.
         if self.handle_scheduler_msgs().is_err() {
             return false;
@@ -231,25 +240,7 @@ impl Live {
 
         let end_of_work = pre_pkt_time;
 
-        if let Some(start_of_work) = self.start_of_work {
-            let ns_cost = self.stats.store_compute_cost(end_of_work - start_of_work);
-
-            if self.config.move_expensive_tasks
-                && ns_cost >= RESCHEDULE_THRESHOLD
-                && self.ids.len() > 1
-            {
-                self.offload_mixer(worst_task.0, worst_task.1);
-            }
-        }
-
-        self.timed_remove_excess_blocks(end_of_work);
-
-        // Wait till the right time to send this packet:
-        // usually a 20ms tick, in test modes this is either a finite number of runs or user input.
-        self.march_deadline();
-
-        // Send all.
-        self.start_of_work = Some(Instant::now());
+        // Send all, as soon as mixed (kotoba patch: the wait came first).
         for (i, (packet_len, mixer)) in self
             .packet_lens
             .iter_mut()
@@ -269,12 +260,25 @@ impl Live {
             advance_rtp_counters(packet);
         }
 
+        self.start_of_work = Some(start_of_work);
         for (i, mixer) in self.tasks.iter_mut().enumerate() {
             let res = mixer
                 .audio_commands_events()
                 .and_then(|()| mixer.check_and_send_keepalive(self.start_of_work));
             rebuild_if_err(mixer, res, &mut self.to_cull, i);
         }
+
+        // Kotoba patch: a worker too slow for its tasks hands one back after this
+        // tick's packets went out (0.6.1 did this before the wait).
+        let ns_cost = self.stats.store_compute_cost(end_of_work - start_of_work);
+        if self.config.move_expensive_tasks
+            && ns_cost >= RESCHEDULE_THRESHOLD
+            && self.ids.len() > 1
+        {
+            self.offload_mixer(worst_task.0, worst_task.1);
+        }
+
+        self.timed_remove_excess_blocks(end_of_work);
 
         true
     }
