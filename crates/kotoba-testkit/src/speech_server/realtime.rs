@@ -236,17 +236,14 @@ async fn session(shared: Arc<Shared>, at: usize, socket: WebSocket) {
     let _ = writer.await;
 }
 
-/// Whether pcm16 `bytes` hold sound: an RMS over 100 (about -50 dB below full scale).
+/// Whether pcm16 `bytes` hold sound, as the bot's own ear judges it
+/// ([`kotoba::speech::endpoint::has_sound`]).
 fn has_sound(bytes: &[u8]) -> bool {
-    let n = bytes.len() / 2;
-    if n == 0 {
-        return false;
-    }
-    let sum: f64 = bytes
+    let pcm: Vec<i16> = bytes
         .chunks_exact(2)
-        .map(|b| f64::from(i16::from_le_bytes([b[0], b[1]])).powi(2))
-        .sum();
-    (sum / n as f64).sqrt() > 100.0
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    kotoba::speech::endpoint::has_sound(&pcm)
 }
 
 fn error_event(event_id: &str, kind: &str, message: &str) -> Value {
