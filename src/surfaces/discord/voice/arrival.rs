@@ -139,12 +139,13 @@ impl Arrivals {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::speech::endpoint::{EndpointSettings, Endpointer, Heard};
     use crate::speech::test_audio::{espeak, frames, noise, silence};
 
-    fn encode(pcm: &[i16]) -> Vec<Vec<u8>> {
+    /// `pcm` (16 kHz mono) as 20 ms Opus packets, as a person's client sends them.
+    pub(in crate::surfaces::discord::voice) fn encode(pcm: &[i16]) -> Vec<Vec<u8>> {
         let mut enc =
             opus2::Encoder::new(HEAR_RATE, opus2::Channels::Mono, opus2::Application::Voip)
                 .unwrap();

@@ -521,26 +521,11 @@ mod tests {
         assert_eq!(rx.try_recv().unwrap().frames, vec![(3, d)]);
     }
 
-    /// `pcm` (16 kHz mono) as 20 ms Opus packets.
-    fn packets(pcm: &[i16]) -> Vec<Vec<u8>> {
-        use crate::speech::audio::HEAR_RATE;
-        let mut enc =
-            opus2::Encoder::new(HEAR_RATE, opus2::Channels::Mono, opus2::Application::Voip)
-                .unwrap();
-        crate::speech::test_audio::frames(pcm)
-            .iter()
-            .map(|f| {
-                let mut out = vec![0u8; 1500];
-                let n = enc.encode(f, &mut out).unwrap();
-                out.truncate(n);
-                out
-            })
-            .collect()
-    }
-
     #[test]
     fn in_a_realtime_room_each_packets_audio_goes_to_the_room_as_it_arrives() {
-        let speech = packets(&crate::speech::test_audio::espeak("what time is it"));
+        let speech = super::super::arrival::tests::encode(&crate::speech::test_audio::espeak(
+            "what time is it",
+        ));
         let shared = Arc::new(RwLock::new(members(&[1], &[900])));
         let (tx, mut ticks) = mpsc::channel(8);
         let (control, _control) = mpsc::channel(64);
