@@ -56,21 +56,7 @@ pub async fn run(
         ]
         .map(|(k, v)| (k.to_string(), v)),
     );
-    let web_addr = format!("127.0.0.1:{}", process::free_port());
-    let mut cmd = process::command(&["serve"], home.path(), &web_addr);
-    cmd.envs(env);
-    let mut child = cmd.spawn().unwrap();
-    discord.wait_connected().await;
-    discord
-        .wait_for_from(0, 30, |c| c.method == "PUT" && c.path.contains("/commands"))
-        .await;
-    discord.voice_state(OWNER, Some(LOUNGE));
-    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
-    let said = rig::answer_of(&discord, j, 30).await;
-    assert!(said.starts_with("Joined"), "she joined: {said}");
-    voice
-        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
-        .await;
+    let mut child = serve_joined(home.path(), env, &discord, &voice).await;
 
     // The phrase at 48 kHz stereo (each 16 kHz sample three times, both channels),
     // then 200 ms of silence; the room's own silence commit does the rest.
@@ -126,4 +112,31 @@ pub async fn run(
     let _ = child.start_kill();
     let _ = child.wait().await;
     figures
+}
+
+/// `kotoba serve` as a child in `home` with `env`, on the loopback `discord`: once its
+/// commands are registered, the owner in the lounge asks it to join, and the call's
+/// DAVE group is ready.
+pub async fn serve_joined(
+    home: &std::path::Path,
+    env: Vec<(String, String)>,
+    discord: &FakeDiscord,
+    voice: &voice::FakeVoice,
+) -> tokio::process::Child {
+    let web_addr = format!("127.0.0.1:{}", process::free_port());
+    let mut cmd = process::command(&["serve"], home, &web_addr);
+    cmd.envs(env);
+    let child = cmd.spawn().unwrap();
+    discord.wait_connected().await;
+    discord
+        .wait_for_from(0, 30, |c| c.method == "PUT" && c.path.contains("/commands"))
+        .await;
+    discord.voice_state(OWNER, Some(LOUNGE));
+    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
+    let said = rig::answer_of(discord, j, 30).await;
+    assert!(said.starts_with("Joined"), "she joined: {said}");
+    voice
+        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
+        .await;
+    child
 }

@@ -21,11 +21,9 @@
 
 use std::time::{Duration, Instant};
 
-use kotoba_testkit::discord::{FakeDiscord, GENERAL, LOUNGE, OWNER};
+use kotoba_testkit::discord::{FakeDiscord, OWNER};
 use kotoba_testkit::model_server::ScriptedModel;
-use kotoba_testkit::process;
 use kotoba_testkit::voice::{self, rig, rtp};
-use serde_json::json;
 
 use crate::speech_server::{Converse, SpeechServer};
 use crate::voice_realtime::{phrase_frames, rms, LOUD, PROVIDER, QUIET};
@@ -83,21 +81,7 @@ pub async fn over_the_protocol(
             .map(|(k, v)| (k.to_string(), v)),
     );
     env.push(("SSL_CERT_FILE".into(), voice::ca_file()));
-    let web_addr = format!("127.0.0.1:{}", process::free_port());
-    let mut cmd = process::command(&["serve"], home.path(), &web_addr);
-    cmd.envs(env);
-    let mut child = cmd.spawn().unwrap();
-    discord.wait_connected().await;
-    discord
-        .wait_for_from(0, 30, |c| c.method == "PUT" && c.path.contains("/commands"))
-        .await;
-    discord.voice_state(OWNER, Some(LOUNGE));
-    let j = discord.slash(GENERAL, OWNER, "join", json!([]), 0);
-    let said = rig::answer_of(&discord, j, 30).await;
-    assert!(said.starts_with("Joined"), "she joined: {said}");
-    voice
-        .wait_until("DAVE group", Duration::from_secs(15), |v| v.dave_ready())
-        .await;
+    let mut child = super::voice_protocol::serve_joined(home.path(), env, &discord, &voice).await;
 
     // The phrase at 48 kHz stereo (each 16 kHz sample three times, both channels), cut
     // after its last frame well over the detector's threshold, that frame's last 8 ms
